@@ -1,0 +1,5 @@
+"""The analyzers, in one explicit tuple. Each is a module with `NAME` and `analyze(run) -> findings`:
+it reads the run, never posts, never raises to signal a hit."""
+from analysis.analyzers import crashes, gradients, learning_rate, loss, outputs, parameters
+
+ANALYZERS = (loss, gradients, learning_rate, crashes, parameters, outputs)

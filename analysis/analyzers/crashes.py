@@ -1,0 +1,114 @@
+"""Failures named in logs and tracebacks: out of memory (with its numbers), NCCL and rank
+failures, DataLoader worker deaths, zero-variance statistics, NaN detectors and loss-scale
+overflows. The signature table is data: analysis/data/signatures.toml."""
+from __future__ import annotations
+
+from analysis.model import Event, Evidence, Finding
+from analysis.patches import set_config_value
+from analysis.run import Run
+
+NAME = "crashes"
+GIB = 2 ** 30
+
+
+def _gib(x: float) -> str:
+    return f"{x / GIB:.2f} GiB" if x >= GIB / 10 else f"{x / 2**20:.0f} MiB"
+
+
+def _ev(e: Event, text: str | None = None) -> Evidence:
+    suffix = f" (x{e.count}, last at line {e.fields['last_line']})" if e.count > 1 and "last_line" in e.fields else ""
+    return Evidence((text or e.text)[:300] + suffix, e.artifact, e.locator)
+
+
+def _user_frame(e: Event) -> Evidence | None:
+    frames = [f for f in e.fields.get("frames", []) if "site-packages" not in f["file"] and "/lib/python" not in f["file"]]
+    if not frames:
+        return None
+    f = frames[-1]
+    return Evidence(f'raised from {f["file"]}:{f["line"]} in {f["func"]}: {f["code"]}'.rstrip(": "), e.artifact, e.locator)
+
+
+def _oom(run: Run, e: Event) -> Finding:
+    f = e.fields
+    parts = []
+    if "tried" in f:
+        parts.append(f"tried to allocate {_gib(f['tried'])}")
+    if "free" in f and "capacity" in f:
+        parts.append(f"{_gib(f['free'])} free of {_gib(f['capacity'])}")
+    if "allocated" in f:
+        parts.append(f"{_gib(f['allocated'])} allocated by PyTorch")
+    frag = f.get("reserved_unallocated", 0) >= max(f.get("tried", 0), 0.05 * f.get("capacity", 1e18))
+    if frag:
+        parts.append(f"{_gib(f['reserved_unallocated'])} reserved but unallocated (fragmentation)")
+    where = "GPU" if e.signature == "cuda_oom" else "host"
+    ev = [_ev(e)]
+    uf = _user_frame(e)
+    if uf:
+        ev.append(uf)
+    patch = None
+    hit = run.config_value("per_device_train_batch_size", "batch_size", "micro_batch_size", "train_batch_size")
+    if hit and isinstance(hit[2], int) and hit[2] > 1:
+        cfg, key, bs = hit
+        ev.append(Evidence(f"{key} = {bs}", cfg.artifact, f"line {cfg.lines.get(key, 1)}"))
+        patch = set_config_value(cfg, key, max(1, bs // 2))
+    if frag:
+        fix = ("Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to stop fragmentation; "
+               "if it still fails, halve the micro-batch and keep the effective batch with gradient accumulation")
+    else:
+        fix = ("Halve the micro-batch and double gradient accumulation steps (same effective batch); then "
+               "gradient checkpointing and bf16 autocast; shard optimizer state (FSDP/ZeRO) for large models")
+    return Finding("out_of_memory", f"{where.upper() if where == 'host' else 'GPU'} out of memory: " + ", ".join(parts) if parts
+                   else f"{where} out of memory", "critical", 0.97, ev, fix=fix,
+                   expected_impact="the step fits in memory; throughput per sample roughly unchanged",
+                   patch=patch, analyzer=NAME, quick_fix="Halve the micro-batch size")
+
+
+_FIXES = {
+    "nccl_timeout": ("A collective timed out: one rank stopped reaching it", "Find the rank that stalled first "
+                     "(NCCL_DEBUG=INFO, TORCH_NCCL_ASYNC_ERROR_HANDLING=1); look for uneven data per rank, a rank-only "
+                     "branch (logging, eval, checkpointing) or a hung dataloader; raise the timeout only once the cause is known"),
+    "rank_failure": ("A worker rank failed and took the job down", "Read the first failing rank's own traceback "
+                     "(torchrun's error file); the other ranks' errors are consequences"),
+    "dataloader_killed": ("A DataLoader worker died", "The worker was killed (often the host OOM killer or a too-small "
+                          "/dev/shm): lower num_workers, give the container more shared memory (--shm-size), and "
+                          "check the sample the worker was loading"),
+    "var_dof": ("var()/std() over a single element: the statistic is NaN and its gradient too",
+                "Guard the reduction: compute the variance only when the reduced dimension has >= 2 elements "
+                "(or use correction=0), and add a regulariser that keeps the quantity from collapsing to one value"),
+    "batchnorm_single": ("BatchNorm saw one value per channel (batch of 1)", "Drop the last incomplete batch "
+                         "(drop_last=True), use batch size >= 2, or switch to GroupNorm/LayerNorm"),
+    "anomaly_nan": ("Autograd anomaly detection named the op that produced NaN", "Fix the named op's inputs: "
+                    "clamp before log/sqrt/div, add eps, compute it in fp32"),
+    "loss_scale_overflow": ("fp16 loss-scale overflows: gradients exceed fp16 range", "Use bf16 autocast, or keep "
+                            "the GradScaler and lower the LR; check for a layer that produces very large activations"),
+    "nonfinite_loss": ("The training loop reported a non-finite loss", "Find the first op that overflows "
+                       "(set_detect_anomaly for a few steps), compute the loss in fp32, add eps"),
+}
+
+
+def analyze(run: Run) -> list[Finding]:
+    out: list[Finding] = []
+    for e in run.events:
+        if e.code is None:
+            continue
+        if e.code == "out_of_memory":
+            out.append(_oom(run, e))
+            continue
+        title, fix = _FIXES.get(e.signature, ("", ""))
+        ev = [_ev(e)]
+        uf = _user_frame(e)
+        if uf:
+            ev.append(uf)
+        if e.code == "zero_variance":
+            for code in run.code:
+                lines = code.calls.get("var", []) + code.calls.get("std", [])
+                for ln in lines[:2]:
+                    ev.append(Evidence(code.text.splitlines()[ln - 1].strip(), code.artifact, f"line {ln}"))
+        conf = {"distributed_failure": 0.9, "dataloader_failure": 0.9, "zero_variance": 0.9,
+                "numerical_instability": 0.75}.get(e.code, 0.7)
+        sev = "critical" if e.context or e.code in ("distributed_failure", "dataloader_failure") else "high"
+        count = f" ({e.count} times)" if e.count > 1 else ""
+        issue = f"{title}{count}" if title else f"{e.text[:160]}{count}"
+        out.append(Finding(e.code, issue, sev, conf, ev, fix=fix,
+                           analyzer=NAME, quick_fix=fix.split(";")[0].split(":")[0][:80]))
+    return out

@@ -1,0 +1,103 @@
+"""Gradient norms: geometric growth (exploding), isolated spikes, all-zero norms, and per-layer
+norms that vanish toward the input.
+
+Thresholds: exploding = growth by 100x or more, rising on 60% of smoothed steps; vanishing = the
+first layer's median norm under 1e-3 of the last layer's.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from analysis.analyzers.common import point
+from analysis.metrics import fmt, fmt_step
+from analysis.model import Evidence, Finding
+from analysis.patches import insert_code_before, set_config_value
+from analysis.run import Run
+from analysis.signals import first_nonfinite, geometric_growth, spikes
+
+NAME = "gradients"
+CLIP_KEYS = ("max_grad_norm", "grad_clip", "clip_grad_norm", "gradient_clip_val", "clip_grad", "grad_clip_norm", "clip_norm")
+
+
+def clipping_patch(run: Run) -> tuple[str | None, list[Evidence]]:
+    """A patch that turns on gradient clipping, and evidence that it is off."""
+    hit = run.config_value(*CLIP_KEYS)
+    if hit is not None:
+        cfg, key, value = hit
+        if value in (None, 0, 0.0, False, "null", "None") or (isinstance(value, (int, float)) and value > 100):
+            ev = [Evidence(f"{key} = {value}: clipping is off", cfg.artifact, f"line {cfg.lines.get(key, 1)}")]
+            return set_config_value(cfg, key, 1.0), ev
+        return None, []
+    for code in run.code:
+        if code.uses("clip_grad_norm_", "clip_grad_value_"):
+            return None, []
+    for code in run.code:
+        steps = code.calls.get("step") or []
+        opt_steps = [ln for ln in steps if "optim" in code.text.splitlines()[ln - 1] or "opt." in code.text.splitlines()[ln - 1]]
+        if opt_steps:
+            patch = insert_code_before(code, opt_steps[0], "torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)")
+            return patch, [Evidence("no clip_grad_norm_ before optimizer.step()", code.artifact, f"line {opt_steps[0]}")]
+    return None, []
+
+
+def analyze(run: Run) -> list[Finding]:
+    out: list[Finding] = []
+    g = run.metrics.get("grad_norm")
+    if g is not None and len(g) >= 4:
+        v = g.values
+        finite = v[np.isfinite(v)]
+        if len(finite) >= 4 and np.all(finite == 0):
+            out.append(Finding("no_parameter_updates", "Gradient norm is 0 at every logged step", "critical", 0.85,
+                               [point(g, 0, "grad_norm"), point(g, len(g) - 1, "grad_norm")],
+                               fix="The loss does not depend on any trainable parameter: check requires_grad, "
+                                   "detach()/no_grad around the forward pass, and which parameters the optimizer holds",
+                               analyzer=NAME, quick_fix="Check requires_grad and the optimizer's parameters"))
+            return out
+        growth = geometric_growth(v)
+        if growth is not None:
+            idx = np.flatnonzero(np.isfinite(v))
+            a, b = int(idx[growth.start]), int(idx[growth.end])
+            patch, clip_ev = clipping_patch(run)
+            ev = [Evidence(f"grad_norm grew {growth.factor:,.0f}x from {fmt(float(v[a]))} at {g.step_kind} {fmt_step(g.steps[a])} "
+                           f"to {fmt(float(v[b]))} at {g.step_kind} {fmt_step(g.steps[b])}", g.artifact, g.span_locator(a, b))]
+            nf = first_nonfinite(v)
+            if nf is not None:
+                ev.append(point(g, nf, "grad_norm"))
+            out.append(Finding(
+                "exploding_gradients", f"Gradient norm grew geometrically ({growth.factor:,.0f}x) "
+                f"from {g.step_kind} {fmt_step(g.steps[a])} to {fmt_step(g.steps[b])}", "critical", 0.8, ev + clip_ev,
+                fix="Clip the gradient norm at 1.0 and lower the learning rate; check for a missing normalisation layer",
+                expected_impact="grad_norm stays bounded and the loss stays finite", patch=patch, analyzer=NAME,
+                onset_step=float(g.steps[a]), quick_fix="Enable gradient clipping (max_norm=1.0)"))
+        else:
+            sp = spikes(v, z=8.0)
+            if sp:
+                i = max(sp, key=lambda j: float(v[j]))
+                med = float(np.nanmedian(v))
+                out.append(Finding(
+                    "loss_spikes", f"Gradient-norm spike of {fmt(float(v[i]))} ({float(v[i]) / max(med, 1e-12):.0f}x the median) "
+                    f"at {g.step_kind} {fmt_step(g.steps[i])}", "low", 0.5,
+                    [point(g, i, "grad_norm spike"), Evidence(f"median grad_norm {fmt(med)}", g.artifact, g.span_locator(0, len(g) - 1))],
+                    fix="Clip gradients (max_grad_norm 1.0) and inspect the batch of that step", analyzer=NAME,
+                    onset_step=float(g.steps[i]), quick_fix="Enable gradient clipping"))
+    out += _vanishing(run)
+    return out
+
+
+def _vanishing(run: Run) -> list[Finding]:
+    layers = run.metrics.layer_series("grad_norm")
+    if len(layers) < 3:
+        return []
+    names = list(layers)           # logging order follows module order: first = nearest the input
+    med = {n: float(np.nanmedian(layers[n].values)) for n in names}
+    first, last = names[0], names[-1]
+    if med[last] <= 0 or med[first] >= 1e-3 * med[last]:
+        return []
+    s0, s1 = layers[first], layers[last]
+    return [Finding("vanishing_gradients", f"Gradients vanish toward the input: {first} median {fmt(med[first])} "
+                    f"vs {last} {fmt(med[last])}", "high", 0.75,
+                    [Evidence(f"median grad norm of {first}: {fmt(med[first])}", s0.artifact, s0.span_locator(0, len(s0) - 1)),
+                     Evidence(f"median grad norm of {last}: {fmt(med[last])}", s1.artifact, s1.span_locator(0, len(s1) - 1))],
+                    fix="Add normalisation (LayerNorm/BatchNorm) or residual connections, use ReLU/GELU instead of "
+                        "saturating activations, and a He/Xavier initialisation", analyzer=NAME,
+                    quick_fix="Add residual connections or normalisation")]

@@ -1,0 +1,126 @@
+"""The learning rate: a jump that precedes a divergence, a missing warm-up, lr = 0, an lr too low
+to move the loss.
+
+Thresholds: jump = the LR multiplied by 2x or more between consecutive logged values outside a
+warm-up ramp, with the loss diverging or turning non-finite within the following 25% of the run;
+too low = under 1e-6 with the loss moving less than 5%.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from analysis.analyzers.common import index_at_or_after, train_loss
+from analysis.metrics import fmt, fmt_step
+from analysis.model import Evidence, Finding
+from analysis.patches import set_config_value
+from analysis.run import Run
+from analysis.signals import divergence, first_nonfinite, relative_change
+
+NAME = "learning_rate"
+LR_KEYS = ("lr", "learning_rate", "base_lr", "max_lr", "peak_lr", "lr_max")
+WARMUP_KEYS = ("warmup_steps", "warmup", "warmup_iters", "warmup_ratio", "num_warmup_steps", "warmup_epochs")
+
+
+def _onset(run: Run) -> tuple[float | None, str]:
+    """Step where the loss went wrong (divergence onset or first non-finite) and how."""
+    s = train_loss(run)
+    if s is None:
+        return None, ""
+    bad = first_nonfinite(s.values)
+    d = divergence(s.values)
+    candidates = []
+    if d is not None:
+        candidates.append((float(s.steps[d.onset]), "diverged"))
+    if bad is not None:
+        candidates.append((float(s.steps[bad]), "became non-finite"))
+    return min(candidates) if candidates else (None, "")
+
+
+def _config_patch_for_jump(run: Run, before: float, after: float) -> tuple[str | None, list[Evidence], str]:
+    """Find the config value that equals the post-jump LR and lower it to 3x the pre-jump LR."""
+    target = min(after, 3 * before)
+    for cfg in run.configs:
+        for key, value in cfg.values.items():
+            vals = value if isinstance(value, list) else [value]
+            for item in vals:
+                nums = item if isinstance(item, list) else [item]
+                for x in nums:
+                    if isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 and abs(x - after) <= 1e-6 + 1e-3 * after:
+                        line = cfg.lines.get(key)
+                        ev = [Evidence(f"{key} sets {fmt(after)}", cfg.artifact, f"line {line}" if line else "key " + key)]
+                        if isinstance(value, (int, float)):
+                            return set_config_value(cfg, key, target), ev, key
+                        from analysis.patches import format_value, replace_in_config
+                        if line:
+                            text_line = cfg.text.splitlines()[line - 1] if line <= len(cfg.text.splitlines()) else ""
+                            for token in (repr(x), str(x), f"{x:g}", f"{x:.1e}", f"{x:e}"):
+                                if token in text_line:
+                                    return replace_in_config(cfg, line, token, format_value(target)), ev, key
+                        return None, ev, key
+    return None, [], ""
+
+
+def analyze(run: Run) -> list[Finding]:
+    lr = run.metrics.get("lr")
+    out: list[Finding] = []
+    onset, how = _onset(run)
+    loss = train_loss(run)
+    if lr is not None and len(lr) >= 2:
+        v = lr.values
+        finite = np.isfinite(v)
+        if finite.all() and np.all(v == 0):
+            return [Finding("no_parameter_updates", "Learning rate is 0 at every logged step", "critical", 0.9,
+                            [Evidence(f"lr = 0 over {len(v)} values", lr.artifact, lr.span_locator(0, len(lr) - 1))],
+                            fix="Set a non-zero learning rate (check the scheduler's first value and any lr multiplier)",
+                            analyzer=NAME, quick_fix="Set lr > 0")]
+        ratio = np.ones(len(v))
+        ratio[1:] = v[1:] / np.maximum(v[:-1], 1e-30)
+        ramp_end = int(np.argmax(v)) if v[0] < 0.2 * np.nanmax(v) else 0
+        # a warm-up ramp rises in small steps from near zero; a jump is a large multiplicative step
+        jumps = [i for i in range(1, len(v)) if ratio[i] >= 2.0 and not (i <= ramp_end and v[i - 1] < 0.2 * np.nanmax(v) and ratio[i] < 4)]
+        if jumps and onset is not None:
+            span = float(lr.steps[-1] - lr.steps[0]) or 1.0
+            related = [i for i in jumps if lr.steps[i] <= onset + 0.02 * span and onset - lr.steps[i] <= 0.25 * span]
+            if related:
+                i = max(related, key=lambda j: ratio[j])
+                before, after = float(v[i - 1]), float(v[i])
+                patch, cfg_ev, key = _config_patch_for_jump(run, before, after)
+                ev = [Evidence(f"lr jumped {ratio[i]:.0f}x from {fmt(before)} to {fmt(after)} at {lr.step_kind} {fmt_step(lr.steps[i])}",
+                               lr.artifact, lr.locator(i))]
+                if loss is not None:
+                    j = index_at_or_after(loss, onset)
+                    if j is not None:
+                        ev.append(Evidence(f"loss {how} at {loss.step_kind} {fmt_step(loss.steps[j])}, "
+                                           f"{fmt_step(loss.steps[j] - lr.steps[i])} steps after the jump "
+                                           f"(loss {fmt(float(loss.values[j]))})", loss.artifact, loss.locator(j)))
+                        k = max(0, j - 1)
+                        while k > 0 and loss.steps[k] > lr.steps[i]:
+                            k -= 1
+                        ev.append(Evidence(f"loss was {fmt(float(loss.values[k]))} before the jump", loss.artifact, loss.locator(k)))
+                fix = (f"Lower the learning rate after {lr.step_kind} {fmt_step(lr.steps[i])} from {fmt(after)} to "
+                       f"{fmt(min(after, 3 * before))} (at most ~3x the previous phase), or ramp it over a few hundred steps "
+                       "instead of switching at once")
+                out.append(Finding("lr_too_high", f"Learning rate raised {ratio[i]:.0f}x to {fmt(after)} at {lr.step_kind} "
+                                   f"{fmt_step(lr.steps[i])}; the loss {how} right after", "critical", 0.92, ev + cfg_ev,
+                                   fix=fix, expected_impact="the loss keeps falling through the transition",
+                                   patch=patch, analyzer=NAME, onset_step=float(lr.steps[i]),
+                                   quick_fix=f"Cap the LR after the switch at {fmt(min(after, 3 * before))}"))
+                return out
+        if onset is not None and ramp_end == 0 and run.config_value(*WARMUP_KEYS) is None and loss is not None:
+            first = float(loss.steps[0])
+            last = float(loss.steps[-1])
+            if onset - first <= 0.1 * max(last - first, 1.0) and float(v[0]) >= 1e-3:
+                out.append(Finding("lr_too_high", f"Loss {how} at {loss.step_kind} {fmt_step(onset)}, early, with the full "
+                                   f"learning rate {fmt(float(v[0]))} from the first step (no warm-up)", "high", 0.7,
+                                   [Evidence(f"lr {fmt(float(v[0]))} at the first logged step", lr.artifact, lr.locator(0))],
+                                   fix="Warm the learning rate up linearly over the first 1-5% of steps", analyzer=NAME,
+                                   onset_step=onset, quick_fix="Add LR warm-up"))
+        if loss is not None and np.nanmax(v) < 1e-6 and abs(relative_change(loss.values)) < 0.05 and onset is None:
+            out.append(Finding("lr_too_low", f"Learning rate peaks at {fmt(float(np.nanmax(v)))} and the loss barely moves",
+                               "high", 0.7,
+                               [Evidence(f"max lr {fmt(float(np.nanmax(v)))}", lr.artifact, lr.locator(int(np.nanargmax(v)))),
+                                Evidence(f"loss changed {relative_change(loss.values) * 100:.1f}% over the run", loss.artifact,
+                                         loss.span_locator(0, len(loss) - 1))],
+                               fix="Raise the learning rate by 10-100x (run a short LR range test)", analyzer=NAME,
+                               quick_fix="Raise the LR 10x"))
+    return out

@@ -1,0 +1,131 @@
+"""The loss curve: non-finite values, divergence after a good start, isolated spikes, a plateau at
+chance level, and a train/validation gap.
+
+Thresholds: divergence = a rise of 15% above the best smoothed value that persists (signals.py);
+spike = 6 robust deviations above the rolling median that recovers within 5 points; chance level =
+a flat loss within 3% of ln(K) for a class count K; overfitting = validation 10% above its best
+while training loss still falls.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from analysis.analyzers.common import point, train_loss
+from analysis.metrics import fmt, fmt_step
+from analysis.model import Evidence, Finding
+from analysis.run import Run
+from analysis.signals import divergence, first_nonfinite, relative_change, spikes
+
+NAME = "loss"
+
+
+def analyze(run: Run) -> list[Finding]:
+    s = train_loss(run)
+    if s is None:
+        return []
+    out: list[Finding] = []
+    v = s.values
+    bad = first_nonfinite(v)
+    if bad is not None:
+        prev = bad - 1 if bad > 0 else None
+        ev = [Evidence(f"loss became {fmt(float(v[bad]))} at {s.step_kind} {fmt_step(s.steps[bad])}", s.artifact, s.locator(bad))]
+        if prev is not None:
+            ev.append(point(s, prev, "last finite loss"))
+        n_bad = int((~np.isfinite(v[bad:])).sum())
+        out.append(Finding(
+            "numerical_instability", f"Loss became {fmt(float(v[bad]))} at {s.step_kind} {fmt_step(s.steps[bad])}"
+            + (f" and stayed non-finite for {n_bad} of the next {len(v) - bad} values" if n_bad > 1 else ""),
+            "critical", 0.7, ev,
+            fix="Find the first op that overflows: run a few steps with torch.autograd.set_detect_anomaly(True); "
+                "compute the loss in fp32 and add an eps to logs and divisions",
+            expected_impact="training continues past the step where the loss turned NaN",
+            analyzer=NAME, onset_step=float(s.steps[bad]), quick_fix="Guard the loss against NaN/Inf"))
+    d = divergence(v)
+    if d is not None:
+        ev = [point(s, d.best, "best loss"),
+              Evidence(f"loss rose from {fmt(float(v[d.best]))} to {fmt(float(v[d.peak]))} "
+                       f"(+{d.rise * 100:.0f}%) between {s.step_kind}s {fmt_step(s.steps[d.onset])} and {fmt_step(s.steps[d.peak])}",
+                       s.artifact, s.span_locator(d.onset, d.peak))]
+        out.append(Finding(
+            "lr_too_high", f"Loss diverged at {s.step_kind} {fmt_step(s.steps[d.onset])} after falling to {fmt(float(v[d.best]))}",
+            "critical" if d.rise > 0.5 else "high", 0.55, ev,
+            fix="Lower the learning rate in the phase where the loss turns up (halve it) and clip gradients",
+            expected_impact="the loss keeps falling past the onset", analyzer=NAME,
+            onset_step=float(s.steps[d.onset]), quick_fix="Reduce LR by 50%"))
+    sp = spikes(v) if d is None else []
+    if sp:
+        top = sorted(sp, key=lambda i: -float(v[i]))[:3]
+        ev = [point(s, i, "loss spike") for i in sorted(top)]
+        out.append(Finding(
+            "loss_spikes", f"{len(sp)} isolated loss spike{'s' if len(sp) > 1 else ''} that recovered",
+            "medium" if len(sp) > 2 else "low", 0.75, ev,
+            fix="Log the batch indices of the spiking steps and inspect those samples; clip gradients "
+                "(max_grad_norm 1.0) so one bad batch cannot move the weights far",
+            expected_impact="spikes shrink or vanish; the trend is unchanged", analyzer=NAME,
+            onset_step=float(s.steps[sp[0]]), quick_fix="Enable gradient clipping"))
+    out += _plateau(run, s)
+    out += _overfitting(run, s)
+    return out
+
+
+def _plateau(run: Run, s) -> list[Finding]:
+    v = s.values[np.isfinite(s.values)]
+    if len(v) < 20 or abs(relative_change(v)) > 0.03:
+        return []
+    level = float(np.median(v[-max(5, len(v) // 5):]))
+    spread = float(np.std(v[len(v) // 2:]))
+    if spread == 0.0:
+        return [Finding("no_parameter_updates", f"Loss is exactly {fmt(level)} at every logged step",
+                        "critical", 0.8, [point(s, 0, "first loss"), point(s, len(s) - 1, "last loss")],
+                        fix="Check that optimizer.step() runs, that the optimizer holds the model's trainable "
+                            "parameters, and that lr > 0", analyzer=NAME, quick_fix="Verify optimizer.step() runs")]
+    hit = run.config_value("num_classes", "n_classes", "num_labels", "vocab_size", "n_vocab")
+    candidates = [int(hit[2])] if hit and isinstance(hit[2], (int, float)) and hit[2] >= 2 else list(range(2, 1001))
+    for k in candidates:
+        if abs(level - math.log(k)) <= 0.03 * math.log(k):
+            ev = [point(s, len(s) - 1, "final loss"),
+                  Evidence(f"ln({k}) = {math.log(k):.4f}: the loss of a uniform guess over {k} classes; "
+                           f"the loss moved {abs(relative_change(v)) * 100:.1f}% over {len(v)} points", s.artifact,
+                           s.span_locator(0, len(s) - 1))]
+            if hit and int(hit[2]) == k:
+                ev.append(Evidence(f"{hit[1]} = {k}", hit[0].artifact, f"line {hit[0].lines.get(hit[1], 1)}"))
+            return [Finding("data_pipeline_bug", f"Loss stuck at chance level ln({k}) = {math.log(k):.3f}",
+                            "high", 0.6, ev,
+                            fix="Check that labels still match their inputs: print a batch of (input, label) pairs "
+                                "after the dataset, the collate function and any shuffling",
+                            expected_impact="loss drops below ln(K) within the first epoch", analyzer=NAME,
+                            quick_fix="Print a batch of (input, label) pairs")]
+    return []
+
+
+def _overfitting(run: Run, train) -> list[Finding]:
+    val = run.metrics.get("val_loss")
+    if val is None or len(val) < 4:
+        return []
+    vv = val.values
+    if not np.isfinite(vv).all():
+        return []
+    best = int(np.argmin(vv))
+    if best >= len(vv) - 1:
+        return []
+    later = vv[best + 1:]
+    worst = best + 1 + int(np.argmax(later))
+    if vv[worst] < vv[best] * 1.10 or vv[-1] < vv[best] * 1.05:
+        return []
+    t = train.values
+    m = train.steps >= val.steps[best]
+    if m.sum() < 2 or not np.isfinite(t[m]).all() or relative_change(t[m]) <= 0.02:
+        return []
+    i_tb = int(np.flatnonzero(m)[0])
+    ev = [point(val, best, "best validation loss"), point(val, len(val) - 1, "final validation loss"),
+          Evidence(f"training loss kept falling: {fmt(float(t[i_tb]))} -> {fmt(float(t[-1]))} over the same steps",
+                   train.artifact, train.span_locator(i_tb, len(train) - 1))]
+    return [Finding("overfitting", f"Validation loss rose {((vv[-1] / vv[best]) - 1) * 100:.0f}% after "
+                    f"{val.step_kind} {fmt_step(val.steps[best])} while training loss kept falling",
+                    "medium", 0.8, ev,
+                    fix=f"Keep the checkpoint from {val.step_kind} {fmt_step(val.steps[best])} (early stopping on val loss); "
+                        "add weight decay, dropout or data augmentation",
+                    expected_impact="validation loss stays at or below its best", analyzer=NAME,
+                    onset_step=float(val.steps[best]), quick_fix="Early-stop on validation loss")]

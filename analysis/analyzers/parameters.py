@@ -1,0 +1,80 @@
+"""Parameter balance and weight health from the latest readable checkpoint.
+
+Thresholds: imbalance = embedding (and untied output-vocabulary) matrices holding 60% or more of
+the parameters while the rest of the model has under 50M; non-finite weights = any NaN/Inf entry.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from analysis.ingest.checkpoints import Checkpoint, is_embedding
+from analysis.model import Evidence, Finding
+from analysis.run import Run
+
+NAME = "parameters"
+_PREFIXES = ("model.", "module.", "_orig_mod.", "net.", "transformer.")
+
+
+def group_of(name: str) -> str:
+    for p in _PREFIXES:
+        if name.startswith(p):
+            name = name[len(p):]
+    parts = name.split(".")
+    if len(parts) > 2 and parts[1].isdigit():
+        return parts[0]              # layers.0.attn.weight -> layers
+    return parts[0] if len(parts) > 1 else "(top level)"
+
+
+def balance(ckpt: Checkpoint) -> tuple[int, int, dict[str, int]]:
+    """(embedding parameters, total, parameters per module group)."""
+    total = emb = 0
+    groups: dict[str, int] = defaultdict(int)
+    for t in ckpt.tensors:
+        if t.dtype not in ("F32", "F16", "BF16", "F64", "float32", "float16", "bfloat16", "float64"):
+            continue
+        total += t.numel
+        groups[group_of(t.name)] += t.numel
+        if is_embedding(t.name, t.shape):
+            emb += t.numel
+    return emb, total, dict(groups)
+
+
+def _latest(run: Run) -> Checkpoint | None:
+    loaded = run.loaded_checkpoints()
+    if not loaded:
+        return None
+    return max(loaded, key=lambda c: (c.step if c.step is not None else -1, c.artifact))
+
+
+def analyze(run: Run) -> list[Finding]:
+    ckpt = _latest(run)
+    if ckpt is None:
+        return []
+    out: list[Finding] = []
+    emb, total, groups = balance(ckpt)
+    if total:
+        share = emb / total
+        if share >= 0.6 and total - emb < 50_000_000:
+            top = sorted(groups.items(), key=lambda kv: -kv[1])[:4]
+            breakdown = ", ".join(f"{g} {n / total:.0%}" for g, n in top)
+            hit = run.config_value("d_model", "n_embd", "hidden_size", "embed_dim", "dim", "emb_dim")
+            ev = [Evidence(f"embeddings hold {share:.0%} of parameters ({emb:,} of {total:,}); by module: {breakdown}",
+                           ckpt.artifact, "tensors " + ", ".join(t.name for t in ckpt.tensors if is_embedding(t.name, t.shape))[:120])]
+            if hit:
+                ev.append(Evidence(f"{hit[1]} = {hit[2]}", hit[0].artifact, f"line {hit[0].lines.get(hit[1], 1)}"))
+            out.append(Finding("architecture_imbalance", f"Embeddings hold {share:.0%} of the parameters; the rest of the "
+                               f"model has only {total - emb:,}", "high", 0.65, ev,
+                               fix="Rebalance: shrink the vocabulary or the embedding width (tie input and output "
+                                   "embeddings), and give the layers between them more width/depth so that embeddings "
+                                   "hold at most ~50% of the parameters", expected_impact="the loss keeps falling past "
+                               "its plateau and outputs stop degenerating", analyzer=NAME,
+                               quick_fix="Tie embeddings and widen the blocks"))
+    bad = [t for t in ckpt.tensors if t.nonfinite]
+    if bad:
+        worst = max(bad, key=lambda t: t.nonfinite)
+        out.append(Finding("numerical_instability", f"{len(bad)} tensors in {ckpt.artifact} hold NaN/Inf",
+                           "critical", 0.75, [Evidence(f"{worst.name}: {worst.nonfinite:,} of {worst.numel:,} values non-finite",
+                                                       ckpt.artifact, f"tensor {worst.name}")],
+                           fix="Restart from the last checkpoint with finite weights; find the first non-finite step "
+                               "in the log", analyzer=NAME, quick_fix="Resume from the last finite checkpoint"))
+    return out

@@ -1,0 +1,116 @@
+"""The engine's one entry point: a run folder or file in, a ranked `Diagnosis` out."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from analysis.analyzers import ANALYZERS
+from analysis.analyzers.common import train_loss
+from analysis.ingest import load_run
+from analysis.metrics import fmt, fmt_step
+from analysis.model import Diagnosis, Evidence, Finding
+from analysis.rank import combine
+from analysis.run import Run
+from analysis.signals import relative_change
+
+CONFIDENT = 0.8
+# What would settle a hypothesis, by code: the artifact kinds that carry its evidence.
+_SETTLES = {
+    "lr_too_high": ("metrics", "the learning-rate schedule (lr per step in the log) and the run's config"),
+    "exploding_gradients": ("metrics", "grad_norm per step in the log"),
+    "numerical_instability": ("code", "the training script (precision, loss computation)"),
+    "architecture_imbalance": ("checkpoint", "a checkpoint (model weights) and sample outputs"),
+    "mode_collapse": ("checkpoint", "a checkpoint to count parameters per module"),
+    "out_of_memory": ("config", "the run's config (batch size, sequence length, precision)"),
+    "data_pipeline_bug": ("code", "the data loading code"),
+    "zero_variance": ("code", "the model code that computes the statistic"),
+}
+
+
+def _healthy(run: Run) -> Finding | None:
+    s = train_loss(run)
+    if s is None or len(s) < 4:
+        return None
+    change = relative_change(s.values)
+    if change <= 0.02:
+        return None
+    ev = [Evidence(f"loss fell {change * 100:.0f}% from {fmt(float(s.values[0]))} to {fmt(float(s.values[-1]))} "
+                   f"over {s.step_kind}s {fmt_step(s.steps[0])}-{fmt_step(s.steps[-1])}", s.artifact, s.span_locator(0, len(s) - 1))]
+    g = run.metrics.get("grad_norm")
+    if g is not None and len(g):
+        ev.append(Evidence(f"grad_norm stayed between {fmt(float(g.values.min()))} and {fmt(float(g.values.max()))}",
+                           g.artifact, g.span_locator(0, len(g) - 1)))
+    return Finding("healthy", "The run looks healthy: the loss falls steadily, with no divergence, NaN, crash or warning "
+                   "that points to a fault", "info", 0.85, ev, fix="Nothing to fix; keep training",
+                   analyzer="diagnose")
+
+
+def _missing(run: Run, causes: list[Finding], status: str) -> list[str]:
+    kinds = {a.kind for a in run.usable()}
+    out = []
+    if not run.metrics.series and "traceback" not in kinds:
+        out.append("a training log or metrics file with the loss per step")
+    wanted = [_SETTLES[c.code] for c in causes[:2] if c.code in _SETTLES]
+    if status == "needs_more_data":
+        wanted += [("config", "the run's config (learning rate, batch size, precision)"),
+                   ("checkpoint", "a checkpoint (model weights)")]
+    for kind, text in wanted:
+        if kind not in kinds and text not in out and (kind != "metrics" or not run.metrics.series):
+            out.append(text)
+    for a in run.artifacts:
+        if a.problem and a.kind != "unknown":
+            out.append(f"a readable copy of {a.path} ({a.problem})")
+    return out
+
+
+def diagnose(path: str | Path, symptoms: list[str] | tuple[str, ...] = (), *, source: str | None = None,
+             run_id: str | None = None) -> tuple[Diagnosis, Run]:
+    t0 = time.perf_counter()
+    run = load_run(path, source=source, run_id=run_id)
+    findings: list[Finding] = []
+    used = []
+    for analyzer in ANALYZERS:
+        try:
+            findings += analyzer.analyze(run)
+        except Exception as exc:   # an analyzer bug costs its findings, not the reply
+            run.notes.append(f"analyzer {analyzer.NAME} failed: {type(exc).__name__}: {exc}")
+        used.append(analyzer.NAME)
+    causes = combine(findings, list(symptoms))
+    questions: list[str] = []
+    if not run.artifacts:
+        status = "needs_more_data"
+        questions.append("The folder holds no files: where are the run's logs, metrics and checkpoints?")
+    elif not run.usable():
+        status = "needs_more_data"
+        questions.append("None of the files could be read (see the artifact list): can you share the raw training log?")
+    elif not causes:
+        healthy = _healthy(run)
+        if healthy is not None:
+            causes, status = [healthy], "no_failure_found"
+        else:
+            status = "needs_more_data"
+            questions.append("Nothing in these artifacts shows a fault or a healthy loss curve: what symptom did you see, "
+                             "and at which step?")
+    elif causes[0].confidence >= CONFIDENT:
+        status = "diagnosis_complete"
+    else:
+        status = "needs_more_data"
+        questions.append(f"The leading hypothesis ({causes[0].code}, confidence {causes[0].confidence:.2f}) needs more "
+                         "evidence: see the missing artifacts.")
+    crashes = [e for e in run.events if e.signature == "traceback"]
+    if crashes and status != "diagnosis_complete":
+        e = crashes[-1]
+        questions.append(f"The run crashed with {e.text[:160]!r} ({e.artifact} line {e.line}); is that the failure you mean?")
+    quick = []
+    for c in causes:
+        if c.quick_fix and c.quick_fix not in quick and c.code != "healthy" and c.severity in ("critical", "high", "medium"):
+            quick.append(c.quick_fix)
+    engine = {"analyzers": used, "agent": None, "elapsed_s": round(time.perf_counter() - t0, 3)}
+    if run.notes:
+        engine["notes"] = run.notes
+    diagnosis = Diagnosis(
+        status=status,
+        run={"id": run.id, "source": run.source, "artifacts": [a.to_dict() for a in run.artifacts]},
+        symptoms=list(symptoms), root_causes=causes, quick_fixes=quick[:4],
+        missing_artifacts=_missing(run, causes, status), questions=questions, engine=engine)
+    return diagnosis, run

@@ -1,0 +1,243 @@
+"""Checkpoints, read without trusting them.
+
+safetensors files are parsed from their header and memory-mapped tensor by tensor (sharded ones
+through their index). `torch.save` files and Lightning `.ckpt` files load only with
+`weights_only=True`; before that, the pickle's opcodes are listed (never run) so that a file which
+would import arbitrary objects can be named with the globals it asks for.
+"""
+from __future__ import annotations
+
+import io
+import json
+import pickletools
+import re
+import struct
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+_ST_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32,
+              "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_, "BF16": "bf16"}
+_ST_ITEMSIZE = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1,
+                "BOOL": 1, "F8_E4M3": 1, "F8_E5M2": 1, "U16": 2, "U32": 4, "U64": 8}
+# Globals a plain state dict or Lightning checkpoint may reference; anything else is reported.
+_BENIGN_GLOBALS = re.compile(r"^(torch\b|collections (OrderedDict|defaultdict)|builtins (set|frozenset|slice|complex|bytearray)|numpy\.core\.multiarray (scalar|_reconstruct)|numpy (dtype|ndarray)|_codecs encode|pathlib)")
+_EMBED_NAME = re.compile(r"(^|[._])(embed\w*|wte|wpe|tok_emb\w*|pos_emb\w*|word_embeddings|position_embeddings|token_embedding\w*|shared|lm_head|output_projection|decoder\.weight$)", re.I)
+_STEP_IN_NAME = re.compile(r"(?:checkpoint|step|iter|global_step|ckpt)[-_=]?(\d+)", re.I)
+
+
+@dataclass
+class TensorStat:
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    numel: int
+    norm: float | None = None
+    nonfinite: int = 0
+
+
+@dataclass
+class Checkpoint:
+    artifact: str
+    format: str
+    tensors: list[TensorStat] = field(default_factory=list)
+    meta: dict[str, object] = field(default_factory=dict)
+    problem: str | None = None
+    step: int | None = None
+
+    @property
+    def numel(self) -> int:
+        return sum(t.numel for t in self.tensors)
+
+
+def step_from_name(path: str) -> int | None:
+    m = None
+    for m in _STEP_IN_NAME.finditer(path):
+        pass
+    return int(m.group(1)) if m else None
+
+
+def is_embedding(name: str, shape: tuple[int, ...]) -> bool:
+    return len(shape) == 2 and bool(_EMBED_NAME.search(name))
+
+
+# --- safetensors ------------------------------------------------------------------------------
+
+def read_safetensors_header(path: Path) -> tuple[dict, int]:
+    """The header dict and the offset where tensor data starts. Raises ValueError if malformed."""
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        head = f.read(8)
+        if len(head) < 8:
+            raise ValueError(f"truncated: {size} bytes, too short to hold a safetensors header")
+        (n,) = struct.unpack("<Q", head)
+        if n > min(size - 8, 100 << 20):
+            raise ValueError(f"header length {n} exceeds the file ({size} bytes): truncated or not safetensors")
+        try:
+            header = json.loads(f.read(n))
+        except ValueError:
+            raise ValueError("header is not valid JSON: corrupt or not safetensors") from None
+    if not isinstance(header, dict):
+        raise ValueError("header is not a JSON object")
+    data_bytes = size - 8 - n
+    need = max((int(v["data_offsets"][1]) for k, v in header.items() if k != "__metadata__"), default=0)
+    if need > data_bytes:
+        raise ValueError(f"truncated: the header describes {need:,} bytes of tensor data, the file holds {data_bytes:,}")
+    return header, 8 + n
+
+
+def _tensor_array(mm: np.ndarray, base: int, info: dict) -> np.ndarray | None:
+    start, end = (int(x) for x in info["data_offsets"])
+    raw = mm[base + start: base + end]
+    dtype = info["dtype"]
+    if dtype == "BF16":
+        return (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+    np_dtype = _ST_DTYPES.get(dtype)
+    if np_dtype is None:
+        return None
+    return raw.view(np_dtype)
+
+
+def stats_of(arr: np.ndarray) -> tuple[float | None, int]:
+    """(L2 norm over the finite entries, count of NaN/Inf entries) of one tensor."""
+    if arr.dtype.kind not in "fiu" or arr.size == 0:
+        return None, 0
+    a = arr.ravel().astype(np.float64)
+    finite = np.isfinite(a)
+    bad = int(a.size - np.count_nonzero(finite))
+    if bad:
+        a = a[finite]
+    return float(np.sqrt(np.dot(a, a))), bad
+
+
+def load_safetensors(paths: list[Path], artifact: str, with_stats: bool = True) -> Checkpoint:
+    ckpt = Checkpoint(artifact, "safetensors", step=step_from_name(artifact))
+    for path in paths:
+        header, base = read_safetensors_header(path)
+        ckpt.meta.update(header.get("__metadata__") or {})
+        mm = np.memmap(path, dtype=np.uint8, mode="r") if with_stats else None
+        for name, info in header.items():
+            if name == "__metadata__":
+                continue
+            shape = tuple(int(x) for x in info["shape"])
+            stat = TensorStat(name, shape, info["dtype"], int(np.prod(shape, dtype=np.int64)) if shape else 1)
+            if mm is not None:
+                arr = _tensor_array(mm, base, info)
+                if arr is not None:
+                    stat.norm, stat.nonfinite = stats_of(arr)
+            ckpt.tensors.append(stat)
+        del mm
+    return ckpt
+
+
+def load_sharded_safetensors(index_path: Path, artifact: str) -> Checkpoint:
+    index = json.loads(index_path.read_text())
+    shard_names = sorted(set((index.get("weight_map") or {}).values()))
+    missing = [s for s in shard_names if not (index_path.parent / s).is_file()]
+    if missing:
+        raise ValueError(f"index names {len(shard_names)} shards, missing: {', '.join(missing[:5])}")
+    ckpt = load_safetensors([index_path.parent / s for s in shard_names], artifact)
+    ckpt.format = "safetensors-sharded"
+    return ckpt
+
+
+# --- torch.save / Lightning -------------------------------------------------------------------
+
+def _pickle_bytes(path: Path) -> bytes | None:
+    with open(path, "rb") as f:
+        magic = f.read(4)
+    if magic.startswith(b"PK"):
+        with zipfile.ZipFile(path) as z:
+            pkl = [n for n in z.namelist() if n.endswith("data.pkl")]
+            return z.read(pkl[0]) if pkl else None
+    if magic[:1] == b"\x80":
+        with open(path, "rb") as f:
+            return f.read(64 << 20)
+    return None
+
+
+def pickle_globals(data: bytes) -> list[str]:
+    """The `module name` globals a pickle asks for, read from its opcodes without running it."""
+    found: list[str] = []
+    strings: list[str] = []
+    try:
+        for op, arg, _ in pickletools.genops(io.BytesIO(data)):
+            if op.name in ("GLOBAL", "INST") and isinstance(arg, str):
+                found.append(arg.replace("\n", " ").strip())
+            elif op.name in ("SHORT_BINUNICODE", "BINUNICODE", "UNICODE", "BINUNICODE8"):
+                strings.append(arg)
+            elif op.name == "STACK_GLOBAL" and len(strings) >= 2:
+                found.append(f"{strings[-2]} {strings[-1]}")
+            if op.name == "STOP":
+                break
+    except Exception:   # a truncated pickle still tells what it asked for so far
+        pass
+    return found
+
+
+def unsafe_globals(path: Path) -> list[str]:
+    data = _pickle_bytes(path)
+    if not data:
+        return []
+    return sorted({g for g in pickle_globals(data) if not _BENIGN_GLOBALS.match(g)})
+
+
+def _state_dict(obj) -> tuple[dict, dict]:
+    """(tensors by name, meta) from whatever a torch.save file holds."""
+    import torch
+
+    meta: dict[str, object] = {}
+    if isinstance(obj, dict):
+        for k in ("global_step", "epoch", "step", "pytorch-lightning_version", "iteration"):
+            if k in obj and isinstance(obj[k], (int, float, str)):
+                meta[k] = obj[k]
+        if "optimizer_states" in obj or "optimizer" in obj or "optimizer_state_dict" in obj:
+            meta["has_optimizer_state"] = True
+        for key in ("state_dict", "model_state_dict", "model", "module", "net", "params", "ema"):
+            inner = obj.get(key)
+            if isinstance(inner, dict) and any(isinstance(v, torch.Tensor) for v in inner.values()):
+                return {k: v for k, v in inner.items() if isinstance(v, torch.Tensor)}, meta
+        tensors = {k: v for k, v in obj.items() if isinstance(k, str) and isinstance(v, torch.Tensor)}
+        return tensors, meta
+    return {}, meta
+
+
+def load_torch(path: Path, artifact: str) -> Checkpoint:
+    import torch
+
+    fmt = "lightning-ckpt" if path.suffix == ".ckpt" else "torch"
+    ckpt = Checkpoint(artifact, fmt, step=step_from_name(artifact))
+    refused = unsafe_globals(path)
+    if refused:
+        ckpt.problem = ("refused: loading needs arbitrary unpickling (it references "
+                        + ", ".join(refused[:5]) + "); mltd loads checkpoints with weights_only=True only")
+        return ckpt
+    try:
+        is_zip = zipfile.is_zipfile(path)
+        obj = torch.load(path, map_location="cpu", weights_only=True, mmap=is_zip)
+    except Exception as exc:
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if "weights_only" in str(exc) or "Unsupported global" in str(exc):
+            ckpt.problem = f"refused: not loadable with weights_only=True ({msg[:160]})"
+        else:
+            ckpt.problem = f"unreadable: {msg[:200]}"
+        return ckpt
+    tensors, ckpt.meta = _state_dict(obj)
+    if ckpt.step is None:
+        for k in ("global_step", "step", "iteration"):
+            if isinstance(ckpt.meta.get(k), int):
+                ckpt.step = int(ckpt.meta[k])
+                break
+    for name, t in tensors.items():
+        stat = TensorStat(name, tuple(t.shape), str(t.dtype).replace("torch.", ""), int(t.numel()))
+        if t.is_floating_point() and t.numel():
+            x = t.detach().float()
+            finite = torch.isfinite(x)
+            stat.nonfinite = int((~finite).sum())
+            stat.norm = float(torch.linalg.vector_norm(torch.where(finite, x, 0.0)).item())
+        ckpt.tensors.append(stat)
+    if not tensors:
+        ckpt.problem = "no tensors found in the checkpoint"
+    return ckpt

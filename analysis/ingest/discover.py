@@ -1,0 +1,130 @@
+"""Find a run's artifacts and classify each by name and, where the name says little, by content."""
+from __future__ import annotations
+
+import json
+import re
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_FILES = 5000
+_SKIP_DIRS = {".git", "__pycache__", ".venv", "venv", "node_modules", ".ipynb_checkpoints", ".mypy_cache"}
+_SAMPLE_NAME = re.compile(r"sample|generation|generated|prediction|completion|outputs?[_.-]", re.I)
+_AUX_CKPT = re.compile(r"^(optimizer|scheduler|scaler|rng_state.*|training_args)\.(pt|pth|bin)$")
+_CKPT_EXT = {".pt", ".pth", ".bin", ".ckpt", ".pkl", ".pickle", ".tar"}
+_LOG_EXT = {".log", ".txt", ".out", ".err", ".stdout", ".stderr"}
+_CONFIG_EXT = {".yaml", ".yml", ".toml", ".json", ".cfg"}
+
+
+@dataclass
+class Found:
+    path: Path
+    rel: str
+    kind: str
+    format: str
+
+
+def _sniff(path: Path) -> tuple[str, str]:
+    """(kind, format) from the first bytes of a file whose name is not telling."""
+    with open(path, "rb") as f:
+        head = f.read(4096)
+    if head.startswith(b"PK\x03\x04"):
+        return "checkpoint", "torch"
+    if head[:1] == b"\x80" and len(head) > 1 and head[1] in range(2, 6):
+        return "checkpoint", "torch-pickle"
+    if len(head) >= 9:
+        (n,) = struct.unpack("<Q", head[:8])
+        if 2 <= n < (100 << 20) and head[8:9] == b"{":
+            return "checkpoint", "safetensors"
+    if b"\x00" in head:
+        return "unknown", "binary"
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:        # not just a character cut at the 4 KB edge
+            return "unknown", "binary"
+        text = head[: exc.start].decode("utf-8")
+    stripped = text.lstrip()
+    if stripped.startswith("Traceback (most recent call last)"):
+        return "traceback", "plain_text"
+    if stripped.startswith("Namespace("):
+        return "config", "argparse"
+    if stripped.startswith("{"):
+        first = stripped.splitlines()[0]
+        try:
+            json.loads(first)
+            return "metrics", "jsonl"
+        except ValueError:
+            return "config", "json"
+    return "log", "plain_text"
+
+
+def classify(path: Path, rel: str) -> tuple[str, str]:
+    name = path.name
+    lower = name.lower()
+    suffix = path.suffix.lower()
+    if path.stat().st_size == 0:
+        return "unknown", "empty"
+    if lower == "trainer_state.json":
+        return "metrics", "hf_trainer_state"
+    if lower.startswith("events.out.tfevents"):
+        return "metrics", "tensorboard"
+    if lower.endswith(".safetensors.index.json"):
+        return "checkpoint", "safetensors-index"
+    if suffix == ".safetensors":
+        return "checkpoint", "safetensors"
+    if _AUX_CKPT.match(name):
+        return "checkpoint", "torch-aux"
+    if suffix in _CKPT_EXT:
+        return "checkpoint", "lightning-ckpt" if suffix == ".ckpt" else "torch"
+    if suffix == ".py":
+        return "code", "python"
+    if suffix == ".csv":
+        if _SAMPLE_NAME.search(lower):
+            return "samples", "csv"
+        return "metrics", "lightning_csv" if "lightning_logs" in rel or lower == "metrics.csv" else "csv"
+    if suffix == ".jsonl":
+        return ("samples", "jsonl") if _SAMPLE_NAME.search(lower) else ("metrics", "jsonl")
+    if suffix in (".yaml", ".yml"):
+        return "config", "lightning_hparams" if lower == "hparams.yaml" else "yaml"
+    if suffix == ".toml":
+        return "config", "toml"
+    if suffix == ".json":
+        return "config", "json"
+    if suffix in _LOG_EXT or suffix == "":
+        if _SAMPLE_NAME.search(lower) and suffix in (".txt", ""):
+            return "samples", "plain_text"
+        kind, fmt = _sniff(path)
+        if kind in ("log", "traceback", "config", "metrics", "checkpoint"):
+            return kind, fmt
+        return kind, fmt
+    return _sniff(path)
+
+
+def discover(root: Path) -> tuple[list[Found], list[Path], int]:
+    """(artifacts, MLflow run folders, files left out past MAX_FILES)."""
+    if root.is_file():
+        return [Found(root, root.name, *classify(root, root.name))], [], 0
+    found: list[Found] = []
+    mlflow_runs: list[Path] = []
+    left_out = 0
+    for path in sorted(root.rglob("*")):
+        rel_parts = path.relative_to(root).parts
+        if any(p in _SKIP_DIRS or (p.startswith(".") and p not in (".", "..")) for p in rel_parts):
+            continue
+        if path.is_symlink():
+            continue              # a link may point outside the run: never follow it
+        if path.is_dir():
+            if (path / "meta.yaml").is_file() and (path / "metrics").is_dir():
+                mlflow_runs.append(path)
+            continue
+        if any(path.is_relative_to(r) for r in mlflow_runs):
+            continue
+        if "mlruns" in rel_parts and path.name == "meta.yaml":
+            continue
+        if len(found) >= MAX_FILES:
+            left_out += 1
+            continue
+        rel = path.relative_to(root).as_posix()
+        found.append(Found(path, rel, *classify(path, rel)))
+    return found, mlflow_runs, left_out

@@ -1,0 +1,151 @@
+"""Tracebacks, warnings and errors: the signature table and the numbers inside the messages."""
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+from analysis.model import Event
+
+TRACEBACK_START = "Traceback (most recent call last):"
+_RANK_PREFIX = re.compile(r"^(?:\[(?:rank|default)\d*\]:?\s?|\[\d+\]<stderr>:\s?|rank\d+:\s?)")
+# An exception line: `module.Name: message` or `Name: message` at column 0 (after a rank prefix).
+_EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|Failure))(?::\s?(.*))?$")
+
+
+@dataclass(frozen=True)
+class Signature:
+    name: str
+    code: str | None
+    pattern: re.Pattern[str]
+
+
+@lru_cache(maxsize=1)
+def signatures() -> tuple[Signature, ...]:
+    data = tomllib.loads(resources.files("analysis").joinpath("data/signatures.toml").read_text())
+    return tuple(Signature(s["name"], s["code"] or None, re.compile(s["pattern"])) for s in data["signature"])
+
+
+@lru_cache(maxsize=1)
+def prefilter_literals() -> tuple[str, ...]:
+    """Literals of which any line worth a closer look contains one (a cheap multi-literal search)."""
+    data = tomllib.loads(resources.files("analysis").joinpath("data/signatures.toml").read_text())
+    return tuple(data["prefilter"])
+
+
+def strip_prefix(line: str) -> str:
+    return _RANK_PREFIX.sub("", line.rstrip("\r\n"))
+
+
+def match_signature(text: str) -> Signature | None:
+    for sig in signatures():
+        if sig.pattern.search(text):
+            return sig
+    return None
+
+
+_UNIT = {"b": 1, "bytes": 1, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
+         "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12}
+_SIZE = r"([\d.]+)\s*(bytes|[KMGT]i?B|B)"
+_OOM_FIELDS = {
+    # PyTorch >= 2.1: "Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which
+    # 1.23 GiB is free. ... Of the allocated memory 75.10 GiB is allocated by PyTorch, and 1.20 GiB
+    # is reserved by PyTorch but unallocated."
+    "tried": rf"Tried to allocate {_SIZE}",
+    "capacity": rf"total capacity of {_SIZE}|{_SIZE} total capacity",
+    "free": rf"of which {_SIZE} is free|{_SIZE} free",
+    "in_use": rf"this process has {_SIZE} memory in use",
+    "allocated": rf"{_SIZE} is allocated by PyTorch|{_SIZE} already allocated",
+    "reserved_unallocated": rf"{_SIZE} is reserved by PyTorch but unallocated",
+    "reserved": rf"{_SIZE} reserved in total by PyTorch",
+    "cpu_tried": r"you tried to allocate (\d+) bytes",
+}
+
+
+def parse_sizes(text: str) -> dict[str, float]:
+    """The byte counts in an out-of-memory message, under stable names."""
+    out: dict[str, float] = {}
+    for key, pattern in _OOM_FIELDS.items():
+        m = re.search(pattern, text)
+        if not m:
+            continue
+        groups = [g for g in m.groups() if g is not None]
+        if key == "cpu_tried":
+            out["tried"] = float(groups[0])
+        elif len(groups) >= 2:
+            out[key] = float(groups[0]) * _UNIT[groups[1].lower()]
+    gpu = re.search(r"GPU (\d+)", text)
+    if gpu:
+        out["gpu"] = int(gpu.group(1))
+    return out
+
+
+def build_event(artifact: str, line_no: int, lines: list[str]) -> tuple[Event | None, int]:
+    """The event that starts at `lines[0]` (line `line_no` of the artifact) and how many lines it
+    spans: a whole traceback when one starts there, else the single line."""
+    first = strip_prefix(lines[0])
+    if TRACEBACK_START in first:
+        block, exc_line, j = [first], None, 1
+        while j < len(lines) and j < 400:
+            text = strip_prefix(lines[j])
+            block.append(text)
+            j += 1
+            if text and not text[0].isspace() and _EXC_LINE.match(text):
+                exc_line = text
+                break
+        if exc_line is None:
+            exc_line = block[-1] if len(block) > 1 else first
+        sig = match_signature("\n".join(block))
+        event = Event(signature=sig.name if sig else "traceback", code=sig.code if sig else None,
+                      artifact=artifact, line=line_no + block.index(exc_line), text=exc_line.strip(),
+                      context=block[-40:], fields=_fields(sig, "\n".join(block)))
+        event.fields["frames"] = _frames(block)
+        return event, j
+    sig = match_signature(first)
+    if sig is None:
+        m = _EXC_LINE.match(first.strip())
+        if not m or m.group(1).endswith("Warning") and "Warning:" not in first:
+            return None, 1
+        if m.group(1).endswith("Warning"):
+            return Event("warning", None, artifact, line_no, first.strip()[:500]), 1
+        return Event("error", None, artifact, line_no, first.strip()[:500]), 1
+    return Event(sig.name, sig.code, artifact, line_no, first.strip()[:500], fields=_fields(sig, first)), 1
+
+
+def _fields(sig: Signature | None, text: str) -> dict:
+    if sig is not None and sig.code == "out_of_memory":
+        return parse_sizes(text)
+    return {}
+
+
+_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (.+)$')
+
+
+def _frames(block: list[str]) -> list[dict]:
+    frames = []
+    for i, text in enumerate(block):
+        m = _FRAME.match(text)
+        if m:
+            code = block[i + 1].strip() if i + 1 < len(block) and not _FRAME.match(block[i + 1]) else ""
+            frames.append({"file": m.group(1), "line": int(m.group(2)), "func": m.group(3), "code": code})
+    return frames
+
+
+def fold(events: list[Event]) -> list[Event]:
+    """Repeated warnings with the same signature and text fold into the first, with a count."""
+    out: list[Event] = []
+    seen: dict[tuple[str, str, str], Event] = {}
+    for e in events:
+        if e.signature == "traceback" or e.context:
+            out.append(e)
+            continue
+        key = (e.artifact, e.signature, re.sub(r"\d+", "#", e.text))
+        if key in seen:
+            seen[key].count += 1
+            seen[key].fields["last_line"] = e.line
+        else:
+            seen[key] = e
+            out.append(e)
+    return out

@@ -1,0 +1,132 @@
+"""The engine's data model: what a run holds and what a diagnosis says.
+
+A `Diagnosis` serialises to exactly the JSON document of DESIGN.md (`to_dict`); every renderer is a
+pure function of it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SEVERITIES = ("critical", "high", "medium", "low", "info")
+
+CODES = (
+    "lr_too_high", "lr_too_low", "exploding_gradients", "vanishing_gradients",
+    "numerical_instability", "dead_relu", "mode_collapse", "architecture_imbalance",
+    "overfitting", "no_parameter_updates", "data_pipeline_bug", "zero_variance",
+    "out_of_memory", "loss_spikes", "distributed_failure", "dataloader_failure", "healthy",
+)
+
+KINDS = ("metrics", "log", "checkpoint", "config", "code", "samples", "traceback", "unknown")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One located fact: the text, the artifact it comes from, and where in it (line or step)."""
+
+    text: str
+    artifact: str
+    locator: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"text": self.text, "artifact": self.artifact, "locator": self.locator}
+
+
+@dataclass
+class Finding:
+    """What one analyzer concluded. Ranking merges findings into root causes."""
+
+    code: str
+    issue: str
+    severity: str
+    confidence: float
+    evidence: list[Evidence]
+    fix: str
+    expected_impact: str = ""
+    patch: str | None = None
+    analyzer: str = ""
+    onset_step: float | None = None
+    quick_fix: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.code not in CODES:
+            raise ValueError(f"unknown root-cause code {self.code!r}")
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"unknown severity {self.severity!r}")
+        self.confidence = round(min(max(float(self.confidence), 0.0), 1.0), 2)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "issue": self.issue,
+            "severity": self.severity,
+            "confidence": self.confidence,
+            "evidence": [e.to_dict() for e in self.evidence],
+            "fix": self.fix,
+            "expected_impact": self.expected_impact,
+            "patch": self.patch,
+        }
+
+
+@dataclass
+class Artifact:
+    """A file of the run, classified. `problem` says why it could not be (fully) read."""
+
+    path: str
+    kind: str
+    format: str
+    size: int = 0
+    skipped_lines: int = 0
+    problem: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": self.path, "kind": self.kind, "format": self.format}
+        if self.skipped_lines:
+            out["skipped_lines"] = self.skipped_lines
+        if self.problem:
+            out["problem"] = self.problem
+        return out
+
+
+@dataclass
+class Event:
+    """A traceback, warning or error found in a log, matched against the signature table."""
+
+    signature: str            # name of the matching signature, or "traceback" for any other crash
+    code: str | None          # root-cause code the signature points to, if any
+    artifact: str
+    line: int
+    text: str                 # the line that matched
+    context: list[str] = field(default_factory=list)   # the traceback around it
+    fields: dict[str, Any] = field(default_factory=dict)
+    count: int = 1            # repeated warnings are folded into one event
+
+    @property
+    def locator(self) -> str:
+        return f"line {self.line}"
+
+
+@dataclass
+class Diagnosis:
+    status: str
+    run: dict[str, Any]
+    symptoms: list[str]
+    root_causes: list[Finding]
+    quick_fixes: list[str] = field(default_factory=list)
+    missing_artifacts: list[str] = field(default_factory=list)
+    questions: list[str] = field(default_factory=list)
+    analysis_artifacts: dict[str, str] = field(default_factory=dict)
+    engine: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "run": self.run,
+            "symptoms": list(self.symptoms),
+            "root_causes": [c.to_dict() for c in self.root_causes],
+            "quick_fixes": list(self.quick_fixes),
+            "missing_artifacts": list(self.missing_artifacts),
+            "questions": list(self.questions),
+            "analysis_artifacts": dict(self.analysis_artifacts),
+            "engine": dict(self.engine),
+        }

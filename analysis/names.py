@@ -1,0 +1,38 @@
+"""Canonical metric names (`train/loss`, `loss`, `training_loss` -> `train_loss`), from a data file."""
+from __future__ import annotations
+
+import re
+import tomllib
+from functools import lru_cache
+from importlib import resources
+
+
+@lru_cache(maxsize=1)
+def _table() -> tuple[dict[str, str], list[tuple[re.Pattern[str], str]]]:
+    data = tomllib.loads(resources.files("analysis").joinpath("data/metric_names.toml").read_text())
+    aliases = {raw: canon for canon, raws in data["aliases"].items() for raw in raws}
+    rules = [(re.compile(pattern), template) for pattern, template in data["rules"]["ordered"]]
+    return aliases, rules
+
+
+def normalise(raw: str) -> str:
+    return raw.strip().strip("'\"").strip().lower().replace("-", "_").replace(" ", "_")
+
+
+@lru_cache(maxsize=4096)
+def canonical(raw: str) -> str:
+    """The canonical name of a raw metric name; unknown names keep their normalised form."""
+    name = normalise(raw)
+    aliases, rules = _table()
+    if name in aliases:
+        return aliases[name]
+    for pattern, template in rules:
+        m = pattern.match(name)
+        if m:
+            out = template.replace("{1}", m.group(1)) if m.groups() else template
+            return aliases.get(out, out)
+    return name
+
+
+STEP_COLUMNS = ("step", "global_step", "_step", "iter", "iteration", "trainer/global_step", "it", "steps")
+

@@ -1,0 +1,42 @@
+"""A run as the analyzers see it: every artifact, parsed."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analysis.ingest.checkpoints import Checkpoint
+from analysis.ingest.configs import CodeFile, ConfigFile
+from analysis.ingest.samples import Samples
+from analysis.metrics import MetricTable
+from analysis.model import Artifact, Event
+
+
+@dataclass
+class Run:
+    root: Path
+    source: str
+    id: str
+    artifacts: list[Artifact] = field(default_factory=list)
+    metrics: MetricTable = field(default_factory=MetricTable)
+    events: list[Event] = field(default_factory=list)
+    configs: list[ConfigFile] = field(default_factory=list)
+    code: list[CodeFile] = field(default_factory=list)
+    checkpoints: list[Checkpoint] = field(default_factory=list)
+    samples: list[Samples] = field(default_factory=list)
+    params: dict[str, object] = field(default_factory=dict)
+    log_lines: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def usable(self) -> list[Artifact]:
+        return [a for a in self.artifacts if not a.problem and a.kind != "unknown"]
+
+    def config_value(self, *names: str):
+        """(config, key, value) of the first config that sets one of `names`, else None."""
+        for cfg in self.configs:
+            hit = cfg.find(*names)
+            if hit:
+                return cfg, hit[0], hit[1]
+        return None
+
+    def loaded_checkpoints(self) -> list[Checkpoint]:
+        return [c for c in self.checkpoints if c.tensors and not c.problem]

@@ -1,0 +1,121 @@
+"""Shape detection on one metric series: onset of divergence, first non-finite value, isolated
+spikes, geometric growth, flatness. Pure numpy; thresholds are arguments with documented defaults."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def rolling_median(x: np.ndarray, window: int) -> np.ndarray:
+    if window <= 1 or len(x) < 3:
+        return x.copy()
+    w = min(window, len(x))
+    pad = w // 2
+    xp = np.pad(x, (pad, w - 1 - pad), mode="edge")
+    view = np.lib.stride_tricks.sliding_window_view(xp, w)
+    return np.median(view, axis=1)
+
+
+def first_nonfinite(values: np.ndarray) -> int | None:
+    bad = np.flatnonzero(~np.isfinite(values))
+    return int(bad[0]) if len(bad) else None
+
+
+@dataclass
+class Divergence:
+    best: int          # index of the best (lowest smoothed) value before the rise
+    onset: int         # first index where the rise is established
+    peak: int          # highest value after the onset
+    rise: float        # relative rise of the smoothed curve from best to peak
+
+
+def divergence(values: np.ndarray, *, min_points: int = 12, min_rise: float = 0.15,
+               sustain: int = 3, min_drop: float = 0.05) -> Divergence | None:
+    """A loss that first falls (by `min_drop` of its start) and then rises by `min_rise` above its
+    best smoothed value, staying up for `sustain` smoothed points. Values past the first non-finite
+    one are ignored (that is the NaN analyzer's concern)."""
+    end = first_nonfinite(values)
+    v = values[:end] if end is not None else values
+    if len(v) < min_points:
+        return None
+    sm = rolling_median(v, max(3, len(v) // 40))
+    running_min = np.minimum.accumulate(sm)
+    start = sm[: max(3, len(sm) // 20)].mean()
+    scale = max(abs(start - running_min[-1]), 1e-12)
+    above = sm > running_min + np.maximum(min_rise * np.abs(running_min), 0.5 * scale * min_rise)
+    for i in range(len(sm)):
+        if not above[i]:
+            continue
+        if i + sustain > len(sm) or not above[i: i + sustain].all():
+            continue
+        best = int(np.argmin(sm[: i + 1]))
+        if start - sm[best] < min_drop * abs(start):
+            return None      # it never learned: not a divergence after a good start
+        # onset: the first point after the best where the curve leaves its floor for good
+        floor = sm[best] + 0.25 * (sm[i] - sm[best])
+        onset = best + int(np.argmax(sm[best: i + 1] > floor))
+        peak = i + int(np.argmax(np.where(np.isfinite(v[i:]), v[i:], -np.inf)))
+        rise = float((sm[peak] - sm[best]) / max(abs(sm[best]), 1e-12))
+        return Divergence(best, onset, peak, rise)
+    return None
+
+
+def spikes(values: np.ndarray, *, z: float = 6.0, window: int = 21, recover: int = 5) -> list[int]:
+    """Indices of isolated spikes: a point more than `z` robust deviations above the rolling median
+    whose neighbourhood returns to the median within `recover` points."""
+    finite = np.isfinite(values)
+    if finite.sum() < window:
+        return []
+    v = np.where(finite, values, np.nan)
+    v = np.where(np.isnan(v), np.nanmedian(v), v)
+    med = rolling_median(v, window)
+    resid = v - med
+    mad = np.median(np.abs(resid)) * 1.4826 + 1e-12
+    hits = np.flatnonzero(resid > z * mad)
+    out = []
+    for i in hits:
+        after = resid[i + 1: i + 1 + recover]
+        if len(after) and (after < 0.5 * resid[i]).any() and (not out or i - out[-1] > 1):
+            out.append(int(i))
+    return out
+
+
+@dataclass
+class Growth:
+    start: int
+    end: int
+    factor: float        # end value / start value (smoothed)
+    monotone: float      # fraction of smoothed steps that rise
+
+
+def geometric_growth(values: np.ndarray, *, min_factor: float = 100.0, min_points: int = 8) -> Growth | None:
+    """Growth by `min_factor` or more, mostly monotone on a log scale, ending at the last finite
+    value (or the series end): the signature of gradients exploding."""
+    end = first_nonfinite(values)
+    v = values[:end] if end is not None else values
+    v = v[np.isfinite(v)]
+    if len(v) < min_points:
+        return None
+    lv = np.log10(np.maximum(v, 1e-30))
+    sm = rolling_median(lv, max(3, len(v) // 30))
+    hi = len(sm) - 1
+    lo = int(np.argmin(sm[: hi + 1]))
+    factor = float(10 ** (sm[hi] - sm[lo]))
+    if factor < min_factor or hi - lo < min_points // 2:
+        return None
+    seg = np.diff(sm[lo: hi + 1])
+    monotone = float((seg >= 0).mean()) if len(seg) else 0.0
+    if monotone < 0.6:
+        return None
+    return Growth(lo, hi, factor, monotone)
+
+
+def relative_change(values: np.ndarray) -> float:
+    """(first tenth mean - last tenth mean) / |first tenth mean|: how much a loss fell."""
+    v = values[np.isfinite(values)]
+    if len(v) < 4:
+        return 0.0
+    k = max(1, len(v) // 10)
+    a, b = v[:k].mean(), v[-k:].mean()
+    return float((a - b) / max(abs(a), 1e-12))

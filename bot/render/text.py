@@ -1,0 +1,63 @@
+"""The terminal report (rich; colour only when the stream is a TTY)."""
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from bot.render.common import STATUS_LINE, artifact_problems, where
+
+_STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan", "info": "green"}
+
+
+def render_text(doc: dict, *, color: bool = False, width: int = 100) -> str:
+    buf = io.StringIO()
+    con = Console(file=buf, force_terminal=color, no_color=not color, width=width, highlight=False)
+    run = doc["run"]
+    con.print(f"[bold]mltd[/bold] · run {escape(run['id'])} · {len(run['artifacts'])} artifact(s) · "
+              f"[bold]{STATUS_LINE[doc['status']]}[/bold]")
+    if doc["symptoms"]:
+        con.print("Symptoms: " + escape("; ".join(doc["symptoms"])))
+    causes = doc["root_causes"]
+    if causes:
+        table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+        for col in ("#", "code", "severity", "conf.", "issue"):
+            table.add_column(col, overflow="fold")
+        for i, c in enumerate(causes, 1):
+            table.add_row(str(i), c["code"], f"[{_STYLE[c['severity']]}]{c['severity']}[/]", f"{c['confidence']:.2f}",
+                          escape(c["issue"]))
+        con.print()
+        con.print(table)
+    for i, c in enumerate(causes, 1):
+        con.print()
+        con.print(f"[bold]{i}. {escape(c['issue'])}[/bold] [{_STYLE[c['severity']]}]({c['code']}, {c['severity']}, "
+                  f"confidence {c['confidence']:.2f})[/]")
+        for ev in c["evidence"]:
+            con.print(f"   • {escape(ev['text'])}  [dim]— {escape(where(ev))}[/dim]")
+        con.print(f"   Fix: {escape(c['fix'])}")
+        if c.get("expected_impact"):
+            con.print(f"   Expected: {escape(c['expected_impact'])}")
+        if c.get("patch"):
+            con.print("   Suggested patch (not applied):")
+            for line in c["patch"].splitlines():
+                style = "green" if line.startswith("+") else "red" if line.startswith("-") else "dim"
+                con.print(f"     [{style}]{escape(line)}[/]")
+    if doc["quick_fixes"]:
+        con.print()
+        con.print("Quick fixes: " + escape("; ".join(doc["quick_fixes"])))
+    problems = artifact_problems(doc)
+    if problems:
+        con.print()
+        con.print("[bold]Artifacts with problems[/bold]")
+        for p in problems:
+            con.print(f"   • {escape(p)}")
+    if doc["missing_artifacts"]:
+        con.print()
+        con.print("[bold]Would settle it[/bold]: " + escape("; ".join(doc["missing_artifacts"])))
+    for q in doc["questions"]:
+        con.print(f"? {escape(q)}")
+    for key, path in doc["analysis_artifacts"].items():
+        con.print(f"[dim]{key}: {escape(path)}[/dim]")
+    return buf.getvalue()
