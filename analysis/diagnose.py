@@ -83,14 +83,12 @@ def diagnose(path: str | Path, symptoms: list[str] | tuple[str, ...] = (), *, so
     elif not run.usable():
         status = "needs_more_data"
         questions.append("None of the files could be read (see the artifact list): can you share the raw training log?")
+    elif not any(c.severity in ("critical", "high", "medium") for c in causes) and (healthy := _healthy(run)):
+        causes, status = [healthy] + causes, "no_failure_found"     # minor notes stay below it
     elif not causes:
-        healthy = _healthy(run)
-        if healthy is not None:
-            causes, status = [healthy], "no_failure_found"
-        else:
-            status = "needs_more_data"
-            questions.append("Nothing in these artifacts shows a fault or a healthy loss curve: what symptom did you see, "
-                             "and at which step?")
+        status = "needs_more_data"
+        questions.append("Nothing in these artifacts shows a fault or a healthy loss curve: what symptom did you see, "
+                         "and at which step?")
     elif causes[0].confidence >= CONFIDENT:
         status = "diagnosis_complete"
     else:

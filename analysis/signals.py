@@ -61,9 +61,12 @@ def divergence(values: np.ndarray, *, min_points: int = 12, min_rise: float = 0.
     return None
 
 
-def spikes(values: np.ndarray, *, z: float = 6.0, window: int = 21, recover: int = 5) -> list[int]:
-    """Indices of isolated spikes: a point more than `z` robust deviations above the rolling median
-    whose neighbourhood returns to the median within `recover` points."""
+def spikes(values: np.ndarray, *, z: float = 6.0, window: int = 21, recover: int = 5,
+           min_ratio: float = 1.5) -> list[int]:
+    """Indices of isolated spikes: a point more than `z` robust deviations and `min_ratio` times
+    above the rolling median whose neighbourhood returns to the median within `recover` points.
+    A spike must also rise by 5% of the starting level, so that noise on a converged, near-zero
+    loss is not a spike. The first 5% of points (the steep early descent) are not searched."""
     finite = np.isfinite(values)
     if finite.sum() < window:
         return []
@@ -72,9 +75,13 @@ def spikes(values: np.ndarray, *, z: float = 6.0, window: int = 21, recover: int
     med = rolling_median(v, window)
     resid = v - med
     mad = np.median(np.abs(resid)) * 1.4826 + 1e-12
-    hits = np.flatnonzero(resid > z * mad)
+    level = float(np.median(v[: max(3, len(v) // 10)]))
+    big = (resid > z * mad) & (v > min_ratio * np.abs(med)) & (resid > 0.05 * abs(level))
+    hits = np.flatnonzero(big)
     out = []
     for i in hits:
+        if i < max(3, len(v) // 20):
+            continue
         after = resid[i + 1: i + 1 + recover]
         if len(after) and (after < 0.5 * resid[i]).any() and (not out or i - out[-1] > 1):
             out.append(int(i))
@@ -94,15 +101,18 @@ def geometric_growth(values: np.ndarray, *, min_factor: float = 100.0, min_point
     value (or the series end): the signature of gradients exploding."""
     end = first_nonfinite(values)
     v = values[:end] if end is not None else values
-    v = v[np.isfinite(v)]
+    v = v[np.isfinite(v) & (v > 0)]     # a norm printed as 0.000 is rounding, not a value
     if len(v) < min_points:
         return None
-    lv = np.log10(np.maximum(v, 1e-30))
+    lv = np.log10(v)
     sm = rolling_median(lv, max(3, len(v) // 30))
     hi = len(sm) - 1
     lo = int(np.argmin(sm[: hi + 1]))
     factor = float(10 ** (sm[hi] - sm[lo]))
     if factor < min_factor or hi - lo < min_points // 2:
+        return None
+    early = float(np.median(lv[: max(3, len(lv) // 5)]))
+    if sm[hi] < early + 1.0:       # it must end well above where training started, not just recover
         return None
     seg = np.diff(sm[lo: hi + 1])
     monotone = float((seg >= 0).mean()) if len(seg) else 0.0

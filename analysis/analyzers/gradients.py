@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.analyzers.common import point
+from analysis.analyzers.common import index_at_or_after, index_at_or_before, point, train_loss
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.patches import insert_code_before, set_config_value
@@ -54,6 +54,8 @@ def analyze(run: Run) -> list[Finding]:
                                analyzer=NAME, quick_fix="Check requires_grad and the optimizer's parameters"))
             return out
         growth = geometric_growth(v)
+        if growth is not None and not _runaway(run, g, growth):
+            growth = None
         if growth is not None:
             idx = np.flatnonzero(np.isfinite(v))
             a, b = int(idx[growth.start]), int(idx[growth.end])
@@ -82,6 +84,23 @@ def analyze(run: Run) -> list[Finding]:
                     onset_step=float(g.steps[i]), quick_fix="Enable gradient clipping"))
     out += _vanishing(run)
     return out
+
+
+def _runaway(run: Run, g, growth) -> bool:
+    """Growth is only a fault if it ends in Inf/NaN or the loss got worse over it: gradients also
+    grow by orders of magnitude early in healthy training, while the loss falls."""
+    if first_nonfinite(g.values) is not None:
+        return True
+    loss = train_loss(run)
+    if loss is None:
+        return growth.factor >= 1e4
+    i = index_at_or_after(loss, float(g.steps[growth.start]))
+    j = index_at_or_before(loss, float(g.steps[growth.end]))
+    if i is None or j is None or j <= i:
+        return False
+    a, b = loss.values[i], loss.values[j]
+    start = float(np.nanmedian(loss.values[: max(3, len(loss) // 10)]))
+    return not np.isfinite(b) or (b > 1.1 * a and b - a > 0.05 * abs(start))
 
 
 def _vanishing(run: Run) -> list[Finding]:

@@ -7,12 +7,14 @@ too low = under 1e-6 with the loss moving less than 5%.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from analysis.analyzers.common import index_at_or_after, train_loss
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
-from analysis.patches import set_config_value
+from analysis.patches import format_value, replace_in_config
 from analysis.run import Run
 from analysis.signals import divergence, first_nonfinite, relative_change
 
@@ -36,27 +38,23 @@ def _onset(run: Run) -> tuple[float | None, str]:
     return min(candidates) if candidates else (None, "")
 
 
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")
+_LR_WORD = re.compile(r"\b(?:lr|learning_rate|base_lr|max_lr|peak_lr)\b", re.I)
+
+
 def _config_patch_for_jump(run: Run, before: float, after: float) -> tuple[str | None, list[Evidence], str]:
-    """Find the config value that equals the post-jump LR and lower it to 3x the pre-jump LR."""
+    """The config line that sets the post-jump LR (an lr key holding that number, at any depth),
+    with a patch lowering it to 3x the pre-jump LR."""
     target = min(after, 3 * before)
     for cfg in run.configs:
-        for key, value in cfg.values.items():
-            vals = value if isinstance(value, list) else [value]
-            for item in vals:
-                nums = item if isinstance(item, list) else [item]
-                for x in nums:
-                    if isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 and abs(x - after) <= 1e-6 + 1e-3 * after:
-                        line = cfg.lines.get(key)
-                        ev = [Evidence(f"{key} sets {fmt(after)}", cfg.artifact, f"line {line}" if line else "key " + key)]
-                        if isinstance(value, (int, float)):
-                            return set_config_value(cfg, key, target), ev, key
-                        from analysis.patches import format_value, replace_in_config
-                        if line:
-                            text_line = cfg.text.splitlines()[line - 1] if line <= len(cfg.text.splitlines()) else ""
-                            for token in (repr(x), str(x), f"{x:g}", f"{x:.1e}", f"{x:e}"):
-                                if token in text_line:
-                                    return replace_in_config(cfg, line, token, format_value(target)), ev, key
-                        return None, ev, key
+        for n, line in enumerate(cfg.text.splitlines(), start=1):
+            if not _LR_WORD.search(line):
+                continue
+            for m in _NUMBER.finditer(line):
+                x = float(m.group())
+                if x > 0 and abs(x - after) <= 1e-6 + 1e-3 * after:
+                    ev = [Evidence(f"{line.strip()} sets the LR that the run switched to", cfg.artifact, f"line {n}")]
+                    return replace_in_config(cfg, n, m.group(), format_value(target)), ev, line.strip()
     return None, [], ""
 
 
@@ -90,9 +88,12 @@ def analyze(run: Run) -> list[Finding]:
                 if loss is not None:
                     j = index_at_or_after(loss, onset)
                     if j is not None:
-                        ev.append(Evidence(f"loss {how} at {loss.step_kind} {fmt_step(loss.steps[j])}, "
-                                           f"{fmt_step(loss.steps[j] - lr.steps[i])} steps after the jump "
-                                           f"(loss {fmt(float(loss.values[j]))})", loss.artifact, loss.locator(j)))
+                        peak = j + int(np.argmax(np.where(np.isfinite(loss.values[j:]), loss.values[j:], np.inf)))
+                        ev.append(Evidence(f"loss {how} from {loss.step_kind} {fmt_step(loss.steps[j])}, "
+                                           f"{fmt_step(loss.steps[j] - lr.steps[i])} steps after the jump: "
+                                           f"{fmt(float(loss.values[j]))} -> {fmt(float(loss.values[peak]))} at "
+                                           f"{loss.step_kind} {fmt_step(loss.steps[peak])}", loss.artifact,
+                                           loss.span_locator(j, peak)))
                         k = max(0, j - 1)
                         while k > 0 and loss.steps[k] > lr.steps[i]:
                             k -= 1
@@ -109,7 +110,9 @@ def analyze(run: Run) -> list[Finding]:
         if onset is not None and ramp_end == 0 and run.config_value(*WARMUP_KEYS) is None and loss is not None:
             first = float(loss.steps[0])
             last = float(loss.steps[-1])
-            if onset - first <= 0.1 * max(last - first, 1.0) and float(v[0]) >= 1e-3:
+            early = onset - first <= 0.1 * max(last - first, 1.0)
+            learned_first = np.isfinite(loss.values[:3]).all() and onset > first
+            if early and learned_first and float(v[0]) >= 1e-3:
                 out.append(Finding("lr_too_high", f"Loss {how} at {loss.step_kind} {fmt_step(onset)}, early, with the full "
                                    f"learning rate {fmt(float(v[0]))} from the first step (no warm-up)", "high", 0.7,
                                    [Evidence(f"lr {fmt(float(v[0]))} at the first logged step", lr.artifact, lr.locator(0))],

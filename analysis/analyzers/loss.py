@@ -34,19 +34,33 @@ def analyze(run: Run) -> list[Finding]:
         if prev is not None:
             ev.append(point(s, prev, "last finite loss"))
         n_bad = int((~np.isfinite(v[bad:])).sum())
+        conf, patch = 0.7, None
+        calm = _calm_gradients(run, float(s.steps[bad]))
+        if calm is not None:
+            ev.append(calm)
+            conf += 0.1
+        half = _half_precision(run)
+        if half:
+            ev += half[0]
+            patch = half[1]
+            conf += 0.1
         out.append(Finding(
             "numerical_instability", f"Loss became {fmt(float(v[bad]))} at {s.step_kind} {fmt_step(s.steps[bad])}"
-            + (f" and stayed non-finite for {n_bad} of the next {len(v) - bad} values" if n_bad > 1 else ""),
-            "critical", 0.7, ev,
-            fix="Find the first op that overflows: run a few steps with torch.autograd.set_detect_anomaly(True); "
+            + (f" and stayed non-finite for {n_bad} of the next {len(v) - bad} values" if n_bad > 1 else "")
+            + (" with no gradient blow-up before it" if calm is not None else ""),
+            "critical", conf, ev, patch=patch,
+            fix=("Train in bf16 (same range as fp32) instead of fp16, or keep fp16 with a GradScaler and compute "
+                 "exp/softmax/normalisations in fp32 (subtract the max before exp)") if half else
+                "Find the first op that overflows: run a few steps with torch.autograd.set_detect_anomaly(True); "
                 "compute the loss in fp32 and add an eps to logs and divisions",
             expected_impact="training continues past the step where the loss turned NaN",
             analyzer=NAME, onset_step=float(s.steps[bad]), quick_fix="Guard the loss against NaN/Inf"))
     d = divergence(v)
     if d is not None:
-        ev = [point(s, d.best, "best loss"),
-              Evidence(f"loss rose from {fmt(float(v[d.best]))} to {fmt(float(v[d.peak]))} "
-                       f"(+{d.rise * 100:.0f}%) between {s.step_kind}s {fmt_step(s.steps[d.onset])} and {fmt_step(s.steps[d.peak])}",
+        rise = f"+{d.rise * 100:.0f}%" if d.rise < 10 else f"{d.rise + 1:,.0f}x"
+        ev = [point(s, int(np.nanargmin(v[: d.onset + 1])), "lowest loss"),
+              Evidence(f"loss rose from {fmt(float(v[d.onset]))} at {s.step_kind} {fmt_step(s.steps[d.onset])} to "
+                       f"{fmt(float(v[d.peak]))} at {s.step_kind} {fmt_step(s.steps[d.peak])} ({rise} over its smoothed best)",
                        s.artifact, s.span_locator(d.onset, d.peak))]
         out.append(Finding(
             "lr_too_high", f"Loss diverged at {s.step_kind} {fmt_step(s.steps[d.onset])} after falling to {fmt(float(v[d.best]))}",
@@ -68,6 +82,46 @@ def analyze(run: Run) -> list[Finding]:
     out += _plateau(run, s)
     out += _overfitting(run, s)
     return out
+
+
+def _calm_gradients(run: Run, step: float) -> Evidence | None:
+    """Evidence that grad_norm stayed within 10x of its median up to `step`: the NaN came from a
+    forward overflow, not from gradients growing."""
+    g = run.metrics.get("grad_norm")
+    if g is None:
+        return None
+    before = g.values[g.steps < step]
+    before = before[np.isfinite(before)]
+    if len(before) < 3:
+        return None
+    med = float(np.median(before))
+    if before.max() > 10 * max(med, 1e-12):
+        return None
+    return Evidence(f"grad_norm stayed between {fmt(float(before.min()))} and {fmt(float(before.max()))} "
+                    f"until then (median {fmt(med)})", g.artifact, g.span_locator(0, int(np.searchsorted(g.steps, step)) - 1))
+
+
+def _half_precision(run: Run) -> tuple[list[Evidence], str | None] | None:
+    """Evidence that the run computes in fp16, and a patch to use bf16 instead."""
+    from analysis.patches import set_config_value
+    hit = run.config_value("fp16", "half", "use_fp16", "amp_fp16")
+    ev, patch = [], None
+    if hit and hit[2] is True:
+        cfg, key, _ = hit
+        ev.append(Evidence(f"{key} = true: float16 has a range of +-65504", cfg.artifact, f"line {cfg.lines.get(key, 1)}"))
+        patch = set_config_value(cfg, key, "false") if cfg.format != "json" else _json_bool_patch(cfg, key)
+    for code in run.code:
+        ln = code.first_line("half", "float16")
+        if ln:
+            ev.append(Evidence(code.text.splitlines()[ln - 1].strip(), code.artifact, f"line {ln}"))
+            break
+    return (ev, patch) if ev else None
+
+
+def _json_bool_patch(cfg, key: str) -> str | None:
+    from analysis.patches import replace_in_config
+    line = cfg.lines.get(key)
+    return replace_in_config(cfg, line, "true", "false") if line else None
 
 
 def _plateau(run: Run, s) -> list[Finding]:

@@ -1,0 +1,3 @@
+from tests.scenarios import main
+
+main()

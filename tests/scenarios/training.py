@@ -1,0 +1,234 @@
+"""Tiny CPU training loops. Each scenario runs one of these for real and writes what the real tools
+write; the source of the loop that ran is saved beside the run as its training code."""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+
+def seed_all(seed: int) -> None:
+    torch.manual_seed(seed)
+    torch.use_deterministic_algorithms(True)
+
+
+def blobs(n: int, dim: int, classes: int, seed: int, scale: float = 1.0):
+    g = torch.Generator().manual_seed(seed)
+    centers = torch.randn(classes, dim, generator=g) * 2.0
+    y = torch.randint(0, classes, (n,), generator=g)
+    x = (centers[y] + torch.randn(n, dim, generator=g)) * scale
+    return x, y
+
+
+def grad_norm(model: nn.Module) -> float:
+    total = 0.0
+    for p in model.parameters():
+        if p.grad is not None:
+            total += float(p.grad.detach().pow(2).sum())
+    return math.sqrt(total)
+
+
+def train_mlp(cfg: dict, on_step) -> nn.Module:
+    """SGD on an MLP; the learning rate follows cfg["schedule"]: [[first_epoch, lr], ...]."""
+    seed_all(cfg["seed"])
+    x, y = blobs(cfg["samples"], cfg["dim"], cfg["classes"], cfg["seed"])
+    model = nn.Sequential(nn.Linear(cfg["dim"], cfg["hidden"]), nn.ReLU(), nn.Linear(cfg["hidden"], cfg["classes"]))
+    opt = torch.optim.SGD(model.parameters(), lr=cfg["schedule"][0][1], momentum=0.9)
+    bs = cfg["batch_size"]
+    step = 0
+    for epoch in range(cfg["epochs"]):
+        for first_epoch, lr in cfg["schedule"]:
+            if epoch >= first_epoch:
+                for group in opt.param_groups:
+                    group["lr"] = lr
+        perm = torch.randperm(len(x))
+        for i in range(0, len(x) - bs + 1, bs):
+            idx = perm[i:i + bs]
+            loss = nn.functional.cross_entropy(model(x[idx]), y[idx])
+            opt.zero_grad()
+            loss.backward()
+            gn = grad_norm(model)
+            opt.step()
+            step += 1
+            on_step(step=step, epoch=epoch, loss=float(loss), lr=opt.param_groups[0]["lr"], grad_norm=gn)
+    return model
+
+
+class HalfHidden(nn.Module):
+    """Gated MLP; the gate runs in half precision."""
+
+    def __init__(self, dim: int, hidden: int, classes: int) -> None:
+        super().__init__()
+        self.inp = nn.Linear(dim, hidden)
+        self.out = nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        a = self.inp(x).half()
+        w = a.exp()
+        w = w / w.sum(-1, keepdim=True)
+        return self.out((w * a).float())
+
+
+def train_half(cfg: dict, on_step) -> nn.Module:
+    """AdamW on HalfHidden over sensor features."""
+    seed_all(cfg["seed"])
+    x, y = blobs(cfg["samples"], cfg["dim"], cfg["classes"], cfg["seed"])
+    model = HalfHidden(cfg["dim"], cfg["hidden"], cfg["classes"])
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg["lr"])
+    bs = cfg["batch_size"]
+    step = 0
+    for epoch in range(cfg["epochs"]):
+        for i in range(0, len(x) - bs + 1, bs):
+            step += 1
+            xb = x[i:i + bs] * (cfg["units"] if step >= cfg["units_from"] else 1.0)
+            loss = nn.functional.cross_entropy(model(xb), y[i:i + bs])
+            opt.zero_grad()
+            loss.backward()
+            gn = grad_norm(model)
+            opt.step()
+            on_step(step=step, epoch=epoch + i / len(x), loss=float(loss), lr=cfg["lr"], grad_norm=gn)
+    return model
+
+
+class SmallCNN(nn.Module):
+    def __init__(self, classes: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(8, 16, 3, padding=1)
+        self.head = nn.Linear(16 * 2 * 2, classes)
+
+    def forward(self, x):
+        x = nn.functional.max_pool2d(torch.relu(self.conv1(x)), 2)
+        x = nn.functional.max_pool2d(torch.relu(self.conv2(x)), 2)
+        return self.head(x.flatten(1))
+
+
+def train_cnn(cfg: dict, on_step, on_eval) -> nn.Module:
+    seed_all(cfg["seed"])
+    x, y = blobs(cfg["samples"], 64, cfg["classes"], cfg["seed"])
+    x = x.view(-1, 1, 8, 8)
+    n_val = len(x) // 5
+    xv, yv, x, y = x[:n_val], y[:n_val], x[n_val:], y[n_val:]
+    model = SmallCNN(cfg["classes"])
+    opt = torch.optim.Adam(model.parameters(), lr=cfg["lr"])
+    total = cfg["epochs"] * (len(x) // cfg["batch_size"])
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=cfg["lr"], total_steps=total)
+    step = 0
+    for epoch in range(cfg["epochs"]):
+        perm = torch.randperm(len(x))
+        for i in range(0, len(x) - cfg["batch_size"] + 1, cfg["batch_size"]):
+            idx = perm[i:i + cfg["batch_size"]]
+            loss = nn.functional.cross_entropy(model(x[idx]), y[idx])
+            opt.zero_grad()
+            loss.backward()
+            gn = float(nn.utils.clip_grad_norm_(model.parameters(), cfg["max_grad_norm"]))
+            opt.step()
+            sched.step()
+            step += 1
+            on_step(step=step, epoch=epoch, loss=float(loss), lr=sched.get_last_lr()[0], grad_norm=gn)
+        with torch.no_grad():
+            on_eval(step=step, epoch=epoch, val_loss=float(nn.functional.cross_entropy(model(xv), yv)))
+    return model
+
+
+def eval_logits_buffer(cfg: dict) -> torch.Tensor:
+    """Preallocates the logits of one evaluation batch: batch x sequence x vocabulary."""
+    return torch.empty(cfg["eval_batch_size"], cfg["eval_seq_len"], cfg["vocab_size"])
+
+
+class TinyLM(nn.Module):
+    def __init__(self, vocab: int, d: int, ffn: int) -> None:
+        super().__init__()
+        self.tok_embeddings = nn.Embedding(vocab, d)
+        self.attn = nn.MultiheadAttention(d, 2, batch_first=True)
+        self.norm = nn.LayerNorm(d)
+        self.ffn = nn.Sequential(nn.Linear(d, ffn), nn.GELU(), nn.Linear(ffn, d))
+        self.lm_head = nn.Linear(d, vocab)
+
+    def forward(self, ids):
+        h = self.tok_embeddings(ids)
+        t = ids.shape[1]
+        mask = torch.triu(torch.ones(t, t, dtype=torch.bool), 1)
+        a, _ = self.attn(h, h, h, attn_mask=mask, need_weights=False)
+        h = self.norm(h + a)
+        return self.lm_head(h + self.ffn(h))
+
+
+def corpus(cfg: dict) -> torch.Tensor:
+    """Token stream where the separator token is the most frequent one."""
+    g = torch.Generator().manual_seed(cfg["seed"])
+    ids = torch.randint(0, cfg["vocab"], (cfg["tokens"],), generator=g)
+    sep = torch.rand(cfg["tokens"], generator=g) < cfg["sep_share"]
+    return torch.where(sep, torch.full_like(ids, cfg["sep_id"]), ids)
+
+
+def train_lm(cfg: dict, on_step, on_eval) -> TinyLM:
+    seed_all(cfg["seed"])
+    data = corpus(cfg)
+    model = TinyLM(cfg["vocab"], cfg["d_model"], cfg["ffn"])
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg["lr"])
+    step = 0
+    for epoch in range(cfg["epochs"]):
+        for i in range(0, len(data) - cfg["seq"] * cfg["batch_size"] - 1, cfg["seq"] * cfg["batch_size"]):
+            chunk = data[i:i + cfg["seq"] * cfg["batch_size"] + 1]
+            xb = chunk[:-1].view(cfg["batch_size"], cfg["seq"])
+            yb = chunk[1:].view(cfg["batch_size"], cfg["seq"])
+            loss = nn.functional.cross_entropy(model(xb).reshape(-1, cfg["vocab"]), yb.reshape(-1))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            step += 1
+            on_step(step=step, epoch=epoch, loss=float(loss))
+        on_eval(step=step, epoch=epoch, val_loss=float(loss))
+    return model
+
+
+def generate(model: TinyLM, prompt: list[int], n: int) -> list[int]:
+    ids = torch.tensor([prompt])
+    with torch.no_grad():
+        for _ in range(n):
+            nxt = model(ids)[0, -1].argmax()
+            ids = torch.cat([ids, nxt.view(1, 1)], dim=1)
+    return ids[0, len(prompt):].tolist()
+
+
+class PonderHead(nn.Module):
+    """Adaptive computation: per token, a halting probability decides how many steps it ponders."""
+
+    def __init__(self, d: int, max_steps: int) -> None:
+        super().__init__()
+        self.cell = nn.Linear(d, d)
+        self.halt = nn.Linear(d, 1)
+        self.max_steps = max_steps
+
+    def forward(self, h):
+        steps = []
+        for _ in range(self.max_steps):
+            h = torch.tanh(self.cell(h))
+            steps.append(torch.sigmoid(self.halt(h)))
+        p = torch.cat(steps, dim=-1)
+        halting_step = (p.cumsum(-1) < 0.99).sum(-1, keepdim=True).float()
+        return h, halting_step
+
+
+def train_act(cfg: dict, on_step) -> nn.Module:
+    seed_all(cfg["seed"])
+    x, y = blobs(cfg["samples"], cfg["dim"], cfg["classes"], cfg["seed"])
+    head = PonderHead(cfg["dim"], cfg["max_ponder"])
+    out = nn.Linear(cfg["dim"], cfg["classes"])
+    params = list(head.parameters()) + list(out.parameters())
+    opt = torch.optim.Adam(params, lr=cfg["lr"])
+    step = 0
+    for epoch in range(cfg["epochs"]):
+        for i in range(0, len(x) - cfg["batch_size"] + 1, cfg["batch_size"]):
+            h, halting = head(x[i:i + cfg["batch_size"]])
+            task = nn.functional.cross_entropy(out(h), y[i:i + cfg["batch_size"]])
+            spread = halting.var(dim=-1).mean()
+            loss = task - cfg["ponder_weight"] * spread
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            step += 1
+            on_step(step=step, epoch=epoch, loss=float(loss), lr=cfg["lr"], grad_norm=grad_norm(out))
+    return head
