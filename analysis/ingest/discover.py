@@ -76,7 +76,10 @@ def classify(path: Path, rel: str) -> tuple[str, str]:
     if _AUX_CKPT.match(name):
         return "checkpoint", "torch-aux"
     if suffix in _CKPT_EXT:
-        return "checkpoint", "lightning-ckpt" if suffix == ".ckpt" else "torch"
+        kind, fmt = _sniff(path)         # a .bin may be anything: trust the bytes, not the name
+        if kind == "checkpoint" and fmt != "safetensors":
+            return kind, "lightning-ckpt" if suffix == ".ckpt" else fmt
+        return kind, fmt
     if suffix == ".py":
         return "code", "python"
     if suffix == ".csv":
@@ -94,10 +97,7 @@ def classify(path: Path, rel: str) -> tuple[str, str]:
     if suffix in _LOG_EXT or suffix == "":
         if _SAMPLE_NAME.search(lower) and suffix in (".txt", ""):
             return "samples", "plain_text"
-        kind, fmt = _sniff(path)
-        if kind in ("log", "traceback", "config", "metrics", "checkpoint"):
-            return kind, fmt
-        return kind, fmt
+        return _sniff(path)
     return _sniff(path)
 
 

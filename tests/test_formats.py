@@ -1,0 +1,185 @@
+"""Metric tables, configs, code and checkpoints, in the layouts the real tools write."""
+import json
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import save_file
+
+from analysis.ingest import load_run
+from analysis.ingest.checkpoints import load_safetensors, load_torch, read_safetensors_header, unsafe_globals
+from analysis.ingest.configs import parse_code, parse_config
+from analysis.ingest.tables import parse_csv, parse_jsonl, parse_mlflow_run, parse_tensorboard, parse_trainer_state
+from analysis.names import canonical
+
+
+@pytest.mark.parametrize("raw,canon", [
+    ("loss", "train_loss"), ("train/loss", "train_loss"), ("training_loss", "train_loss"),
+    ("eval_loss", "val_loss"), ("val/loss", "val_loss"), ("total_norm", "grad_norm"),
+    ("learning_rate", "lr"), ("lr-AdamW", "lr"), ("grad_2.0_norm/fc1.weight", "grad_norm/fc1.weight"),
+    ("val/f1", "val_f1"),
+])
+def test_metric_names(raw, canon):
+    assert canonical(raw) == canon
+
+
+def _series(result):
+    return {s.name: s for s in result.series}
+
+
+def test_lightning_csv_with_gaps(tmp_path):
+    p = tmp_path / "metrics.csv"
+    p.write_text("epoch,step,train_loss_step,val_loss\n0,9,2.31,\n0,19,2.10,\n0,19,,2.20\n1,29,1.90,\n1,39,1.80,1.95\n"
+                 "1,40,1.7,1.9,extra,cells\n")
+    r = parse_csv(p, "metrics.csv")
+    s = _series(r)
+    assert s["train_loss"].values.tolist() == [2.31, 2.10, 1.90, 1.80]
+    assert s["train_loss"].lines.tolist() == [2, 3, 5, 6]
+    assert s["val_loss"].steps.tolist() == [19, 39]
+    assert r.skipped == 1
+
+
+def test_jsonl_with_any_column_names(tmp_path):
+    p = tmp_path / "metrics.jsonl"
+    p.write_text('{"_step": 0, "train/loss": 2.5, "optimizer": {"lr": 0.001}}\nnot json\n{"_step": 1, "train/loss": 2.4}\n')
+    r = parse_jsonl(p, "metrics.jsonl")
+    s = _series(r)
+    assert s["train_loss"].values.tolist() == [2.5, 2.4] and s["train_loss"].lines.tolist() == [1, 3]
+    assert s["lr"].values.tolist() == [0.001]
+    assert r.skipped == 1
+
+
+def test_hf_trainer_state(tmp_path):
+    state = {"global_step": 20, "log_history": [
+        {"epoch": 0.5, "grad_norm": 1.5, "learning_rate": 5e-05, "loss": 2.3, "step": 10},
+        {"epoch": 0.5, "eval_loss": 2.4, "eval_runtime": 1.0, "eval_samples_per_second": 10.0, "step": 10},
+        {"epoch": 1.0, "grad_norm": 1.2, "learning_rate": 4e-05, "loss": 2.1, "step": 20},
+        {"epoch": 1.0, "step": 20, "total_flos": 1.0, "train_loss": 2.2, "train_runtime": 9.0}]}
+    p = tmp_path / "trainer_state.json"
+    p.write_text(json.dumps(state, indent=2, sort_keys=True) + "\n")
+    s = _series(parse_trainer_state(p, "trainer_state.json"))
+    assert s["train_loss"].values.tolist()[:2] == [2.3, 2.1]
+    assert s["val_loss"].values.tolist() == [2.4]
+    assert s["lr"].steps.tolist() == [10, 20]
+    assert p.read_text().splitlines()[s["grad_norm"].lines[1] - 1].strip() == "{"
+
+
+def test_tensorboard_summary_writer(tmp_path):
+    from torch.utils.tensorboard import SummaryWriter
+    w = SummaryWriter(log_dir=str(tmp_path))
+    for step in range(5):
+        w.add_scalar("train/loss", 2.0 - step * 0.1, step)
+        w.add_scalar("grad_norm/fc1.weight", 0.5, step)
+        w.add_scalar("lr-AdamW", 1e-3, step)
+    w.close()
+    files = list(tmp_path.glob("events.out.tfevents.*"))
+    s = _series(parse_tensorboard(files, lambda p: p.name))
+    assert s["train_loss"].values.round(4).tolist() == [2.0, 1.9, 1.8, 1.7, 1.6]
+    assert s["grad_norm/fc1.weight"].steps.tolist() == [0, 1, 2, 3, 4]
+    assert s["lr"].locator(2) == "step 2"
+
+
+def test_mlflow_file_store(tmp_path):
+    run = tmp_path / "mlruns" / "0" / "0a1b2c"
+    (run / "metrics" / "train").mkdir(parents=True)
+    (run / "params").mkdir()
+    (run / "meta.yaml").write_text("run_id: 0a1b2c\nstatus: 3\n")
+    (run / "metrics" / "train" / "loss").write_text("1700000000000 2.5 0\n1700000001000 2.25 1\nbroken\n")
+    (run / "metrics" / "val_loss").write_text("1700000001000 2.6 1\n")
+    (run / "params" / "lr").write_text("0.001")
+    r = parse_mlflow_run(run, lambda p: p.relative_to(tmp_path).as_posix())
+    s = _series(r)
+    assert s["train_loss"].values.tolist() == [2.5, 2.25] and s["train_loss"].locator(1) == "line 2"
+    assert r.params == {"lr": "0.001"} and r.skipped == 1
+    whole = load_run(tmp_path)
+    assert any(a.format == "mlflow" for a in whole.artifacts) and "val_loss" in whole.metrics
+
+
+def test_configs_with_line_numbers(tmp_path):
+    (tmp_path / "c.yaml").write_text("model:\n  d_model: 64\noptim:\n  lr: 0.001\n  warmup_steps: 0\n")
+    (tmp_path / "c.toml").write_text("[optim]\nlr = 0.01\n")
+    (tmp_path / "c.json").write_text(json.dumps({"learning_rate": 5e-5, "fp16": True}, indent=2))
+    (tmp_path / "args.txt").write_text("Namespace(batch_size=32, lr=0.1, model='gpt')\n")
+    y = parse_config(tmp_path / "c.yaml", "c.yaml")
+    assert y.values["optim.lr"] == 0.001 and y.lines["optim.lr"] == 4
+    t = parse_config(tmp_path / "c.toml", "c.toml")
+    assert t.values["optim.lr"] == 0.01 and t.lines["optim.lr"] == 2
+    j = parse_config(tmp_path / "c.json", "c.json")
+    assert j.lines["fp16"] == 3
+    a = parse_config(tmp_path / "args.txt", "args.txt")
+    assert a.values == {"batch_size": 32, "lr": 0.1, "model": "gpt"}
+    (tmp_path / "bad.yaml").write_text("a: [1, 2\n")
+    with pytest.raises(ValueError, match="invalid YAML"):
+        parse_config(tmp_path / "bad.yaml", "bad.yaml")
+
+
+def test_code_is_parsed_not_run(tmp_path):
+    p = tmp_path / "train.py"
+    p.write_text("import os\nos.system('touch PWNED')\nfor b in data:\n    opt.zero_grad()\n    loss.backward()\n    opt.step()\n")
+    code = parse_code(p, "train.py")
+    assert code.calls["step"] == [6] and code.first_line("zero_grad") == 4
+    assert not (tmp_path / "PWNED").exists()
+
+
+def test_safetensors_stats_and_truncation(tmp_path):
+    p = tmp_path / "model.safetensors"
+    save_file({"emb.weight": torch.ones(10, 4), "fc.weight": torch.full((2, 4), float("nan")),
+               "h.weight": torch.ones(3, 3, dtype=torch.bfloat16)}, p)
+    ck = load_safetensors([p], "model.safetensors")
+    by = {t.name: t for t in ck.tensors}
+    assert by["emb.weight"].norm == pytest.approx(40 ** 0.5) and by["fc.weight"].nonfinite == 8
+    assert by["h.weight"].norm == pytest.approx(3.0)
+    data = p.read_bytes()
+    (tmp_path / "cut.safetensors").write_bytes(data[: len(data) - 40])
+    with pytest.raises(ValueError, match="truncated"):
+        read_safetensors_header(tmp_path / "cut.safetensors")
+
+
+def test_sharded_safetensors_via_index(tmp_path):
+    save_file({"a.weight": torch.ones(2, 2)}, tmp_path / "model-00001-of-00002.safetensors")
+    save_file({"b.weight": torch.ones(3, 2)}, tmp_path / "model-00002-of-00002.safetensors")
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": {
+        "a.weight": "model-00001-of-00002.safetensors", "b.weight": "model-00002-of-00002.safetensors"}}))
+    run = load_run(tmp_path)
+    assert [c.numel for c in run.checkpoints] == [10]
+    assert {a.format for a in run.artifacts} >= {"safetensors-index", "safetensors-shard"}
+
+
+def test_torch_and_lightning_checkpoints_load_weights_only(tmp_path):
+    torch.save({"fc.weight": torch.ones(2, 2)}, tmp_path / "w.pt")
+    torch.save({"state_dict": {"model.fc.weight": torch.ones(3, 3)}, "global_step": 40, "epoch": 1,
+                "pytorch-lightning_version": "2.4.0", "optimizer_states": [], "lr_schedulers": []},
+               tmp_path / "epoch=1-step=40.ckpt")
+    assert load_torch(tmp_path / "w.pt", "w.pt").numel == 4
+    ck = load_torch(tmp_path / "epoch=1-step=40.ckpt", "x.ckpt")
+    assert ck.numel == 9 and ck.step == 40 and ck.format == "lightning-ckpt"
+
+
+class Payload:
+    def __reduce__(self):
+        return (os.system, ("touch " + str(Path(__file__).parent / "PWNED_BY_PICKLE"),))
+
+
+def test_pickle_that_would_run_code_is_refused_unrun(tmp_path):
+    p = tmp_path / "model.pt"
+    torch.save({"w": torch.ones(1), "x": Payload()}, p)
+    assert any("system" in g for g in unsafe_globals(p))
+    ck = load_torch(p, "model.pt")
+    assert ck.problem.startswith("refused") and "system" in ck.problem
+    raw = tmp_path / "legacy.pkl"
+    raw.write_bytes(pickle.dumps(Payload()))
+    assert load_torch(raw, "legacy.pkl").problem.startswith("refused")
+    assert not (Path(__file__).parent / "PWNED_BY_PICKLE").exists()
+
+
+def test_discovery_by_name_and_content(tmp_path):
+    (tmp_path / "stdout").write_text("step=1 loss=2\n")
+    (tmp_path / "crash").write_text("Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nValueError: x\n")
+    torch.save({"w": torch.ones(1)}, tmp_path / "blob")
+    run = load_run(tmp_path)
+    kinds = {a.path: (a.kind, a.format) for a in run.artifacts}
+    assert kinds["stdout"] == ("log", "plain_text")
+    assert kinds["crash"][0] == "traceback"
+    assert kinds["blob"][0] == "checkpoint"

@@ -1,0 +1,103 @@
+"""Plain-text logs as real tools print them."""
+from pathlib import Path
+
+import numpy as np
+
+from analysis.ingest.textlog import parse_text_log
+
+
+def _parse(tmp_path: Path, text: str | bytes):
+    p = tmp_path / "train.log"
+    p.write_bytes(text.encode() if isinstance(text, str) else text)
+    r = parse_text_log(p, "train.log")
+    return r, {s.name: s for s in r.series}
+
+
+def test_key_value_styles_and_line_numbers(tmp_path):
+    r, s = _parse(tmp_path, "\n".join([
+        "2024-05-01 12:00:00,001 INFO trainer.py:88 starting",
+        "step=1 loss=2.30 lr=1e-3 grad_norm=1.5",
+        "step: 2 loss: 2.20 lr: 1e-3",
+        "| step | 3 | loss | 2.10 |",
+        "",
+        "step 4 loss 2.00",
+    ]))
+    loss = s["train_loss"]
+    assert loss.steps.tolist() == [1, 2, 3, 4]
+    assert loss.values.tolist() == [2.30, 2.20, 2.10, 2.00]
+    assert loss.lines.tolist() == [2, 3, 4, 6]          # the blank line still counts
+    assert s["lr"].values.tolist() == [1e-3, 1e-3]
+    assert s["grad_norm"].locator(0) == "line 2"
+    assert r.lines == 6
+
+
+def test_nanogpt_and_hf_stdout_lines(tmp_path):
+    _, s = _parse(tmp_path, "\n".join([
+        "iter 100: loss 2.3400, time 12.34ms, mfu 3.20%",
+        "iter 110: loss 2.3100, time 12.10ms, mfu 3.25%",
+        "{'loss': 2.30, 'grad_norm': 1.8, 'learning_rate': 5e-05, 'epoch': 0.1}",
+        "{'eval_loss': 2.5, 'eval_runtime': 1.2, 'epoch': 0.1}",
+    ]))
+    assert s["train_loss"].values.tolist() == [2.34, 2.31, 2.30]
+    assert s["train_loss"].steps.tolist()[:2] == [100, 110]
+    assert s["step_time"].values.tolist() == [12.34, 12.10]
+    assert s["lr"].values.tolist() == [5e-05]
+    assert s["val_loss"].values.tolist() == [2.5]
+
+
+def test_val_loss_is_not_read_as_train_loss(tmp_path):
+    _, s = _parse(tmp_path, "step 5 val/loss=2.4\nstep 6 train/loss=2.0 val_loss=2.5\n")
+    assert s["train_loss"].values.tolist() == [2.0]
+    assert s["val_loss"].values.tolist() == [2.4, 2.5]
+
+
+def test_ansi_colour_progress_bars_and_nan(tmp_path):
+    bar = ("Epoch 1:  45%|####  | 450/1000 [00:10<00:12, 43.21it/s, loss=2.31]\r"
+           "Epoch 1:  46%|####  | 460/1000 [00:10<00:12, 43.21it/s, loss=1.99]")
+    r, s = _parse(tmp_path, "\x1b[1mstep=1\x1b[0m loss=2.5\n" + bar + "\nstep=3 loss=nan grad_norm=inf\n")
+    v = s["train_loss"].values
+    assert v[:2].tolist() == [2.5, 1.99]                # the bar's last state
+    assert np.isnan(v[2]) and np.isinf(s["grad_norm"].values[0])
+    assert r.has_carriage_returns
+
+
+def test_malformed_lines_are_counted_not_fatal(tmp_path):
+    r, s = _parse(tmp_path, "step=1 loss=2.0\nstep=2 loss=\nstep=3 loss=,\n\x00\xff garbage \x80\nstep=4 loss=1.5\n".encode("latin-1"))
+    assert s["train_loss"].values.tolist() == [2.0, 1.5]
+    assert r.skipped_lines == 2
+
+
+def test_traceback_and_warnings_become_events(tmp_path):
+    r, _ = _parse(tmp_path, "\n".join([
+        "step=1 loss=2.0",
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "train.py", line 88, in <module>',
+        "[rank0]:     loss.backward()",
+        "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total "
+        "capacity; 14.61 GiB already allocated; 3.19 MiB free; 14.72 GiB reserved in total by PyTorch)",
+        "/x/torch/nn/modules/module.py:12: UserWarning: var(): degrees of freedom is <= 0.",
+        "/x/torch/nn/modules/module.py:12: UserWarning: var(): degrees of freedom is <= 0.",
+        "[E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE) ran for 1800000 milliseconds before timing out.",
+        "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+        "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Killed.",
+    ]))
+    by = {e.signature: e for e in r.events}
+    oom = by["cuda_oom"]
+    assert oom.line == 5 and oom.code == "out_of_memory"
+    assert oom.fields["tried"] == 20 * 2**20 and round(oom.fields["capacity"] / 2**30, 2) == 15.78
+    assert oom.fields["frames"][0] == {"file": "train.py", "line": 88, "func": "<module>", "code": "loss.backward()"}
+    assert by["var_dof"].count == 2 and by["var_dof"].line == 6
+    assert by["nccl_timeout"].code == "distributed_failure"
+    assert by["dataloader_killed"].code == "dataloader_failure"
+
+
+def test_big_log_streams_in_chunks_with_exact_lines(tmp_path, monkeypatch):
+    import analysis.ingest.textlog as tl
+    monkeypatch.setattr(tl, "CHUNK_BYTES", 4096)         # force many chunks and chunk edges
+    lines = [f"2024-05-01 INFO step={i} loss={5 - i * 1e-3:.4f}" for i in range(1, 3001)]
+    lines[2500] = "step=2501 loss=nan"
+    _, s = _parse(tmp_path, "\n".join(lines) + "\n")
+    loss = s["train_loss"]
+    assert len(loss) == 3000 and loss.lines[-1] == 3000
+    i = int(np.flatnonzero(np.isnan(loss.values))[0])
+    assert loss.steps[i] == 2501 and loss.locator(i) == "line 2501"
