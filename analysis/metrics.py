@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-MAX_POINTS = 1 << 19
+MAX_POINTS = 1 << 17
 
 
 @dataclass

@@ -79,6 +79,13 @@ def combine(findings: list[Finding], symptoms: list[str] = ()) -> list[Finding]:
         _demote(lr, exp, "high")
     elif lr is not None and lr.analyzer == "loss" and c.get("loss_spikes") is not None:
         _absorb(lr, c["loss_spikes"].evidence[:1])
+    spk = c.get("loss_spikes")
+    if spk is not None and spk.onset_step is not None:
+        # a spike inside a divergence or after a NaN is part of that failure, not a separate cause
+        worse = [f for f in c.values() if f is not spk and f.severity == "critical" and _before(f, spk)]
+        if worse:
+            _absorb(worse[0], spk.evidence[:1])
+            del c["loss_spikes"]
     arch, collapse = c.get("architecture_imbalance"), c.get("mode_collapse")
     if arch and collapse:
         arch.confidence = max(arch.confidence, 0.9)

@@ -42,15 +42,27 @@ class TextLogResult:
     notes: list[str] = field(default_factory=list)
 
 
+# A key preceded by one of these belongs to a longer name (`val/loss`, `eval.acc`).
+_QUALIFIERS = (b"/", b".", b"-")
+_STRICT = r"(?:^|[\s,;:{}()\[\]|'\"<>=*#@!])"
+
+
 @lru_cache(maxsize=1)
-def _families() -> tuple[tuple[str, tuple[bytes, ...], pl.Expr], ...]:
+def _families() -> tuple[tuple[str, pl.Expr, pl.Expr | None, tuple[bytes, ...]], ...]:
+    """(name, fast expression, strict expression or None, qualified-key needles) per family. The
+    strict form refuses a key inside a longer name but defeats the regex's literal search, so it
+    only runs on chunks where such a name occurs."""
     data = tomllib.loads(resources.files("analysis").joinpath("data/log_keys.toml").read_text())
+
+    def expr(boundary: str, fam: dict) -> pl.Expr:
+        pattern = rf"(?-u){boundary}{fam['key']}{_SEP}{_NUM}"
+        return pl.col("line").str.extract(pattern, 1).cast(pl.Float64, strict=False).alias(fam["name"])
+
     out = []
     for fam in data["family"]:
-        boundary = r"(?:^|[\s,;:{}()\[\]|'\"<>=*#@!])" if fam.get("boundary") == "strict" else r"\b"
-        pattern = rf"(?-u){boundary}{fam['key']}{_SEP}{_NUM}"
-        needles = tuple(n.encode() for n in fam["needles"])
-        out.append((fam["name"], needles, pl.col("line").str.extract(pattern, 1).cast(pl.Float64, strict=False).alias(fam["name"])))
+        strict = fam.get("boundary") == "strict"
+        needles = tuple(q + n.encode() for q in _QUALIFIERS for n in fam.get("qualified", [])) if strict else ()
+        out.append((fam["name"], expr(r"\b", fam), expr(_STRICT, fam) if strict else None, needles))
     return tuple(out)
 
 
@@ -80,6 +92,10 @@ def _read_chunks(path: Path):
 
 
 def _lines_frame(buf: bytes) -> pl.DataFrame:
+    """One row per line. polars' CSV reader splits lines in parallel and keeps blank lines; a lone
+    \r would end a row there, so progress-bar rewrites are carried as \x1e until split below."""
+    if b"\r" in buf:
+        buf = buf.replace(b"\r", b"\x1e")
     frame = pl.read_csv(buf, has_header=False, separator="\x1f", quote_char=None, new_columns=["line"],
                         encoding="utf8-lossy", infer_schema=False, truncate_ragged_lines=True,
                         schema_overrides={"line": pl.String})
@@ -98,13 +114,13 @@ def _parse_chunk(buf: bytes, base: int, artifact: str):
         frame = frame.with_columns(line.str.replace_all(_ANSI, ""))
     has_cr = b"\r" in buf
     if has_cr:   # a progress bar rewrites its line with \r: the last state is what the user saw
-        frame = frame.with_columns(line.str.strip_chars_end("\r").str.split("\r").list.last())
-    # A family none of whose literals occurs in the chunk cannot match there: skip its regex.
-    present = [(name, expr) for name, needles, expr in _families() if any(n in buf for n in needles)]
-    names = [name for name, _ in present]
-    absent = [pl.lit(None, dtype=pl.Float64).alias(name) for name, _, _ in _families() if name not in names]
+        frame = frame.with_columns(line.str.strip_chars_end("\x1e").str.split("\x1e").list.last())
+    qualified = {name: bool(frame.select(line.str.contains_any([n.decode() for n in needles]).any()).item())
+                 for name, _, strict, needles in _families() if strict is not None}
+    exprs = [strict if qualified.get(name) else fast for name, fast, strict, _ in _families()]
+    names = [name for name, *_ in _families()]
     metrics = (frame.with_row_index("n", offset=base + 1)
-               .with_columns(*[expr for _, expr in present], *absent,
+               .with_columns(*exprs,
                              line.str.contains(_MALFORMED).alias("_bad"),
                              line.str.contains_any(list(prefilter_literals())).alias("_hit"))
                .drop("line"))
@@ -129,7 +145,7 @@ def _parse_chunk(buf: bytes, base: int, artifact: str):
 
 
 def parse_text_log(path: Path, artifact: str) -> TextLogResult:
-    names = [name for name, _, _ in _families()]
+    names = [name for name, *_ in _families()]
     builders = {n: SeriesBuilder(n, artifact) for n in names if n not in ("step",)}
     events: list[Event] = []
     total = metric_lines = bad = 0

@@ -51,7 +51,7 @@ def train_mlp(cfg: dict, on_step) -> nn.Module:
             gn = grad_norm(model)
             opt.step()
             step += 1
-            on_step(step=step, epoch=epoch, loss=float(loss), lr=opt.param_groups[0]["lr"], grad_norm=gn)
+            on_step(step=step, epoch=epoch, loss=loss.item(), lr=opt.param_groups[0]["lr"], grad_norm=gn)
     return model
 
 
@@ -87,7 +87,7 @@ def train_half(cfg: dict, on_step) -> nn.Module:
             loss.backward()
             gn = grad_norm(model)
             opt.step()
-            on_step(step=step, epoch=epoch + i / len(x), loss=float(loss), lr=cfg["lr"], grad_norm=gn)
+            on_step(step=step, epoch=epoch + i / len(x), loss=loss.item(), lr=cfg["lr"], grad_norm=gn)
     return model
 
 
@@ -126,9 +126,9 @@ def train_cnn(cfg: dict, on_step, on_eval) -> nn.Module:
             opt.step()
             sched.step()
             step += 1
-            on_step(step=step, epoch=epoch, loss=float(loss), lr=sched.get_last_lr()[0], grad_norm=gn)
+            on_step(step=step, epoch=epoch, loss=loss.item(), lr=sched.get_last_lr()[0], grad_norm=gn)
         with torch.no_grad():
-            on_eval(step=step, epoch=epoch, val_loss=float(nn.functional.cross_entropy(model(xv), yv)))
+            on_eval(step=step, epoch=epoch, val_loss=nn.functional.cross_entropy(model(xv), yv).item())
     return model
 
 
@@ -179,8 +179,8 @@ def train_lm(cfg: dict, on_step, on_eval) -> TinyLM:
             loss.backward()
             opt.step()
             step += 1
-            on_step(step=step, epoch=epoch, loss=float(loss))
-        on_eval(step=step, epoch=epoch, val_loss=float(loss))
+            on_step(step=step, epoch=epoch, loss=loss.item())
+        on_eval(step=step, epoch=epoch, val_loss=loss.item())
     return model
 
 
@@ -230,5 +230,5 @@ def train_act(cfg: dict, on_step) -> nn.Module:
             loss.backward()
             opt.step()
             step += 1
-            on_step(step=step, epoch=epoch, loss=float(loss), lr=cfg["lr"], grad_norm=grad_norm(out))
+            on_step(step=step, epoch=epoch, loss=loss.item(), lr=cfg["lr"], grad_norm=grad_norm(out))
     return head
