@@ -41,9 +41,6 @@ class Series:
         a, b = fmt_step(self.steps[i]), fmt_step(self.steps[j])
         return f"{self.step_kind} {a}" if a == b else f"{self.step_kind}s {a}-{b}"
 
-    def finite(self) -> np.ndarray:
-        return np.isfinite(self.values)
-
 
 def fmt_step(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"

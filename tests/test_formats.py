@@ -183,3 +183,11 @@ def test_discovery_by_name_and_content(tmp_path):
     assert kinds["stdout"] == ("log", "plain_text")
     assert kinds["crash"][0] == "traceback"
     assert kinds["blob"][0] == "checkpoint"
+
+
+def test_one_pandas_table_per_run_keyed_by_step(tmp_path):
+    (tmp_path / "train.log").write_text("step=1 loss=2.0 lr=0.1\nstep=2 loss=1.5 lr=0.1\n")
+    (tmp_path / "metrics.csv").write_text("step,val_loss\n2,1.7\n")
+    frame = load_run(tmp_path).metrics.frame()
+    assert frame.index.name == "step" and list(frame.index) == [1.0, 2.0]
+    assert frame.loc[2.0, "train_loss"] == 1.5 and frame.loc[2.0, "val_loss"] == 1.7
