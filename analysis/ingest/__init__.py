@@ -2,6 +2,7 @@
 problem is recorded on the artifact it concerns."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from analysis.ingest.checkpoints import load_safetensors, load_sharded_safetensors, load_torch, step_from_name
@@ -34,7 +35,6 @@ def load_run(path: str | Path, *, source: str | None = None, run_id: str | None 
     for f in found:
         if f.format == "safetensors-index":
             try:
-                import json
                 consumed_shards |= set(json.loads(f.path.read_text()).get("weight_map", {}).values())
             except ValueError:
                 pass
