@@ -11,7 +11,7 @@ from __future__ import annotations
 import tomllib
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -39,7 +39,6 @@ class TextLogResult:
     metric_lines: int
     skipped_lines: int
     has_carriage_returns: bool = False
-    notes: list[str] = field(default_factory=list)
 
 
 # A key preceded by one of these belongs to a longer name (`val/loss`, `eval.acc`).
@@ -167,8 +166,6 @@ def parse_text_log(path: Path, artifact: str) -> TextLogResult:
         step = frame["step"].to_numpy()
         if not saw_step and np.isfinite(step).any():
             saw_step = True
-        ord_ = np.arange(ordinal, ordinal + frame.height, dtype=np.float64)
-        ordinal += frame.height
         if saw_step:
             step = pl.Series(step).fill_nan(None).forward_fill().to_numpy()
             if last_step is not None:
@@ -176,7 +173,8 @@ def parse_text_log(path: Path, artifact: str) -> TextLogResult:
             step = np.where(np.isnan(step), 0.0, step)
             last_step = float(step[-1])
         else:
-            step = ord_
+            step = np.arange(ordinal, ordinal + frame.height, dtype=np.float64)
+        ordinal += frame.height
         rows = frame["n"].to_numpy()
         for name, b in builders.items():
             col = frame[name].to_numpy()
