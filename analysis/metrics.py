@@ -62,6 +62,18 @@ def fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
+def _keep_largest(values: np.ndarray, k: int) -> np.ndarray:
+    """Indices that keep one point of every k consecutive ones: the largest, NaN and Inf first, so
+    that a spike or a NaN survives any amount of thinning. A short last group keeps its own."""
+    n = len(values) - len(values) % k
+    key = np.where(np.isnan(values[:n]), np.inf, values[:n]).reshape(-1, k)
+    pick = np.argmax(key, axis=1) + np.arange(0, n, k)
+    if n < len(values):
+        tail = values[n:]
+        pick = np.append(pick, n + int(np.argmax(np.where(np.isnan(tail), np.inf, tail))))
+    return pick
+
+
 @dataclass
 class SeriesBuilder:
     """Accumulates one series chunk by chunk, halving it whenever it outgrows the cap."""
@@ -80,21 +92,21 @@ class SeriesBuilder:
         values = np.asarray(values, dtype=np.float64)
         if not len(values):
             return
+        lines = np.asarray(lines if lines is not None else np.zeros(len(values)), dtype=np.int64)
+        if self.stride > 1:        # new points join at the resolution the old ones were cut to
+            keep = _keep_largest(values, self.stride)
+            steps, values, lines = steps[keep], values[keep], lines[keep]
         self._steps.append(steps)
         self._values.append(values)
         if self.with_lines:
-            self._lines.append(np.asarray(lines if lines is not None else np.zeros(len(values)), dtype=np.int64))
+            self._lines.append(lines)
         self._n += len(values)
         if self._n > 2 * MAX_POINTS:
             self._halve()
 
     def _halve(self) -> None:
         steps, values, lines = self._concat()
-        n = len(values) - (len(values) % 2)
-        v = values[:n].reshape(-1, 2)
-        key = np.where(np.isnan(v), np.inf, v)
-        pick = np.argmax(key, axis=1) + np.arange(0, n, 2)
-        keep = np.concatenate([pick, np.arange(n, len(values))])
+        keep = _keep_largest(values, 2)
         self._steps, self._values = [steps[keep]], [values[keep]]
         self._lines = [lines[keep]] if lines is not None else []
         self._n = len(keep)

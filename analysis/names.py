@@ -36,3 +36,9 @@ def canonical(raw: str) -> str:
 
 STEP_COLUMNS = ("step", "global_step", "_step", "iter", "iteration", "trainer/global_step", "it", "steps")
 
+
+
+@lru_cache(maxsize=1)
+def known_names() -> frozenset[str]:
+    """The canonical names the alias table defines."""
+    return frozenset(_table()[0].values())

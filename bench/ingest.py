@@ -86,7 +86,7 @@ def main() -> None:
         t = time.perf_counter()
         grep = subprocess.run(["grep", "-c", "loss", str(path)], capture_output=True, text=True)
         grep_s = time.perf_counter() - t
-        base = subprocess.run([sys.executable, "-c", "import resource, polars, numpy; from analysis.ingest import textlog; "
+        base = subprocess.run([sys.executable, "-c", "import resource, numpy; from analysis.ingest import textlog; "
                                "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)"],
                               capture_output=True, text=True, cwd=ROOT, check=True)
         out = subprocess.run([sys.executable, "-c", CHILD, str(path)], capture_output=True, text=True, cwd=ROOT, check=True)

@@ -101,3 +101,44 @@ def test_big_log_streams_in_chunks_with_exact_lines(tmp_path, monkeypatch):
     assert len(loss) == 3000 and loss.lines[-1] == 3000
     i = int(np.flatnonzero(np.isnan(loss.values))[0])
     assert loss.steps[i] == 2501 and loss.locator(i) == "line 2501"
+
+
+def test_numbers_parse_exactly_as_python_does(tmp_path):
+    rnd = np.random.default_rng(0)
+    texts = [".5", "1.", "+3", "-0.0", "1e-4", "2.5E+3", "123456789012345678", "0.1234567890123456789",
+             "1e300", "4.9e-324", "-7e-30", "3.00e-04", "9007199254740993"]
+    for x in rnd.lognormal(0, 8, 400) * rnd.choice([-1, 1], 400):
+        texts += [f"{x:.4f}", f"{x:.2e}", f"{x:g}", repr(float(x)), str(int(x))]
+    _, s = _parse(tmp_path, "".join(f"step={i} loss={t}\n" for i, t in enumerate(texts)))
+    assert s["train_loss"].values.tolist() == [float(t) for t in texts]
+
+
+def test_names_as_people_write_them(tmp_path):
+    _, s = _parse(tmp_path, "\n".join([
+        "Epoch 1 | Step 10 | Train Loss: 2.5 | Val Loss: 2.7 | Grad Norm: 1.25 | learning rate = 3e-4",
+        "step 11 test/loss=9.0 aux-loss=8.0 loss: tensor(2.4, device='cuda:0') \"eval_loss\": 2.6",
+        "step 12 loss info stopped; lr=inf",
+    ]))
+    assert s["train_loss"].values.tolist() == [2.5, 2.4]         # never test/ or aux- loss
+    assert s["val_loss"].values.tolist() == [2.7, 2.6]
+    assert s["grad_norm"].values.tolist() == [1.25]
+    assert s["test_loss"].values.tolist() == [9.0]
+    assert s["lr"].values.tolist() == [3e-4, np.inf]                # `info` is no inf
+    assert s["epoch"].values.tolist() == [1]
+
+
+def test_thinned_series_keep_their_nan_and_spike(tmp_path, monkeypatch):
+    import analysis.ingest.textlog as tl
+    import analysis.metrics as metrics
+    monkeypatch.setattr(metrics, "MAX_POINTS", 64)
+    monkeypatch.setattr(tl, "CHUNK_BYTES", 2048)
+    loss = [f"{2 - i * 1e-4:.4f}" for i in range(5000)]
+    loss[1234], loss[3999] = "40.0", "nan"
+    _, s = _parse(tmp_path, "".join(f"step={i} loss={v}\n" for i, v in enumerate(loss)))
+    series = s["train_loss"]
+    assert len(series) <= 128 and series.stride > 1
+    assert 40.0 in series.values.tolist() and np.isnan(series.values).sum() == 1
+    i = int(np.flatnonzero(np.isnan(series.values))[0])
+    assert series.steps[i] == 3999 and series.lines[i] == 4000
+    gaps = np.diff(series.steps)
+    assert gaps.max() <= 2 * series.stride                          # evenly thinned, old and new alike
