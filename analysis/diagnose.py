@@ -1,6 +1,8 @@
 """The engine's one entry point: a run folder or file in, a ranked `Diagnosis` out."""
 from __future__ import annotations
 
+import numpy as np
+
 import time
 from pathlib import Path
 
@@ -27,9 +29,30 @@ _SETTLES = {
 }
 
 
+def _adversarial_balance(run: Run) -> Finding | None:
+    """A GAN's health: both losses finite and neither player winning outright in the second half."""
+    d = next((run.metrics.get(n) for n in ("d_loss", "disc_loss", "discriminator_loss", "loss_d") if run.metrics.get(n)), None)
+    g = next((run.metrics.get(n) for n in ("g_loss", "gen_loss", "generator_loss", "loss_g") if run.metrics.get(n)), None)
+    if d is None or g is None or min(len(d), len(g)) < 20:
+        return None
+    if not (np.isfinite(d.values).all() and np.isfinite(g.values).all()):
+        return None
+    dl, gl = d.values[len(d) // 2:], g.values[len(g) // 2:]
+    if float(np.median(dl)) < 0.1 or float(np.median(gl)) > 5.0:
+        return None
+    ev = [Evidence(f"discriminator loss stayed between {fmt(float(dl.min()))} and {fmt(float(dl.max()))} over the second "
+                   "half", d.artifact, d.span_locator(len(d) // 2, len(d) - 1)),
+          Evidence(f"generator loss stayed between {fmt(float(gl.min()))} and {fmt(float(gl.max()))}: neither player "
+                   "wins outright", g.artifact, g.span_locator(len(g) // 2, len(g) - 1))]
+    return Finding("healthy", "The GAN looks healthy: both losses stay finite and balanced, and no sign of collapse",
+                   "info", 0.8, ev, fix="Nothing to fix; judge progress by sample quality", analyzer="diagnose")
+
+
 def _healthy(run: Run) -> Finding | None:
     s = train_loss(run)
-    if s is None or len(s) < 4:
+    if s is None:
+        return _adversarial_balance(run)
+    if len(s) < 4:
         return None
     change = relative_change(s.values)
     if change <= 0.02:

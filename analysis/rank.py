@@ -12,6 +12,7 @@ from analysis.model import Evidence, Finding
 
 SEVERITY_WEIGHT = {"critical": 1.0, "high": 0.85, "medium": 0.6, "low": 0.4, "info": 0.2}
 CRASH_CODES = ("out_of_memory", "distributed_failure", "dataloader_failure")
+STALL_CAUSES = ("no_parameter_updates", "lr_too_low", "dead_relu", "vanishing_gradients", "architecture_imbalance")
 SYMPTOM_WORDS = {
     "out_of_memory": ("oom", "out of memory", "memory"),
     "numerical_instability": ("nan", "inf", "overflow"),
@@ -98,6 +99,21 @@ def combine(findings: list[Finding], symptoms: list[str] = ()) -> list[Finding]:
         for f in c.values():
             if f.code not in CRASH_CODES and f.onset_step is None and f.confidence >= top.confidence:
                 _demote(f, top)
+    # a loss stuck at chance is a data bug only when nothing else explains a model that learns
+    # nothing: weights that never change, an LR too small to move them, dead units, gradients that
+    # never reach the input layers
+    chance = c.get("data_pipeline_bug")
+    stall = [c[k] for k in STALL_CAUSES if k in c and c[k].severity in ("critical", "high")]
+    if chance is not None and stall:
+        top = max(stall, key=lambda f: f.confidence)
+        top.confidence = round(max(top.confidence, min(0.9, chance.confidence + 0.1)), 2)
+        _absorb(top, chance.evidence[:1])
+        _demote(chance, top, "medium")
+    # units that died mid-run explain the loss going back up: the rise is their consequence
+    dead = c.get("dead_relu")
+    if dead is not None and lr is not None and lr.analyzer == "loss":
+        _absorb(dead, lr.evidence)
+        _demote(lr, dead, "medium")
     if "zero_variance" in c and num is not None:
         _absorb(c["zero_variance"], num.evidence[:1])
         _demote(num, c["zero_variance"], "medium")

@@ -28,6 +28,7 @@ class Divergence:
     onset: int         # first index where the rise is established
     peak: int          # highest value after the onset
     rise: float        # relative rise of the smoothed curve from best to peak
+    undone: float      # share of the progress (start - best) that the rise took back
 
 
 def divergence(values: np.ndarray, *, min_points: int = 12, min_rise: float = 0.15,
@@ -39,11 +40,13 @@ def divergence(values: np.ndarray, *, min_points: int = 12, min_rise: float = 0.
     v = values[:end] if end is not None else values
     if len(v) < min_points:
         return None
-    sm = rolling_median(v, max(3, len(v) // 40))
+    sm = rolling_median(v, max(5, len(v) // 40))
     running_min = np.minimum.accumulate(sm)
     start = sm[: max(3, len(sm) // 20)].mean()
     scale = max(abs(start - running_min[-1]), 1e-12)
-    above = sm > running_min + np.maximum(min_rise * np.abs(running_min), 0.5 * scale * min_rise)
+    # minibatch noise, measured against a wide median: a rise must clear three times it
+    noise = 1.4826 * float(np.median(np.abs(v - rolling_median(v, max(9, len(v) // 10)))))
+    above = sm > running_min + np.maximum(np.maximum(min_rise * np.abs(running_min), 0.5 * scale * min_rise), 3 * noise)
     for i in range(len(sm)):
         if not above[i]:
             continue
@@ -57,7 +60,8 @@ def divergence(values: np.ndarray, *, min_points: int = 12, min_rise: float = 0.
         onset = best + int(np.argmax(sm[best: i + 1] > floor))
         peak = i + int(np.argmax(np.where(np.isfinite(v[i:]), v[i:], -np.inf)))
         rise = float((sm[peak] - sm[best]) / max(abs(sm[best]), 1e-12))
-        return Divergence(best, onset, peak, rise)
+        undone = float((sm[peak] - sm[best]) / max(start - sm[best], 1e-12))
+        return Divergence(best, onset, peak, rise, undone)
     return None
 
 
@@ -65,8 +69,10 @@ def spikes(values: np.ndarray, *, z: float = 6.0, window: int = 21, recover: int
            min_ratio: float = 1.5) -> list[int]:
     """Indices of isolated spikes: a point more than `z` robust deviations and `min_ratio` times
     above the rolling median whose neighbourhood returns to the median within `recover` points.
-    A spike must also rise by 5% of the starting level, so that noise on a converged, near-zero
-    loss is not a spike. The first 5% of points (the steep early descent) are not searched."""
+    A spike must also rise by 5% of the starting level and undo a quarter of the progress made
+    by then, so that the heavy-tailed noise of small batches is not a spike: a bad batch throws
+    the loss back toward (or past) where training started. The first 5% of points (the steep
+    early descent) are not searched."""
     finite = np.isfinite(values)
     if finite.sum() < window:
         return []
@@ -76,7 +82,7 @@ def spikes(values: np.ndarray, *, z: float = 6.0, window: int = 21, recover: int
     resid = v - med
     mad = np.median(np.abs(resid)) * 1.4826 + 1e-12
     level = float(np.median(v[: max(3, len(v) // 10)]))
-    big = (resid > z * mad) & (v > min_ratio * np.abs(med)) & (resid > 0.05 * abs(level))
+    big = (resid > z * mad) & (v > min_ratio * np.abs(med)) & (resid > 0.05 * abs(level)) & (resid > 0.25 * (level - med))
     hits = np.flatnonzero(big)
     out = []
     for i in hits:

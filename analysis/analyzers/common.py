@@ -1,6 +1,8 @@
 """Small helpers the analyzers share."""
 from __future__ import annotations
 
+import re
+
 from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence
 from analysis.run import Run
@@ -32,3 +34,33 @@ def index_at_or_before(s: Series, step: float) -> int | None:
     import numpy as np
     i = int(np.searchsorted(s.steps, step, side="right")) - 1
     return i if i >= 0 else None
+
+
+# Learning-rate ranges by optimizer family: below `low` a run barely moves; above `high` it
+# usually needs a warm-up and still risks diverging. Adaptive optimizers normalise the update,
+# so their useful range sits orders of magnitude below plain SGD's.
+LR_RANGE = {"sgd": (1e-3, 0.1), "adam": (1e-6, 1e-2), "lion": (1e-7, 1e-3), "muon": (1e-4, 0.1),
+            "adafactor": (1e-6, 1e-2), "rmsprop": (1e-6, 1e-2)}
+_FAMILY = (("adamw", "adam"), ("adam", "adam"), ("lion", "lion"), ("muon", "muon"), ("adafactor", "adafactor"),
+           ("rmsprop", "rmsprop"), ("sgd", "sgd"), ("momentum", "sgd"))
+
+
+def optimizer_family(run: Run) -> tuple[str, Evidence] | None:
+    """The optimizer family from the config (`optimizer: sgd`) or the code (`torch.optim.SGD(...)`)."""
+    for cfg in run.configs:
+        for key, value in cfg.values.items():
+            if isinstance(value, str) and re.search(r"(^|[._])(optim|optimizer)(_name|_type|\.name|\.type)?$", key):
+                fam = _family(value)
+                if fam:
+                    return fam, Evidence(f"{key} = {value}", cfg.artifact, f"line {cfg.lines.get(key, 1)}")
+    for code in run.code:
+        for var, (callee, line) in code.built.items():
+            fam = _family(callee.rsplit(".", 1)[-1])
+            if fam and "optim" in callee:
+                return fam, Evidence(code.line(line), code.artifact, f"line {line}")
+    return None
+
+
+def _family(name: str) -> str | None:
+    low = name.lower()
+    return next((fam for key, fam in _FAMILY if key in low), None)

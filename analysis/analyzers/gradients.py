@@ -2,7 +2,8 @@
 norms that vanish toward the input.
 
 Thresholds: exploding = growth by 100x or more, rising on 60% of smoothed steps; vanishing = the
-first layer's median norm under 1e-3 of the last layer's.
+first layer's median norm under 1e-2 of the last layer's, shrinking layer after layer toward the
+input (on 60% of the steps between consecutive layers).
 """
 from __future__ import annotations
 
@@ -110,7 +111,10 @@ def _vanishing(run: Run) -> list[Finding]:
     names = list(layers)           # logging order follows module order: first = nearest the input
     med = {n: float(np.nanmedian(layers[n].values)) for n in names}
     first, last = names[0], names[-1]
-    if med[last] <= 0 or med[first] >= 1e-3 * med[last]:
+    if med[last] <= 0 or med[first] >= 1e-2 * med[last]:
+        return []
+    rising = np.diff(np.log10(np.maximum([med[n] for n in names], 1e-30)))
+    if (rising > 0).mean() < 0.6:       # the norms must shrink layer after layer toward the input
         return []
     s0, s1 = layers[first], layers[last]
     return [Finding("vanishing_gradients", f"Gradients vanish toward the input: {first} median {fmt(med[first])} "

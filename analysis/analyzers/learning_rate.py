@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 
-from analysis.analyzers.common import index_at_or_after, train_loss
+from analysis.analyzers.common import LR_RANGE, index_at_or_after, optimizer_family, train_loss
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.patches import format_value, replace_in_config
@@ -42,20 +42,63 @@ _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\w
 _LR_WORD = re.compile(r"\b(?:lr|learning_rate|base_lr|max_lr|peak_lr)\b", re.I)
 
 
-def _config_patch_for_jump(run: Run, before: float, after: float) -> tuple[str | None, list[Evidence], str]:
-    """The config line that sets the post-jump LR (an lr key holding that number, at any depth),
-    with a patch lowering it to 3x the pre-jump LR."""
-    target = min(after, 3 * before)
+def _config_lr_patch(run: Run, current: float, new: float) -> tuple[str | None, list[Evidence], str]:
+    """The config line that sets `current` as an LR (an lr key holding that number, at any depth),
+    and a patch that sets `new` there instead."""
     for cfg in run.configs:
         for n, line in enumerate(cfg.text.splitlines(), start=1):
             if not _LR_WORD.search(line):
                 continue
             for m in _NUMBER.finditer(line):
                 x = float(m.group())
-                if x > 0 and abs(x - after) <= 1e-6 + 1e-3 * after:
-                    ev = [Evidence(f"{line.strip()} sets the LR that the run switched to", cfg.artifact, f"line {n}")]
-                    return replace_in_config(cfg, n, m.group(), format_value(target)), ev, line.strip()
+                if x > 0 and abs(x - current) <= 1e-6 * current + 1e-3 * current:
+                    ev = [Evidence(f"{line.strip()} sets the LR", cfg.artifact, f"line {n}")]
+                    return replace_in_config(cfg, n, m.group(), format_value(new)), ev, line.strip()
     return None, [], ""
+
+
+def _lr_value(run: Run, lr) -> tuple[float, Evidence] | None:
+    """The run's peak LR: from the logged series, else from the config."""
+    if lr is not None and len(lr) and np.isfinite(lr.values).any():
+        i = int(np.nanargmax(lr.values))
+        return float(lr.values[i]), Evidence(f"peak lr {fmt(float(lr.values[i]))}", lr.artifact, lr.locator(i))
+    hit = run.config_value(*LR_KEYS)
+    if hit and isinstance(hit[2], (int, float)) and not isinstance(hit[2], bool):
+        cfg, key, value = hit
+        return float(value), Evidence(f"{key} = {value}", cfg.artifact, f"line {cfg.lines.get(key, 1)}")
+    return None
+
+
+def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
+    """An LR outside the useful range of the run's optimizer family, with the loss showing it."""
+    fam = optimizer_family(run)
+    peak = _lr_value(run, lr)
+    loss = train_loss(run)
+    if fam is None or peak is None or loss is None or peak[0] <= 0:
+        return []
+    (family, fam_ev), (value, lr_ev) = fam, peak
+    low, high = LR_RANGE[family]
+    moved = relative_change(loss.values)
+    loss_ev = Evidence(f"loss moved {moved * 100:.1f}% over the run ({fmt(float(loss.values[0]))} -> "
+                       f"{fmt(float(loss.values[-1]))})", loss.artifact, loss.span_locator(0, len(loss) - 1))
+    if value < low and abs(moved) < 0.1 and onset is None:
+        patch, cfg_ev, _ = _config_lr_patch(run, value, min(value * 30, low * 10))
+        return [Finding("lr_too_low", f"Learning rate {fmt(value)} is below the useful range for {family} (from "
+                        f"~{fmt(low)}); the loss moved only {abs(moved) * 100:.1f}%", "high", 0.8,
+                        [lr_ev, fam_ev, loss_ev] + cfg_ev,
+                        fix=f"Raise the learning rate to ~{fmt(min(value * 30, low * 10))} for {family} (a short LR "
+                            "range test finds the edge)", expected_impact="the loss falls within a few hundred steps",
+                        patch=patch, analyzer=NAME, quick_fix=f"Raise the LR to {fmt(min(value * 30, low * 10))}")]
+    if value > high and onset is not None:
+        patch, cfg_ev, _ = _config_lr_patch(run, value, high / 2)
+        warm = run.config_value(*WARMUP_KEYS)
+        return [Finding("lr_too_high", f"Learning rate {fmt(value)} is above the usual range for {family} (up to "
+                        f"~{fmt(high)})" + ("" if warm else " with no warm-up") + f"; the loss {how} at "
+                        f"{loss.step_kind} {fmt_step(onset)}", "critical", 0.8, [lr_ev, fam_ev, loss_ev] + cfg_ev,
+                        fix=f"Lower the learning rate to ~{fmt(high / 2)} for {family} and warm it up over the first "
+                            "1-5% of steps", expected_impact="the loss keeps falling past the onset", patch=patch,
+                        analyzer=NAME, onset_step=onset, quick_fix=f"Lower the LR to {fmt(high / 2)} with warm-up")]
+    return []
 
 
 def analyze(run: Run) -> list[Finding]:
@@ -82,7 +125,7 @@ def analyze(run: Run) -> list[Finding]:
             if related:
                 i = max(related, key=lambda j: ratio[j])
                 before, after = float(v[i - 1]), float(v[i])
-                patch, cfg_ev, key = _config_patch_for_jump(run, before, after)
+                patch, cfg_ev, key = _config_lr_patch(run, after, min(after, 3 * before))
                 ev = [Evidence(f"lr jumped {ratio[i]:.0f}x from {fmt(before)} to {fmt(after)} at {lr.step_kind} {fmt_step(lr.steps[i])}",
                                lr.artifact, lr.locator(i))]
                 if loss is not None:
@@ -118,12 +161,4 @@ def analyze(run: Run) -> list[Finding]:
                                    [Evidence(f"lr {fmt(float(v[0]))} at the first logged step", lr.artifact, lr.locator(0))],
                                    fix="Warm the learning rate up linearly over the first 1-5% of steps", analyzer=NAME,
                                    onset_step=onset, quick_fix="Add LR warm-up"))
-        if loss is not None and np.nanmax(v) < 1e-6 and abs(relative_change(loss.values)) < 0.05 and onset is None:
-            out.append(Finding("lr_too_low", f"Learning rate peaks at {fmt(float(np.nanmax(v)))} and the loss barely moves",
-                               "high", 0.7,
-                               [Evidence(f"max lr {fmt(float(np.nanmax(v)))}", lr.artifact, lr.locator(int(np.nanargmax(v)))),
-                                Evidence(f"loss changed {relative_change(loss.values) * 100:.1f}% over the run", loss.artifact,
-                                         loss.span_locator(0, len(loss) - 1))],
-                               fix="Raise the learning rate by 10-100x (run a short LR range test)", analyzer=NAME,
-                               quick_fix="Raise the LR 10x"))
-    return out
+    return out + _out_of_range(run, lr, onset, how)

@@ -44,10 +44,38 @@ class Checkpoint:
     meta: dict[str, object] = field(default_factory=dict)
     problem: str | None = None
     step: int | None = None
+    sources: list[Path] = field(default_factory=list)
 
     @property
     def numel(self) -> int:
         return sum(t.numel for t in self.tensors)
+
+
+def arrays(ckpt: Checkpoint):
+    """(name, float array) for each floating-point tensor, one at a time: safetensors stay
+    memory-mapped; torch files are re-opened with weights_only=True (memory-mapped when zipped)."""
+    if ckpt.problem or not ckpt.sources:
+        return
+    if ckpt.format.startswith("safetensors"):
+        for path in ckpt.sources:
+            header, base = read_safetensors_header(path)
+            mm = np.memmap(path, dtype=np.uint8, mode="r")
+            for name, info in header.items():
+                if name == "__metadata__" or info.get("dtype") not in ("F64", "F32", "F16", "BF16"):
+                    continue
+                arr = _tensor_array(mm, base, info)
+                if arr is not None:
+                    yield name, arr.reshape(tuple(int(x) for x in info["shape"]))
+            del mm
+        return
+    import torch
+
+    path = ckpt.sources[0]
+    obj = torch.load(path, map_location="cpu", weights_only=True, mmap=zipfile.is_zipfile(path))
+    tensors, _ = _state_dict(obj)
+    for name, t in tensors.items():
+        if t.is_floating_point():
+            yield name, t.detach().float().numpy()
 
 
 def step_from_name(path: str) -> int | None:
@@ -111,7 +139,7 @@ def stats_of(arr: np.ndarray) -> tuple[float | None, int]:
 
 
 def load_safetensors(paths: list[Path], artifact: str, with_stats: bool = True) -> Checkpoint:
-    ckpt = Checkpoint(artifact, "safetensors", step=step_from_name(artifact))
+    ckpt = Checkpoint(artifact, "safetensors", step=step_from_name(artifact), sources=list(paths))
     for path in paths:
         header, base = read_safetensors_header(path)
         ckpt.meta.update(header.get("__metadata__") or {})
@@ -206,7 +234,7 @@ def load_torch(path: Path, artifact: str) -> Checkpoint:
     import torch
 
     fmt = "lightning-ckpt" if path.suffix == ".ckpt" else "torch"
-    ckpt = Checkpoint(artifact, fmt, step=step_from_name(artifact))
+    ckpt = Checkpoint(artifact, fmt, step=step_from_name(artifact), sources=[path])
     refused = unsafe_globals(path)
     if refused:
         ckpt.problem = ("refused: loading needs arbitrary unpickling (it references "

@@ -40,7 +40,12 @@ class CodeFile:
     text: str
     calls: dict[str, list[int]] = field(default_factory=dict)   # dotted callee -> lines
     names: dict[str, list[int]] = field(default_factory=dict)   # attribute/name uses -> lines
+    built: dict[str, tuple[str, int]] = field(default_factory=dict)   # `x = f(...)`: x -> (dotted f, line)
     parse_error: str | None = None
+
+    def line(self, n: int) -> str:
+        lines = self.text.splitlines()
+        return lines[n - 1].strip() if 0 < n <= len(lines) else ""
 
     def uses(self, *names: str) -> bool:
         return any(n in self.calls or n in self.names for n in names)
@@ -141,6 +146,16 @@ class _Visitor(ast.NodeVisitor):
     def __init__(self) -> None:
         self.calls: dict[str, list[int]] = {}
         self.names: dict[str, list[int]] = {}
+        self.built: dict[str, tuple[str, int]] = {}
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        callee = _dotted(node.value.func) if isinstance(node.value, ast.Call) else None
+        if callee:
+            for target in node.targets:
+                name = _dotted(target)
+                if name:
+                    self.built[name] = (callee, node.lineno)
+        self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
         name = _dotted(node.func)
@@ -178,5 +193,5 @@ def parse_code(path: Path, artifact: str) -> CodeFile:
         return code
     v = _Visitor()
     v.visit(tree)
-    code.calls, code.names = v.calls, v.names
+    code.calls, code.names, code.built = v.calls, v.names, v.built
     return code

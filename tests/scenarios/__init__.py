@@ -8,18 +8,51 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
-from tests.scenarios import runs
+from tests.scenarios import data_runs, healthy_runs, optim_runs, runs, system_runs
 
 SCENARIOS = {
-    # name: (writer, expected top code)
+    # name: (writer, expected top code). Writer names stay neutral: they name the run's folder.
     "lr_jump_mlp": (runs.mlp_curriculum, "lr_too_high"),
+    "sgd_no_warmup_cnn": (optim_runs.cnn_plain_sgd, "lr_too_high"),
+    "adamw_lr_tiny_mlp": (optim_runs.adamw_probe, "lr_too_low"),
+    "sgd_lr_tiny_lstm": (optim_runs.lstm_sgd, "lr_too_low"),
+    "unscaled_targets_rnn": (optim_runs.elman_rnn, "exploding_gradients"),
+    "no_zero_grad_mlp": (optim_runs.mlp_sgd_loop, "exploding_gradients"),
+    "deep_sigmoid_mlp": (optim_runs.deep_sigmoid_mlp, "vanishing_gradients"),
+    "deep_tanh_cnn": (optim_runs.deep_tanh_cnn, "vanishing_gradients"),
     "half_overflow": (runs.sensor_mlp, "numerical_instability"),
-    "healthy_cnn": (runs.cnn_tensorboard, "healthy"),
-    "host_oom": (runs.mlp_with_eval, "out_of_memory"),
+    "zero_std_cnn": (system_runs.cnn_blank_frames, "numerical_instability"),
+    "negative_bias_mlp": (optim_runs.biased_relu_mlp, "dead_relu"),
+    "outlier_batch_relu": (optim_runs.relu_mlp_raw_rows, "dead_relu"),
+    "gan_collapse": (data_runs.gan_ring, "mode_collapse"),
+    "one_class_classifier": (data_runs.skewed_classifier, "mode_collapse"),
     "embedding_lm": (runs.tiny_lm_lightning, "architecture_imbalance"),
+    "wide_vocab_lm": (data_runs.hf_wide_vocab_lm, "architecture_imbalance"),
+    "overfit_mlp": (data_runs.mlp_small_train_set, "overfitting"),
+    "overfit_cnn": (data_runs.cnn_few_images, "overfitting"),
+    "missing_step_mlp": (optim_runs.mlp_probe_loop, "no_parameter_updates"),
+    "lr_zero_lstm": (optim_runs.lstm_ratio_schedule, "no_parameter_updates"),
+    "shuffled_labels_mlp": (data_runs.mlp_permuted_pairs, "data_pipeline_bug"),
+    "random_targets_lstm": (data_runs.lstm_batch_targets, "data_pipeline_bug"),
     "act_variance": (runs.ponder_head, "zero_variance"),
+    "batchnorm_batch_of_one": (system_runs.tabular_batchnorm, "zero_variance"),
+    "host_oom": (runs.mlp_with_eval, "out_of_memory"),
+    "leak_then_oom_lstm": (system_runs.lstm_keep_outputs, "out_of_memory"),
+    "corrupt_batches_mlp": (data_runs.mlp_mixed_sources, "loss_spikes"),
+    "rare_batches_lm": (data_runs.lm_rare_batches, "loss_spikes"),
+    "rank_exit_gloo": (system_runs.ddp_rank_exits, "distributed_failure"),
+    "rank_timeout_gloo": (system_runs.ddp_rank_stalls, "distributed_failure"),
+    "worker_killed": (system_runs.loader_worker_signal, "dataloader_failure"),
+    "worker_exception": (system_runs.loader_worker_raises, "dataloader_failure"),
+    "healthy_cnn": (runs.cnn_tensorboard, "healthy"),
+    "healthy_noisy_mlp": (healthy_runs.mlp_small_batches, "healthy"),
+    "healthy_lstm_warnings": (healthy_runs.lstm_with_warnings, "healthy"),
+    "healthy_lm_warmup": (healthy_runs.hf_lm_with_warmup, "healthy"),
+    "healthy_gan": (healthy_runs.gan_ring_balanced, "healthy"),
 }
 
 _HERE = Path(__file__).resolve().parent
@@ -33,6 +66,11 @@ def _version() -> str:
     return h.hexdigest()[:12]
 
 
+def cache_all() -> dict[str, Path]:
+    """Every scenario's folder, building the missing ones."""
+    return {name: cached(name) for name in SCENARIOS}
+
+
 def build(name: str, dest: Path) -> Path:
     writer, _ = SCENARIOS[name]
     dest = Path(dest)
@@ -43,28 +81,56 @@ def build(name: str, dest: Path) -> Path:
     return dest
 
 
+def _prune() -> None:
+    """Drop the folders built by other versions of the scenario code."""
+    if CACHE.is_dir():
+        for old in CACHE.iterdir():
+            if old.is_dir() and old.name != _version():
+                shutil.rmtree(old, ignore_errors=True)
+
+
+def _folder(name: str) -> Path:
+    return CACHE / _version() / SCENARIOS[name][0].__name__    # no label in the run's own path
+
+
 def cached(name: str) -> Path:
-    dest = CACHE / _version() / SCENARIOS[name][0].__name__    # no label in the run's own path
-    done = dest / ".complete"
-    if not done.exists():
+    dest = _folder(name)
+    if not (dest / ".complete").exists():
+        # in a child interpreter: the runs start processes, threads and sockets of their own and set
+        # global torch flags, none of which belongs in the caller (a test session, the bench)
+        subprocess.run([sys.executable, "-m", "tests.scenarios", "--cache"], cwd=_HERE.parents[1], check=True)
+    return dest
+
+
+def _build_missing() -> None:
+    if not (CACHE / _version()).is_dir():
+        _prune()
+    for name in SCENARIOS:
+        dest = _folder(name)
+        if (dest / ".complete").exists():
+            continue
         tmp = dest.with_name(dest.name + ".tmp")
         build(name, tmp)
         if dest.exists():
             shutil.rmtree(dest)
         tmp.rename(dest)
-        done.write_text("ok")
-    return dest
+        (dest / ".complete").write_text("ok")
 
 
 def main() -> None:
     import argparse
 
-    p = argparse.ArgumentParser(description="write a scenario's run folder")
-    p.add_argument("name", choices=sorted(SCENARIOS))
-    p.add_argument("dest")
+    p = argparse.ArgumentParser(description="write a scenario's run folder, or fill the cache")
+    p.add_argument("name", nargs="?", choices=sorted(SCENARIOS))
+    p.add_argument("dest", nargs="?")
+    p.add_argument("--cache", action="store_true", help="build every scenario missing from the cache")
     args = p.parse_args()
+    if args.cache:
+        _build_missing()
+        return
+    if not (args.name and args.dest):
+        p.error("NAME and DEST, or --cache")
     build(args.name, Path(args.dest))
-    (Path(args.dest) / ".complete").unlink(missing_ok=True)
     print(f"wrote {args.dest}")
 
 

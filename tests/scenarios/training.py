@@ -232,3 +232,124 @@ def train_act(cfg: dict, on_step) -> nn.Module:
             step += 1
             on_step(step=step, epoch=epoch, loss=loss.item(), lr=cfg["lr"], grad_norm=grad_norm(out))
     return head
+
+
+# --- shared pieces for the wider suite -----------------------------------------------------------
+
+def batches(x, y, batch_size: int, epochs: int, seed: int, drop_last: bool = True):
+    """(epoch, inputs, targets) over shuffled minibatches."""
+    g = torch.Generator().manual_seed(seed)
+    for epoch in range(epochs):
+        perm = torch.randperm(len(x), generator=g)
+        stop = len(x) - batch_size + 1 if drop_last else len(x)
+        for i in range(0, stop, batch_size):
+            idx = perm[i:i + batch_size]
+            yield epoch, x[idx], y[idx]
+
+
+def layer_grad_norms(model: nn.Module) -> dict[str, float]:
+    return {name: float(p.grad.norm()) for name, p in model.named_parameters()
+            if p.grad is not None and name.endswith("weight")}
+
+
+def fit(model: nn.Module, opt, data, on_step, *, loss_fn=nn.functional.cross_entropy, clip: float | None = None,
+        sched=None, per_layer: bool = False, zero_grad: bool = True, apply_updates: bool = True) -> nn.Module:
+    step = 0
+    for epoch, xb, yb in data:
+        loss = loss_fn(model(xb), yb)
+        if zero_grad:
+            opt.zero_grad()
+        loss.backward()
+        if clip is not None:
+            gn = float(nn.utils.clip_grad_norm_(model.parameters(), clip))
+        else:
+            gn = grad_norm(model)
+        layers = layer_grad_norms(model) if per_layer else {}
+        if apply_updates:
+            opt.step()
+        if sched is not None:
+            sched.step()
+        step += 1
+        on_step(step=step, epoch=epoch, loss=loss.item(), lr=opt.param_groups[0]["lr"], grad_norm=gn, layers=layers)
+    return model
+
+
+def mlp(dim: int, hidden: int, classes: int, depth: int = 1, act=nn.ReLU) -> nn.Sequential:
+    layers, width = [], dim
+    for _ in range(depth):
+        layers += [nn.Linear(width, hidden), act()]
+        width = hidden
+    return nn.Sequential(*layers, nn.Linear(width, classes))
+
+
+class SeqClassifier(nn.Module):
+    """Embedding, recurrent layer, linear head over the last state."""
+
+    def __init__(self, vocab: int, d: int, classes: int, cell: str = "lstm") -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.rnn = (nn.LSTM if cell == "lstm" else nn.RNN)(d, d, batch_first=True)
+        self.head = nn.Linear(d, classes)
+
+    def forward(self, ids):
+        out, _ = self.rnn(self.embed(ids))
+        return self.head(out[:, -1])
+
+
+def sequences(n: int, length: int, vocab: int, classes: int, seed: int):
+    """Token sequences whose class is decided by the tokens they hold."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randint(0, vocab, (n, length), generator=g)
+    y = (x[:, : length // 2] % classes).sum(1) % classes
+    return x, y
+
+
+class Generator(nn.Module):
+    def __init__(self, z: int, hidden: int) -> None:
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(z, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, 2))
+
+    def forward(self, z):
+        return self.net(z)
+
+
+class Critic(nn.Module):
+    def __init__(self, hidden: int) -> None:
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(2, hidden), nn.LeakyReLU(0.2), nn.Linear(hidden, 1))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def ring(n: int, modes: int, seed: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    k = torch.randint(0, modes, (n,), generator=g).float()
+    angle = 2 * math.pi * k / modes
+    return torch.stack([angle.cos(), angle.sin()], 1) * 2 + 0.05 * torch.randn(n, 2, generator=g)
+
+
+def train_gan(cfg: dict, on_step):
+    seed_all(cfg["seed"])
+    real = ring(cfg["samples"], cfg["modes"], cfg["seed"])
+    gen, critic = Generator(cfg["z"], cfg["hidden"]), Critic(cfg["hidden"])
+    opt_g = torch.optim.Adam(gen.parameters(), lr=cfg["lr_g"], betas=(0.5, 0.999))
+    opt_d = torch.optim.Adam(critic.parameters(), lr=cfg["lr_d"], betas=(0.5, 0.999))
+    bce = nn.functional.binary_cross_entropy_with_logits
+    g = torch.Generator().manual_seed(cfg["seed"] + 1)
+    for step in range(1, cfg["steps"] + 1):
+        xb = real[torch.randint(0, len(real), (cfg["batch_size"],), generator=g)]
+        fake = gen(torch.randn(cfg["batch_size"], cfg["z"], generator=g))
+        d_loss = bce(critic(xb), torch.ones(len(xb), 1)) + bce(critic(fake.detach()), torch.zeros(len(xb), 1))
+        opt_d.zero_grad()
+        d_loss.backward()
+        opt_d.step()
+        for _ in range(cfg["g_steps"]):
+            fake = gen(torch.randn(cfg["batch_size"], cfg["z"], generator=g))
+            g_loss = bce(critic(fake), torch.ones(len(fake), 1))
+            opt_g.zero_grad()
+            g_loss.backward()
+            opt_g.step()
+        on_step(step=step, d_loss=d_loss.item(), g_loss=g_loss.item(), grad_norm=grad_norm(gen))
+    with torch.no_grad():
+        return gen, gen(torch.randn(cfg["n_samples"], cfg["z"], generator=g))

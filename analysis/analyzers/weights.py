@@ -1,0 +1,138 @@
+"""What the weights themselves say, tensor by tensor: whether they moved between checkpoints and
+by how much per step, and how many ReLU units of an MLP can still fire.
+
+Thresholds: no updates = every tensor bit-identical between two checkpoints some steps apart;
+too small = a median relative change per step under 1e-6 (healthy runs move ~1e-4 to 1e-2 of a
+weight's norm per step); dead units = at least 40% of a hidden layer's units that never activate
+for 4096 standard-normal inputs propagated through the checkpoint's own layers.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from analysis.ingest.checkpoints import Checkpoint, arrays
+from analysis.metrics import fmt
+from analysis.model import Evidence, Finding
+from analysis.run import Run
+
+NAME = "weights"
+PER_STEP_TOO_SMALL = 1e-6
+DEAD_SHARE = 0.4
+_RELU = re.compile(r"\brelu\b|ReLU\(", re.I)
+_OTHER_ACT = re.compile(r"Sigmoid|Tanh|GELU|SiLU|ELU\(|tanh\(|sigmoid\(|gelu\(")
+
+
+def _ordered(run: Run) -> list[Checkpoint]:
+    return sorted((c for c in run.loaded_checkpoints() if c.step is not None), key=lambda c: c.step)
+
+
+def _movement(a: Checkpoint, b: Checkpoint) -> tuple[int, int, list[float]]:
+    """(tensors compared, tensors identical, relative change of each non-identical tensor)."""
+    first = dict(arrays(a))
+    compared = same = 0
+    ratios = []
+    for name, wb in arrays(b):
+        wa = first.get(name)
+        if wa is None or wa.shape != wb.shape:
+            continue
+        compared += 1
+        diff = float(np.linalg.norm((wb.astype(np.float64) - wa).ravel()))
+        if diff == 0.0:
+            same += 1
+            continue
+        ratios.append(diff / max(float(np.linalg.norm(wa.ravel().astype(np.float64))), 1e-12))
+    return compared, same, ratios
+
+
+def _updates(run: Run) -> list[Finding]:
+    ckpts = _ordered(run)
+    if len(ckpts) < 2:
+        return []
+    a, b = ckpts[-2], ckpts[-1]
+    steps = b.step - a.step
+    compared, same, ratios = _movement(a, b)
+    if not compared or steps <= 0:
+        return []
+    where = f"{a.artifact} (step {a.step}) vs {b.artifact} (step {b.step})"
+    if same == compared:
+        return [Finding("no_parameter_updates", f"The weights did not change at all between step {a.step} and step {b.step}",
+                        "critical", 0.85, [Evidence(f"all {compared} tensors bit-identical after {steps} steps", b.artifact,
+                                                    f"tensors of {a.artifact} and {b.artifact}")],
+                        fix="Make sure optimizer.step() runs, the optimizer was built over model.parameters() after any "
+                            "re-wrapping, requires_grad is True, and lr > 0",
+                        expected_impact="the weights change between checkpoints and the loss falls", analyzer=NAME,
+                        quick_fix="Verify optimizer.step() runs on the model's parameters")]
+    per_step = float(np.median(ratios)) / steps
+    if per_step < PER_STEP_TOO_SMALL:
+        return [Finding("lr_too_low", f"The weights barely move: a median relative change of {fmt(per_step)} per step "
+                        f"between step {a.step} and step {b.step}", "high", 0.7,
+                        [Evidence(f"median |dW|/|W| {fmt(float(np.median(ratios)))} over {steps} steps "
+                                  f"({fmt(per_step)} per step; healthy runs move ~1e-4 to 1e-2)", b.artifact, where)],
+                        fix="Raise the learning rate 10-100x (a short LR range test finds the edge)",
+                        expected_impact="the loss falls within a few hundred steps", analyzer=NAME,
+                        quick_fix="Raise the LR 10x")]
+    return []
+
+
+def _mlp_chain(ckpt: Checkpoint) -> list[tuple[str, np.ndarray, np.ndarray | None]]:
+    """The checkpoint as a plain MLP: 2-D weights in file order whose shapes chain, each with its
+    bias; empty when any other kind of tensor is present (convolutions, norms, embeddings)."""
+    tensors = dict(arrays(ckpt))
+    weights = [n for n, t in tensors.items() if n.endswith("weight")]
+    if len(weights) < 2 or any(tensors[n].ndim != 2 for n in weights):
+        return []
+    if any(not (n.endswith(".weight") or n.endswith(".bias")) for n in tensors):
+        return []
+    chain = []
+    for n in weights:
+        w = tensors[n]
+        if chain and chain[-1][1].shape[0] != w.shape[1]:
+            return []
+        chain.append((n[: -len(".weight")], w, tensors.get(n[: -len("weight")] + "bias")))
+    return chain
+
+
+def _dead_units(run: Run) -> list[Finding]:
+    texts = [c.text for c in run.code]
+    if not texts or not any(_RELU.search(t) for t in texts) or any(_OTHER_ACT.search(t) for t in texts):
+        return []
+    latest = max(run.loaded_checkpoints(), key=lambda c: (c.step or -1, c.artifact), default=None)
+    if latest is None:
+        return []
+    chain = _mlp_chain(latest)
+    if not chain:
+        return []
+    h = np.random.default_rng(0).standard_normal((4096, chain[0][1].shape[1])).astype(np.float32)
+    worst = None
+    for name, w, b in chain[:-1]:
+        h = h @ w.T + (b if b is not None else 0.0)
+        alive = (h > 0).any(axis=0)
+        share = 1.0 - float(alive.mean())
+        if worst is None or share > worst[1]:
+            worst = (name, share, int((~alive).sum()), len(alive), b)
+        h = np.maximum(h, 0.0)
+    if worst is None or worst[1] < DEAD_SHARE:
+        return []
+    name, share, dead, total, bias = worst
+    ev = [Evidence(f"{name}: {dead} of {total} ReLU units never activate for 4096 standard-normal inputs "
+                   f"propagated through the checkpoint's layers", latest.artifact, f"tensor {name}.weight")]
+    if bias is not None:
+        ev.append(Evidence(f"{name}.bias: median {fmt(float(np.median(bias)))}, {int((bias < 0).sum())} of {len(bias)} negative",
+                           latest.artifact, f"tensor {name}.bias"))
+    for code in run.code:
+        for n, line in enumerate(code.text.splitlines(), start=1):
+            if "bias" in line and ("init" in line or "fill_" in line):
+                ev.append(Evidence(line.strip(), code.artifact, f"line {n}"))
+    return [Finding("dead_relu", f"{share:.0%} of the ReLU units in {name} are dead ({dead} of {total}): they output 0 "
+                    "for every input, so they pass no gradient and cannot recover", "high", 0.8, ev,
+                    fix="Initialise biases at 0 (or a small positive value), use LeakyReLU/GELU, lower the LR or clip "
+                        "gradients so that one large step cannot push units into the dead zone, and restart from a "
+                        "checkpoint before the units died",
+                    expected_impact="most units fire again and the loss resumes falling", analyzer=NAME,
+                    quick_fix="Use LeakyReLU and zero-initialised biases")]
+
+
+def analyze(run: Run) -> list[Finding]:
+    return _updates(run) + _dead_units(run)

@@ -1,0 +1,126 @@
+"""Runs with nothing wrong, made to look alarming where real healthy runs do: small noisy
+batches, benign warnings, GAN losses that seesaw, a warm-up ramp, no checkpoint or code saved."""
+from __future__ import annotations
+
+import json
+import logging
+import warnings
+from pathlib import Path
+
+import torch
+import yaml
+from safetensors.torch import save_file
+from torch import nn
+
+from tests.scenarios import training
+from tests.scenarios.runs import _FixedClock, _save_code, _weights
+from tests.scenarios.sinks import Csv, Jsonl, TextLog, TrainerState
+
+
+def mlp_small_batches(dest: Path) -> None:
+    """MLP with batches of 4 (a noisy loss), cosine schedule; plain-text log and checkpoints."""
+    cfg = {"seed": 60, "samples": 1200, "dim": 16, "classes": 6, "hidden": 64, "batch_size": 4, "epochs": 2,
+           "lr": 3e-3}
+    (dest / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    training.seed_all(cfg["seed"])
+    x, y = training.blobs(cfg["samples"], cfg["dim"], cfg["classes"], cfg["seed"], scale=0.45)
+    model = training.mlp(cfg["dim"], cfg["hidden"], cfg["classes"])
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg["lr"])
+    total = cfg["epochs"] * cfg["samples"] // cfg["batch_size"]
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total)
+    log = TextLog(dest / "train.log", style="kv")
+
+    def on_step(step, epoch, loss, lr, grad_norm, **_):
+        log.log(epoch=epoch, step=step, loss=loss, lr=lr, grad_norm=grad_norm)
+        if step in (total // 2, total):
+            save_file(_weights(model), dest / f"step{step}.safetensors")
+
+    training.fit(model, opt, training.batches(x, y, cfg["batch_size"], cfg["epochs"], cfg["seed"]), on_step, sched=sched)
+    log.close()
+    _save_code(dest, training.mlp, training.fit)
+
+
+def lstm_with_warnings(dest: Path) -> None:
+    """LSTM classifier whose log carries the warnings real runs print; CSV metrics, no checkpoint
+    and no code saved."""
+    cfg = {"seed": 61, "samples": 1024, "length": 12, "vocab": 40, "classes": 4, "d": 48, "batch_size": 32,
+           "epochs": 6, "lr": 3e-3}
+    training.seed_all(cfg["seed"])
+    x, y = training.sequences(cfg["samples"], cfg["length"], cfg["vocab"], cfg["classes"], cfg["seed"])
+    model = training.SeqClassifier(cfg["vocab"], cfg["d"], cfg["classes"])
+    opt = torch.optim.Adam(model.parameters(), lr=cfg["lr"])
+    out = Csv(dest / "metrics.csv")
+    handler = logging.FileHandler(dest / "stdout.log", mode="w")
+    handler.setFormatter(_FixedClock("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    wlog = logging.getLogger("py.warnings")
+    wlog.handlers[:] = [handler]
+    wlog.propagate = False
+    logging.captureWarnings(True)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            torch.utils.data.DataLoader(list(range(8)), num_workers=0, pin_memory=True)
+            nn.utils.clip_grad_norm(model.parameters(), 1e9)
+            torch.tensor(torch.ones(2))
+            training.fit(model, opt, training.batches(x, y, cfg["batch_size"], cfg["epochs"], cfg["seed"]),
+                         lambda step, epoch, loss, lr, grad_norm, **_: out.log(step=step, epoch=epoch, loss=f"{loss:.5f}",
+                                                                               grad_norm=f"{grad_norm:.4f}"))
+    finally:
+        logging.captureWarnings(False)
+        handler.close()
+        wlog.handlers[:] = []
+    out.close()
+
+
+def hf_lm_with_warmup(dest: Path) -> None:
+    """Small LM on a learnable stream, linear warm-up then constant; HF Trainer layout."""
+    from tests.scenarios.data_runs import counting_corpus
+
+    cfg = {"seed": 62, "vocab": 96, "d_model": 64, "ffn": 256, "tokens": 20000, "seq": 32, "batch_size": 8,
+           "epochs": 2, "lr": 2e-3, "warmup_steps": 30}
+    (dest / "config.json").write_text(json.dumps({"vocab_size": cfg["vocab"], "hidden_size": cfg["d_model"],
+                                                  "intermediate_size": cfg["ffn"], "num_hidden_layers": 1}, indent=2))
+    (dest / "training_args.json").write_text(json.dumps({"learning_rate": cfg["lr"], "warmup_steps": cfg["warmup_steps"],
+                                                         "per_device_train_batch_size": cfg["batch_size"],
+                                                         "max_grad_norm": 1.0}, indent=2))
+    training.seed_all(cfg["seed"])
+    data = counting_corpus(cfg)
+    model = training.TinyLM(cfg["vocab"], cfg["d_model"], cfg["ffn"])
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg["lr"])
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / cfg["warmup_steps"]))
+    n = cfg["seq"] * cfg["batch_size"]
+
+    def batches():
+        for epoch in range(cfg["epochs"]):
+            for i in range(0, len(data) - n - 1, n):
+                chunk = data[i:i + n + 1]
+                yield epoch, chunk[:-1].view(cfg["batch_size"], -1), chunk[1:].view(cfg["batch_size"], -1)
+
+    state = TrainerState(dest, cfg["batch_size"], logging_steps=2)
+    steps_per_epoch = (len(data) - 1) // n
+
+    def on_step(step, epoch, loss, lr, grad_norm, **_):
+        if step % 2 == 0:
+            state.log(epoch=round(step / steps_per_epoch, 4), grad_norm=round(grad_norm, 4), learning_rate=lr,
+                      loss=round(loss, 4), step=step)
+
+    training.fit(model, opt, batches(), on_step, sched=sched, clip=1.0,
+                 loss_fn=lambda logits, t: nn.functional.cross_entropy(logits.reshape(-1, cfg["vocab"]), t.reshape(-1)))
+    ck = state.close(cfg["epochs"])
+    save_file(_weights(model), ck / "model.safetensors")
+
+
+def gan_ring_balanced(dest: Path) -> None:
+    """GAN on an eight-mode ring with balanced updates; samples as CSV."""
+    cfg = {"seed": 63, "samples": 4096, "modes": 8, "z": 8, "hidden": 64, "batch_size": 128, "steps": 400,
+           "lr_g": 1e-3, "lr_d": 1e-3, "g_steps": 1, "n_samples": 64}
+    (dest / "gan.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    out = Jsonl(dest / "losses.jsonl")
+    gen, samples = training.train_gan(cfg, lambda step, d_loss, g_loss, grad_norm: out.log(
+        step=step, d_loss=round(d_loss, 5), g_loss=round(g_loss, 5), g_grad_norm=round(grad_norm, 5)))
+    out.close()
+    rows = Csv(dest / "generated.csv")
+    for i, (a, b) in enumerate(samples.tolist()):
+        rows.log(sample_id=i, generated=f"{a:.3f} {b:.3f}")
+    rows.close()
+    save_file(_weights(gen), dest / "generator.safetensors")
