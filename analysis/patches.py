@@ -60,3 +60,10 @@ def insert_code_before(code: CodeFile, line_no: int, statement: str) -> str:
     indent = target[: len(target) - len(target.lstrip())]
     new = old[: line_no - 1] + [indent + statement + "\n"] + old[line_no - 1:]
     return _diff(code.artifact, old, new)
+
+
+def replace_line(code: CodeFile, line_no: int, new_line: str) -> str:
+    """A diff replacing line `line_no` of a code file with `new_line` (its indentation included)."""
+    old = code.text.splitlines(keepends=True)
+    new = old[: line_no - 1] + [new_line.rstrip("\n") + "\n"] + old[line_no:]
+    return _diff(code.artifact, old, new)

@@ -1,6 +1,7 @@
 """From findings to ranked root causes.
 
-Findings of the same code merge. Then rules that read findings together decide which one is the
+Findings of the same code merge (a finding from the code analyzer brings the specific fix and
+patch: the line that causes it). Then rules that read findings together decide which one is the
 cause and which a consequence: a NaN after gradients grew geometrically is exploding gradients; a
 divergence right after the LR was raised is the LR; degenerate outputs from a model whose
 parameters sit in its embeddings is the architecture. Rules run in order; each only moves
@@ -38,6 +39,10 @@ def _merge(findings: list[Finding]) -> dict[str, Finding]:
             by_code[f.code] = f
             continue
         _absorb(have, f.evidence)
+        if f.analyzer == "code" and f.patch:
+            # the line of code that causes the symptom is the fix to make, not a generic remedy
+            have.patch, have.fix, have.quick_fix = f.patch, f.fix, f.quick_fix
+            have.expected_impact = f.expected_impact or have.expected_impact
         have.patch = have.patch or f.patch
     return by_code
 

@@ -1,14 +1,16 @@
 """The training code, read statically (AST, never imported or run): a loop that computes
-gradients but never applies them, and gradients that are never cleared between steps. Each
-finding names the file and line, and the patch text adds the missing call."""
+gradients but never applies them, gradients that are never cleared between steps, and divisions
+by a spread or a norm with no epsilon. Each finding names the file and line, and the patch text
+makes the change."""
 from __future__ import annotations
 
 from analysis.ingest.configs import CodeFile
 from analysis.model import Evidence, Finding
-from analysis.patches import insert_code_before
+from analysis.patches import insert_code_before, replace_line
 from analysis.run import Run
 
 NAME = "code"
+_SPREADS = ("std", "var", "norm", "sqrt", "vector_norm")
 OPTIMIZER_CLASSES = ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS",
                      "Lion", "Adafactor", "Muon", "SparseAdam", "AdamW8bit", "Adam8bit")
 
@@ -19,11 +21,35 @@ def optimizers(code: CodeFile) -> dict[str, tuple[str, int]]:
             if callee.rsplit(".", 1)[-1] in OPTIMIZER_CLASSES}
 
 
+def _unguarded_division(code: CodeFile) -> Finding | None:
+    """`x / std` where std comes from .std()/.var()/.norm() and nothing keeps it from 0."""
+    spreads = {var for var, (callee, _) in code.built.items() if callee.rsplit(".", 1)[-1] in _SPREADS}
+    for line_no, divisor in code.divisions:
+        direct = any(f".{f}(" in divisor or divisor.startswith(f"{f}(") for f in _SPREADS)
+        if not (divisor in spreads or direct) or "eps" in divisor or "+" in divisor or "clamp" in divisor:
+            continue
+        line = code.text.splitlines()[line_no - 1]
+        fixed = line.replace(f"/ {divisor}", f"/ ({divisor} + 1e-6)", 1)
+        if fixed == line:
+            continue
+        return Finding(
+            "numerical_instability", f"{code.artifact} line {line_no} divides by {divisor} with no epsilon: an input "
+            "with zero spread gives 0/0 = NaN", "low", 0.4,
+            [Evidence(f"{line.strip()}: divides by {divisor}, which is 0 for a constant input", code.artifact, f"line {line_no}")],
+            fix=f"Guard the division: / ({divisor} + 1e-6), or clamp the spread from below",
+            expected_impact="constant inputs give zeros instead of NaN and training continues",
+            patch=replace_line(code, line_no, fixed), analyzer=NAME, quick_fix=f"Add an epsilon to the division by {divisor}")
+    return None
+
+
 def analyze(run: Run) -> list[Finding]:
     out: list[Finding] = []
     for code in run.code:
         if code.parse_error:
             continue
+        division = _unguarded_division(code)
+        if division is not None:
+            out.append(division)
         opts = optimizers(code)
         backward = sorted(code.calls.get("backward", []))
         if not opts or not backward:

@@ -72,6 +72,9 @@ _FIXES = {
     "dataloader_killed": ("A DataLoader worker died", "The worker was killed (often the host OOM killer or a too-small "
                           "/dev/shm): lower num_workers, give the container more shared memory (--shm-size), and "
                           "check the sample the worker was loading"),
+    "dataloader_worker_error": ("A DataLoader worker failed while loading a sample", "The worker's own error names "
+                                "the record: fix or skip it in the dataset's __getitem__ (catch the decode error, log the "
+                                "index, filter the file list); num_workers=0 reproduces it in the main process"),
     "var_dof": ("var()/std() over a single element: the statistic is NaN and its gradient too",
                 "Guard the reduction: compute the variance only when the reduced dimension has >= 2 elements "
                 "(or use correction=0), and add a regulariser that keeps the quantity from collapsing to one value"),
@@ -99,6 +102,17 @@ def analyze(run: Run) -> list[Finding]:
         uf = _user_frame(e)
         if uf:
             ev.append(uf)
+        patch = None
+        if "original_error" in e.fields:
+            ev.insert(0, Evidence(e.fields["original_error"], e.artifact, f"line {e.fields['original_line']}"))
+            title = f"{title}: {e.fields['original_error'][:120]}"
+        if e.signature == "batchnorm_single":
+            hit = run.config_value("drop_last", "dataloader_drop_last")
+            if hit and hit[2] is False:
+                cfg, key, _ = hit
+                ev.append(Evidence(f"{key} = false: the last, smaller batch is kept", cfg.artifact,
+                                   f"line {cfg.lines.get(key, 1)}"))
+                patch = set_config_value(cfg, key, "true")
         if e.code == "zero_variance":
             for code in run.code:
                 lines = code.calls.get("var", []) + code.calls.get("std", [])
@@ -109,6 +123,6 @@ def analyze(run: Run) -> list[Finding]:
         sev = "critical" if e.context or e.code in ("distributed_failure", "dataloader_failure") else "high"
         count = f" ({e.count} times)" if e.count > 1 else ""
         issue = f"{title}{count}" if title else f"{e.text[:160]}{count}"
-        out.append(Finding(e.code, issue, sev, conf, ev, fix=fix,
+        out.append(Finding(e.code, issue, sev, conf, ev, fix=fix, patch=patch,
                            analyzer=NAME, quick_fix=fix.split(";")[0].split(":")[0][:80]))
     return out

@@ -7,6 +7,8 @@ input (on 60% of the steps between consecutive layers).
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from analysis.analyzers.common import index_at_or_after, index_at_or_before, point, train_loss
@@ -117,10 +119,33 @@ def _vanishing(run: Run) -> list[Finding]:
     if (rising > 0).mean() < 0.6:       # the norms must shrink layer after layer toward the input
         return []
     s0, s1 = layers[first], layers[last]
+    ev = [Evidence(f"median grad norm of {first}: {fmt(med[first])}", s0.artifact, s0.span_locator(0, len(s0) - 1)),
+          Evidence(f"median grad norm of {last}: {fmt(med[last])}", s1.artifact, s1.span_locator(0, len(s1) - 1))]
+    conf = 0.75
+    saturating = _saturating(run)
+    if saturating is not None:
+        ev.append(saturating)
+        conf += 0.1
     return [Finding("vanishing_gradients", f"Gradients vanish toward the input: {first} median {fmt(med[first])} "
-                    f"vs {last} {fmt(med[last])}", "high", 0.75,
-                    [Evidence(f"median grad norm of {first}: {fmt(med[first])}", s0.artifact, s0.span_locator(0, len(s0) - 1)),
-                     Evidence(f"median grad norm of {last}: {fmt(med[last])}", s1.artifact, s1.span_locator(0, len(s1) - 1))],
+                    f"vs {last} {fmt(med[last])} ({med[last] / max(med[first], 1e-30):,.0f}x smaller across "
+                    f"{len(names)} layers)", "high", conf, ev,
                     fix="Add normalisation (LayerNorm/BatchNorm) or residual connections, use ReLU/GELU instead of "
                         "saturating activations, and a He/Xavier initialisation", analyzer=NAME,
-                    quick_fix="Add residual connections or normalisation")]
+                    expected_impact="the first layers' gradient norms come within ~10x of the last's and the loss "
+                                    "leaves its plateau", quick_fix="Add residual connections or normalisation")]
+
+
+_SATURATING = re.compile(r"\b(sigmoid|tanh|Sigmoid|Tanh)\b")
+
+
+def _saturating(run: Run) -> Evidence | None:
+    """Where the config or code uses a saturating activation (its gradient is <= 0.25 or <= 1)."""
+    for cfg in run.configs:
+        for key, value in cfg.values.items():
+            if isinstance(value, str) and _SATURATING.search(value):
+                return Evidence(f"{key} = {value}: a saturating activation", cfg.artifact, f"line {cfg.lines.get(key, 1)}")
+    for code in run.code:
+        for n, line in enumerate(code.text.splitlines(), start=1):
+            if _SATURATING.search(line) and not line.lstrip().startswith("#"):
+                return Evidence(f"{line.strip()}: a saturating activation", code.artifact, f"line {n}")
+    return None

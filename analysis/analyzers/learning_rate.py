@@ -94,7 +94,7 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
         warm = run.config_value(*WARMUP_KEYS)
         return [Finding("lr_too_high", f"Learning rate {fmt(value)} is above the usual range for {family} (up to "
                         f"~{fmt(high)})" + ("" if warm else " with no warm-up") + f"; the loss {how} at "
-                        f"{loss.step_kind} {fmt_step(onset)}", "critical", 0.8, [lr_ev, fam_ev, loss_ev] + cfg_ev,
+                        f"{loss.step_kind} {fmt_step(onset)}", "critical", 0.8, [lr_ev, fam_ev] + cfg_ev,
                         fix=f"Lower the learning rate to ~{fmt(high / 2)} for {family} and warm it up over the first "
                             "1-5% of steps", expected_impact="the loss keeps falling past the onset", patch=patch,
                         analyzer=NAME, onset_step=onset, quick_fix=f"Lower the LR to {fmt(high / 2)} with warm-up")]
@@ -110,8 +110,18 @@ def analyze(run: Run) -> list[Finding]:
         v = lr.values
         finite = np.isfinite(v)
         if finite.all() and np.all(v == 0):
-            return [Finding("no_parameter_updates", "Learning rate is 0 at every logged step", "critical", 0.9,
-                            [Evidence(f"lr = 0 over {len(v)} values", lr.artifact, lr.span_locator(0, len(lr) - 1))],
+            ev = [Evidence(f"lr = 0 over {len(v)} values", lr.artifact, lr.span_locator(0, len(lr) - 1))]
+            set_to = run.config_value(*LR_KEYS)
+            if set_to and isinstance(set_to[2], (int, float)) and set_to[2] > 0:
+                cfg, key, value = set_to
+                ev.append(Evidence(f"{key} = {value} in the config: the schedule multiplies it to 0", cfg.artifact,
+                                   f"line {cfg.lines.get(key, 1)}"))
+                warm = run.config_value(*WARMUP_KEYS)
+                if warm:
+                    ev.append(Evidence(f"{warm[1]} = {warm[2]}: a warm-up factor such as step // {warm[2]} (integer "
+                                       f"division) stays 0 for {warm[2]} steps", warm[0].artifact,
+                                       f"line {warm[0].lines.get(warm[1], 1)}"))
+            return [Finding("no_parameter_updates", "Learning rate is 0 at every logged step", "critical", 0.9, ev,
                             fix="Set a non-zero learning rate (check the scheduler's first value and any lr multiplier)",
                             analyzer=NAME, quick_fix="Set lr > 0")]
         ratio = np.ones(len(v))

@@ -7,9 +7,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import numpy as np
+
+from analysis.analyzers.common import train_loss
 from analysis.ingest.checkpoints import Checkpoint, is_embedding
+from analysis.metrics import fmt
 from analysis.model import Evidence, Finding
 from analysis.run import Run
+from analysis.signals import relative_change
 
 NAME = "parameters"
 _PREFIXES = ("model.", "module.", "_orig_mod.", "net.", "transformer.")
@@ -39,6 +44,20 @@ def balance(ckpt: Checkpoint) -> tuple[int, int, dict[str, int]]:
     return emb, total, dict(groups)
 
 
+def _stalled(run: Run) -> Evidence | None:
+    """The loss fell a little, then nothing: flat (under 5%) over the second half of the run."""
+    s = train_loss(run)
+    if s is None or len(s) < 10:
+        return None
+    v = s.values[np.isfinite(s.values)]
+    half = len(v) // 2
+    late = relative_change(v[half:])
+    if abs(late) >= 0.05 or relative_change(v) <= 0:
+        return None
+    return Evidence(f"loss fell from {fmt(float(v[0]))} to {fmt(float(v[half]))}, then moved {abs(late) * 100:.1f}% over the "
+                    "second half of the run", s.artifact, s.span_locator(0, len(s) - 1))
+
+
 def _latest(run: Run) -> Checkpoint | None:
     loaded = run.loaded_checkpoints()
     if not loaded:
@@ -62,8 +81,13 @@ def analyze(run: Run) -> list[Finding]:
                            ckpt.artifact, "tensors " + ", ".join(t.name for t in ckpt.tensors if is_embedding(t.name, t.shape))[:120])]
             if hit:
                 ev.append(Evidence(f"{hit[1]} = {hit[2]}", hit[0].artifact, f"line {hit[0].lines.get(hit[1], 1)}"))
+            conf = 0.65
+            stalled = _stalled(run)
+            if stalled is not None:
+                ev.append(stalled)
+                conf += 0.15
             out.append(Finding("architecture_imbalance", f"Embeddings hold {share:.0%} of the parameters; the rest of the "
-                               f"model has only {total - emb:,}", "high", 0.65, ev,
+                               f"model has only {total - emb:,}", "high", conf, ev,
                                fix="Rebalance: shrink the vocabulary or the embedding width (tie input and output "
                                    "embeddings), and give the layers between them more width/depth so that embeddings "
                                    "hold at most ~50% of the parameters", expected_impact="the loss keeps falling past "

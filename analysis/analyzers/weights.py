@@ -15,12 +15,14 @@ import numpy as np
 from analysis.ingest.checkpoints import Checkpoint, arrays
 from analysis.metrics import fmt
 from analysis.model import Evidence, Finding
+from analysis.patches import set_config_value
 from analysis.run import Run
 
 NAME = "weights"
 PER_STEP_TOO_SMALL = 1e-6
 DEAD_SHARE = 0.4
 _RELU = re.compile(r"\brelu\b|ReLU\(", re.I)
+_BIAS_INIT = re.compile(r"(init\.\w+_\(|\.fill_\(|\.constant_\().*bias|bias.*(\.fill_\(|init\.\w+_\()")
 _OTHER_ACT = re.compile(r"Sigmoid|Tanh|GELU|SiLU|ELU\(|tanh\(|sigmoid\(|gelu\(")
 
 
@@ -123,15 +125,21 @@ def _dead_units(run: Run) -> list[Finding]:
                            latest.artifact, f"tensor {name}.bias"))
     for code in run.code:
         for n, line in enumerate(code.text.splitlines(), start=1):
-            if "bias" in line and ("init" in line or "fill_" in line):
-                ev.append(Evidence(line.strip(), code.artifact, f"line {n}"))
+            if _BIAS_INIT.search(line):
+                ev.append(Evidence(f"{line.strip()}: biases set by hand", code.artifact, f"line {n}"))
+    patch = None
+    for cfg in run.configs:
+        for key, value in cfg.values.items():
+            if "bias" in key.rsplit(".", 1)[-1] and isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+                ev.append(Evidence(f"{key} = {value}: the biases start negative", cfg.artifact, f"line {cfg.lines.get(key, 1)}"))
+                patch = patch or set_config_value(cfg, key, 0.0)
     return [Finding("dead_relu", f"{share:.0%} of the ReLU units in {name} are dead ({dead} of {total}): they output 0 "
                     "for every input, so they pass no gradient and cannot recover", "high", 0.8, ev,
                     fix="Initialise biases at 0 (or a small positive value), use LeakyReLU/GELU, lower the LR or clip "
                         "gradients so that one large step cannot push units into the dead zone, and restart from a "
                         "checkpoint before the units died",
                     expected_impact="most units fire again and the loss resumes falling", analyzer=NAME,
-                    quick_fix="Use LeakyReLU and zero-initialised biases")]
+                    patch=patch, quick_fix="Use LeakyReLU and zero-initialised biases")]
 
 
 def analyze(run: Run) -> list[Finding]:

@@ -41,6 +41,7 @@ class CodeFile:
     calls: dict[str, list[int]] = field(default_factory=dict)   # dotted callee -> lines
     names: dict[str, list[int]] = field(default_factory=dict)   # attribute/name uses -> lines
     built: dict[str, tuple[str, int]] = field(default_factory=dict)   # `x = f(...)`: x -> (dotted f, line)
+    divisions: list[tuple[int, str]] = field(default_factory=list)    # (line, source of the divisor)
     parse_error: str | None = None
 
     def line(self, n: int) -> str:
@@ -147,6 +148,12 @@ class _Visitor(ast.NodeVisitor):
         self.calls: dict[str, list[int]] = {}
         self.names: dict[str, list[int]] = {}
         self.built: dict[str, tuple[str, int]] = {}
+        self.divisions: list[tuple[int, str]] = []
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        if isinstance(node.op, ast.Div):
+            self.divisions.append((node.lineno, ast.unparse(node.right)))
+        self.generic_visit(node)
 
     def visit_Assign(self, node: ast.Assign) -> None:
         callee = _dotted(node.value.func) if isinstance(node.value, ast.Call) else None
@@ -193,5 +200,5 @@ def parse_code(path: Path, artifact: str) -> CodeFile:
         return code
     v = _Visitor()
     v.visit(tree)
-    code.calls, code.names, code.built = v.calls, v.names, v.built
+    code.calls, code.names, code.built, code.divisions = v.calls, v.names, v.built, v.divisions
     return code

@@ -102,6 +102,15 @@ def build_event(artifact: str, line_no: int, lines: list[str]) -> tuple[Event | 
                       artifact=artifact, line=line_no + block.index(exc_line), text=exc_line.strip(),
                       context=block[-40:], fields=_fields(sig, "\n".join(block)))
         event.fields["frames"] = _frames(block)
+        if "in DataLoader worker process" in exc_line:
+            # the worker's own error follows, after "Original Traceback": it names the sample
+            for k in range(j, min(len(lines), j + 200)):
+                text = strip_prefix(lines[k])
+                if text and not text[0].isspace() and _EXC_LINE.match(text) and "Original Traceback" not in text:
+                    event.fields["original_error"] = text.strip()[:300]
+                    event.fields["original_line"] = line_no + k
+                    j = k + 1
+                    break
         return event, j
     sig = match_signature(first)
     if sig is None:

@@ -1,0 +1,100 @@
+"""What each analyzer says on the scenario it exists for: the specific cause, the line that proves
+it, and the patch text (the generic e2e test checks every scenario's top code)."""
+import json
+
+import pytest
+
+from handlers.cli import main
+
+
+def top(scenario, name, capsys):
+    assert main(["diagnose", str(scenario(name)), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    return doc["root_causes"][0], doc
+
+
+def texts(cause):
+    return " | ".join(e["text"] for e in cause["evidence"])
+
+
+def test_identical_checkpoints_and_the_missing_step(scenario, capsys):
+    cause, _ = top(scenario, "missing_step_mlp", capsys)
+    assert cause["code"] == "no_parameter_updates"
+    assert "bit-identical" in texts(cause) and "no optimizer.step()" in texts(cause)
+    assert "         loss.backward()\n+        optimizer.step()\n" in cause["patch"]
+
+
+def test_gradients_never_cleared(scenario, capsys):
+    cause, _ = top(scenario, "no_zero_grad_mlp", capsys)
+    assert cause["code"] == "exploding_gradients" and "grew" in cause["issue"]
+    assert "+        optimizer.zero_grad()\n         loss.backward()" in cause["patch"]
+
+
+def test_dead_units_from_the_checkpoint(scenario, capsys):
+    cause, _ = top(scenario, "negative_bias_mlp", capsys)
+    assert cause["code"] == "dead_relu" and "fc1" in cause["issue"]
+    assert "nn.init.constant_(self.fc1.bias, bias0)" in texts(cause)
+    assert "-bias0: -4.0\n+bias0: 0" in cause["patch"]
+
+
+def test_units_killed_by_one_batch_explain_the_rise(scenario, capsys):
+    cause, doc = top(scenario, "outlier_batch_relu", capsys)
+    assert cause["code"] == "dead_relu" and "model.2" in cause["issue"]
+    others = [c for c in doc["root_causes"][1:] if c["severity"] in ("critical", "high")]
+    assert not others, others
+
+
+def test_lr_below_the_range_of_its_optimizer(scenario, capsys):
+    cause, _ = top(scenario, "sgd_lr_tiny_lstm", capsys)
+    assert cause["code"] == "lr_too_low" and "sgd" in cause["issue"]
+    assert '-  "learning_rate": 0.0001,\n+  "learning_rate": 0.003,' in cause["patch"]
+
+
+def test_lr_above_the_range_of_its_optimizer(scenario, capsys):
+    cause, _ = top(scenario, "sgd_no_warmup_cnn", capsys)
+    assert cause["code"] == "lr_too_high" and "0.2" in cause["issue"] and "no warm-up" in cause["issue"]
+    assert "-lr: 0.2\n+lr: 0.05" in cause["patch"]
+
+
+def test_zero_lr_from_an_integer_warmup(scenario, capsys):
+    cause, _ = top(scenario, "lr_zero_lstm", capsys)
+    assert cause["code"] == "no_parameter_updates" and "warmup_steps = 500" in texts(cause)
+
+
+@pytest.mark.parametrize("name, word", [("gan_collapse", "one point"), ("one_class_classifier", "identical")])
+def test_collapsed_outputs(scenario, capsys, name, word):
+    cause, _ = top(scenario, name, capsys)
+    assert cause["code"] == "mode_collapse" and word in cause["issue"]
+
+
+def test_division_by_a_zero_spread(scenario, capsys):
+    cause, _ = top(scenario, "zero_std_cnn", capsys)
+    assert cause["code"] == "numerical_instability" and "NaN at step" in cause["issue"]
+    assert "/ (std + 1e-6)" in cause["patch"]
+
+
+def test_worker_error_names_the_record(scenario, capsys):
+    cause, _ = top(scenario, "worker_exception", capsys)
+    assert cause["code"] == "dataloader_failure" and "cannot decode record 300" in cause["issue"]
+
+
+def test_batch_of_one_patch_drops_the_last_batch(scenario, capsys):
+    cause, _ = top(scenario, "batchnorm_batch_of_one", capsys)
+    assert cause["code"] == "zero_variance" and "-drop_last: false\n+drop_last: true" in cause["patch"]
+
+
+def test_spikes_corroborated_by_gradients(scenario, capsys):
+    cause, _ = top(scenario, "corrupt_batches_mlp", capsys)
+    assert cause["code"] == "loss_spikes" and "70, 150, 240" in cause["issue"]
+    assert "grad_norm at the same step" in texts(cause) and cause["confidence"] >= 0.85
+
+
+def test_vanishing_names_the_saturating_activation(scenario, capsys):
+    cause, _ = top(scenario, "deep_sigmoid_mlp", capsys)
+    assert cause["code"] == "vanishing_gradients" and "sigmoid" in texts(cause)
+
+
+def test_chance_level_cites_the_class_count(scenario, capsys):
+    cause, _ = top(scenario, "shuffled_labels_mlp", capsys)
+    assert cause["code"] == "data_pipeline_bug" and "ln(4)" in cause["issue"]
+    assert "num_classes = 4" in texts(cause) and "gradients are not zero" in texts(cause)
