@@ -98,3 +98,15 @@ def test_chance_level_cites_the_class_count(scenario, capsys):
     cause, _ = top(scenario, "shuffled_labels_mlp", capsys)
     assert cause["code"] == "data_pipeline_bug" and "ln(4)" in cause["issue"]
     assert "num_classes = 4" in texts(cause) and "gradients are not zero" in texts(cause)
+
+
+def test_embedding_rows_the_data_never_uses(scenario, capsys):
+    cause, _ = top(scenario, "wide_vocab_lm", capsys)
+    assert cause["code"] == "architecture_imbalance"
+    assert "tok_embeddings.weight: 2,500 of 4,000 rows" in texts(cause)      # the corpus uses 1,500 tokens
+
+
+def test_unscaled_regression_targets(scenario, capsys):
+    cause, _ = top(scenario, "unscaled_targets_rnn", capsys)
+    assert cause["code"] == "exploding_gradients" and "raw scale" in texts(cause)
+    assert cause["fix"].startswith("Standardise the regression targets")

@@ -1,8 +1,11 @@
 """The training code, read statically (AST, never imported or run): a loop that computes
-gradients but never applies them, gradients that are never cleared between steps, and divisions
-by a spread or a norm with no epsilon. Each finding names the file and line, and the patch text
+gradients but never applies them, gradients that are never cleared between steps, divisions by
+a spread or a norm with no epsilon, softmax fed to a cross-entropy loss that applies its own,
+fp16 without a gradient scaler, and a model frozen before its optimizer is built. Each finding names the file and line, and the patch text
 makes the change."""
 from __future__ import annotations
+
+import re
 
 from analysis.ingest.configs import CodeFile
 from analysis.model import Evidence, Finding
@@ -42,15 +45,68 @@ def _unguarded_division(code: CodeFile) -> Finding | None:
     return None
 
 
+_CE = ("cross_entropy", "CrossEntropyLoss", "criterion", "loss_fn", "nll_loss")
+
+
+def _softmax_into_cross_entropy(code: CodeFile) -> Finding | None:
+    """`cross_entropy(softmax(logits), y)`: the loss applies log-softmax itself, so the model's
+    outputs are squashed twice and the gradient w.r.t. the logits shrinks to a sliver."""
+    for line_no, outer, inner in code.nested:
+        if outer.rsplit(".", 1)[-1] in _CE and inner.rsplit(".", 1)[-1] in ("softmax", "Softmax"):
+            line = code.text.splitlines()[line_no - 1]
+            return Finding(
+                "vanishing_gradients", f"{code.artifact} line {line_no} feeds softmax probabilities to a cross-entropy "
+                "loss, which applies log-softmax itself: the outputs are squashed twice and the gradients shrink",
+                "medium", 0.6, [Evidence(f"{line.strip()}: softmax, then a loss that expects raw logits", code.artifact,
+                                         f"line {line_no}")],
+                fix="Pass the raw logits to the cross-entropy loss (drop the softmax; keep it only for reporting "
+                    "probabilities)", expected_impact="full-size gradients; the loss falls below its plateau",
+                analyzer=NAME, quick_fix="Drop the softmax before the cross-entropy loss")
+    return None
+
+
+def _half_without_scaler(code: CodeFile) -> Finding | None:
+    """fp16 autocast or .half() with no GradScaler: small gradients underflow to 0, large ones overflow."""
+    if code.uses("GradScaler"):
+        return None
+    for n, line in enumerate(code.text.splitlines(), start=1):
+        if re.search(r"autocast\([^)]*float16|\.half\(\)|dtype=torch\.float16|torch\.float16", line) and "bfloat16" not in line:
+            return Finding(
+                "numerical_instability", f"{code.artifact} line {n} computes in float16 with no GradScaler: gradients "
+                "under 6e-8 flush to zero and activations over 65504 become inf", "low", 0.4,
+                [Evidence(f"{line.strip()}: float16, and no GradScaler anywhere in the file", code.artifact, f"line {n}")],
+                fix="Use bf16 (torch.autocast(dtype=torch.bfloat16)), or wrap the step in torch.amp.GradScaler "
+                    "(scaler.scale(loss).backward(); scaler.step(opt); scaler.update())",
+                analyzer=NAME, quick_fix="Use bf16 or add a GradScaler")
+    return None
+
+
+def _frozen(code: CodeFile, opts: dict[str, tuple[str, int]]) -> Finding | None:
+    """Every parameter set to requires_grad=False and never back to True before training."""
+    lines = code.text.splitlines()
+    off = [n for n, ln in enumerate(lines, start=1) if re.search(r"requires_grad(_\(False\)|\s*=\s*False)", ln)]
+    on = [n for n, ln in enumerate(lines, start=1) if re.search(r"requires_grad(_\(True\)|\s*=\s*True)", ln)]
+    if not off or on or not opts:
+        return None
+    var, (callee, built_at) = next(iter(opts.items()))
+    return Finding(
+        "no_parameter_updates", f"{code.artifact} freezes the model's parameters (requires_grad=False) and never "
+        f"unfreezes them, so {var} has nothing to update", "high", 0.7,
+        [Evidence(f"{lines[off[0] - 1].strip()}: parameters frozen", code.artifact, f"line {off[0]}"),
+         Evidence(f"{code.line(built_at)}: the optimizer", code.artifact, f"line {built_at}")],
+        fix="Unfreeze the layers meant to train (requires_grad=True) before building the optimizer, and build it "
+            "over [p for p in model.parameters() if p.requires_grad]", analyzer=NAME,
+        quick_fix="Unfreeze the trainable layers")
+
+
 def analyze(run: Run) -> list[Finding]:
     out: list[Finding] = []
     for code in run.code:
         if code.parse_error:
             continue
-        division = _unguarded_division(code)
-        if division is not None:
-            out.append(division)
         opts = optimizers(code)
+        out += [f for f in (_unguarded_division(code), _softmax_into_cross_entropy(code), _half_without_scaler(code),
+                            _frozen(code, opts)) if f is not None]
         backward = sorted(code.calls.get("backward", []))
         if not opts or not backward:
             continue

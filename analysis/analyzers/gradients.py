@@ -14,7 +14,7 @@ import numpy as np
 from analysis.analyzers.common import index_at_or_after, index_at_or_before, point, train_loss
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
-from analysis.patches import insert_code_before, set_config_value
+from analysis.patches import format_value, insert_code_before, set_config_value
 from analysis.run import Run
 from analysis.signals import first_nonfinite, geometric_growth, spikes
 
@@ -22,14 +22,14 @@ NAME = "gradients"
 CLIP_KEYS = ("max_grad_norm", "grad_clip", "clip_grad_norm", "gradient_clip_val", "clip_grad", "grad_clip_norm", "clip_norm")
 
 
-def clipping_patch(run: Run) -> tuple[str | None, list[Evidence]]:
+def clipping_patch(run: Run, max_norm: float = 1.0) -> tuple[str | None, list[Evidence]]:
     """A patch that turns on gradient clipping, and evidence that it is off."""
     hit = run.config_value(*CLIP_KEYS)
     if hit is not None:
         cfg, key, value = hit
         if value in (None, 0, 0.0, False, "null", "None") or (isinstance(value, (int, float)) and value > 100):
             ev = [Evidence(f"{key} = {value}: clipping is off", cfg.artifact, f"line {cfg.lines.get(key, 1)}")]
-            return set_config_value(cfg, key, 1.0), ev
+            return set_config_value(cfg, key, max_norm), ev
         return None, []
     for code in run.code:
         if code.uses("clip_grad_norm_", "clip_grad_value_"):
@@ -38,7 +38,7 @@ def clipping_patch(run: Run) -> tuple[str | None, list[Evidence]]:
         steps = code.calls.get("step") or []
         opt_steps = [ln for ln in steps if "optim" in code.text.splitlines()[ln - 1] or "opt." in code.text.splitlines()[ln - 1]]
         if opt_steps:
-            patch = insert_code_before(code, opt_steps[0], "torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)")
+            patch = insert_code_before(code, opt_steps[0], f"torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm={format_value(max_norm)})")
             return patch, [Evidence("no clip_grad_norm_ before optimizer.step()", code.artifact, f"line {opt_steps[0]}")]
     return None, []
 
@@ -62,18 +62,25 @@ def analyze(run: Run) -> list[Finding]:
         if growth is not None:
             idx = np.flatnonzero(np.isfinite(v))
             a, b = int(idx[growth.start]), int(idx[growth.end])
-            patch, clip_ev = clipping_patch(run)
+            healthy = float(np.median(v[np.isfinite(v)][: max(3, a)]))
+            clip_at = float(f"{max(2 * healthy, 1e-3):.1g}")
+            patch, clip_ev = clipping_patch(run, clip_at)
             ev = [Evidence(f"grad_norm grew {growth.factor:,.0f}x from {fmt(float(v[a]))} at {g.step_kind} {fmt_step(g.steps[a])} "
                            f"to {fmt(float(v[b]))} at {g.step_kind} {fmt_step(g.steps[b])}", g.artifact, g.span_locator(a, b))]
             nf = first_nonfinite(v)
             if nf is not None:
                 ev.append(point(g, nf, "grad_norm"))
+            scale = _unscaled_targets(run)
+            fix = (f"Clip the gradient norm at {fmt(clip_at)} (about twice its {fmt(healthy)} before the growth) and lower the "
+                   "learning rate; check for a missing normalisation layer")
+            if scale is not None:
+                ev.append(scale[0])
+                fix = scale[1] + "; then " + fix[0].lower() + fix[1:]
             out.append(Finding(
                 "exploding_gradients", f"Gradient norm grew geometrically ({growth.factor:,.0f}x) "
                 f"from {g.step_kind} {fmt_step(g.steps[a])} to {fmt_step(g.steps[b])}", "critical", 0.8, ev + clip_ev,
-                fix="Clip the gradient norm at 1.0 and lower the learning rate; check for a missing normalisation layer",
-                expected_impact="grad_norm stays bounded and the loss stays finite", patch=patch, analyzer=NAME,
-                onset_step=float(g.steps[a]), quick_fix="Enable gradient clipping (max_norm=1.0)"))
+                fix=fix, expected_impact="grad_norm stays bounded and the loss stays finite", patch=patch, analyzer=NAME,
+                onset_step=float(g.steps[a]), quick_fix=f"Clip gradients at {fmt(clip_at)}"))
         else:
             sp = spikes(v, z=8.0)
             if sp:
@@ -87,6 +94,21 @@ def analyze(run: Run) -> list[Finding]:
                     onset_step=float(g.steps[i]), quick_fix="Enable gradient clipping"))
     out += _vanishing(run)
     return out
+
+
+def _unscaled_targets(run: Run) -> tuple[Evidence, str] | None:
+    """A squared-error loss that starts in the thousands: regression targets on their raw scale."""
+    loss = train_loss(run)
+    if loss is None or not len(loss) or not np.isfinite(loss.values[0]) or loss.values[0] < 1e3:
+        return None
+    mse = any(isinstance(v, str) and re.search(r"\b(mse|l2|squared)", v, re.I) for c in run.configs for v in c.values.values())
+    mse = mse or any(code.uses("mse_loss", "MSELoss") for code in run.code)
+    if not mse:
+        return None
+    v0 = float(loss.values[0])
+    return (Evidence(f"squared-error loss {fmt(v0)} at the first step: errors of ~{fmt(v0 ** 0.5)}, so the targets are "
+                     "on their raw scale", loss.artifact, loss.locator(0)),
+            f"Standardise the regression targets (subtract their mean, divide by their std) so the loss starts near 1")
 
 
 def _runaway(run: Run, g, growth) -> bool:

@@ -68,7 +68,7 @@ def analyze(run: Run) -> list[Finding]:
                             if clear else f"Loss crept back up {d.undone:.0%} of the way toward its start from "
                             f"{s.step_kind} {fmt_step(s.steps[d.onset])}: worth watching, not yet a divergence"),
             ("critical" if d.rise > 0.5 else "high") if clear else "low", 0.55 if clear else 0.35, ev,
-            fix="Lower the learning rate in the phase where the loss turns up (halve it) and clip gradients",
+            fix=_halve_lr_fix(run, float(s.steps[d.onset])),
             expected_impact="the loss keeps falling past the onset", analyzer=NAME,
             onset_step=float(s.steps[d.onset]), quick_fix="Reduce LR by 50%"))
     sp = spikes(v) if d is None else []
@@ -77,6 +77,17 @@ def analyze(run: Run) -> list[Finding]:
     out += _plateau(run, s)
     out += _overfitting(run, s)
     return out
+
+
+def _halve_lr_fix(run: Run, step: float) -> str:
+    lr = run.metrics.get("lr")
+    if lr is not None and len(lr):
+        i = int(np.clip(np.searchsorted(lr.steps, step, side="right") - 1, 0, len(lr) - 1))
+        now = float(lr.values[i])
+        if np.isfinite(now) and now > 0:
+            return (f"Halve the learning rate where the loss turns up, from {fmt(now)} to {fmt(now / 2)}, and clip "
+                    "gradients")
+    return "Lower the learning rate in the phase where the loss turns up (halve it) and clip gradients"
 
 
 def _spikes(run: Run, s, sp: list[int]) -> Finding:

@@ -1,5 +1,6 @@
 """What the weights themselves say, tensor by tensor: whether they moved between checkpoints and
-by how much per step, and how many ReLU units of an MLP can still fire.
+by how much per step, which embedding rows never moved (tokens absent from the data), and how many
+ReLU units of an MLP can still fire.
 
 Thresholds: no updates = every tensor bit-identical between two checkpoints some steps apart;
 too small = a median relative change per step under 1e-6 (healthy runs move ~1e-4 to 1e-2 of a
@@ -12,7 +13,7 @@ import re
 
 import numpy as np
 
-from analysis.ingest.checkpoints import Checkpoint, arrays
+from analysis.ingest.checkpoints import Checkpoint, arrays, is_embedding
 from analysis.metrics import fmt
 from analysis.model import Evidence, Finding
 from analysis.patches import set_config_value
@@ -30,22 +31,30 @@ def _ordered(run: Run) -> list[Checkpoint]:
     return sorted((c for c in run.loaded_checkpoints() if c.step is not None), key=lambda c: c.step)
 
 
-def _movement(a: Checkpoint, b: Checkpoint) -> tuple[int, int, list[float]]:
-    """(tensors compared, tensors identical, relative change of each non-identical tensor)."""
+def _movement(a: Checkpoint, b: Checkpoint) -> tuple[int, int, list[float], dict[str, tuple[int, int]]]:
+    """(tensors compared, tensors identical, relative change of each non-identical tensor, and per
+    embedding matrix that moved: (rows that did not move, rows))."""
     first = dict(arrays(a))
     compared = same = 0
     ratios = []
+    still_rows: dict[str, tuple[int, int]] = {}
     for name, wb in arrays(b):
         wa = first.get(name)
         if wa is None or wa.shape != wb.shape:
             continue
         compared += 1
-        diff = float(np.linalg.norm((wb.astype(np.float64) - wa).ravel()))
+        delta = wb.astype(np.float64) - wa
+        diff = float(np.linalg.norm(delta.ravel()))
         if diff == 0.0:
             same += 1
             continue
         ratios.append(diff / max(float(np.linalg.norm(wa.ravel().astype(np.float64))), 1e-12))
-    return compared, same, ratios
+        if is_embedding(name, wb.shape):
+            # "still": under 10% of the movement of the row that moved most (weight decay alone
+            # shrinks an unused row by about 1% of what a used row moves)
+            row = np.linalg.norm(delta, axis=1)
+            still_rows[name] = (int((row < 0.1 * row.max()).sum()), wb.shape[0])
+    return compared, same, ratios, still_rows
 
 
 def _updates(run: Run) -> list[Finding]:
@@ -54,7 +63,7 @@ def _updates(run: Run) -> list[Finding]:
         return []
     a, b = ckpts[-2], ckpts[-1]
     steps = b.step - a.step
-    compared, same, ratios = _movement(a, b)
+    compared, same, ratios, still_rows = _movement(a, b)
     if not compared or steps <= 0:
         return []
     where = f"{a.artifact} (step {a.step}) vs {b.artifact} (step {b.step})"
@@ -67,6 +76,17 @@ def _updates(run: Run) -> list[Finding]:
                         expected_impact="the weights change between checkpoints and the loss falls", analyzer=NAME,
                         quick_fix="Verify optimizer.step() runs on the model's parameters")]
     per_step = float(np.median(ratios)) / steps
+    out = []
+    for name, (still, rows) in still_rows.items():
+        if rows >= 100 and still >= 0.3 * rows:
+            out.append(Finding("architecture_imbalance", f"{still:,} of the {rows:,} rows of {name} barely moved between "
+                               f"step {a.step} and step {b.step}: those tokens never occur in the data", "low", 0.5,
+                               [Evidence(f"{name}: {still:,} of {rows:,} rows moved under 10% as far as the busiest row in "
+                                         f"{steps} steps", b.artifact,
+                                         f"tensor {name}")],
+                               fix="Shrink the vocabulary to the tokens the data uses (or tie and shrink the embeddings); "
+                                   "the parameters freed can go to the layers between them", analyzer=NAME,
+                               quick_fix="Shrink the vocabulary to the tokens used"))
     if per_step < PER_STEP_TOO_SMALL:
         return [Finding("lr_too_low", f"The weights barely move: a median relative change of {fmt(per_step)} per step "
                         f"between step {a.step} and step {b.step}", "high", 0.7,
@@ -74,8 +94,8 @@ def _updates(run: Run) -> list[Finding]:
                                   f"({fmt(per_step)} per step; healthy runs move ~1e-4 to 1e-2)", b.artifact, where)],
                         fix="Raise the learning rate 10-100x (a short LR range test finds the edge)",
                         expected_impact="the loss falls within a few hundred steps", analyzer=NAME,
-                        quick_fix="Raise the LR 10x")]
-    return []
+                        quick_fix="Raise the LR 10x")] + out
+    return out
 
 
 def _mlp_chain(ckpt: Checkpoint) -> list[tuple[str, np.ndarray, np.ndarray | None]]:

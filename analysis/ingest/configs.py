@@ -42,6 +42,7 @@ class CodeFile:
     names: dict[str, list[int]] = field(default_factory=dict)   # attribute/name uses -> lines
     built: dict[str, tuple[str, int]] = field(default_factory=dict)   # `x = f(...)`: x -> (dotted f, line)
     divisions: list[tuple[int, str]] = field(default_factory=list)    # (line, source of the divisor)
+    nested: list[tuple[int, str, str]] = field(default_factory=list)  # f(g(...)): (line, f, g), dotted
     parse_error: str | None = None
 
     def line(self, n: int) -> str:
@@ -149,6 +150,7 @@ class _Visitor(ast.NodeVisitor):
         self.names: dict[str, list[int]] = {}
         self.built: dict[str, tuple[str, int]] = {}
         self.divisions: list[tuple[int, str]] = []
+        self.nested: list[tuple[int, str, str]] = []
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
         if isinstance(node.op, ast.Div):
@@ -166,6 +168,10 @@ class _Visitor(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         name = _dotted(node.func)
+        if name and node.args and isinstance(node.args[0], ast.Call):
+            inner = _dotted(node.args[0].func)
+            if inner:
+                self.nested.append((node.lineno, name, inner))
         if name:
             self.calls.setdefault(name, []).append(node.lineno)
             self.calls.setdefault(name.rsplit(".", 1)[-1], []).append(node.lineno)
@@ -200,5 +206,5 @@ def parse_code(path: Path, artifact: str) -> CodeFile:
         return code
     v = _Visitor()
     v.visit(tree)
-    code.calls, code.names, code.built, code.divisions = v.calls, v.names, v.built, v.divisions
+    code.calls, code.names, code.built, code.divisions, code.nested = v.calls, v.names, v.built, v.divisions, v.nested
     return code

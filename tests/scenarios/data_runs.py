@@ -223,9 +223,10 @@ def skewed_classifier(dest: Path) -> None:
 
 
 def hf_wide_vocab_lm(dest: Path) -> None:
-    """A small LM with a 4000-token vocabulary and 24-wide blocks; HF Trainer layout."""
-    cfg = {"seed": 48, "vocab": 4000, "d_model": 24, "ffn": 24, "tokens": 30000, "sep_share": 0.2, "sep_id": 3,
-           "seq": 32, "batch_size": 16, "epochs": 2, "lr": 2e-3}
+    """A small LM with a 4000-token vocabulary (its corpus uses 1500) and 24-wide blocks; HF Trainer
+    layout with two checkpoints."""
+    cfg = {"seed": 48, "vocab": 4000, "used_vocab": 1500, "d_model": 24, "ffn": 24, "tokens": 30000, "sep_share": 0.2,
+           "sep_id": 3, "seq": 32, "batch_size": 16, "epochs": 2, "lr": 2e-3}
     (dest / "config.json").write_text(json.dumps({"vocab_size": cfg["vocab"], "hidden_size": cfg["d_model"],
                                                   "intermediate_size": cfg["ffn"], "num_hidden_layers": 1,
                                                   "tie_word_embeddings": False}, indent=2))
@@ -238,6 +239,10 @@ def hf_wide_vocab_lm(dest: Path) -> None:
     def on_eval(step, epoch, val_loss):
         state.log(epoch=float(epoch + 1), eval_loss=round(val_loss, 4), eval_runtime=1.5, step=step)
 
-    model = training.train_lm(cfg, on_step, on_eval)
+    snapshots = {40: None}
+    model = training.train_lm(cfg, on_step, on_eval, snapshots)
     ck = state.close(cfg["epochs"])
     save_file(_weights(model), ck / "model.safetensors")
+    early = dest / "checkpoint-40"
+    early.mkdir()
+    save_file(snapshots[40], early / "model.safetensors")

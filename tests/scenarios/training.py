@@ -158,12 +158,13 @@ class TinyLM(nn.Module):
 def corpus(cfg: dict) -> torch.Tensor:
     """Token stream where the separator token is the most frequent one."""
     g = torch.Generator().manual_seed(cfg["seed"])
-    ids = torch.randint(0, cfg["vocab"], (cfg["tokens"],), generator=g)
+    ids = torch.randint(0, cfg.get("used_vocab", cfg["vocab"]), (cfg["tokens"],), generator=g)
     sep = torch.rand(cfg["tokens"], generator=g) < cfg["sep_share"]
     return torch.where(sep, torch.full_like(ids, cfg["sep_id"]), ids)
 
 
-def train_lm(cfg: dict, on_step, on_eval) -> TinyLM:
+def train_lm(cfg: dict, on_step, on_eval, snapshots: dict | None = None) -> TinyLM:
+    """`snapshots`: {step: None}, filled with a copy of the weights at each of those steps."""
     seed_all(cfg["seed"])
     data = corpus(cfg)
     model = TinyLM(cfg["vocab"], cfg["d_model"], cfg["ffn"])
@@ -180,6 +181,8 @@ def train_lm(cfg: dict, on_step, on_eval) -> TinyLM:
             opt.step()
             step += 1
             on_step(step=step, epoch=epoch, loss=loss.item())
+            if snapshots is not None and step in snapshots:
+                snapshots[step] = {k: v.detach().contiguous().clone() for k, v in model.state_dict().items()}
         on_eval(step=step, epoch=epoch, val_loss=loss.item())
     return model
 

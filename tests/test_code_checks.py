@@ -1,0 +1,72 @@
+"""Static checks of training code (read as text and AST, never run), on small loops written the
+way they turn up in real repositories."""
+import textwrap
+
+from analysis.analyzers import code as code_checks
+from analysis.ingest import load_run
+
+
+def findings(tmp_path, source):
+    (tmp_path / "train.py").write_text(textwrap.dedent(source))
+    (tmp_path / "train.log").write_text("step=1 loss=2.0\nstep=2 loss=1.9\n")
+    return {f.code: f for f in code_checks.analyze(load_run(tmp_path))}
+
+
+def test_softmax_fed_to_cross_entropy(tmp_path):
+    f = findings(tmp_path, """
+        import torch
+        def step(model, opt, x, y):
+            logits = model(x)
+            loss = torch.nn.functional.cross_entropy(torch.softmax(logits, -1), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    """)["vanishing_gradients"]
+    assert f.evidence[0].locator == "line 5" and "softmax" in f.evidence[0].text
+
+
+def test_fp16_without_a_scaler_and_with_one(tmp_path):
+    loop = """
+        import torch
+        def step(model, opt, x, y):
+            with torch.autocast("cuda", dtype=torch.float16):
+                loss = model(x, y)
+            {backward}
+            opt.step()
+    """
+    bare = findings(tmp_path, loop.format(backward="loss.backward()"))
+    assert bare["numerical_instability"].evidence[0].locator == "line 4"
+    scaled = findings(tmp_path, loop.format(backward="scaler = torch.amp.GradScaler(); scaler.scale(loss).backward()"))
+    assert "numerical_instability" not in scaled
+
+
+def test_frozen_model(tmp_path):
+    f = findings(tmp_path, """
+        import torch
+        def train(model, data):
+            for p in model.parameters():
+                p.requires_grad = False
+            optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+            for x, y in data:
+                loss = model(x, y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+    """)["no_parameter_updates"]
+    assert [e.locator for e in f.evidence] == ["line 5", "line 6"]
+
+
+def test_a_correct_loop_raises_nothing(tmp_path):
+    assert findings(tmp_path, """
+        import torch
+        def train(model, data):
+            optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+            for x, y in data:
+                logits = model(x)
+                loss = torch.nn.functional.cross_entropy(logits, y)
+                optimizer.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                optimizer.step()
+                z = (x - x.mean()) / (x.std() + 1e-6)
+    """) == {}
