@@ -110,3 +110,9 @@ def test_unscaled_regression_targets(scenario, capsys):
     cause, _ = top(scenario, "unscaled_targets_rnn", capsys)
     assert cause["code"] == "exploding_gradients" and "raw scale" in texts(cause)
     assert cause["fix"].startswith("Standardise the regression targets")
+
+
+def test_vanishing_read_from_adam_state(scenario, capsys):
+    cause, _ = top(scenario, "deep_sigmoid_adam_state", capsys)
+    assert cause["code"] == "vanishing_gradients" and "Adam state" in cause["issue"]
+    assert cause["evidence"][0]["locator"] == "optimizer state of 0.weight"

@@ -12,6 +12,7 @@ import re
 import numpy as np
 
 from analysis.analyzers.common import index_at_or_after, index_at_or_before, point, train_loss
+from analysis.ingest.checkpoints import second_moments
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.patches import format_value, insert_code_before, set_config_value
@@ -128,29 +129,44 @@ def _runaway(run: Run, g, growth) -> bool:
     return not np.isfinite(b) or (b > 1.1 * a and b - a > 0.05 * abs(start))
 
 
-def _vanishing(run: Run) -> list[Finding]:
+def _layer_magnitudes(run: Run) -> tuple[list[tuple[str, float, Evidence]], str] | None:
+    """Per layer, nearest the input first: a gradient magnitude and where it was read. From
+    per-layer grad-norm series (median over the run), else from Adam's second moments in the
+    latest checkpoint that carries optimizer state (sqrt of mean exp_avg_sq: a running RMS of the
+    gradient)."""
     layers = run.metrics.layer_series("grad_norm")
-    if len(layers) < 3:
+    if len(layers) >= 3:       # logging order follows module order
+        return [(n, float(np.nanmedian(s.values)), Evidence(f"median grad norm of {n}: {fmt(float(np.nanmedian(s.values)))}",
+                                                            s.artifact, s.span_locator(0, len(s) - 1)))
+                for n, s in layers.items()], "median grad norm"
+    for ckpt in sorted(run.loaded_checkpoints(), key=lambda c: -(c.step or 0)):
+        moments = [(n, v) for n, v in (second_moments(ckpt) or []) if n.endswith("weight")]
+        if len(moments) >= 3:
+            return [(n, v, Evidence(f"Adam second moment of {n}: sqrt(mean exp_avg_sq) = {fmt(v)}", ckpt.artifact,
+                                    f"optimizer state of {n}")) for n, v in moments], "gradient RMS (Adam state)"
+    return None
+
+
+def _vanishing(run: Run) -> list[Finding]:
+    found = _layer_magnitudes(run)
+    if found is None:
         return []
-    names = list(layers)           # logging order follows module order: first = nearest the input
-    med = {n: float(np.nanmedian(layers[n].values)) for n in names}
-    first, last = names[0], names[-1]
-    if med[last] <= 0 or med[first] >= 1e-2 * med[last]:
+    layers, what = found
+    first, last = layers[0], layers[-1]
+    if last[1] <= 0 or first[1] >= 1e-2 * last[1]:
         return []
-    rising = np.diff(np.log10(np.maximum([med[n] for n in names], 1e-30)))
-    if (rising > 0).mean() < 0.6:       # the norms must shrink layer after layer toward the input
+    rising = np.diff(np.log10(np.maximum([m for _, m, _ in layers], 1e-30)))
+    if (rising > 0).mean() < 0.6:       # the magnitudes must shrink layer after layer toward the input
         return []
-    s0, s1 = layers[first], layers[last]
-    ev = [Evidence(f"median grad norm of {first}: {fmt(med[first])}", s0.artifact, s0.span_locator(0, len(s0) - 1)),
-          Evidence(f"median grad norm of {last}: {fmt(med[last])}", s1.artifact, s1.span_locator(0, len(s1) - 1))]
+    ev = [first[2], last[2]]
     conf = 0.75
     saturating = _saturating(run)
     if saturating is not None:
         ev.append(saturating)
         conf += 0.1
-    return [Finding("vanishing_gradients", f"Gradients vanish toward the input: {first} median {fmt(med[first])} "
-                    f"vs {last} {fmt(med[last])} ({med[last] / max(med[first], 1e-30):,.0f}x smaller across "
-                    f"{len(names)} layers)", "high", conf, ev,
+    return [Finding("vanishing_gradients", f"Gradients vanish toward the input: {what} of {first[0]} {fmt(first[1])} "
+                    f"vs {last[0]} {fmt(last[1])} ({fmt(last[1] / max(first[1], 1e-30))}x smaller across "
+                    f"{len(layers)} layers)", "high", conf, ev,
                     fix="Add normalisation (LayerNorm/BatchNorm) or residual connections, use ReLU/GELU instead of "
                         "saturating activations, and a He/Xavier initialisation", analyzer=NAME,
                     expected_impact="the first layers' gradient norms come within ~10x of the last's and the loss "

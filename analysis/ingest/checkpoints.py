@@ -267,3 +267,33 @@ def load_torch(path: Path, artifact: str) -> Checkpoint:
     if not tensors:
         ckpt.problem = "no tensors found in the checkpoint"
     return ckpt
+
+
+_BUFFERS = re.compile(r"running_(mean|var)$|num_batches_tracked$|(^|\.)(mask|bias_mask|inv_freq)$")
+
+
+def second_moments(ckpt: Checkpoint) -> list[tuple[str, float]] | None:
+    """Per parameter, in the model's order: sqrt(mean(exp_avg_sq)) from the Adam-family optimizer
+    state saved inside a torch or Lightning checkpoint (a running RMS of that parameter's
+    gradient). Parameters are matched to the optimizer's indices by order, buffers skipped; None
+    when there is no such state or the counts disagree."""
+    if ckpt.problem or ckpt.format not in ("torch", "lightning-ckpt") or not ckpt.meta.get("has_optimizer_state"):
+        return None
+    import torch
+
+    path = ckpt.sources[0]
+    obj = torch.load(path, map_location="cpu", weights_only=True, mmap=zipfile.is_zipfile(path))
+    opt = obj.get("optimizer") or obj.get("optimizer_state_dict") or (obj.get("optimizer_states") or [None])[0]
+    if not isinstance(opt, dict) or not isinstance(opt.get("state"), dict):
+        return None
+    ids = [i for g in opt.get("param_groups", []) for i in g.get("params", [])]
+    tensors, _ = _state_dict(obj)
+    names = [n for n in tensors if not _BUFFERS.search(n)]
+    if len(names) != len(ids):
+        return None
+    out = []
+    for name, i in zip(names, ids):
+        v = (opt["state"].get(i) or {}).get("exp_avg_sq")
+        if isinstance(v, torch.Tensor) and v.numel():
+            out.append((name, float(v.float().mean().sqrt())))
+    return out

@@ -24,6 +24,7 @@ SCENARIOS = {
     "no_zero_grad_mlp": (optim_runs.mlp_sgd_loop, "exploding_gradients"),
     "deep_sigmoid_mlp": (optim_runs.deep_sigmoid_mlp, "vanishing_gradients"),
     "deep_tanh_cnn": (optim_runs.deep_tanh_cnn, "vanishing_gradients"),
+    "deep_sigmoid_adam_state": (optim_runs.deep_sigmoid_adam, "vanishing_gradients"),
     "half_overflow": (runs.sensor_mlp, "numerical_instability"),
     "zero_std_cnn": (system_runs.cnn_blank_frames, "numerical_instability"),
     "negative_bias_mlp": (optim_runs.biased_relu_mlp, "dead_relu"),

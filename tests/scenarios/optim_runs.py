@@ -161,6 +161,24 @@ def deep_sigmoid_mlp(dest: Path) -> None:
     _save_code(dest, training.mlp, training.fit)
 
 
+def deep_sigmoid_adam(dest: Path) -> None:
+    """Twelve sigmoid layers trained with Adam; JSON Lines loss and a torch checkpoint holding the
+    optimizer state."""
+    cfg = {"seed": 32, "samples": 1024, "dim": 16, "classes": 4, "hidden": 32, "depth": 12, "batch_size": 32,
+           "epochs": 5, "lr": 1e-3}
+    (dest / "config.json").write_text(json.dumps({**cfg, "activation": "sigmoid", "optimizer": "adam"}, indent=2))
+    training.seed_all(cfg["seed"])
+    x, y = training.blobs(cfg["samples"], cfg["dim"], cfg["classes"], cfg["seed"])
+    model = training.mlp(cfg["dim"], cfg["hidden"], cfg["classes"], depth=cfg["depth"], act=nn.Sigmoid)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg["lr"])
+    out = Jsonl(dest / "log.jsonl")
+    training.fit(model, opt, training.batches(x, y, cfg["batch_size"], cfg["epochs"], cfg["seed"]),
+                 lambda step, epoch, loss, **_: out.log(step=step, epoch=epoch, loss=round(loss, 5)))
+    out.close()
+    torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "step": len(out.rows)},
+               dest / f"step{len(out.rows)}.pt")
+
+
 class TanhTower(nn.Module):
     """Convolutions with tanh after each, then a linear head."""
 
