@@ -17,23 +17,62 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mltd", description="ML training debugger: ranked root causes with evidence.")
     sub = p.add_subparsers(dest="command", required=True)
     d = sub.add_parser("diagnose", help="diagnose a run folder or a single log/metrics file")
-    d.add_argument("path", help="run folder, or one file (log, metrics, checkpoint)")
+    d.add_argument("path", nargs="+", help="run folder, one file (log, metrics, checkpoint), an s3:// location, "
+                   "or `run NAME` (through MLTD_RUN_URI)")
     d.add_argument("--symptom", action="append", default=[], metavar="TEXT", help="what you saw (repeatable)")
     d.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     d.add_argument("--plot", metavar="FILE.png", help="write loss / grad norm / LR with each onset marked")
     d.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in text output")
+    s = sub.add_parser("serve", help="the web service: Slack events, health, metrics (and a worker in-process)")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--port", type=int, default=8000)
+    s.add_argument("--no-worker", action="store_true", help="run no worker here (start `mltd worker` elsewhere)")
+    s.add_argument("--socket-mode", action="store_true", help="receive Slack events over Socket Mode (SLACK_APP_TOKEN)")
+    w = sub.add_parser("worker", help="workers alone: take requests from the queue (MLTD_QUEUE_URL)")
+    w.add_argument("--workers", type=int, default=None, help="worker threads (default MLTD_WORKERS)")
     return p
 
 
 def _diagnose(args) -> int:
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="mltd-") as tmp:
+        return _diagnose_in(args, Path(tmp))
+
+
+def _locate(args, tmp: Path) -> tuple[Path | None, str | None]:
+    """The local folder for `path`: as given, or fetched from S3 / MLTD_RUN_URI like the service does."""
+    words = args.path
+    if len(words) == 2 and words[0] == "run" or words[0].startswith("s3://"):
+        from bot.fetch import FetchError, fetch, resolve
+        from bot.settings import Settings
+
+        settings = Settings()
+        ref, kind = (words[1], "name") if words[0] == "run" else (words[0], "s3")
+        try:
+            got = fetch(resolve(ref, kind, settings), tmp / "run", settings)
+        except FetchError as exc:
+            print(f"mltd: {exc}", file=sys.stderr)
+            return None, None
+        for note in got.notes:
+            print(f"mltd: {note}", file=sys.stderr)
+        return got.path, got.source
+    path = Path(" ".join(words))
+    if not path.exists():
+        print(f"mltd: {path}: no such file or folder", file=sys.stderr)
+        return None, None
+    return path, None
+
+
+def _diagnose_in(args, tmp: Path) -> int:
     from analysis import diagnose
     from bot.render import render_markdown, render_text
 
-    path = Path(args.path)
-    if not path.exists():
-        print(f"mltd: {args.path}: no such file or folder", file=sys.stderr)
+    path, source = _locate(args, tmp)
+    if path is None:
         return EXIT_INPUT
-    diagnosis, run = diagnose(path, args.symptom)
+    args.path = str(path) if source is None else source
+    diagnosis, run = diagnose(path, args.symptom, source=source)
     if args.plot:
         from bot.render.plot import render_plot
         try:
@@ -62,11 +101,46 @@ def _diagnose(args) -> int:
     return EXIT_OK
 
 
+def _serve(args) -> int:
+    import uvicorn
+
+    from bot.settings import Settings
+    from handlers.web import create_app
+
+    settings = Settings()
+    app = create_app(settings, run_worker=not args.no_worker, socket_mode=args.socket_mode)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+    return EXIT_OK
+
+
+def _worker(args) -> int:
+    import threading
+
+    from bot.settings import Settings
+    from bot.worker import Worker
+
+    settings = Settings()
+    worker = Worker(settings)
+    stop = threading.Event()
+    worker.reaper(stop)
+    consumer = worker.huey.create_consumer(workers=args.workers or settings.workers, worker_type="thread",
+                                           periodic=False)
+    try:
+        consumer.run()                     # until SIGINT/SIGTERM
+    finally:
+        stop.set()
+    return EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "diagnose":
             return _diagnose(args)
+        if args.command == "serve":
+            return _serve(args)
+        if args.command == "worker":
+            return _worker(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -1,0 +1,39 @@
+"""What a mention asks: which run, and what the user saw."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_USER = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
+_LINK = re.compile(r"<((?:https?|s3)://[^>|]+)(?:\|[^>]*)?>")
+_S3 = re.compile(r"\bs3://[a-z0-9][a-z0-9.\-]{1,62}/?[^\s<>|]*")
+_GH_RUN = re.compile(r"https://[^\s/]+/[^\s/]+/[^\s/]+/actions/runs/\d+(?:/attempts/\d+)?")
+_RUN = re.compile(r"\brun\s*(?:#\s*|no\.\s*|number\s+)?([A-Za-z0-9][A-Za-z0-9._\-]{0,99})", re.I)
+RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,99}$")
+_WORDS_NOT_RUNS = {"the", "a", "my", "this", "that", "it", "was", "is", "has", "did", "diverge", "diverged", "crash",
+                   "crashed", "fail", "failed", "fine", "ok"}
+
+
+@dataclass
+class Ask:
+    run: str | None          # an s3:// URI, a run name, or a GitHub Actions run URL
+    kind: str | None         # "s3" | "name" | "github"
+    symptom: str             # the rest of the message, as the user wrote it
+
+
+def parse(text: str) -> Ask:
+    text = _USER.sub("", text or "")
+    text = _LINK.sub(r"\1", text).strip()
+    for pattern, kind in ((_S3, "s3"), (_GH_RUN, "github")):
+        m = pattern.search(text)
+        if m:
+            return Ask(m.group(0).rstrip(".,;:!?)"), kind, _clean(text[: m.start()] + text[m.end():]))
+    for m in _RUN.finditer(text):
+        name = m.group(1).rstrip(".,;:!?)")
+        if name.lower() not in _WORDS_NOT_RUNS and RUN_NAME.match(name):
+            return Ask(name, "name", _clean(text[: m.start()] + text[m.end():]))
+    return Ask(None, None, _clean(text))
+
+
+def _clean(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip(" ,.")

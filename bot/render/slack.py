@@ -1,0 +1,71 @@
+"""The diagnosis as Slack Block Kit: the top root cause with its evidence and fix first, the others
+after, quick fixes, patch text in a code block; within Slack's limits (3,000 characters a section,
+50 blocks, ~10k characters in all), with a plain-text fallback. Every text that came from the
+run is escaped and redacted, so a log line can never ping a channel or leak a token."""
+from __future__ import annotations
+
+from bot.redact import slack_escape as esc
+from bot.render.common import STATUS_LINE, where
+
+SECTION_MAX = 3000
+BLOCKS_MAX = 50
+TOTAL_MAX = 10_000
+
+
+def _section(text: str) -> dict:
+    if len(text) > SECTION_MAX:
+        text = text[: SECTION_MAX - 20] + "\n… (truncated)"
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def _cause(i: int, c: dict, full: bool) -> list[dict]:
+    head = (f"*{i}. {esc(c['issue'])}*\n`{c['code']}` · {c['severity']} · confidence {c['confidence']:.2f}")
+    evidence = c["evidence"] if full else c["evidence"][:2]
+    lines = [f"• {esc(e['text'])} — _{esc(where(e))}_" for e in evidence]
+    body = head + ("\n" + "\n".join(lines) if lines else "")
+    if c.get("fix"):
+        body += f"\n*Fix:* {esc(c['fix'])}"
+    if full and c.get("expected_impact"):
+        body += f"\n*Expected:* {esc(c['expected_impact'])}"
+    blocks = [_section(body)]
+    if full and c.get("patch"):
+        patch = esc(c["patch"]).replace("```", "ˋˋˋ")
+        blocks.append(_section(f"*Suggested patch* (not applied):\n```{patch[: SECTION_MAX - 60]}```"))
+    return blocks
+
+
+def render(doc: dict) -> tuple[list[dict], str, bool]:
+    """(blocks, fallback text, complete): `complete` is False when the reply had to be cut, and
+    the full report should follow as a file."""
+    run = doc["run"]
+    causes = doc["root_causes"]
+    status = STATUS_LINE.get(doc["status"], doc["status"])
+    blocks: list[dict] = [_section(f"*mltd* · run `{esc(str(run['id']))}` · {status}")]
+    for i, c in enumerate(causes, start=1):
+        blocks += _cause(i, c, full=i == 1)
+    if doc.get("quick_fixes"):
+        blocks.append(_section("*Quick fixes, by impact:* " + "; ".join(esc(q) for q in doc["quick_fixes"])))
+    extra = [f"Would settle it: {esc(m)}" for m in doc.get("missing_artifacts", [])]
+    extra += [esc(q) for q in doc.get("questions", [])]
+    if extra:
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": "\n".join(extra)[:SECTION_MAX]}]})
+    complete = True
+    while len(blocks) > BLOCKS_MAX or sum(len(_text(b)) for b in blocks) > TOTAL_MAX:
+        blocks.pop(-2 if len(blocks) > 2 else -1)
+        complete = False
+    if not complete:
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": "The full report is attached below."}]})
+    top = causes[0] if causes else None
+    text = f"mltd: {status}" + (f". {top['code']}: {top['issue']}" if top else "")
+    return blocks, esc(text)[:3000], complete
+
+
+def message(text: str) -> list[dict]:
+    """A one-section reply (a placeholder, or a problem and what to do about it)."""
+    return [_section(text)]
+
+
+def _text(block: dict) -> str:
+    if "text" in block:
+        return block["text"]["text"]
+    return "".join(e.get("text", "") for e in block.get("elements", []))

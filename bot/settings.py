@@ -1,0 +1,52 @@
+"""Settings from the environment. The names are fixed (README, configuration reference)."""
+from __future__ import annotations
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _env(*names: str):
+    return Field(validation_alias=AliasChoices(*names))
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=None, extra="ignore", populate_by_name=True)
+
+    slack_bot_token: str = Field("", validation_alias="SLACK_BOT_TOKEN")
+    slack_signing_secret: str = Field("", validation_alias="SLACK_SIGNING_SECRET")
+    slack_app_token: str = Field("", validation_alias="SLACK_APP_TOKEN")
+    slack_api_url: str = Field("https://slack.com/api/", validation_alias="MLTD_SLACK_API_URL")
+    slack_teams: str = Field("", validation_alias="MLTD_SLACK_TEAMS")          # comma-separated; empty = all
+    slack_channels: str = Field("", validation_alias="MLTD_SLACK_CHANNELS")
+
+    run_uri: str = Field("", validation_alias="MLTD_RUN_URI")                   # e.g. s3://ml-runs/{run}/
+    queue_url: str = Field("sqlite:///mltd-queue.db", validation_alias="MLTD_QUEUE_URL")
+    queue_name: str = Field("mltd", validation_alias="MLTD_QUEUE_NAME")
+    database_url: str = Field("sqlite:///mltd.db", validation_alias="MLTD_DATABASE_URL")
+    allowed_buckets: str = Field("", validation_alias="MLTD_ALLOWED_BUCKETS")   # comma-separated; empty = none
+    aws_endpoint_url: str = Field("", validation_alias="AWS_ENDPOINT_URL")
+
+    job_timeout_s: int = Field(300, validation_alias="MLTD_JOB_TIMEOUT_S")
+    job_retries: int = Field(2, validation_alias="MLTD_JOB_RETRIES")
+    lease_s: int = Field(330, validation_alias="MLTD_LEASE_S")                  # a job's lease; the reaper re-queues after it
+    reap_every_s: int = Field(15, validation_alias="MLTD_REAP_EVERY_S")
+    workers: int = Field(2, validation_alias="MLTD_WORKERS")
+    max_file_bytes: int = Field(2 << 30, validation_alias="MLTD_MAX_FILE_BYTES")
+    max_run_bytes: int = Field(8 << 30, validation_alias="MLTD_MAX_RUN_BYTES")
+    work_dir: str = Field("", validation_alias="MLTD_WORK_DIR")                 # where fetched runs go; empty = temp
+
+    @staticmethod
+    def _list(value: str) -> set[str]:
+        return {v.strip() for v in value.split(",") if v.strip()}
+
+    @property
+    def buckets(self) -> set[str]:
+        return self._list(self.allowed_buckets)
+
+    @property
+    def teams(self) -> set[str]:
+        return self._list(self.slack_teams)
+
+    @property
+    def channels(self) -> set[str]:
+        return self._list(self.slack_channels)

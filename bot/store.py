@@ -1,0 +1,152 @@
+"""The source of truth for requests: one row per request, keyed by where it came from
+(`slack:{event_id}`), with its status, attempts, lease, reply target and result.
+
+The queue only carries keys. Every transition is one conditional UPDATE, so two workers (or a
+worker and the reaper) can never both own a request: whoever's UPDATE matched owns it until its
+lease runs out. SQLite by default, PostgreSQL for several machines (`MLTD_DATABASE_URL`).
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+from sqlalchemy import (JSON, Boolean, Column, Float, Integer, MetaData, String, Table, Text, create_engine, event,
+                        insert, select, update)
+from sqlalchemy.exc import IntegrityError
+
+metadata = MetaData()
+requests = Table(
+    "mltd_requests", metadata,
+    Column("key", String(200), primary_key=True),
+    Column("source", String(20), nullable=False),
+    Column("status", String(20), nullable=False, index=True),     # queued | running | done | failed
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("lease_until", Float, nullable=False, index=True),
+    Column("worker", String(100)),
+    Column("team", String(50)),
+    Column("channel", String(50)),
+    Column("thread_ts", String(50)),
+    Column("reply_ts", String(50)),                  # the placeholder this request's answer replaces
+    Column("placeholder_at", Float),                 # when someone set out to post the placeholder
+    Column("plot_posted", Boolean, nullable=False, default=False),
+    Column("user", String(50)),
+    Column("text", Text),
+    Column("params", JSON),                          # run reference, symptoms, attached files
+    Column("result", JSON),
+    Column("error", Text),
+    Column("created", Float, nullable=False),
+    Column("updated", Float, nullable=False),
+)
+
+FINAL = ("done", "failed")
+
+
+@dataclass
+class Request:
+    key: str
+    source: str
+    status: str
+    attempts: int
+    channel: str | None
+    thread_ts: str | None
+    reply_ts: str | None
+    placeholder_at: float | None
+    plot_posted: bool
+    team: str | None
+    user: str | None
+    text: str | None
+    params: dict
+    result: dict | None
+    error: str | None
+
+
+def _engine_url(url: str) -> str:
+    if url.startswith("postgresql://") or url.startswith("postgres://"):
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
+class Store:
+    def __init__(self, url: str) -> None:
+        url = _engine_url(url)
+        sqlite = url.startswith("sqlite")
+        self.engine = create_engine(url, pool_pre_ping=True,
+                                    connect_args={"check_same_thread": False, "timeout": 30} if sqlite else {})
+        if sqlite:
+            @event.listens_for(self.engine, "connect")
+            def _wal(conn, _):         # readers never block the writer; writers wait instead of failing
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA busy_timeout=30000")
+        metadata.create_all(self.engine)
+
+    def open(self, key: str, source: str, *, lease_s: float, **fields) -> bool:
+        """Record a new request; False when the key is already known (a retry or redelivery)."""
+        now = time.time()
+        try:
+            with self.engine.begin() as c:
+                c.execute(insert(requests).values(key=key, source=source, status="queued", attempts=0,
+                                                  lease_until=now + lease_s, created=now, updated=now,
+                                                  plot_posted=False, **fields))
+            return True
+        except IntegrityError:
+            return False
+
+    def get(self, key: str) -> Request | None:
+        with self.engine.connect() as c:
+            row = c.execute(select(requests).where(requests.c.key == key)).mappings().first()
+        if row is None:
+            return None
+        return Request(**{f: row[f] for f in Request.__dataclass_fields__ if f != "params"},
+                       params=row["params"] or {})
+
+    def lease(self, key: str, worker: str, lease_s: float) -> Request | None:
+        """Take the request if it is queued, or running on a lease that ran out."""
+        now = time.time()
+        with self.engine.begin() as c:
+            r = c.execute(update(requests).where(
+                requests.c.key == key,
+                (requests.c.status == "queued") | ((requests.c.status == "running") & (requests.c.lease_until < now)),
+            ).values(status="running", worker=worker, lease_until=now + lease_s, attempts=requests.c.attempts + 1,
+                     updated=now))
+        return self.get(key) if r.rowcount == 1 else None
+
+    def claim_placeholder(self, key: str, stale_s: float) -> bool:
+        """The right to post the placeholder: nobody has, or whoever set out to died doing it."""
+        now = time.time()
+        with self.engine.begin() as c:
+            r = c.execute(update(requests).where(
+                requests.c.key == key, requests.c.reply_ts.is_(None),
+                requests.c.placeholder_at.is_(None) | (requests.c.placeholder_at < now - stale_s),
+            ).values(placeholder_at=now, updated=now))
+        return r.rowcount == 1
+
+    def set(self, key: str, **values) -> None:
+        with self.engine.begin() as c:
+            c.execute(update(requests).where(requests.c.key == key).values(updated=time.time(), **values))
+
+    def finish(self, key: str, worker: str, status: str, *, result: dict | None = None, error: str | None = None) -> bool:
+        """Close the request; False when another worker has taken it over since (lease ran out)."""
+        with self.engine.begin() as c:
+            r = c.execute(update(requests).where(requests.c.key == key, requests.c.worker == worker,
+                                                 requests.c.status == "running")
+                          .values(status=status, result=json.loads(json.dumps(result)) if result else None,
+                                  error=error, updated=time.time()))
+        return r.rowcount == 1
+
+    def requeue_expired(self, grace_s: float) -> list[str]:
+        """Keys of requests whose lease ran out (their worker died, or their message was lost):
+        they go back to `queued` with a fresh grace period, and the caller enqueues them again."""
+        now = time.time()
+        with self.engine.begin() as c:
+            rows = c.execute(update(requests).where(
+                requests.c.status.in_(("queued", "running")), requests.c.lease_until < now,
+            ).values(status="queued", lease_until=now + grace_s, updated=now).returning(requests.c.key)).all()
+        return [r[0] for r in rows]
+
+    def counts(self) -> dict[str, int]:
+        from sqlalchemy import func
+
+        with self.engine.connect() as c:
+            rows = c.execute(select(requests.c.status, func.count()).group_by(requests.c.status)).all()
+        return {status: n for status, n in rows}

@@ -1,0 +1,201 @@
+"""The Slack path end to end: signed events into the FastAPI app (bolt), the durable request, the
+huey worker, artifacts from S3 (moto), and the real slack_sdk talking to the Slack stand-in."""
+import time
+
+import pytest
+from fastapi.testclient import TestClient
+
+from bot.settings import Settings
+from handlers.web import create_app
+from tests.fakes.service import S3, env, mention, signed
+from tests.fakes.slack_api import SlackStandIn
+
+
+@pytest.fixture(scope="module")
+def slack():
+    s = SlackStandIn()
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="module")
+def s3(scenario):
+    s = S3()
+    s.upload(scenario("lr_jump_mlp"), "runs/42")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def service(slack, s3, tmp_path, monkeypatch):
+    def start(**extra):
+        for k, v in env(slack.api_url, s3.url, tmp_path, **extra).items():
+            monkeypatch.setenv(k, v)
+        return TestClient(create_app(Settings(), run_worker=True))
+    return start
+
+
+def post(client, body, **kw):
+    raw, headers = signed(body, **kw)
+    return client.post("/slack/events", content=raw, headers=headers)
+
+
+def wait_for(pred, timeout=30.0):
+    end = time.time() + timeout
+    while time.time() < end:
+        got = pred()
+        if got:
+            return got
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting")
+
+
+def placeholders(slack, thread_ts):
+    return [p for p in slack.called("chat.postMessage") if p.get("thread_ts") == thread_ts]
+
+
+def answers(slack, thread_ts, needle=""):
+    """chat.update calls on this thread's placeholder whose blocks or text contain `needle`."""
+    ts = {p["_response"]["ts"] for p in placeholders(slack, thread_ts)}
+    return [u for u in slack.called("chat.update") if u.get("ts") in ts
+            and (needle in str(u.get("blocks")) or needle in u.get("text", ""))]
+
+
+def test_bad_signatures_and_timestamps_get_401(service):
+    with service() as client:
+        body = mention("<@UBOT> run 42")
+        raw, headers = signed(body)
+        assert client.post("/slack/events", content=raw, headers={**headers, "X-Slack-Signature": "v0=00"}).status_code == 401
+        assert post(client, body, ts=str(int(time.time()) - 600)).status_code == 401          # replayed
+        assert post(client, body, ts="soon").status_code == 401                               # non-numeric
+        assert client.post("/slack/events", content=raw).status_code == 401                   # unsigned
+        ok = post(client, {"type": "url_verification", "challenge": "abc", "token": "x"})
+        assert ok.status_code == 200 and ok.json()["challenge"] == "abc"
+
+
+def test_mention_gets_one_reply_in_its_thread(service, slack):
+    with service() as client:
+        body = mention("<@UBOT> why did run 42 diverge at epoch 7?", thread_ts="1699999999.000001")
+        assert post(client, body).status_code == 200
+        thread = "1699999999.000001"
+        update = wait_for(lambda: answers(slack, thread, "lr_too_high"))
+        assert len(placeholders(slack, thread)) == 1 and "Looking at run 42" in placeholders(slack, thread)[0]["text"]
+        assert update[0]["parse"] == "none" and update[0]["text"].startswith("mltd: Diagnosis complete")
+        blocks = str(update[0]["blocks"])
+        assert "0.02 to 0.8" in blocks and "config.yaml" in blocks
+        wait_for(lambda: [c for c in slack.called("files.completeUploadExternal") if c.get("thread_ts") == thread])
+        assert post(client, body, retry=1).status_code == 200                     # Slack's retry: nothing more
+        time.sleep(1.0)
+        assert len(placeholders(slack, thread)) == 1 and len(answers(slack, thread)) == 1
+        assert len([c for c in slack.called("files.completeUploadExternal") if c.get("thread_ts") == thread]) == 1
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("<@UBOT> what happened to run nope-7?", "There are no files under s3://ml-runs/runs/nope-7/"),
+    ("<@UBOT> look at s3://private-bucket/runs/1/", "not allowed to read bucket `private-bucket`"),
+    ("<@UBOT> why is it slow", "Which run?"),
+])
+def test_requests_that_cannot_be_served_get_a_clear_reply(service, slack, text, expected):
+    with service() as client:
+        body = mention(text)
+        post(client, body)
+        wait_for(lambda: answers(slack, body["event"]["ts"], expected))
+
+
+def test_s3_outage_is_named_in_the_reply(service, slack):
+    with service(AWS_ENDPOINT_URL="http://127.0.0.1:9", MLTD_JOB_RETRIES="0") as client:
+        body = mention("<@UBOT> run 42 looks stuck")
+        post(client, body)
+        wait_for(lambda: answers(slack, body["event"]["ts"], "could not reach S3"), 60)
+
+
+def test_log_text_cannot_ping_and_secrets_never_leave(service, slack):
+    pasted = ("<@UBOT> it died:\n```Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+              "    step()\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB <!channel> key AKIAABCDEFGHIJKLMNOP\n```")
+    with service() as client:
+        body = mention(pasted)
+        post(client, body)
+        update = wait_for(lambda: answers(slack, body["event"]["ts"], "out_of_memory"))
+        blocks = str(update[0]["blocks"])
+        assert "&lt;!channel&gt;" in blocks and "<!channel>" not in blocks
+        assert "AKIAABCDEFGHIJKLMNOP" not in blocks and "[aws-key]" in blocks
+
+
+def test_rate_limits_are_honoured(service, slack):
+    with service() as client:
+        body = mention("<@UBOT> run 42 please")
+        throttled = len([c for c, _ in slack.calls if c.startswith("429:")])
+        slack.throttle(2, retry_after=1)
+        post(client, body)
+        wait_for(lambda: answers(slack, body["event"]["ts"], "lr_too_high"))
+        assert len([c for c, _ in slack.calls if c.startswith("429:")]) == throttled + 2
+        assert len(placeholders(slack, body["event"]["ts"])) == 1
+
+
+def test_channel_allow_list(service, slack):
+    with service(MLTD_SLACK_CHANNELS="C1") as client:
+        body = mention("<@UBOT> run 42", channel="C2")
+        assert post(client, body).status_code == 200
+        time.sleep(1.0)
+        assert not [p for p in slack.called("chat.postMessage") if p.get("channel") == "C2"]
+
+
+def test_health_and_metrics(service):
+    with service() as client:
+        assert client.get("/healthz").json() == {"ok": True}
+        post(client, mention("<@UBOT> run 42"))
+        text = client.get("/metrics").text
+        assert 'mltd_events_total{outcome="queued",source="slack"}' in text and "mltd_jobs{" in text
+
+
+def test_a_worker_that_dies_mid_job_still_leads_to_one_answer(slack, s3, tmp_path, monkeypatch):
+    """PostgreSQL state, a Redis queue, two `mltd worker` processes: the first is frozen
+    (SIGSTOP) while it holds the job, the second's reaper takes the job over once the lease runs out."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from bot.store import Store
+
+    e = env(slack.api_url, s3.url, tmp_path, MLTD_DATABASE_URL="postgresql://postgres@127.0.0.1:5432/test",
+            MLTD_QUEUE_URL="redis://127.0.0.1:6379/0", MLTD_LEASE_S="3", MLTD_REAP_EVERY_S="1", MLTD_WORKERS="1")
+    for k, v in e.items():
+        monkeypatch.setenv(k, v)
+    root = Path(__file__).resolve().parents[1]
+    store = Store(e["MLTD_DATABASE_URL"])
+
+    def worker():
+        return subprocess.Popen([sys.executable, "-m", "handlers.cli", "worker"], cwd=root, env={**os.environ, **e},
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    with TestClient(create_app(Settings(), run_worker=False)) as client:
+        for _ in range(3):                   # the first worker may finish before it can be frozen: try again
+            body = mention("<@UBOT> why did run 42 blow up")
+            key = f"slack:{body['event_id']}"
+            post(client, body)
+            first = worker()
+            try:
+                wait_for(lambda: (store.get(key).status in ("running", "done")), 60)
+                if store.get(key).status == "done":
+                    continue
+                os.kill(first.pid, signal.SIGSTOP)
+                if store.get(key).status == "done":
+                    continue
+                second = worker()
+                try:
+                    wait_for(lambda: store.get(key).status == "done", 60)
+                finally:
+                    second.terminate()
+                    second.wait(10)
+                break
+            finally:
+                first.kill()
+                first.wait(10)
+        else:
+            pytest.skip("the first worker finished every time before it could be frozen")
+        req = store.get(key)
+        assert req.attempts >= 2 and req.result["top"] == "lr_too_high"
+        assert len(placeholders(slack, body["event"]["ts"])) == 1
+        assert answers(slack, body["event"]["ts"], "lr_too_high")
