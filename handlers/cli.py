@@ -104,21 +104,25 @@ def _diagnose_in(args, tmp: Path) -> int:
 def _serve(args) -> int:
     import uvicorn
 
+    from bot import logs
     from bot.settings import Settings
     from handlers.web import create_app
 
+    logs.setup()
     settings = Settings()
     app = create_app(settings, run_worker=not args.no_worker, socket_mode=args.socket_mode)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info", log_config=None)
     return EXIT_OK
 
 
 def _worker(args) -> int:
     import threading
 
+    from bot import logs
     from bot.settings import Settings
     from bot.worker import Worker
 
+    logs.setup()
     settings = Settings()
     worker = Worker(settings)
     stop = threading.Event()

@@ -47,3 +47,18 @@ def test_a_long_diagnosis_fits_slack(scenario, capsys):
     texts = [b["text"]["text"] if "text" in b else b["elements"][0]["text"] for b in blocks]
     assert all(len(t) <= SECTION_MAX for t in texts) and sum(map(len, texts)) <= TOTAL_MAX
     assert text.startswith("mltd: Diagnosis complete") and len(text) <= 3000
+
+
+def test_log_records_are_redacted():
+    import logging
+
+    from bot.logs import Redacting
+
+    try:
+        raise RuntimeError("connect to postgresql://mltd:hunter2@db/x failed")
+    except RuntimeError:
+        import sys
+        record = logging.LogRecord("t", logging.ERROR, __file__, 1, "token=%s", ("xoxb-1234-5678-abcdefgh",),
+                                   sys.exc_info())
+    Redacting().filter(record)
+    assert "xoxb-1234" not in record.getMessage() and "hunter2" not in record.exc_text

@@ -199,3 +199,29 @@ def test_a_worker_that_dies_mid_job_still_leads_to_one_answer(slack, s3, tmp_pat
         assert req.attempts >= 2 and req.result["top"] == "lr_too_high"
         assert len(placeholders(slack, body["event"]["ts"])) == 1
         assert answers(slack, body["event"]["ts"], "lr_too_high")
+
+
+def test_a_log_attached_to_the_mention_is_diagnosed(service, slack, scenario):
+    """The stand-in serves the file only to the bot token, as Slack does."""
+    slack.files["train.log"] = (scenario("lr_jump_mlp") / "train.log").read_bytes()
+    files = [{"id": "F1", "name": "train.log", "size": len(slack.files["train.log"]),
+              "url_private_download": f"{slack.url}/files/train.log"}]
+    with service() as client:
+        body = mention("<@UBOT> this one diverged", files=files)
+        post(client, body)
+        update = wait_for(lambda: answers(slack, body["event"]["ts"], "lr_too_high"))
+        assert "train.log" in str(update[0]["blocks"])
+
+
+def test_cli_reads_the_same_stores(s3, tmp_path, monkeypatch, capsys):
+    import json
+
+    from handlers.cli import main
+
+    for k, v in env("http://127.0.0.1:9/api/", s3.url, tmp_path).items():
+        monkeypatch.setenv(k, v)
+    assert main(["diagnose", "run", "42", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["run"]["source"] == "s3://ml-runs/runs/42/" and doc["root_causes"][0]["code"] == "lr_too_high"
+    assert main(["diagnose", "s3://elsewhere/x/"]) == 2
+    assert "not allowed to read bucket `elsewhere`" in capsys.readouterr().err
