@@ -8,6 +8,7 @@ lease runs out. SQLite by default, PostgreSQL for several machines (`MLTD_DATABA
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass
 
@@ -82,6 +83,8 @@ class Store:
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.execute("PRAGMA busy_timeout=30000")
         metadata.create_all(self.engine)
+        # a forked worker process must not share the parent's pooled connections
+        os.register_at_fork(after_in_child=lambda: self.engine.dispose(close=False))
 
     def open(self, key: str, source: str, *, lease_s: float, **fields) -> bool:
         """Record a new request; False when the key is already known (a retry or redelivery)."""
@@ -137,15 +140,24 @@ class Store:
                                   error=error, updated=time.time()))
         return r.rowcount == 1
 
-    def requeue_expired(self, grace_s: float) -> list[str]:
+    def requeue_expired(self, grace_s: float, *, max_attempts: int = 5, max_age_s: float = 3600.0) -> list[str]:
         """Keys of requests whose lease ran out (their worker died, or their message was lost):
-        they go back to `queued` with a fresh grace period, and the caller enqueues them again."""
+        they go back to `queued` with a fresh grace period, and the caller enqueues them again.
+        One that has used up its attempts, or is older than `max_age_s` (an answer an hour late is
+        no answer), is closed as failed instead."""
         now = time.time()
+        expired = requests.c.status.in_(("queued", "running")) & (requests.c.lease_until < now)
+        hopeless = (requests.c.attempts >= max_attempts) | (requests.c.created < now - max_age_s)
         with self.engine.begin() as c:
-            rows = c.execute(update(requests).where(
-                requests.c.status.in_(("queued", "running")), requests.c.lease_until < now,
-            ).values(status="queued", lease_until=now + grace_s, updated=now).returning(requests.c.key)).all()
+            c.execute(update(requests).where(expired & hopeless)
+                      .values(status="failed", error="gave up: lease expired too often or too late", updated=now))
+            rows = c.execute(update(requests).where(expired).values(status="queued", lease_until=now + grace_s,
+                                                                   updated=now).returning(requests.c.key)).all()
         return [r[0] for r in rows]
+
+    def delete(self, prefix: str) -> None:
+        with self.engine.begin() as c:
+            c.execute(requests.delete().where(requests.c.key.startswith(prefix)))
 
     def counts(self) -> dict[str, int]:
         from sqlalchemy import func

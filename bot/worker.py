@@ -62,7 +62,7 @@ class Worker:
 
     def reap(self) -> list[str]:
         """Put requests whose lease ran out back on the queue."""
-        keys = self.store.requeue_expired(self.settings.lease_s)
+        keys = self.store.requeue_expired(self.settings.lease_s, max_attempts=self.settings.job_retries + 3)
         for key in keys:
             log.warning("re-queued %s: its lease ran out", key)
             self.enqueue(key)

@@ -127,7 +127,9 @@ def _worker(args) -> int:
     worker = Worker(settings)
     stop = threading.Event()
     worker.reaper(stop)
-    consumer = worker.huey.create_consumer(workers=args.workers or settings.workers, worker_type="thread",
+    # worker processes: a job's time limit (MLTD_JOB_TIMEOUT_S) is enforced there (SIGALRM), and
+    # diagnoses run in parallel, free of one interpreter's lock
+    consumer = worker.huey.create_consumer(workers=args.workers or settings.workers, worker_type="process",
                                            periodic=False)
     try:
         consumer.run()                     # until SIGINT/SIGTERM

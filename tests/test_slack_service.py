@@ -168,7 +168,7 @@ def test_a_worker_that_dies_mid_job_still_leads_to_one_answer(slack, s3, tmp_pat
 
     def worker():
         return subprocess.Popen([sys.executable, "-m", "handlers.cli", "worker"], cwd=root, env={**os.environ, **e},
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 
     with TestClient(create_app(Settings(), run_worker=False)) as client:
         for _ in range(3):                   # the first worker may finish before it can be frozen: try again
@@ -180,18 +180,18 @@ def test_a_worker_that_dies_mid_job_still_leads_to_one_answer(slack, s3, tmp_pat
                 wait_for(lambda: (store.get(key).status in ("running", "done")), 60)
                 if store.get(key).status == "done":
                     continue
-                os.kill(first.pid, signal.SIGSTOP)
+                os.killpg(first.pid, signal.SIGSTOP)         # the consumer and its worker processes
                 if store.get(key).status == "done":
                     continue
                 second = worker()
                 try:
                     wait_for(lambda: store.get(key).status == "done", 60)
                 finally:
-                    second.terminate()
+                    os.killpg(second.pid, signal.SIGTERM)
                     second.wait(10)
                 break
             finally:
-                first.kill()
+                os.killpg(first.pid, signal.SIGKILL)
                 first.wait(10)
         else:
             pytest.skip("the first worker finished every time before it could be frozen")

@@ -15,7 +15,9 @@ PG = "postgresql://postgres@127.0.0.1:5432/test"
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store(request, tmp_path):
-    return Store(f"sqlite:///{tmp_path / 'state.db'}" if request.param == "sqlite" else PG)
+    s = Store(f"sqlite:///{tmp_path / 'state.db'}" if request.param == "sqlite" else PG)
+    yield s
+    s.delete("test:")                        # PostgreSQL is shared with the other tests and the bench
 
 
 def key():
@@ -79,3 +81,16 @@ def test_queue_messages_are_json(url, tmp_path):
     with pytest.raises(TypeError):
         JSONSerializer().serialize(object())
     huey.storage.flush_queue()
+
+
+def test_hopeless_requests_are_closed_not_requeued(store):
+    k = key()
+    store.open(k, "slack", lease_s=30)
+    for i in range(2):                       # attempts 1 and 2 die: back on the queue
+        assert store.lease(k, f"w{i}", 0.001) is not None
+        time.sleep(0.01)
+        assert k in store.requeue_expired(30, max_attempts=3)
+    assert store.get(k).status == "queued"
+    store.lease(k, "w3", 0.001)              # attempt 3 dies too: closed
+    time.sleep(0.01)
+    assert k not in store.requeue_expired(30, max_attempts=3) and store.get(k).status == "failed"
