@@ -195,10 +195,12 @@ def _loader_run(dest: Path, mode: str) -> None:
             log.log(step=step, loss=round(loss.item(), 4))
     except Exception as exc:
         error = exc
-    try:      # shut the workers down first: torch's SIGCHLD handler raises again while any is tracked
-        del batches
-    except RuntimeError:
-        pass
+    for _ in range(10):      # shut the workers down first: torch's SIGCHLD handler raises while any is tracked
+        try:
+            batches._shutdown_workers()
+            break
+        except RuntimeError:
+            continue
     if error is not None:
         log.raw("".join(traceback.format_exception(error)))
     log.close()
