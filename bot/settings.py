@@ -19,6 +19,19 @@ class Settings(BaseSettings):
     slack_teams: str = Field("", validation_alias="MLTD_SLACK_TEAMS")          # comma-separated; empty = all
     slack_channels: str = Field("", validation_alias="MLTD_SLACK_CHANNELS")
 
+    slack_alert_channel: str = Field("", validation_alias="MLTD_SLACK_ALERT_CHANNEL")
+
+    github_app_id: str = Field("", validation_alias="MLTD_GITHUB_APP_ID")
+    github_private_key: str = Field("", validation_alias="MLTD_GITHUB_PRIVATE_KEY")       # PEM text or a path
+    github_app_slug: str = Field("mltd", validation_alias="MLTD_GITHUB_APP_SLUG")         # the App's bot login is SLUG[bot]
+    github_token: str = Field("", validation_alias="MLTD_GITHUB_TOKEN")
+    github_webhook_secret: str = Field("", validation_alias="MLTD_GITHUB_WEBHOOK_SECRET")
+    github_api_url: str = Field("https://api.github.com", validation_alias="MLTD_GITHUB_API_URL")
+    github_workflows: str = Field("", validation_alias="MLTD_GITHUB_WORKFLOWS")           # globs; empty = every workflow
+    github_allowed_users: str = Field("", validation_alias="MLTD_GITHUB_ALLOWED_USERS")
+    github_refusal: str = Field("reply", validation_alias="MLTD_GITHUB_REFUSAL")          # reply | silent
+    github_write_interval_s: float = Field(1.0, validation_alias="MLTD_GITHUB_WRITE_INTERVAL_S")
+
     run_uri: str = Field("", validation_alias="MLTD_RUN_URI")                   # e.g. s3://ml-runs/{run}/
     queue_url: str = Field("sqlite:///mltd-queue.db", validation_alias="MLTD_QUEUE_URL")
     queue_name: str = Field("mltd", validation_alias="MLTD_QUEUE_NAME")

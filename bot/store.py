@@ -40,6 +40,13 @@ requests = Table(
     Column("updated", Float, nullable=False),
 )
 
+locks = Table(
+    "mltd_locks", metadata,
+    Column("name", String(200), primary_key=True),
+    Column("owner", String(100), nullable=False),
+    Column("until", Float, nullable=False),
+)
+
 FINAL = ("done", "failed")
 
 
@@ -154,6 +161,32 @@ class Store:
             rows = c.execute(update(requests).where(expired).values(status="queued", lease_until=now + grace_s,
                                                                    updated=now).returning(requests.c.key)).all()
         return [r[0] for r in rows]
+
+    def lock(self, name: str, owner: str, ttl_s: float, wait_s: float = 30.0) -> bool:
+        """A named lock held until `release` or `ttl_s` (a lock per pull request keeps two workers
+        from both creating its comment)."""
+        end = time.time() + wait_s
+        while True:
+            now = time.time()
+            with self.engine.begin() as c:
+                taken = c.execute(update(locks).where(locks.c.name == name, locks.c.until < now)
+                                  .values(owner=owner, until=now + ttl_s)).rowcount == 1
+                if not taken:
+                    try:
+                        with c.begin_nested():
+                            c.execute(insert(locks).values(name=name, owner=owner, until=now + ttl_s))
+                        taken = True
+                    except IntegrityError:
+                        taken = False
+            if taken:
+                return True
+            if time.time() > end:
+                return False
+            time.sleep(0.1)
+
+    def release(self, name: str, owner: str) -> None:
+        with self.engine.begin() as c:
+            c.execute(locks.delete().where(locks.c.name == name, locks.c.owner == owner))
 
     def delete(self, prefix: str) -> None:
         with self.engine.begin() as c:

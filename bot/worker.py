@@ -88,15 +88,26 @@ class Worker:
             return                                     # done already, or someone else holds the lease
         last_try = task is None or not task.retries
         try:
-            self.process(req, owner)
+            if req.source == "github":
+                self.process_github(req, owner)
+            else:
+                self.process(req, owner)
         except Exception as exc:
             log.exception("request %s failed (attempt %d)", key, req.attempts)
             if not last_try:
                 self.store.set(key, status="queued", lease_until=time.time() + self.settings.lease_s)
                 raise                                  # huey retries it after a backoff
-            self._answer(req, f"Sorry, I hit an internal error while diagnosing this ({type(exc).__name__}). "
-                              f"It is logged under request `{key}`.")
+            if req.source == "slack":
+                self._answer(req, f"Sorry, I hit an internal error while diagnosing this ({type(exc).__name__}). "
+                                  f"It is logged under request `{key}`.")
             self.store.finish(key, owner, "failed", error=redact(f"{type(exc).__name__}: {exc}")[:2000])
+
+    def process_github(self, req: Request, owner: str) -> None:
+        from bot import github_jobs
+
+        with tempfile.TemporaryDirectory(prefix="mltd-", dir=self.settings.work_dir or None) as tmp:
+            result = github_jobs.process(self, req, Path(tmp), owner)
+        self.store.finish(req.key, owner, "done", result=result)
 
     def process(self, req: Request, owner: str) -> None:
         self._ensure_placeholder(req)

@@ -22,6 +22,7 @@ from bot.mentions import parse
 from bot.render.slack import message
 from bot.settings import Settings
 from bot.worker import PLACEHOLDER_STALE_S, Worker, placeholder_text
+from handlers import github_webhook
 
 log = logging.getLogger("mltd.web")
 REPLAY_WINDOW_S = 300
@@ -117,6 +118,8 @@ def create_app(settings: Settings | None = None, *, worker: Worker | None = None
         metrics.REQUESTS.labels("/slack/events", str(response.status_code)).inc()
         metrics.ACK_SECONDS.labels("/slack/events").observe(time.perf_counter() - t)
         return response
+
+    github_webhook.register(app, settings, worker)
 
     @app.get("/healthz")
     async def healthz():

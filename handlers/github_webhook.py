@@ -1,0 +1,84 @@
+"""`POST /github/webhook`: verify, deduplicate, parse, enqueue; well within GitHub's 10 s."""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+
+from fastapi import Request
+from fastapi.responses import JSONResponse
+
+from bot import metrics
+from bot.github_port import TRAINING_CONCLUSIONS, is_training
+from bot.settings import Settings
+
+
+def signature_ok(secret: str, body: bytes, header: str) -> bool:
+    """X-Hub-Signature-256 over the raw body, compared in constant time."""
+    if not secret or not header.startswith("sha256="):
+        return False
+    expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected, header)
+
+
+def parse(event: str, delivery: str, payload: dict, settings: Settings) -> tuple[str, dict] | str:
+    """(request key, params), or why the event is ignored."""
+    sender = payload.get("sender") or {}
+    if sender.get("type") == "Bot" or str(sender.get("login", "")).endswith("[bot]"):
+        return "from a bot"
+    repo = (payload.get("repository") or {}).get("full_name")
+    installation = (payload.get("installation") or {}).get("id")
+    if event == "issue_comment":
+        issue, comment = payload.get("issue") or {}, payload.get("comment") or {}
+        if payload.get("action") != "created" or "pull_request" not in issue:
+            return "not a new comment on a pull request"
+        text = (comment.get("body") or "").strip()
+        if not text.startswith("/diagnose"):
+            return "not a /diagnose command"
+        return f"gh:{delivery}", {"kind": "comment", "repo": repo, "number": issue["number"], "comment_id": comment["id"],
+                                  "sender": sender.get("login", ""), "text": text[:1000], "installation_id": installation}
+    if event == "workflow_run" and payload.get("action") == "completed":
+        run = payload.get("workflow_run") or {}
+        if not is_training(run.get("name", ""), run.get("path", ""), settings):
+            return "not a training workflow"
+        keep = {k: run.get(k) for k in ("pull_requests", "head_repository", "head_branch", "head_sha", "html_url")}
+        keep["pull_requests"] = [{"number": p["number"]} for p in keep["pull_requests"] or []]
+        keep["head_repository"] = {"owner": {"login": ((run.get("head_repository") or {}).get("owner") or {}).get("login")}}
+        base = {"repo": repo, "run_id": run["id"], "payload_run": keep, "installation_id": installation}
+        if run.get("conclusion") in TRAINING_CONCLUSIONS:
+            return f"gh:run:{run['id']}:{run.get('run_attempt', 1)}", {"kind": "workflow_run", **base}
+        if run.get("conclusion") == "success":
+            return f"gh:ok:{run['id']}:{run.get('run_attempt', 1)}", {"kind": "resolve", **base}
+        return f"conclusion {run.get('conclusion')}"
+    return f"event {event} is not handled"
+
+
+def register(app, settings: Settings, worker) -> None:
+    store = worker.store
+
+    @app.post("/github/webhook")
+    async def github_webhook(request: Request):
+        body = await request.body()
+        if not signature_ok(settings.github_webhook_secret, body, request.headers.get("X-Hub-Signature-256", "")):
+            metrics.REQUESTS.labels("/github/webhook", "401").inc()
+            return JSONResponse({"error": "invalid signature"}, status_code=401)
+        event = request.headers.get("X-GitHub-Event", "")
+        delivery = request.headers.get("X-GitHub-Delivery", "")
+        metrics.REQUESTS.labels("/github/webhook", "200").inc()
+        if event == "ping":
+            return {"ok": True}
+        try:
+            payload = json.loads(body)
+        except ValueError:
+            return JSONResponse({"error": "body is not JSON"}, status_code=400)
+        parsed = parse(event, delivery, payload, settings)
+        if isinstance(parsed, str):
+            metrics.EVENTS.labels("github", "ignored").inc()
+            return {"ignored": parsed}
+        key, params = parsed
+        created = await asyncio.to_thread(store.open, key, "github", lease_s=settings.lease_s, params=params)
+        if created:
+            await asyncio.to_thread(worker.enqueue, key)
+        metrics.EVENTS.labels("github", "queued" if created else "duplicate").inc()
+        return {"queued": created}
