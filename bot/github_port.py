@@ -25,7 +25,7 @@ class Refused(Exception):
 
 
 def client(settings: Settings, installation_id: int | None = None):
-    from github import Auth, Github, GithubIntegration
+    from github import Auth, Github
 
     kw = dict(base_url=settings.github_api_url.rstrip("/"), seconds_between_requests=0.0,
               seconds_between_writes=settings.github_write_interval_s)
@@ -34,11 +34,10 @@ def client(settings: Settings, installation_id: int | None = None):
     key = settings.github_private_key
     if key and not key.lstrip().startswith("-----BEGIN"):
         key = Path(key).read_text()
-    app = Auth.AppAuth(int(settings.github_app_id), key)
     if installation_id is None:
         raise Refused("the GitHub App needs the installation id from the webhook")
-    integration = GithubIntegration(auth=app, base_url=settings.github_api_url.rstrip("/"))
-    return integration.get_github_for_installation(installation_id, kw)
+    # the installation token is fetched (and refreshed) by PyGithub from the App's JWT
+    return Github(auth=Auth.AppAuth(int(settings.github_app_id), key).get_installation_auth(int(installation_id)), **kw)
 
 
 def is_training(workflow_name: str, workflow_path: str, settings: Settings) -> bool:

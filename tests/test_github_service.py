@@ -170,3 +170,38 @@ def test_a_hostile_artifact_is_refused_with_a_clear_message(app, gh, tmp_path):
     wait_for(lambda: [c for c in gh.mltd_comments(7) if "would escape the folder" in c["body"]])
     assert not (tmp_path.parent / "escape.txt").exists()
     assert ME == "mltd-bot"
+
+
+def test_as_a_github_app(scenario, tmp_path, monkeypatch):
+    """App auth: a JWT signed with the App's key buys an installation token from the webhook's
+    installation id; the sticky comment is found under the App's own bot login."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption()).decode()
+    public = key.public_key().public_bytes(serialization.Encoding.PEM,
+                                           serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    g = GitHubStandIn(app_public_key=public, app_id="4242")
+    g.me = "mltd-app[bot]"
+    run = scenario("lr_jump_mlp")
+    g.add_pull(7, SHA, "exp")
+    g.add_run(501, SHA, logs={"train": (run / "train.log").read_text()})
+    slack = SlackStandIn()
+    try:
+        for k, v in env(slack.api_url, "http://127.0.0.1:9", tmp_path, MLTD_GITHUB_APP_ID="4242",
+                        MLTD_GITHUB_PRIVATE_KEY=pem, MLTD_GITHUB_APP_SLUG="mltd-app", MLTD_GITHUB_API_URL=g.url,
+                        MLTD_GITHUB_WEBHOOK_SECRET=SECRET, MLTD_GITHUB_WRITE_INTERVAL_S="0").items():
+            monkeypatch.setenv(k, v)
+        with TestClient(create_app(Settings(), run_worker=True)) as client:
+            hook(client, "workflow_run", run_payload(g, 501) | {"installation": {"id": 77}})
+            wait_for(lambda: [c for c in g.mltd_comments(7) if "lr_too_high" in c["body"]])
+            hook(client, "workflow_run", run_payload(g, 501, attempt=2) | {"installation": {"id": 77}})
+            wait_for(lambda: len(g.installation_tokens) >= 2)           # each job buys its own token
+            time.sleep(0.5)
+        assert set(g.installation_tokens) == {77}
+        assert len(g.mltd_comments(7)) == 1
+    finally:
+        g.close()
+        slack.close()

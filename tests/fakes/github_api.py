@@ -16,8 +16,11 @@ ME = "mltd-bot"
 
 
 class GitHubStandIn:
-    def __init__(self, repo: str = "acme/train") -> None:
+    def __init__(self, repo: str = "acme/train", app_public_key: str | None = None, app_id: str = "") -> None:
         self.repo = repo
+        self.me = ME                                     # the login mltd's comments appear under
+        self.app_public_key, self.app_id = app_public_key, app_id
+        self.installation_tokens: list[int] = []
         self.permissions: dict[str, str] = {}
         self.pulls: dict[int, dict] = {}                 # number -> {"sha", "branch", "owner"}
         self.comments: dict[int, dict] = {}              # id -> comment
@@ -61,7 +64,21 @@ class GitHubStandIn:
         return run
 
     def mltd_comments(self, number: int) -> list[dict]:
-        return [c for c in self.comments.values() if c["issue"] == number and c["user"]["login"] == ME]
+        return [c for c in self.comments.values() if c["issue"] == number and c["user"]["login"] == self.me]
+
+    def _installation_token(self, path: str, auth: str):
+        """POST /app/installations/{id}/access_tokens, authorised by the App's RS256 JWT."""
+        import jwt
+
+        m = re.fullmatch(r"/app/installations/(\d+)/access_tokens", path)
+        try:
+            claims = jwt.decode(auth.removeprefix("Bearer "), self.app_public_key, algorithms=["RS256"])
+        except jwt.PyJWTError as exc:
+            return 401, {"message": f"bad JWT: {exc}"}
+        if not m or str(claims.get("iss")) != self.app_id:
+            return 401, {"message": "wrong app"}
+        self.installation_tokens.append(int(m.group(1)))
+        return 201, {"token": TOKEN, "expires_at": "2099-01-01T00:00:00Z", "permissions": {"issues": "write"}}
 
     # --- JSON shapes ------------------------------------------------------------------------------
 
@@ -115,7 +132,7 @@ class GitHubStandIn:
     def route(self, method: str, path: str, query: dict, body: dict | None):
         r = f"/repos/{self.repo}"
         if path == "/user":
-            return 200, {"login": ME, "type": "Bot", "url": f"{self.url}/user"}
+            return 200, {"login": self.me, "type": "Bot", "url": f"{self.url}/user"}
         if path == r:
             return 200, self._repo()
         m = re.fullmatch(rf"{r}/collaborators/([^/]+)/permission", path)
@@ -136,7 +153,7 @@ class GitHubStandIn:
             if method == "POST":
                 with self._lock:
                     self.writes.append(("comment", body["body"]))
-                    return 201, self._comment(body["body"], n, ME)
+                    return 201, self._comment(body["body"], n, self.me)
             return 200, [c for c in self.comments.values() if c["issue"] == n]
         m = re.fullmatch(rf"{r}/issues/comments/(\d+)(/reactions)?", path)
         if m:
@@ -202,6 +219,10 @@ class GitHubStandIn:
                         return self._send(400, {"message": "a token must not reach blob storage"})
                     data = gh.blobs.get(u.path[len("/blob/"):])
                     return self._send(200, None, raw=data) if data is not None else self._send(404, {"message": "gone"})
+                if u.path.startswith("/app/installations/") and gh.app_public_key:
+                    self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                    code, payload = gh._installation_token(u.path, self.headers.get("Authorization", ""))
+                    return self._send(code, payload)
                 if self.headers.get("Authorization") not in (f"token {TOKEN}", f"Bearer {TOKEN}"):
                     return self._send(401, {"message": "Bad credentials"})
                 n = int(self.headers.get("Content-Length") or 0)
