@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from bot import agent
 from bot import github_port as gp
 from bot.render.github import neutralise, render_github
 from bot.unzip import UnsafeArchive
@@ -52,9 +53,10 @@ def process(worker, req: Request, tmp: Path, owner: str) -> dict:
         return {"status": "refused", "error": str(exc), "comments": _post(worker, repo, me, p, targets, body, owner)}
     from analysis import diagnose
 
-    diagnosis, _ = diagnose(tmp / "run", [symptom] if symptom else [], source=run.html_url, run_id=str(run.id))
+    diagnosis, loaded = diagnose(tmp / "run", [symptom] if symptom else [], source=run.html_url, run_id=str(run.id))
     doc = diagnosis.to_dict()
     doc["questions"] = doc.get("questions", []) + notes
+    doc = agent.review(tmp / "run", loaded, doc, settings)
     jobs = [(j.name, j.html_url) for j in run.jobs() if j.conclusion in gp.TRAINING_CONCLUSIONS]
     body = render_github(doc, run.html_url, jobs)
     outcome = _post(worker, repo, me, p, targets, body, owner)

@@ -32,6 +32,14 @@ class Settings(BaseSettings):
     github_refusal: str = Field("reply", validation_alias="MLTD_GITHUB_REFUSAL")          # reply | silent
     github_write_interval_s: float = Field(1.0, validation_alias="MLTD_GITHUB_WRITE_INTERVAL_S")
 
+    anthropic_api_key: str = Field("", validation_alias="ANTHROPIC_API_KEY")
+    agent_provider: str = Field("anthropic", validation_alias="MLTD_AGENT_PROVIDER")    # anthropic | bedrock
+    agent_model: str = Field("claude-sonnet-4-5", validation_alias="MLTD_AGENT_MODEL")
+    agent_max_turns: int = Field(8, validation_alias="MLTD_AGENT_MAX_TURNS")
+    agent_max_tokens: int = Field(200_000, validation_alias="MLTD_AGENT_MAX_TOKENS")     # input + output, per job
+    agent_time_limit_s: float = Field(120.0, validation_alias="MLTD_AGENT_TIME_LIMIT_S")
+    agent_retries: int = Field(3, validation_alias="MLTD_AGENT_RETRIES")                 # 429/529, with backoff
+
     run_uri: str = Field("", validation_alias="MLTD_RUN_URI")                   # e.g. s3://ml-runs/{run}/
     queue_url: str = Field("sqlite:///mltd-queue.db", validation_alias="MLTD_QUEUE_URL")
     queue_name: str = Field("mltd", validation_alias="MLTD_QUEUE_NAME")

@@ -15,6 +15,7 @@ import threading
 import time
 from pathlib import Path
 
+from bot import agent
 from bot.fetch import FetchError, fetch, resolve, save_pasted, slack_files
 from bot.queue import make_huey
 from bot.redact import redact, slack_escape
@@ -126,6 +127,7 @@ class Worker:
             diagnosis, run = diagnose(path, symptoms, source=source, run_id=req.params.get("run") or None)
             doc = diagnosis.to_dict()
             doc["questions"] = doc.get("questions", []) + notes
+            doc = agent.review(path, run, doc, self.settings)
             blocks, text, complete = render(doc)
             self._update(req, blocks, text)
             if not complete:

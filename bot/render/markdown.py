@@ -42,4 +42,6 @@ def render_markdown(doc: dict) -> str:
     if doc["missing_artifacts"]:
         out += ["**Would settle it:** " + "; ".join(doc["missing_artifacts"]), ""]
     out += [f"> {q}" for q in doc["questions"]]
+    if doc.get("engine", {}).get("agent_note"):
+        out += ["", f"<sub>{doc['engine']['agent_note']}</sub>"]
     return "\n".join(out).rstrip() + "\n"

@@ -45,7 +45,8 @@ def render(doc: dict) -> tuple[list[dict], str, bool]:
         blocks += _cause(i, c, full=i == 1)
     if doc.get("quick_fixes"):
         blocks.append(_section("*Quick fixes, by impact:* " + "; ".join(esc(q) for q in doc["quick_fixes"])))
-    extra = [f"Would settle it: {esc(m)}" for m in doc.get("missing_artifacts", [])]
+    extra = [esc(doc["engine"]["agent_note"])] if doc.get("engine", {}).get("agent_note") else []
+    extra += [f"Would settle it: {esc(m)}" for m in doc.get("missing_artifacts", [])]
     extra += [esc(q) for q in doc.get("questions", [])]
     if extra:
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": "\n".join(extra)[:SECTION_MAX]}]})

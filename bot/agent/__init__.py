@@ -1,0 +1,126 @@
+"""The specialist agent: after the analyzers, an LLM (Anthropic's Messages API with tool use, or
+Bedrock) investigates the run with read-only tools and submits a diagnosis, which is checked by
+code before anyone sees it. Without a key, or when the API fails, the analyzers' diagnosis stands
+and the reply says so in one line."""
+from __future__ import annotations
+
+import json
+import logging
+import time
+from importlib import resources
+from pathlib import Path
+
+from bot.agent.tools import TOOLS, RunTools
+from bot.agent.verify import SUBMIT, Invalid, check_schema, clean_answer, sanitise
+from bot.redact import redact
+from bot.settings import Settings
+
+log = logging.getLogger("mltd.agent")
+# USD per million tokens: input, output, cache write, cache read (Claude Sonnet list prices)
+PRICES = {"sonnet": (3.0, 15.0, 3.75, 0.30), "opus": (15.0, 75.0, 18.75, 1.50), "haiku": (1.0, 5.0, 1.25, 0.10)}
+
+
+def prompt() -> str:
+    return resources.files("bot.agent").joinpath("prompt.md").read_text()
+
+
+def configured(settings: Settings) -> bool:
+    return settings.agent_provider == "bedrock" or bool(settings.anthropic_api_key)
+
+
+def make_client(settings: Settings):
+    import anthropic
+
+    if settings.agent_provider == "bedrock":
+        return anthropic.AnthropicBedrock(max_retries=settings.agent_retries, timeout=settings.agent_time_limit_s)
+    return anthropic.Anthropic(api_key=settings.anthropic_api_key, max_retries=settings.agent_retries,
+                               timeout=settings.agent_time_limit_s)   # ANTHROPIC_BASE_URL is read by the SDK
+
+
+def _cost(model: str, usage: dict) -> float:
+    p = next((v for k, v in PRICES.items() if k in model), PRICES["sonnet"])
+    return round((usage["input"] * p[0] + usage["output"] * p[1] + usage["cache_write"] * p[2]
+                  + usage["cache_read"] * p[3]) / 1e6, 5)
+
+
+def _brief(doc: dict) -> str:
+    """The first user turn: what was asked and what the analyzers found, as untrusted data."""
+    summary = {"symptoms": doc.get("symptoms", []), "status": doc["status"],
+               "root_causes": [{k: c.get(k) for k in ("code", "issue", "severity", "confidence", "evidence", "fix")}
+                               for c in doc["root_causes"][:5]]}
+    return ("Diagnose this training run. The analyzers' findings and the user's words follow; investigate with the "
+            "tools, then call submit_diagnosis.\n<untrusted-data tool=\"analyzers\">\n"
+            + redact(json.dumps(summary, indent=1, default=str))[:12000] + "\n</untrusted-data>")
+
+
+def review(root: Path, run, doc: dict, settings: Settings, client=None) -> dict:
+    """The diagnosis to post: the agent's, verified, or the analyzers' with a one-line note."""
+    engine = doc.setdefault("engine", {})
+    if not configured(settings):
+        engine["agent_note"] = "Analyzers only: the specialist agent is off (no ANTHROPIC_API_KEY)."
+        return doc
+    usage = {"input": 0, "output": 0, "cache_write": 0, "cache_read": 0}
+    info = {"model": settings.agent_model, "turns": 0}
+    try:
+        causes, quick, removed = _investigate(root, run, doc, settings, client or make_client(settings), usage, info)
+    except Exception as exc:                # the API down, overloaded past its retries, or a bad answer twice
+        log.warning("agent fell back to the analyzers: %s", redact(f"{type(exc).__name__}: {exc}")[:300])
+        causes, quick, removed = None, None, 0
+        info["error"] = type(exc).__name__
+    info.update(tokens=usage, cost_usd=_cost(settings.agent_model, usage), evidence_removed=removed)
+    engine["agent"] = info
+    if not causes:
+        engine["agent_note"] = ("Analyzers only: the specialist agent " +
+                                ("was unavailable" if "error" in info else "gave no verifiable answer") + ".")
+        return doc
+    doc["root_causes"] = causes
+    if quick:
+        doc["quick_fixes"] = [sanitise(q, 200) for q in quick[:4]]
+    doc["status"] = ("no_failure_found" if causes[0]["code"] == "healthy" else
+                     "diagnosis_complete" if causes[0]["confidence"] >= 0.8 else "needs_more_data")
+    return doc
+
+
+def _investigate(root: Path, run, doc: dict, settings: Settings, client, usage: dict, info: dict):
+    tools = RunTools(root, run, doc)
+    # the static prefix (system prompt, tool definitions) is cached across turns and jobs
+    system = [{"type": "text", "text": prompt(), "cache_control": {"type": "ephemeral"}}]
+    defs = [dict(t) for t in TOOLS] + [dict(SUBMIT, cache_control={"type": "ephemeral"})]
+    messages = [{"role": "user", "content": _brief(doc)}]
+    deadline = time.monotonic() + settings.agent_time_limit_s
+    retried = False
+    for turn in range(settings.agent_max_turns):
+        if time.monotonic() > deadline or usage["input"] + usage["output"] > settings.agent_max_tokens:
+            break
+        resp = client.messages.create(model=settings.agent_model, max_tokens=4096, system=system, tools=defs,
+                                      messages=messages)
+        info["turns"] = turn + 1
+        u = resp.usage
+        usage["input"] += u.input_tokens or 0
+        usage["output"] += u.output_tokens or 0
+        usage["cache_write"] += getattr(u, "cache_creation_input_tokens", 0) or 0
+        usage["cache_read"] += getattr(u, "cache_read_input_tokens", 0) or 0
+        blocks = [b.model_dump(exclude_none=True) for b in resp.content]
+        messages.append({"role": "assistant", "content": blocks})
+        calls = [b for b in blocks if b.get("type") == "tool_use"]
+        submit = next((b for b in calls if b["name"] == "submit_diagnosis"), None)
+        if submit is not None:
+            try:
+                check_schema(submit["input"])
+            except Invalid as exc:
+                if retried:
+                    raise
+                retried = True
+                messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": submit["id"],
+                                                              "is_error": True, "content": f"Invalid submission: {exc}. "
+                                                              "Fix it and call submit_diagnosis again."}]})
+                continue
+            causes, removed = clean_answer(submit["input"], root, run)
+            return causes, submit["input"].get("quick_fixes"), removed
+        if not calls:
+            messages.append({"role": "user", "content": "Call submit_diagnosis with your answer now."})
+            continue
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": b["id"], "content": tools.call(b["name"], b.get("input") or {})}
+            for b in calls]})
+    return None, None, 0

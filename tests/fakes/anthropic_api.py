@@ -1,0 +1,75 @@
+"""A stand-in for Anthropic's Messages API on loopback (`POST /v1/messages`, the real request and
+response shapes, no streaming). It plays a scripted conversation: each item is the assistant's
+content blocks, or an (HTTP status, error type) pair; it records every request it received. The
+key is accepted as `x-api-key` or `Authorization: Bearer`."""
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+KEY = "sk-ant-test-key-000000000000000000000000"
+
+
+def tool_use(name: str, args: dict, n: int = 0) -> dict:
+    return {"type": "tool_use", "id": f"toolu_{name}_{n}", "name": name, "input": args}
+
+
+def text(t: str) -> dict:
+    return {"type": "text", "text": t}
+
+
+class AnthropicStandIn:
+    def __init__(self, script: list) -> None:
+        self.script = list(script)
+        self.requests: list[dict] = []
+        self.headers: list[dict] = []
+        self._ids = itertools.count(1)
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def _handler(self):
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _send(self, code: int, payload: dict, headers: dict | None = None):
+                data = json.dumps(payload).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                if self.path.split("?")[0] != "/v1/messages":
+                    return self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+                if KEY not in (self.headers.get("x-api-key"), self.headers.get("Authorization", "").removeprefix("Bearer ")):
+                    return self._send(401, {"type": "error", "error": {"type": "authentication_error", "message": "bad key"}})
+                api.requests.append(body)
+                api.headers.append(dict(self.headers))
+                item = api.script.pop(0) if api.script else [text("(script exhausted)")]
+                if isinstance(item, tuple):
+                    status, kind = item
+                    return self._send(status, {"type": "error", "error": {"type": kind, "message": kind}},
+                                      headers={"retry-after": "0"})
+                tools = any(b.get("type") == "tool_use" for b in item)
+                self._send(200, {"id": f"msg_{next(api._ids)}", "type": "message", "role": "assistant",
+                                 "model": body["model"], "content": item, "stop_reason": "tool_use" if tools else "end_turn",
+                                 "stop_sequence": None,
+                                 "usage": {"input_tokens": 1200, "output_tokens": 150, "cache_creation_input_tokens": 900,
+                                           "cache_read_input_tokens": 0 if len(api.requests) == 1 else 900}})
+
+        return Handler
