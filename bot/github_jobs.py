@@ -68,7 +68,7 @@ def process(worker, req: Request, tmp: Path, owner: str) -> dict:
                                           text=f"mltd: training run {run.html_url} failed on {run.head_branch}: "
                                                f"{doc['root_causes'][0]['code'] if doc['root_causes'] else 'no cause found'}")
     top = doc["root_causes"][0] if doc["root_causes"] else {}
-    return {"status": doc["status"], "top": top.get("code"), "comments": outcome}
+    return {"status": doc["status"], "top": top.get("code"), "comments": outcome, "agent": doc["engine"].get("agent")}
 
 
 def _post(worker, repo, me: str, p: dict, targets: list[int], body: str, owner: str) -> dict:

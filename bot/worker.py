@@ -141,7 +141,8 @@ class Worker:
                     self.store.set(req.key, plot_posted=True)
         top = doc["root_causes"][0] if doc["root_causes"] else {}
         self.store.finish(req.key, owner, "done", result={"status": doc["status"], "top": top.get("code"),
-                                                          "confidence": top.get("confidence")})
+                                                          "confidence": top.get("confidence"),
+                                                          "agent": doc["engine"].get("agent")})
 
     def _gather(self, req: Request, tmp: Path) -> tuple[Path, str, list[str]]:
         """The run's folder: attached files and pasted text, else the referenced run."""

@@ -23,6 +23,7 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     d.add_argument("--plot", metavar="FILE.png", help="write loss / grad norm / LR with each onset marked")
     d.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in text output")
+    d.add_argument("--agent", action="store_true", help="hand the run to the specialist agent (ANTHROPIC_API_KEY)")
     s = sub.add_parser("serve", help="the web service: Slack events, health, metrics (and a worker in-process)")
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
@@ -85,6 +86,11 @@ def _diagnose_in(args, tmp: Path) -> int:
         else:
             print("mltd: no loss, grad-norm or LR series to plot", file=sys.stderr)
     doc = diagnosis.to_dict()
+    if args.agent:
+        from bot import agent
+        from bot.settings import Settings
+
+        doc = agent.review(path, run, doc, Settings())
     if args.format == "json":
         sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False, default=str) + "\n")
     elif args.format == "markdown":

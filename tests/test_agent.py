@@ -124,3 +124,19 @@ def test_a_bad_answer_is_retried_once_then_dropped(lr_run, monkeypatch):
     retry = api.requests[1]["messages"][-1]["content"][0]
     assert retry["is_error"] and "not in the taxonomy" in retry["content"]
     assert out["root_causes"][0]["code"] == "lr_too_high" and "Analyzers only" in out["engine"]["agent_note"]
+
+
+def test_through_bedrock(lr_run, monkeypatch):
+    root, run, doc = lr_run
+    api = AnthropicStandIn(submit([cause([{"text": "lr=0.8", "artifact": "train.log", "locator": f"line {jump_line(root)}"}])]))
+    for k, v in {"AWS_ENDPOINT_URL_BEDROCK_RUNTIME": api.url, "AWS_ACCESS_KEY_ID": "testing",
+                 "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(k, v)
+    try:
+        out = agent.review(root, run, doc, Settings(MLTD_AGENT_PROVIDER="bedrock",
+                                                    MLTD_AGENT_MODEL="anthropic.claude-sonnet-4-5-v1:0"))
+    finally:
+        api.close()
+    assert api.requests[0]["model"] == "anthropic.claude-sonnet-4-5-v1:0"
+    assert "anthropic_version" in api.requests[0]            # the stand-in refuses unsigned (non-SigV4) calls
+    assert out["root_causes"][0]["evidence"][0]["locator"] == f"line {jump_line(root)}"

@@ -225,3 +225,27 @@ def test_cli_reads_the_same_stores(s3, tmp_path, monkeypatch, capsys):
     assert doc["run"]["source"] == "s3://ml-runs/runs/42/" and doc["root_causes"][0]["code"] == "lr_too_high"
     assert main(["diagnose", "s3://elsewhere/x/"]) == 2
     assert "not allowed to read bucket `elsewhere`" in capsys.readouterr().err
+
+
+def test_the_agents_verified_answer_reaches_the_thread(service, slack, scenario):
+    from bot.store import Store
+    from tests.fakes.anthropic_api import KEY, AnthropicStandIn, tool_use
+
+    lines = (scenario("lr_jump_mlp") / "train.log").read_text().splitlines()
+    n = next(i for i, line in enumerate(lines, 1) if "lr=0.8" in line)
+    api = AnthropicStandIn([[tool_use("submit_diagnosis", {"root_causes": [{
+        "code": "lr_too_high", "issue": "Stage 2 of the curriculum sets lr 0.8, 40x stage 1", "severity": "critical",
+        "confidence": 0.95, "fix": "Set stage 2's lr to 0.06",
+        "evidence": [{"text": "lr=0.8", "artifact": "train.log", "locator": f"line {n}"}]}]})]])
+    try:
+        with service(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=api.url) as client:
+            body = mention("<@UBOT> why did run 42 diverge")
+            post(client, body)
+            update = wait_for(lambda: answers(slack, body["event"]["ts"], "40x stage 1"))
+            assert "agent is off" not in str(update[0]["blocks"])
+            req = Store(client.app.state.worker.settings.database_url).get(f"slack:{body['event_id']}")
+            wait_for(lambda: Store(client.app.state.worker.settings.database_url).get(req.key).status == "done")
+            done = Store(client.app.state.worker.settings.database_url).get(req.key)
+            assert done.result["agent"]["cost_usd"] > 0 and done.result["agent"]["turns"] == 1
+    finally:
+        api.close()

@@ -31,8 +31,11 @@ def configured(settings: Settings) -> bool:
 def make_client(settings: Settings):
     import anthropic
 
-    if settings.agent_provider == "bedrock":
-        return anthropic.AnthropicBedrock(max_retries=settings.agent_retries, timeout=settings.agent_time_limit_s)
+    if settings.agent_provider == "bedrock":       # boto3's credentials and region; AWS_ENDPOINT_URL_BEDROCK_RUNTIME
+        import os
+
+        return anthropic.AnthropicBedrock(max_retries=settings.agent_retries, timeout=settings.agent_time_limit_s,
+                                          base_url=os.environ.get("AWS_ENDPOINT_URL_BEDROCK_RUNTIME") or None)
     return anthropic.Anthropic(api_key=settings.anthropic_api_key, max_retries=settings.agent_retries,
                                timeout=settings.agent_time_limit_s)   # ANTHROPIC_BASE_URL is read by the SDK
 

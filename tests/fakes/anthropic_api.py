@@ -1,12 +1,14 @@
 """A stand-in for Anthropic's Messages API on loopback (`POST /v1/messages`, the real request and
-response shapes, no streaming). It plays a scripted conversation: each item is the assistant's
+response shapes, no streaming), and Bedrock's `/model/{id}/invoke` with a SigV4 signature. It plays a scripted conversation: each item is the assistant's
 content blocks, or an (HTTP status, error type) pair; it records every request it received. The
 key is accepted as `x-api-key` or `Authorization: Bearer`."""
 from __future__ import annotations
 
 import itertools
 import json
+import re
 import threading
+from urllib.parse import unquote
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 KEY = "sk-ant-test-key-000000000000000000000000"
@@ -54,9 +56,15 @@ class AnthropicStandIn:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-                if self.path.split("?")[0] != "/v1/messages":
+                path = self.path.split("?")[0]
+                bedrock = re.fullmatch(r"/model/([^/]+)/invoke", path)
+                if bedrock:                  # Bedrock: the model in the path, SigV4 instead of a key
+                    if not self.headers.get("Authorization", "").startswith("AWS4-HMAC-SHA256"):
+                        return self._send(403, {"message": "missing SigV4 signature"})
+                    body["model"] = unquote(bedrock.group(1))
+                elif path != "/v1/messages":
                     return self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
-                if KEY not in (self.headers.get("x-api-key"), self.headers.get("Authorization", "").removeprefix("Bearer ")):
+                elif KEY not in (self.headers.get("x-api-key"), self.headers.get("Authorization", "").removeprefix("Bearer ")):
                     return self._send(401, {"type": "error", "error": {"type": "authentication_error", "message": "bad key"}})
                 api.requests.append(body)
                 api.headers.append(dict(self.headers))
