@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from analysis.tensorstats import FLOAT_KINDS, pick_device, stream_file_stats, tensor_stats
+
 _ST_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32,
               "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_, "BF16": "bf16"}
 # Globals a plain state dict or Lightning checkpoint may reference; anything else is reported.
@@ -34,6 +36,7 @@ class TensorStat:
     numel: int
     norm: float | None = None
     nonfinite: int = 0
+    zero_rows: int | None = None          # 2-D tensors: rows whose norm is ~0 (never-used embeddings, dead units)
 
 
 @dataclass
@@ -126,35 +129,29 @@ def _tensor_array(mm: np.ndarray, base: int, info: dict) -> np.ndarray | None:
     return raw.view(np_dtype)
 
 
-def stats_of(arr: np.ndarray) -> tuple[float | None, int]:
-    """(L2 norm over the finite entries, count of NaN/Inf entries) of one tensor."""
-    if arr.dtype.kind not in "fiu" or arr.size == 0:
-        return None, 0
-    a = arr.ravel().astype(np.float64)
-    finite = np.isfinite(a)
-    bad = int(a.size - np.count_nonzero(finite))
-    if bad:
-        a = a[finite]
-    return float(np.sqrt(np.dot(a, a))), bad
-
-
 def load_safetensors(paths: list[Path], artifact: str, with_stats: bool = True) -> Checkpoint:
+    """Headers first, then statistics streamed tensor by tensor (analysis/tensorstats.py)."""
     ckpt = Checkpoint(artifact, "safetensors", step=step_from_name(artifact), sources=list(paths))
-    for path in paths:
-        header, base = read_safetensors_header(path)
+    headers = [(path, *read_safetensors_header(path)) for path in paths]
+    largest = max((int(i["data_offsets"][1]) - int(i["data_offsets"][0]) for _, h, _ in headers
+                   for k, i in h.items() if k != "__metadata__"), default=0)
+    device = pick_device(largest) if with_stats else "cpu"
+    for path, header, base in headers:
         ckpt.meta.update(header.get("__metadata__") or {})
-        mm = np.memmap(path, dtype=np.uint8, mode="r") if with_stats else None
+        stats: dict[str, TensorStat] = {}
+        wanted = []
         for name, info in header.items():
             if name == "__metadata__":
                 continue
             shape = tuple(int(x) for x in info["shape"])
             stat = TensorStat(name, shape, info["dtype"], int(np.prod(shape, dtype=np.int64)) if shape else 1)
-            if mm is not None:
-                arr = _tensor_array(mm, base, info)
-                if arr is not None:
-                    stat.norm, stat.nonfinite = stats_of(arr)
+            stats[name] = stat
             ckpt.tensors.append(stat)
-        del mm
+            if with_stats and stat.numel and info["dtype"] in FLOAT_KINDS:
+                wanted.append((name, shape, info["dtype"], base + int(info["data_offsets"][0])))
+        wanted.sort(key=lambda t: t[3])                # file order: one sequential pass over the disk
+        for name, st in stream_file_stats(path, wanted, device):
+            stats[name].norm, stats[name].nonfinite, stats[name].zero_rows = st.norm, st.nonfinite, st.zero_rows
     return ckpt
 
 
@@ -256,13 +253,16 @@ def load_torch(path: Path, artifact: str) -> Checkpoint:
             if isinstance(ckpt.meta.get(k), int):
                 ckpt.step = int(ckpt.meta[k])
                 break
+    kinds = {torch.float32: "F32", torch.float16: "F16", torch.float64: "F64", torch.bfloat16: "BF16"}
+    device = pick_device(max((t.numel() * t.element_size() for t in tensors.values()), default=0))
     for name, t in tensors.items():
         stat = TensorStat(name, tuple(t.shape), str(t.dtype).replace("torch.", ""), int(t.numel()))
-        if t.is_floating_point() and t.numel():
-            x = t.detach().float()
-            finite = torch.isfinite(x)
-            stat.nonfinite = int((~finite).sum())
-            stat.norm = float(torch.linalg.vector_norm(torch.where(finite, x, 0.0)).item())
+        kind = kinds.get(t.dtype)
+        if kind and t.numel():
+            flat = t.detach().contiguous().reshape(-1)
+            raw = flat.view(torch.int16).numpy().view(np.uint16) if kind == "BF16" else flat.numpy()
+            st = tensor_stats(raw, tuple(t.shape), kind, device)
+            stat.norm, stat.nonfinite, stat.zero_rows = st.norm, st.nonfinite, st.zero_rows
         ckpt.tensors.append(stat)
     if not tensors:
         ckpt.problem = "no tensors found in the checkpoint"
