@@ -29,6 +29,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, default=8000)
     s.add_argument("--no-worker", action="store_true", help="run no worker here (start `mltd worker` elsewhere)")
     s.add_argument("--socket-mode", action="store_true", help="receive Slack events over Socket Mode (SLACK_APP_TOKEN)")
+    sub.add_parser("doctor", help="check the environment and every configured connection")
     w = sub.add_parser("worker", help="workers alone: take requests from the queue (MLTD_QUEUE_URL)")
     w.add_argument("--workers", type=int, default=None, help="worker threads (default MLTD_WORKERS)")
     return p
@@ -107,6 +108,19 @@ def _diagnose_in(args, tmp: Path) -> int:
     return EXIT_OK
 
 
+def _doctor() -> int:
+    from bot.doctor import run_checks
+    from bot.settings import Settings
+
+    checks = run_checks(Settings())
+    mark = {True: "ok", False: "FAIL", None: "off"}
+    width = max(len(c.name) for c in checks)
+    for c in checks:
+        print(f"{c.name:<{width}}  {mark[c.ok]:<4}  {c.detail}" + (f"\n{'':<{width}}        fix: {c.fix}" if c.ok is False else ""))
+    failed = [c for c in checks if c.ok is False]
+    return EXIT_INTERNAL if failed else EXIT_OK
+
+
 def _serve(args) -> int:
     import uvicorn
 
@@ -153,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
             return _serve(args)
         if args.command == "worker":
             return _worker(args)
+        if args.command == "doctor":
+            return _doctor()
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
