@@ -116,3 +116,10 @@ def test_vanishing_read_from_adam_state(scenario, capsys):
     cause, _ = top(scenario, "deep_sigmoid_adam_state", capsys)
     assert cause["code"] == "vanishing_gradients" and "Adam state" in cause["issue"]
     assert cause["evidence"][0]["locator"] == "optimizer state of 0.weight"
+
+
+def test_a_leak_before_the_crash_is_the_story(scenario, capsys):
+    cause, _ = top(scenario, "leak_then_oom_lstm", capsys)
+    assert cause["code"] == "out_of_memory" and "per 100 steps" in cause["issue"] and "leak" in cause["issue"]
+    assert "retain_graph=True" in texts(cause) and "history.append((out, loss))" in texts(cause)
+    assert cause["fix"].startswith("Stop keeping each step's tensors")

@@ -1,5 +1,5 @@
 """The analyzers, in one explicit tuple. Each is a module with `NAME` and `analyze(run) -> findings`:
 it reads the run, never posts, never raises to signal a hit."""
-from analysis.analyzers import code, crashes, gradients, learning_rate, loss, outputs, parameters, weights
+from analysis.analyzers import code, crashes, gradients, learning_rate, loss, memory, outputs, parameters, weights
 
-ANALYZERS = (loss, gradients, learning_rate, crashes, parameters, weights, code, outputs)
+ANALYZERS = (loss, gradients, learning_rate, crashes, memory, parameters, weights, code, outputs)

@@ -1,0 +1,49 @@
+"""Memory: logged allocation (max_memory_allocated, nvidia-smi or RSS lines) that grows step over
+step is a leak, reported with its slope and the code that keeps tensors alive.
+Threshold: growth of 25% or more from the first tenth of the run to the last, on a straight line
+(correlation with the step of 0.9 or more)."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from analysis.metrics import fmt, fmt_step
+from analysis.model import Evidence, Finding
+from analysis.run import Run
+
+NAME = "memory"
+_KEEPS = re.compile(r"retain_graph\s*=\s*True|\.append\(\s*\(?\s*(out|outs|output|outputs|logits|loss|pred|preds)\b")
+
+
+def analyze(run: Run) -> list[Finding]:
+    s = run.metrics.get("memory_allocated")
+    if s is None or len(s) < 10:
+        return []
+    ok = np.isfinite(s.values)
+    x, y = s.steps[ok], s.values[ok]
+    if len(y) < 10 or np.ptp(x) == 0:
+        return []
+    k = max(2, len(y) // 10)
+    start, end = float(np.median(y[:k])), float(np.median(y[-k:]))
+    r = float(np.corrcoef(x, y)[0, 1]) if np.std(y) > 0 else 0.0
+    if start <= 0 or end < 1.25 * start or r < 0.9:
+        return []
+    slope = float(np.polyfit(x, y, 1)[0])
+    died = any(e.code == "out_of_memory" for e in run.events)
+    ev = [Evidence(f"{s.name} grew from {fmt(start)} to {fmt(end)} ({slope * 100:+.3g} per 100 steps, correlation "
+                   f"{r:.2f} with the step)", s.artifact, s.span_locator(0, len(s) - 1))]
+    for code in run.code:
+        for n, line in enumerate(code.text.splitlines(), start=1):
+            if _KEEPS.search(line):
+                ev.append(Evidence(f"{line.strip()}: keeps every step's tensors (and their graphs) alive", code.artifact,
+                                   f"line {n}"))
+    return [Finding("out_of_memory", f"Memory grows step over step ({fmt(slope * 100)} per 100 steps, from {fmt(start)} "
+                    f"to {fmt(end)} by {s.step_kind} {fmt_step(float(x[-1]))})" + (": a leak, and the run died of it"
+                                                                                  if died else ": a leak"),
+                    "critical" if died else "high", 0.98 if died else 0.8, ev,
+                    fix="Stop keeping each step's tensors: log loss.item() instead of loss, do not append outputs or "
+                        "losses with their graphs to lists (detach().cpu() what you keep), drop retain_graph=True, and "
+                        "wrap evaluation in torch.no_grad()",
+                    expected_impact="memory stays flat after the first steps", analyzer=NAME,
+                    onset_step=float(x[0]), quick_fix="Store loss.item(), not the loss tensor")]
