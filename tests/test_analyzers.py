@@ -123,3 +123,10 @@ def test_a_leak_before_the_crash_is_the_story(scenario, capsys):
     assert cause["code"] == "out_of_memory" and "per 100 steps" in cause["issue"] and "leak" in cause["issue"]
     assert "retain_graph=True" in texts(cause) and "history.append((out, loss))" in texts(cause)
     assert cause["fix"].startswith("Stop keeping each step's tensors")
+
+
+def test_the_allocation_that_failed_is_named_by_its_settings(scenario, capsys):
+    cause, _ = top(scenario, "host_oom", capsys)
+    assert cause["code"] == "out_of_memory"
+    assert "eval.eval_batch_size (4,096) x eval.eval_seq_len (8,192) x eval.vocab_size (50,257) x 4 bytes" in texts(cause)
+    assert "-  eval_batch_size: 4096\n+  eval_batch_size: 2048" in cause["patch"] and "in chunks" in cause["fix"]

@@ -46,12 +46,21 @@ def _oom(run: Run, e: Event) -> Finding:
     if uf:
         ev.append(uf)
     patch = None
+    shape = _allocation_shape(run, int(f["tried"])) if f.get("tried") else None
+    if shape is not None:
+        ev.append(shape[0])
+        if shape[1]:
+            patch = shape[1]
     hit = run.config_value("per_device_train_batch_size", "batch_size", "micro_batch_size", "train_batch_size")
-    if hit and isinstance(hit[2], int) and hit[2] > 1:
+    if patch is None and hit and isinstance(hit[2], int) and hit[2] > 1:
         cfg, key, bs = hit
         ev.append(Evidence(f"{key} = {bs}", cfg.artifact, f"line {cfg.lines.get(key, 1)}"))
         patch = set_config_value(cfg, key, max(1, bs // 2))
-    if frag:
+    if shape is not None:
+        fix = (f"That one tensor is {_gib(f['tried'])}, set by {shape[2]}: build it in chunks along its first "
+               "dimension (e.g. evaluate a few sequences at a time and keep only what you need from each chunk, "
+               "such as the loss or the argmax), or lower those settings; halving the first halves it")
+    elif frag:
         fix = ("Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to stop fragmentation; "
                "if it still fails, halve the micro-batch and keep the effective batch with gradient accumulation")
     else:
@@ -61,6 +70,29 @@ def _oom(run: Run, e: Event) -> Finding:
                    else f"{where} out of memory", "critical", 0.97, ev, fix=fix,
                    expected_impact="the step fits in memory; throughput per sample roughly unchanged",
                    patch=patch, analyzer=NAME, quick_fix="Halve the micro-batch size")
+
+
+def _allocation_shape(run: Run, tried: int):
+    """The config values whose product (times 1, 2, 4 or 8 bytes) is exactly the allocation that
+    failed: the tensor that did not fit, named by its settings; and a patch halving the first."""
+    from itertools import combinations
+
+    values = [(cfg, key, int(v)) for cfg in run.configs for key, v in cfg.values.items()
+              if isinstance(v, int) and not isinstance(v, bool) and 1 < v <= 10**7][:40]
+    for n in (2, 3, 4):
+        for combo in combinations(values, n):
+            prod = 1
+            for _, _, v in combo:
+                prod *= v
+            for width in (4, 2, 1, 8):
+                if prod * width == tried:
+                    names = " x ".join(f"{k} ({v:,})" for _, k, v in combo)
+                    cfg, key, v = combo[0]
+                    lines = ", ".join(f"{c.artifact} line {c.lines.get(k, 1)}" for c, k, _ in combo)
+                    ev = Evidence(f"{names} x {width} bytes = {tried:,} bytes: exactly the allocation that failed "
+                                  f"({lines})", cfg.artifact, f"line {cfg.lines.get(key, 1)}")
+                    return ev, set_config_value(cfg, key, max(1, v // 2)), " x ".join(k for _, k, _ in combo)
+    return None
 
 
 _FIXES = {
