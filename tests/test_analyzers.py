@@ -130,3 +130,16 @@ def test_the_allocation_that_failed_is_named_by_its_settings(scenario, capsys):
     assert cause["code"] == "out_of_memory"
     assert "eval.eval_batch_size (4,096) x eval.eval_seq_len (8,192) x eval.vocab_size (50,257) x 4 bytes" in texts(cause)
     assert "-  eval_batch_size: 4096\n+  eval_batch_size: 2048" in cause["patch"] and "in chunks" in cause["fix"]
+
+
+def test_memory_budget_from_what_the_run_shows(scenario):
+    from analysis.analyzers.common import optimizer_family
+    from analysis.ingest import load_run
+    from analysis.memory_budget import estimate
+
+    run = load_run(scenario("embedding_lm"))
+    fam = optimizer_family(run)
+    b = estimate(run, fam[0] if fam else None)
+    assert fam[0] == "adam" and b.params == 51_456                       # AdamW in the saved code
+    assert b.parts == {"weights": 51_456 * 4, "gradients": 51_456 * 4, "adam optimizer states": 51_456 * 8}
+    assert any("8-bit Adam frees" in r for r in b.remedies)

@@ -56,6 +56,9 @@ def _oom(run: Run, e: Event) -> Finding:
         cfg, key, bs = hit
         ev.append(Evidence(f"{key} = {bs}", cfg.artifact, f"line {cfg.lines.get(key, 1)}"))
         patch = set_config_value(cfg, key, max(1, bs // 2))
+    budget = _budget(run) if where == "GPU" else None
+    if budget is not None:
+        ev.append(budget[0])
     if shape is not None:
         fix = (f"That one tensor is {_gib(f['tried'])}, set by {shape[2]}: build it in chunks along its first "
                "dimension (e.g. evaluate a few sequences at a time and keep only what you need from each chunk, "
@@ -63,6 +66,8 @@ def _oom(run: Run, e: Event) -> Finding:
     elif frag:
         fix = ("Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to stop fragmentation; "
                "if it still fails, halve the micro-batch and keep the effective batch with gradient accumulation")
+    elif budget is not None and budget[1]:
+        fix = "Where the memory goes decides the fix: " + "; ".join(budget[1])
     else:
         fix = ("Halve the micro-batch and double gradient accumulation steps (same effective batch); then "
                "gradient checkpointing and bf16 autocast; shard optimizer state (FSDP/ZeRO) for large models")
@@ -70,6 +75,21 @@ def _oom(run: Run, e: Event) -> Finding:
                    else f"{where} out of memory", "critical", 0.97, ev, fix=fix,
                    expected_impact="the step fits in memory; throughput per sample roughly unchanged",
                    patch=patch, analyzer=NAME, quick_fix="Halve the micro-batch size")
+
+
+def _budget(run: Run):
+    """Evidence of where a step's memory goes, and the remedies by what each frees."""
+    from analysis.analyzers.common import optimizer_family
+    from analysis.memory_budget import estimate
+
+    fam = optimizer_family(run)
+    b = estimate(run, fam[0] if fam else None)
+    if b is None or len(b.parts) < 3:
+        return None
+    parts = ", ".join(f"{k} {_gib(v)}" for k, v in sorted(b.parts.items(), key=lambda kv: -kv[1]))
+    ck = max(run.loaded_checkpoints(), key=lambda c: c.numel)
+    return Evidence(f"estimated need {_gib(b.total)}: {parts} (from {'; '.join(b.sources)})", ck.artifact,
+                    f"tensors of {ck.artifact}"), b.remedies
 
 
 def _allocation_shape(run: Run, tried: int):
