@@ -15,7 +15,7 @@ import threading
 import time
 from pathlib import Path
 
-from bot import agent
+from bot import agent, logs
 from bot.fetch import FetchError, fetch, resolve, save_pasted, slack_files
 from bot.queue import make_huey
 from bot.redact import redact, slack_escape
@@ -83,16 +83,20 @@ class Worker:
     # --- one job --------------------------------------------------------------------------------
 
     def _run(self, key: str, task=None) -> None:
+        logs.request_id.set(key)                       # every log line of this job carries it
         owner = f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
         req = self.store.lease(key, owner, self.settings.lease_s)
         if req is None:
             return                                     # done already, or someone else holds the lease
+        started = time.monotonic()
+        log.info("leased (attempt %d)", req.attempts, extra={"event": "leased", "attempt": req.attempts})
         last_try = task is None or not task.retries
         try:
             if req.source == "github":
                 self.process_github(req, owner)
             else:
                 self.process(req, owner)
+            log.info("answered", extra={"event": "answered", "seconds": round(time.monotonic() - started, 3)})
         except Exception as exc:
             log.exception("request %s failed (attempt %d)", key, req.attempts)
             if not last_try:

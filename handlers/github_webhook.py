@@ -9,9 +9,13 @@ import json
 from fastapi import Request
 from fastapi.responses import JSONResponse
 
+import logging
+
 from bot import metrics
 from bot.github_port import TRAINING_CONCLUSIONS, is_training
 from bot.settings import Settings
+
+log = logging.getLogger("mltd.github")
 
 
 def signature_ok(secret: str, body: bytes, header: str) -> bool:
@@ -81,4 +85,5 @@ def register(app, settings: Settings, worker) -> None:
         if created:
             await asyncio.to_thread(worker.enqueue, key)
         metrics.EVENTS.labels("github", "queued" if created else "duplicate").inc()
+        log.info("%s %s", event, "queued" if created else "duplicate", extra={"event": "queued", "request_id": key})
         return {"queued": created}

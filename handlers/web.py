@@ -80,6 +80,7 @@ def create_app(settings: Settings | None = None, *, worker: Worker | None = None
             return
         await asyncio.to_thread(worker.enqueue, key)   # durable before the ack: a crash now loses nothing
         metrics.EVENTS.labels("slack", "queued").inc()
+        log.info("queued: %s", ask.run or "no run named", extra={"event": "queued", "request_id": key})
         task = asyncio.create_task(post_placeholder(key))
         pending.add(task)
         task.add_done_callback(pending.discard)

@@ -249,3 +249,33 @@ def test_the_agents_verified_answer_reaches_the_thread(service, slack, scenario)
             assert done.result["agent"]["cost_usd"] > 0 and done.result["agent"]["turns"] == 1
     finally:
         api.close()
+
+
+def test_json_logs_follow_a_request_from_event_to_reply(service, slack):
+    import io
+    import json
+    import logging
+
+    from bot.logs import JsonFormatter, Redacting
+
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    handler.addFilter(Redacting())
+    root = logging.getLogger()
+    root.addHandler(handler)
+    level = root.level
+    root.setLevel(logging.INFO)
+    try:
+        with service() as client:
+            body = mention("<@UBOT> run 42 token=xoxb-1234-5678-abcdefgh")
+            post(client, body)
+            key = f"slack:{body['event_id']}"
+            wait_for(lambda: '"event": "answered"' in stream.getvalue() and key in stream.getvalue())
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    events = {(r["logger"], r.get("event")) for r in lines if r["request_id"] == key}
+    assert {("mltd.web", "queued"), ("mltd.worker", "leased"), ("mltd.worker", "answered")} <= events
+    assert "xoxb-1234" not in stream.getvalue()
