@@ -46,6 +46,7 @@ def jump_line(root):
 
 def test_investigates_with_tools_and_posts_only_verified_evidence(lr_run, monkeypatch):
     root, run, doc = lr_run
+    before = [c["code"] for c in doc["root_causes"]]
     n = jump_line(root)
     api = AnthropicStandIn([
         [text("Let me look at the LR."), tool_use("grep", {"pattern": "lr=0.8"}, 1)],
@@ -72,7 +73,9 @@ def test_investigates_with_tools_and_posts_only_verified_evidence(lr_run, monkey
     assert results and all(b["content"].startswith("<untrusted-data") for b in results)
     assert any("no readable text artifact" in b["content"] for b in results)          # no path escapes
     causes = out["root_causes"]
-    assert [c["code"] for c in causes] == ["lr_too_high"]                              # the invented cause is gone
+    assert causes[0]["analyzer"] == "agent" and causes[0]["code"] == "lr_too_high"
+    assert not [c for c in causes if c["issue"] == "invented"]                         # its evidence did not verify
+    assert [c["code"] for c in causes[1:]] == [c for c in before if c != "lr_too_high"]   # unaddressed ones stay
     assert [e["locator"] for e in causes[0]["evidence"]] == [f"line {n}"]
     assert "evil.example" not in causes[0]["fix"] and "@channel" not in causes[0]["fix"]
     info = out["engine"]["agent"]

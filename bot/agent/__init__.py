@@ -76,7 +76,9 @@ def review(root: Path, run, doc: dict, settings: Settings, client=None) -> dict:
         engine["agent_note"] = ("Analyzers only: the specialist agent " +
                                 ("was unavailable" if "error" in info else "gave no verifiable answer") + ".")
         return doc
-    doc["root_causes"] = causes
+    # the agent's verified causes first; the analyzers' causes it did not speak to stay below them
+    spoken = {c["code"] for c in causes}
+    doc["root_causes"] = causes + [c for c in doc["root_causes"] if c["code"] not in spoken]
     if quick:
         doc["quick_fixes"] = [sanitise(q, 200) for q in quick[:4]]
     doc["status"] = ("no_failure_found" if causes[0]["code"] == "healthy" else
