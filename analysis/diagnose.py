@@ -11,6 +11,7 @@ from analysis.analyzers.common import train_loss
 from analysis.ingest import load_run
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Diagnosis, Evidence, Finding
+from analysis.performance import observe
 from analysis.rank import combine
 from analysis.run import Run
 from analysis.signals import relative_change
@@ -129,6 +130,9 @@ def diagnose(path: str | Path, symptoms: list[str] | tuple[str, ...] = (), *, so
     engine = {"analyzers": used, "agent": None, "elapsed_s": round(time.perf_counter() - t0, 3)}
     if run.notes:
         engine["notes"] = run.notes
+    perf = observe(run)
+    if perf:
+        engine["performance"] = perf
     diagnosis = Diagnosis(
         status=status,
         run={"id": run.id, "source": run.source, "artifacts": [a.to_dict() for a in run.artifacts]},

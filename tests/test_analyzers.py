@@ -143,3 +143,12 @@ def test_memory_budget_from_what_the_run_shows(scenario):
     assert fam[0] == "adam" and b.params == 51_456                       # AdamW in the saved code
     assert b.parts == {"weights": 51_456 * 4, "gradients": 51_456 * 4, "adam optimizer states": 51_456 * 8}
     assert any("8-bit Adam frees" in r for r in b.remedies)
+
+
+def test_a_slow_input_pipeline_is_reported_with_its_numbers(scenario, capsys):
+    cause, doc = top(scenario, "healthy_but_starved", capsys)
+    assert cause["code"] == "healthy"
+    perf = doc["engine"]["performance"]
+    assert perf and perf[0]["text"].startswith("data loading takes") and perf[0]["artifact"] == "train.log"
+    share = int(perf[0]["text"].split("takes ")[1].split("%")[0])
+    assert share >= 50

@@ -36,6 +36,9 @@ def render_markdown(doc: dict) -> str:
         out.append("")
     if doc["quick_fixes"]:
         out += ["**Quick fixes:** " + "; ".join(doc["quick_fixes"]), ""]
+    perf = doc.get("engine", {}).get("performance") or []
+    if perf:
+        out += ["**Speed:**"] + [f"- {p['text']} — {_code(where(p))}" for p in perf] + [""]
     problems = artifact_problems(doc)
     if problems:
         out += ["**Artifacts with problems:**"] + [f"- {p}" for p in problems] + [""]

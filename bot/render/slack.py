@@ -45,6 +45,9 @@ def render(doc: dict) -> tuple[list[dict], str, bool]:
         blocks += _cause(i, c, full=i == 1)
     if doc.get("quick_fixes"):
         blocks.append(_section("*Quick fixes, by impact:* " + "; ".join(esc(q) for q in doc["quick_fixes"])))
+    perf = doc.get("engine", {}).get("performance") or []
+    if perf:
+        blocks.append(_section("*Speed:*\n" + "\n".join(f"• {esc(p['text'])} — _{esc(where(p))}_" for p in perf)))
     extra = [esc(doc["engine"]["agent_note"])] if doc.get("engine", {}).get("agent_note") else []
     extra += [f"Would settle it: {esc(m)}" for m in doc.get("missing_artifacts", [])]
     extra += [esc(q) for q in doc.get("questions", [])]

@@ -47,6 +47,12 @@ def render_text(doc: dict, *, color: bool = False, width: int = 100) -> str:
     if doc["quick_fixes"]:
         con.print()
         con.print("Quick fixes: " + escape("; ".join(doc["quick_fixes"])))
+    perf = doc.get("engine", {}).get("performance") or []
+    if perf:
+        con.print()
+        con.print("[bold]Speed[/bold]")
+        for p in perf:
+            con.print(f"   • {escape(p['text'])}  [dim]— {escape(where(p))}[/dim]")
     problems = artifact_problems(doc)
     if problems:
         con.print()

@@ -54,6 +54,7 @@ SCENARIOS = {
     "healthy_lstm_warnings": (healthy_runs.lstm_with_warnings, "healthy"),
     "healthy_lm_warmup": (healthy_runs.hf_lm_with_warmup, "healthy"),
     "healthy_gan": (healthy_runs.gan_ring_balanced, "healthy"),
+    "healthy_but_starved": (healthy_runs.mlp_decoded_rows, "healthy"),
 }
 
 _HERE = Path(__file__).resolve().parent

@@ -1,9 +1,11 @@
 """Runs with nothing wrong, made to look alarming where real healthy runs do: small noisy
-batches, benign warnings, GAN losses that seesaw, a warm-up ramp, no checkpoint or code saved."""
+batches, benign warnings, GAN losses that seesaw, a warm-up ramp, no checkpoint or code saved,
+and one that is merely slow (its input pipeline starves the model)."""
 from __future__ import annotations
 
 import json
 import logging
+import time
 import warnings
 from pathlib import Path
 
@@ -124,3 +126,51 @@ def gan_ring_balanced(dest: Path) -> None:
         rows.log(sample_id=i, generated=f"{a:.3f} {b:.3f}")
     rows.close()
     save_file(_weights(gen), dest / "generator.safetensors")
+
+
+class DecodedRows(torch.utils.data.Dataset):
+    """Rows decoded one at a time, as from compressed records."""
+
+    def __init__(self, x, y, decode_s: float) -> None:
+        self.x, self.y, self.decode_s = x, y, decode_s
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        end = time.perf_counter() + self.decode_s
+        while time.perf_counter() < end:
+            pass
+        return self.x[i], self.y[i]
+
+
+def mlp_decoded_rows(dest: Path) -> None:
+    """MLP fed by a single-process DataLoader over rows that take a while to decode; the loop
+    times the data wait and the whole step; plain-text log."""
+    cfg = {"seed": 64, "samples": 1536, "dim": 16, "classes": 4, "hidden": 64, "batch_size": 32, "epochs": 4,
+           "lr": 3e-3, "num_workers": 0, "decode_s": 0.0004}
+    (dest / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    training.seed_all(cfg["seed"])
+    x, y = training.blobs(cfg["samples"], cfg["dim"], cfg["classes"], cfg["seed"], scale=0.5)
+    loader = torch.utils.data.DataLoader(DecodedRows(x, y, cfg["decode_s"]), batch_size=cfg["batch_size"],
+                                         shuffle=True, num_workers=cfg["num_workers"],
+                                         generator=torch.Generator().manual_seed(cfg["seed"]))
+    model = training.mlp(cfg["dim"], cfg["hidden"], cfg["classes"])
+    opt = torch.optim.Adam(model.parameters(), lr=cfg["lr"])
+    log = TextLog(dest / "train.log", style="kv")
+    step = 0
+    for epoch in range(cfg["epochs"]):
+        t0 = time.perf_counter()
+        for xb, yb in loader:
+            t1 = time.perf_counter()
+            loss = nn.functional.cross_entropy(model(xb), yb)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            step += 1
+            t2 = time.perf_counter()
+            log.log(epoch=epoch, step=step, loss=round(loss.item(), 4), data_time=round((t1 - t0) * 1000, 2),
+                    step_time=round((t2 - t0) * 1000, 2))
+            t0 = time.perf_counter()
+    log.close()
+    _save_code(dest, DecodedRows)
