@@ -58,8 +58,22 @@ def parse(event: str, delivery: str, payload: dict, settings: Settings) -> tuple
     return f"event {event} is not handled"
 
 
+def _acknowledge(settings: Settings, params: dict) -> None:
+    """React with 👀 to a /diagnose from someone allowed to ask (the worker checks again)."""
+    from bot import github_port as gp
+
+    try:
+        gh = gp.client(settings, params.get("installation_id"))
+        repo = gh.get_repo(params["repo"])
+        if gp.may_trigger(repo, params["sender"], settings):
+            repo.get_issue(params["number"]).get_comment(params["comment_id"]).create_reaction("eyes")
+    except Exception:                       # the worker still answers; the reaction is a courtesy
+        log.warning("could not react to %s", params.get("comment_id"), exc_info=True)
+
+
 def register(app, settings: Settings, worker) -> None:
     store = worker.store
+    pending: set[asyncio.Task] = set()
 
     @app.post("/github/webhook")
     async def github_webhook(request: Request):
@@ -84,6 +98,10 @@ def register(app, settings: Settings, worker) -> None:
         created = await asyncio.to_thread(store.open, key, "github", lease_s=settings.lease_s, params=params)
         if created:
             await asyncio.to_thread(worker.enqueue, key)
+            if params["kind"] == "comment":          # 👀 at once, after the answer to GitHub
+                task = asyncio.create_task(asyncio.to_thread(_acknowledge, settings, params))
+                pending.add(task)
+                task.add_done_callback(pending.discard)
         metrics.EVENTS.labels("github", "queued" if created else "duplicate").inc()
         log.info("%s %s", event, "queued" if created else "duplicate", extra={"event": "queued", "request_id": key})
         return {"queued": created}

@@ -205,3 +205,23 @@ def test_as_a_github_app(scenario, tmp_path, monkeypatch):
     finally:
         g.close()
         slack.close()
+
+
+def test_eyes_come_at_once_even_before_a_worker_runs(gh, tmp_path, monkeypatch):
+    slack = SlackStandIn()
+    for k, v in env(slack.api_url, "http://127.0.0.1:9", tmp_path, MLTD_GITHUB_TOKEN=TOKEN, MLTD_GITHUB_API_URL=gh.url,
+                    MLTD_GITHUB_WEBHOOK_SECRET=SECRET, MLTD_GITHUB_WRITE_INTERVAL_S="0").items():
+        monkeypatch.setenv(k, v)
+    try:
+        with TestClient(create_app(Settings(), run_worker=False)) as client:     # no worker anywhere
+            payload = comment_payload(gh, "/diagnose")
+            assert hook(client, "issue_comment", payload).json() == {"queued": True}
+            wait_for(lambda: (payload["comment"]["id"], "eyes") in gh.reactions, 10)
+            gh.permissions["mallory"] = "read"
+            refused = comment_payload(gh, "/diagnose", login="mallory")
+            hook(client, "issue_comment", refused)
+            time.sleep(0.5)
+            assert not [r for r in gh.reactions if r[0] == refused["comment"]["id"]]
+        assert not gh.mltd_comments(7)                   # the diagnosis itself waits for a worker
+    finally:
+        slack.close()
