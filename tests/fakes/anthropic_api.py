@@ -1,15 +1,16 @@
 """A stand-in for Anthropic's Messages API on loopback (`POST /v1/messages`, the real request and
-response shapes, no streaming), and Bedrock's `/model/{id}/invoke` with a SigV4 signature. It plays a scripted conversation: each item is the assistant's
-content blocks, or an (HTTP status, error type) pair; it records every request it received. The
-key is accepted as `x-api-key` or `Authorization: Bearer`."""
+response shapes, no streaming), and Bedrock's `/model/{id}/invoke` with a SigV4 signature. It
+plays a scripted conversation: each item is the assistant's content blocks, or an (HTTP status,
+error type) pair; it records every request it received. The key is accepted as `x-api-key` or
+`Authorization: Bearer`."""
 from __future__ import annotations
 
 import itertools
 import json
 import re
-import threading
 from urllib.parse import unquote
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.fakes.loopback import LoopbackServer, QuietHandler
 
 KEY = "sk-ant-test-key-000000000000000000000000"
 
@@ -22,38 +23,18 @@ def text(t: str) -> dict:
     return {"type": "text", "text": t}
 
 
-class AnthropicStandIn:
+class AnthropicStandIn(LoopbackServer):
     def __init__(self, script: list) -> None:
         self.script = list(script)
         self.requests: list[dict] = []
         self.headers: list[dict] = []
         self._ids = itertools.count(1)
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self._start(self._handler())
 
     def _handler(self):
         api = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def _send(self, code: int, payload: dict, headers: dict | None = None):
-                data = json.dumps(payload).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(QuietHandler):
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
                 path = self.path.split("?")[0]

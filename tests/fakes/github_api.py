@@ -8,14 +8,15 @@ import itertools
 import json
 import re
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
+
+from tests.fakes.loopback import LoopbackServer, QuietHandler
 
 TOKEN = "ghs_testtoken"
 ME = "mltd-bot"
 
 
-class GitHubStandIn:
+class GitHubStandIn(LoopbackServer):
     def __init__(self, repo: str = "acme/train", app_public_key: str | None = None, app_id: str = "") -> None:
         self.repo = repo
         self.me = ME                                     # the login mltd's comments appear under
@@ -32,14 +33,7 @@ class GitHubStandIn:
         self.blob_requests_with_token = 0
         self._ids = itertools.count(1000)
         self._lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self._start(self._handler())
 
     # --- fixtures a test sets up ------------------------------------------------------------------
 
@@ -197,20 +191,7 @@ class GitHubStandIn:
     def _handler(self):
         gh = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def _send(self, code: int, payload, headers: dict | None = None, raw: bytes | None = None):
-                data = raw if raw is not None else json.dumps(payload).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/octet-stream" if raw is not None else "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(QuietHandler):
             def _serve(self, method: str):
                 u = urlparse(self.path)
                 if u.path.startswith("/blob/"):

@@ -6,13 +6,14 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
+
+from tests.fakes.loopback import LoopbackServer, QuietHandler
 
 TOKEN = "xoxb-test-token"
 
 
-class SlackStandIn:
+class SlackStandIn(LoopbackServer):
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict]] = []
         self.files: dict[str, bytes] = {}            # served under /files/<name>
@@ -22,15 +23,8 @@ class SlackStandIn:
         self._ts = itertools.count(1)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self._start(self._handler())
         self.api_url = self.url + "/api/"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
     def throttle(self, n: int, retry_after: int = 1) -> None:
         """The next `n` API calls get 429 with Retry-After."""
@@ -67,33 +61,21 @@ class SlackStandIn:
     def _handler(self):
         stand_in = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def _send(self, code: int, body: bytes, ctype: str = "application/json", headers: dict | None = None):
-                self.send_response(code)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(body)
-
+        class Handler(QuietHandler):
             def do_GET(self):
                 path = urlparse(self.path).path
                 if path.startswith("/files/") and self.headers.get("Authorization") == f"Bearer {TOKEN}":
                     data = stand_in.files.get(path[len("/files/"):])
                     if data is not None:
-                        return self._send(200, data, "application/octet-stream")
-                self._send(404, b"not found", "text/plain")
+                        return self._send(200, raw=data)
+                self._send(404, raw=b"not found", ctype="text/plain")
 
             def do_POST(self):
                 path = urlparse(self.path).path
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 if path.startswith("/upload/"):
                     stand_in.uploads[path[len("/upload/"):]] = raw
-                    return self._send(200, f"OK - {len(raw)}".encode(), "text/plain")
+                    return self._send(200, raw=f"OK - {len(raw)}".encode(), ctype="text/plain")
                 method = path[len("/api/"):]
                 if self.headers.get("Content-Type", "").startswith("application/json"):
                     params = json.loads(raw or b"{}")
@@ -103,13 +85,13 @@ class SlackStandIn:
                     if stand_in._throttle > 0:
                         stand_in._throttle -= 1
                         stand_in.calls.append(("429:" + method, params))
-                        return self._send(429, b'{"ok":false,"error":"ratelimited"}',
+                        return self._send(429, {"ok": False, "error": "ratelimited"},
                                           headers={"Retry-After": str(stand_in._retry_after)})
                 auth = self.headers.get("Authorization", "") or f"Bearer {params.get('token', '')}"
                 answer = stand_in._answer(method, params) if auth == f"Bearer {TOKEN}" else \
                     {"ok": False, "error": "invalid_auth"}
                 with stand_in._lock:
                     stand_in.calls.append((method, {**params, "_response": answer}))
-                self._send(200, json.dumps(answer).encode())
+                self._send(200, answer)
 
         return Handler
