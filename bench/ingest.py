@@ -10,9 +10,7 @@ The reader runs in a child process so that its peak RSS is its own.
 from __future__ import annotations
 
 import argparse
-import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile

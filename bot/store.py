@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 
 from sqlalchemy import (JSON, Boolean, Column, Float, Integer, MetaData, String, Table, Text, create_engine, event,
-                        insert, select, update)
+                        func, insert, select, update)
 from sqlalchemy.exc import IntegrityError
 
 metadata = MetaData()
@@ -46,8 +46,6 @@ locks = Table(
     Column("owner", String(100), nullable=False),
     Column("until", Float, nullable=False),
 )
-
-FINAL = ("done", "failed")
 
 
 @dataclass
@@ -193,8 +191,6 @@ class Store:
             c.execute(requests.delete().where(requests.c.key.startswith(prefix)))
 
     def counts(self) -> dict[str, int]:
-        from sqlalchemy import func
-
         with self.engine.connect() as c:
             rows = c.execute(select(requests.c.status, func.count()).group_by(requests.c.status)).all()
         return {status: n for status, n in rows}

@@ -37,9 +37,12 @@ def slack_client(settings: Settings):
     return client
 
 
-def placeholder_text(req: Request) -> str:
+def placeholder(req: Request) -> dict:
+    """chat.postMessage arguments of a request's placeholder, posted by the web front or a worker."""
     run = req.params.get("run")
-    return f"Looking at run {slack_escape(run)}…" if run else "Looking at it…"
+    text = f"Looking at run {slack_escape(run)}…" if run else "Looking at it…"
+    return {"channel": req.channel, "thread_ts": req.thread_ts, "text": text, "blocks": message(text),
+            "unfurl_links": False, "unfurl_media": False}
 
 
 class Worker:
@@ -166,17 +169,12 @@ class Worker:
         return got.path, got.source, notes + got.notes
 
     def _ensure_placeholder(self, req: Request) -> None:
-        deadline = time.time() + PLACEHOLDER_STALE_S
         while req.reply_ts is None:
             if self.store.claim_placeholder(req.key, PLACEHOLDER_STALE_S):
-                r = self.slack.chat_postMessage(channel=req.channel, thread_ts=req.thread_ts, text=placeholder_text(req),
-                                                blocks=message(placeholder_text(req)), unfurl_links=False,
-                                                unfurl_media=False)
+                r = self.slack.chat_postMessage(**placeholder(req))
                 self.store.set(req.key, reply_ts=r["ts"])
                 return
-            if time.time() > deadline:
-                deadline = time.time() + PLACEHOLDER_STALE_S
-            time.sleep(0.2)                            # the web front is posting it right now
+            time.sleep(0.2)        # the web front is posting it (its claim goes stale if it died)
             req = self.store.get(req.key) or req
 
     def _answer(self, req: Request, text: str) -> None:

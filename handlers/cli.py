@@ -45,7 +45,7 @@ def _diagnose(args) -> int:
 def _locate(args, tmp: Path) -> tuple[Path | None, str | None]:
     """The local folder for `path`: as given, or fetched from S3 / MLTD_RUN_URI like the service does."""
     words = args.path
-    if len(words) == 2 and words[0] == "run" or words[0].startswith("s3://"):
+    if (len(words) == 2 and words[0] == "run") or words[0].startswith("s3://"):
         from bot.fetch import FetchError, fetch, resolve
         from bot.settings import Settings
 

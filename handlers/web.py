@@ -19,9 +19,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import metrics
 from bot.mentions import parse
-from bot.render.slack import message
 from bot.settings import Settings
-from bot.worker import PLACEHOLDER_STALE_S, Worker, placeholder_text
+from bot.worker import PLACEHOLDER_STALE_S, Worker, placeholder
 from handlers import github_webhook
 
 log = logging.getLogger("mltd.web")
@@ -54,8 +53,7 @@ def create_app(settings: Settings | None = None, *, worker: Worker | None = None
         req = await asyncio.to_thread(store.get, key)
         if req is None or not await asyncio.to_thread(store.claim_placeholder, key, PLACEHOLDER_STALE_S):
             return
-        r = await client.chat_postMessage(channel=req.channel, thread_ts=req.thread_ts, text=placeholder_text(req),
-                                          blocks=message(placeholder_text(req)), unfurl_links=False, unfurl_media=False)
+        r = await client.chat_postMessage(**placeholder(req))
         await asyncio.to_thread(store.set, key, reply_ts=r["ts"])
 
     @bolt.event("app_mention")

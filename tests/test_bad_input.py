@@ -1,7 +1,6 @@
 """Bad input gets a clear message and an exit code, never a traceback."""
 import json
 import os
-from pathlib import Path
 
 import torch
 from safetensors.torch import save_file

@@ -16,7 +16,7 @@ from bot.settings import Settings
 from handlers.github_webhook import signature_ok
 from handlers.web import create_app
 from tests.fakes.github_api import ME, TOKEN, GitHubStandIn
-from tests.fakes.service import env
+from tests.fakes.service import env, wait_for
 from tests.fakes.slack_api import SlackStandIn
 
 SECRET = "gh-test-secret"
@@ -77,16 +77,6 @@ def run_payload(gh, run_id, conclusion="failure", prs=(7,), attempt=1, name="tra
                              "html_url": f"https://github.example/{gh.repo}/actions/runs/{run_id}",
                              "pull_requests": [{"number": n} for n in prs],
                              "head_repository": {"owner": {"login": owner}}}}
-
-
-def wait_for(pred, timeout=60.0):
-    end = time.time() + timeout
-    while time.time() < end:
-        got = pred()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting")
 
 
 def test_githubs_documented_signature_vector():

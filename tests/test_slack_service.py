@@ -7,7 +7,7 @@ from fastapi.testclient import TestClient
 
 from bot.settings import Settings
 from handlers.web import create_app
-from tests.fakes.service import S3, env, mention, signed
+from tests.fakes.service import S3, env, mention, signed, wait_for
 from tests.fakes.slack_api import SlackStandIn
 
 
@@ -38,16 +38,6 @@ def service(slack, s3, tmp_path, monkeypatch):
 def post(client, body, **kw):
     raw, headers = signed(body, **kw)
     return client.post("/slack/events", content=raw, headers=headers)
-
-
-def wait_for(pred, timeout=30.0):
-    end = time.time() + timeout
-    while time.time() < end:
-        got = pred()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting")
 
 
 def placeholders(slack, thread_ts):

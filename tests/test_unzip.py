@@ -1,5 +1,4 @@
 """Zips from untrusted places: refused with a clear reason, nothing written outside the folder."""
-import io
 import stat
 import zipfile
 

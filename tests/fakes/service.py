@@ -13,6 +13,17 @@ from pathlib import Path
 SECRET = "test-signing-secret"
 
 
+def wait_for(pred, timeout: float = 60.0):
+    """pred()'s first truthy value, polled every 50 ms."""
+    end = time.time() + timeout
+    while time.time() < end:
+        got = pred()
+        if got:
+            return got
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting")
+
+
 def signed(body: dict | str, secret: str = SECRET, ts: str | None = None, retry: int | None = None) -> tuple[bytes, dict]:
     raw = (body if isinstance(body, str) else json.dumps(body)).encode()
     ts = ts if ts is not None else str(int(time.time()))

@@ -185,8 +185,12 @@ def training_lm_cfg() -> dict:
 
 def gan_ring(dest: Path) -> None:
     """GAN on an eight-mode ring; generator updated five times per critic step; samples as CSV."""
-    cfg = {"seed": 46, "samples": 4096, "modes": 8, "z": 8, "hidden": 64, "batch_size": 128, "steps": 400,
-           "lr_g": 5e-3, "lr_d": 1e-4, "g_steps": 5, "n_samples": 64}
+    write_gan(dest, {"seed": 46, "samples": 4096, "modes": 8, "z": 8, "hidden": 64, "batch_size": 128, "steps": 400,
+                     "lr_g": 5e-3, "lr_d": 1e-4, "g_steps": 5, "n_samples": 64})
+
+
+def write_gan(dest: Path, cfg: dict) -> None:
+    """Trains the ring GAN of `cfg` and writes its config, losses (JSONL), samples (CSV) and generator."""
     (dest / "gan.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     out = Jsonl(dest / "losses.jsonl")
     gen, samples = training.train_gan(cfg, lambda step, d_loss, g_loss, grad_norm: out.log(

@@ -16,7 +16,8 @@ from torch import nn
 
 from tests.scenarios import training
 from tests.scenarios.runs import _FixedClock, _save_code, _weights
-from tests.scenarios.sinks import Csv, Jsonl, TextLog, TrainerState
+from tests.scenarios.data_runs import counting_corpus, write_gan
+from tests.scenarios.sinks import Csv, TextLog, TrainerState
 
 
 def mlp_small_batches(dest: Path) -> None:
@@ -76,8 +77,6 @@ def lstm_with_warnings(dest: Path) -> None:
 
 def hf_lm_with_warmup(dest: Path) -> None:
     """Small LM on a learnable stream, linear warm-up then constant; HF Trainer layout."""
-    from tests.scenarios.data_runs import counting_corpus
-
     cfg = {"seed": 62, "vocab": 96, "d_model": 64, "ffn": 256, "tokens": 20000, "seq": 32, "batch_size": 8,
            "epochs": 2, "lr": 2e-3, "warmup_steps": 30}
     (dest / "config.json").write_text(json.dumps({"vocab_size": cfg["vocab"], "hidden_size": cfg["d_model"],
@@ -114,18 +113,8 @@ def hf_lm_with_warmup(dest: Path) -> None:
 
 def gan_ring_balanced(dest: Path) -> None:
     """GAN on an eight-mode ring with balanced updates; samples as CSV."""
-    cfg = {"seed": 63, "samples": 4096, "modes": 8, "z": 8, "hidden": 64, "batch_size": 128, "steps": 400,
-           "lr_g": 1e-3, "lr_d": 1e-3, "g_steps": 1, "n_samples": 64}
-    (dest / "gan.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
-    out = Jsonl(dest / "losses.jsonl")
-    gen, samples = training.train_gan(cfg, lambda step, d_loss, g_loss, grad_norm: out.log(
-        step=step, d_loss=round(d_loss, 5), g_loss=round(g_loss, 5), g_grad_norm=round(grad_norm, 5)))
-    out.close()
-    rows = Csv(dest / "generated.csv")
-    for i, (a, b) in enumerate(samples.tolist()):
-        rows.log(sample_id=i, generated=f"{a:.3f} {b:.3f}")
-    rows.close()
-    save_file(_weights(gen), dest / "generator.safetensors")
+    write_gan(dest, {"seed": 63, "samples": 4096, "modes": 8, "z": 8, "hidden": 64, "batch_size": 128, "steps": 400,
+                     "lr_g": 1e-3, "lr_d": 1e-3, "g_steps": 1, "n_samples": 64})
 
 
 class DecodedRows(torch.utils.data.Dataset):

@@ -117,20 +117,10 @@ class TrainerState:
         return ck
 
 
-class LightningCsv:
+class LightningCsv(Csv):
     """`lightning_logs/version_0/metrics.csv`: one row per logging call, empty cells elsewhere."""
 
     def __init__(self, dest: Path) -> None:
         self.version = dest / "lightning_logs" / "version_0"
         self.version.mkdir(parents=True, exist_ok=True)
-        self.rows: list[dict] = []
-
-    def log(self, **m) -> None:
-        self.rows.append(m)
-
-    def close(self) -> None:
-        cols = list(dict.fromkeys(k for r in self.rows for k in r))
-        with open(self.version / "metrics.csv", "w", newline="") as f:
-            w = csv.DictWriter(f, cols)
-            w.writeheader()
-            w.writerows(self.rows)
+        super().__init__(self.version / "metrics.csv")
