@@ -100,6 +100,7 @@ def diagnose(path: str | Path, symptoms: list[str] | tuple[str, ...] = (), *, so
             run.notes.append(f"analyzer {analyzer.NAME} failed: {type(exc).__name__}: {exc}")
         used.append(analyzer.NAME)
     causes = combine(findings, list(symptoms))
+    crashes = [e for e in run.events if e.signature == "traceback"]   # a crash no signature explains
     questions: list[str] = []
     if not run.artifacts:
         status = "needs_more_data"
@@ -107,7 +108,8 @@ def diagnose(path: str | Path, symptoms: list[str] | tuple[str, ...] = (), *, so
     elif not run.usable():
         status = "needs_more_data"
         questions.append("None of the files could be read (see the artifact list): can you share the raw training log?")
-    elif not any(c.severity in ("critical", "high", "medium") for c in causes) and (healthy := _healthy(run)):
+    elif (not any(c.severity in ("critical", "high", "medium") for c in causes) and not crashes
+          and (healthy := _healthy(run))):     # a run that crashed is never healthy
         causes, status = [healthy] + causes, "no_failure_found"     # minor notes stay below it
     elif not causes:
         status = "needs_more_data"
@@ -119,7 +121,6 @@ def diagnose(path: str | Path, symptoms: list[str] | tuple[str, ...] = (), *, so
         status = "needs_more_data"
         questions.append(f"The leading hypothesis ({causes[0].code}, confidence {causes[0].confidence:.2f}) needs more "
                          "evidence: see the missing artifacts.")
-    crashes = [e for e in run.events if e.signature == "traceback"]
     if crashes and status != "diagnosis_complete":
         e = crashes[-1]
         questions.append(f"The run crashed with {e.text[:160]!r} ({e.artifact} line {e.line}); is that the failure you mean?")

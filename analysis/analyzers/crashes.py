@@ -124,6 +124,11 @@ _FIXES = {
     "dataloader_killed": ("A DataLoader worker died", "The worker was killed (often the host OOM killer or a too-small "
                           "/dev/shm): lower num_workers, give the container more shared memory (--shm-size), and "
                           "check the sample the worker was loading"),
+    "dataloader_handover": ("A DataLoader worker died while handing a batch to the training process",
+                            "The worker vanished mid-transfer (often the host OOM killer or a too-small /dev/shm): "
+                            "lower num_workers, give the container more shared memory (--shm-size) or use "
+                            "torch.multiprocessing.set_sharing_strategy('file_system'), and check the sample the "
+                            "worker was loading"),
     "dataloader_worker_error": ("A DataLoader worker failed while loading a sample", "The worker's own error names "
                                 "the record: fix or skip it in the dataset's __getitem__ (catch the decode error, log the "
                                 "index, filter the file list); num_workers=0 reproduces it in the main process"),

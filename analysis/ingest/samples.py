@@ -3,21 +3,26 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 MAX_SAMPLES = 2000
-_TEXT_KEYS = ("generation", "generated", "output", "completion", "sample", "text", "prediction", "pred", "predicted", "label_pred")
+_TEXT_KEYS = ("generation", "generated", "output", "completion", "sample", "text", "prediction", "pred", "predicted",
+              "label_pred", "real", "target", "reference", "data")
+# Samples of the training data itself (what a generator should reproduce), told apart by the file's name.
+_REAL_NAME = re.compile(r"real|target|reference|ground[_-]?truth|dataset|data[_-]samples", re.I)
 
 
 @dataclass
 class Samples:
     artifact: str
     items: list[tuple[int, str]] = field(default_factory=list)   # (line, text)
+    role: str = "generated"          # or "real": samples of the data the model should reproduce
 
 
 def parse_samples(path: Path, artifact: str) -> Samples:
-    out = Samples(artifact)
+    out = Samples(artifact, role="real" if _REAL_NAME.search(path.name) else "generated")
     suffix = path.suffix.lower()
     with open(path, encoding="utf-8", errors="replace", newline="") as f:
         if suffix == ".jsonl":

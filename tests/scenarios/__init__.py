@@ -29,7 +29,8 @@ SCENARIOS = {
     "zero_std_cnn": (system_runs.cnn_blank_frames, "numerical_instability"),
     "negative_bias_mlp": (optim_runs.biased_relu_mlp, "dead_relu"),
     "outlier_batch_relu": (optim_runs.relu_mlp_raw_rows, "dead_relu"),
-    "gan_collapse": (data_runs.gan_ring, "mode_collapse"),
+    **{f"gan_collapse_{seed}" if seed != 46 else "gan_collapse": (data_runs.gan_ring(seed), "mode_collapse")
+       for seed in data_runs.GAN_COLLAPSE_SEEDS},
     "one_class_classifier": (data_runs.skewed_classifier, "mode_collapse"),
     "embedding_lm": (runs.tiny_lm_lightning, "architecture_imbalance"),
     "wide_vocab_lm": (data_runs.hf_wide_vocab_lm, "architecture_imbalance"),
@@ -53,7 +54,8 @@ SCENARIOS = {
     "healthy_noisy_mlp": (healthy_runs.mlp_small_batches, "healthy"),
     "healthy_lstm_warnings": (healthy_runs.lstm_with_warnings, "healthy"),
     "healthy_lm_warmup": (healthy_runs.hf_lm_with_warmup, "healthy"),
-    "healthy_gan": (healthy_runs.gan_ring_balanced, "healthy"),
+    "healthy_gan": (healthy_runs.gan_ring_balanced(63), "healthy"),
+    "healthy_gan_44": (healthy_runs.gan_ring_balanced(44), "healthy"),
     "healthy_but_starved": (healthy_runs.mlp_decoded_rows, "healthy"),
 }
 

@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import traceback
 from pathlib import Path
 
@@ -168,6 +169,9 @@ class ShardDataset(torch.utils.data.Dataset):
     def __getitem__(self, i):
         if i == 300:
             if self.mode == "signal":
+                # let the main process take the batches already sent (their shared-memory handles live in
+                # this worker), so the death shows as the DataLoader's own "killed by signal"
+                time.sleep(1.5)
                 os.kill(os.getpid(), signal.SIGKILL)
             raise ValueError(f"cannot decode record {i}: unexpected end of stream in shard-00003.tar")
         return self.x[i], self.y[i]
@@ -205,6 +209,9 @@ def _loader_run(dest: Path, mode: str) -> None:
         log.raw("".join(traceback.format_exception(error)))
     log.close()
     _save_code(dest, ShardDataset)
+    shown = {"signal": "is killed by signal", "raise": "Caught ValueError in DataLoader worker process"}[mode]
+    if shown not in (dest / "train.log").read_text():
+        raise RuntimeError(f"DataLoader scenario {mode!r}: the log does not show {shown!r}")
 
 
 def loader_worker_signal(dest: Path) -> None:

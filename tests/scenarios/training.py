@@ -333,17 +333,23 @@ def ring(n: int, modes: int, seed: int) -> torch.Tensor:
 
 
 def train_gan(cfg: dict, on_step):
+    """A GAN on `ring`; cfg["r1"] > 0 adds the R1 gradient penalty on real samples (Mescheder et al. 2018)."""
     seed_all(cfg["seed"])
     real = ring(cfg["samples"], cfg["modes"], cfg["seed"])
     gen, critic = Generator(cfg["z"], cfg["hidden"]), Critic(cfg["hidden"])
     opt_g = torch.optim.Adam(gen.parameters(), lr=cfg["lr_g"], betas=(0.5, 0.999))
     opt_d = torch.optim.Adam(critic.parameters(), lr=cfg["lr_d"], betas=(0.5, 0.999))
     bce = nn.functional.binary_cross_entropy_with_logits
+    r1 = cfg.get("r1", 0.0)
     g = torch.Generator().manual_seed(cfg["seed"] + 1)
     for step in range(1, cfg["steps"] + 1):
-        xb = real[torch.randint(0, len(real), (cfg["batch_size"],), generator=g)]
+        xb = real[torch.randint(0, len(real), (cfg["batch_size"],), generator=g)].requires_grad_(r1 > 0)
         fake = gen(torch.randn(cfg["batch_size"], cfg["z"], generator=g))
-        d_loss = bce(critic(xb), torch.ones(len(xb), 1)) + bce(critic(fake.detach()), torch.zeros(len(xb), 1))
+        on_real = critic(xb)
+        d_loss = bce(on_real, torch.ones(len(xb), 1)) + bce(critic(fake.detach()), torch.zeros(len(xb), 1))
+        if r1 > 0:
+            (grad,) = torch.autograd.grad(on_real.sum(), xb, create_graph=True)
+            d_loss = d_loss + r1 / 2 * grad.pow(2).sum(1).mean()
         opt_d.zero_grad()
         d_loss.backward()
         opt_d.step()
@@ -355,4 +361,14 @@ def train_gan(cfg: dict, on_step):
             opt_g.step()
         on_step(step=step, d_loss=d_loss.item(), g_loss=g_loss.item(), grad_norm=grad_norm(gen))
     with torch.no_grad():
-        return gen, gen(torch.randn(cfg["n_samples"], cfg["z"], generator=g))
+        return gen, gen(torch.randn(cfg["n_samples"], cfg["z"], generator=g)), real
+
+
+def ring_modes_hit(samples: torch.Tensor, modes: int, radius: float = 2.0, min_count: int = 2) -> int:
+    """How many of the ring's modes at least `min_count` samples land on (within 0.5 of the mode):
+    the generation-time check of a GAN scenario, independent of the analyzer under test."""
+    angle = torch.atan2(samples[:, 1], samples[:, 0])
+    k = torch.round(angle / (2 * math.pi / modes)).long() % modes
+    centres = torch.stack([torch.cos(k * 2 * math.pi / modes), torch.sin(k * 2 * math.pi / modes)], 1) * radius
+    near = (samples - centres).norm(dim=1) < 0.5
+    return int((torch.bincount(k[near], minlength=modes) >= min_count).sum())
