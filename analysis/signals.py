@@ -7,14 +7,34 @@ from dataclasses import dataclass
 import numpy as np
 
 
+EXACT_WIDTH = 64            # windows up to this wide are computed exactly
+BLOCKS_PER_WINDOW = 32      # a wider window is computed over medians of blocks, 32 blocks a window
+_CHUNK = 1 << 21            # window x points materialised at once (16 MB of float64)
+
+
 def rolling_median(x: np.ndarray, window: int) -> np.ndarray:
+    """The centred rolling median, in time and memory linear in len(x) whatever the window. A window
+    wider than `EXACT_WIDTH` smooths at its own scale: the median of blocks of window/32 points,
+    then the exact rolling median of those (32 blocks a window), spread back over the points. What
+    the blocks lose is detail narrower than window/32, which a median that wide removes anyway."""
     if window <= 1 or len(x) < 3:
         return x.copy()
     w = min(window, len(x))
+    if w <= EXACT_WIDTH:
+        return _rolling_median_exact(x, w)
+    b = w // BLOCKS_PER_WINDOW
+    m = -(-len(x) // b)
+    blocks = np.median(np.pad(x, (0, m * b - len(x)), mode="edge").reshape(m, b), axis=1)
+    return np.repeat(_rolling_median_exact(blocks, max(1, min(BLOCKS_PER_WINDOW, m))), b)[: len(x)]
+
+
+def _rolling_median_exact(x: np.ndarray, w: int) -> np.ndarray:
+    if w <= 1:
+        return x.copy()
     pad = w // 2
-    xp = np.pad(x, (pad, w - 1 - pad), mode="edge")
-    view = np.lib.stride_tricks.sliding_window_view(xp, w)
-    return np.median(view, axis=1)
+    view = np.lib.stride_tricks.sliding_window_view(np.pad(x, (pad, w - 1 - pad), mode="edge"), w)
+    rows = max(1, _CHUNK // w)
+    return np.concatenate([np.median(view[i: i + rows], axis=1) for i in range(0, len(view), rows)])
 
 
 def first_nonfinite(values: np.ndarray) -> int | None:
@@ -47,22 +67,20 @@ def divergence(values: np.ndarray, *, min_points: int = 12, min_rise: float = 0.
     # minibatch noise, measured against a wide median: a rise must clear three times it
     noise = 1.4826 * float(np.median(np.abs(v - rolling_median(v, max(9, len(v) // 10)))))
     above = sm > running_min + np.maximum(np.maximum(min_rise * np.abs(running_min), 0.5 * scale * min_rise), 3 * noise)
-    for i in range(len(sm)):
-        if not above[i]:
-            continue
-        if i + sustain > len(sm) or not above[i: i + sustain].all():
-            continue
-        best = int(np.argmin(sm[: i + 1]))
-        if start - sm[best] < min_drop * abs(start):
-            return None      # it never learned: not a divergence after a good start
-        # onset: the first point after the best where the curve leaves its floor for good
-        floor = sm[best] + 0.25 * (sm[i] - sm[best])
-        onset = best + int(np.argmax(sm[best: i + 1] > floor))
-        peak = i + int(np.argmax(np.where(np.isfinite(v[i:]), v[i:], -np.inf)))
-        rise = float((sm[peak] - sm[best]) / max(abs(sm[best]), 1e-12))
-        undone = float((sm[peak] - sm[best]) / max(start - sm[best], 1e-12))
-        return Divergence(best, onset, peak, rise, undone)
-    return None
+    held = np.flatnonzero(np.convolve(above, np.ones(sustain, dtype=int), mode="valid") == sustain)
+    if not len(held):
+        return None
+    i = int(held[0])         # the first point from which the rise holds for `sustain` points
+    best = int(np.argmin(sm[: i + 1]))
+    if start - sm[best] < min_drop * abs(start):
+        return None          # it never learned: not a divergence after a good start
+    # onset: the first point after the best where the curve leaves its floor for good
+    floor = sm[best] + 0.25 * (sm[i] - sm[best])
+    onset = best + int(np.argmax(sm[best: i + 1] > floor))
+    peak = i + int(np.argmax(np.where(np.isfinite(v[i:]), v[i:], -np.inf)))
+    rise = float((sm[peak] - sm[best]) / max(abs(sm[best]), 1e-12))
+    undone = float((sm[peak] - sm[best]) / max(start - sm[best], 1e-12))
+    return Divergence(best, onset, peak, rise, undone)
 
 
 def spikes(values: np.ndarray, *, z: float = 6.0, window: int = 21, recover: int = 5,
