@@ -8,6 +8,7 @@ from pathlib import Path
 
 from analysis.analyzers import ANALYZERS
 from analysis.analyzers.common import train_loss
+from analysis.budget import DEFAULT, Budget
 from analysis.ingest import load_run
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Diagnosis, Evidence, Finding
@@ -88,9 +89,9 @@ def _missing(run: Run, causes: list[Finding], status: str) -> list[str]:
 
 
 def diagnose(path: str | Path, symptoms: list[str] | tuple[str, ...] = (), *, source: str | None = None,
-             run_id: str | None = None) -> tuple[Diagnosis, Run]:
+             run_id: str | None = None, budget: Budget = DEFAULT) -> tuple[Diagnosis, Run]:
     t0 = time.perf_counter()
-    run = load_run(path, source=source, run_id=run_id)
+    run = load_run(path, source=source, run_id=run_id, budget=budget)
     findings: list[Finding] = []
     used = []
     for analyzer in ANALYZERS:

@@ -53,7 +53,8 @@ def process(worker, req: Request, tmp: Path, owner: str) -> dict:
         return {"status": "refused", "error": str(exc), "comments": _post(worker, repo, me, p, targets, body, owner)}
     from analysis import diagnose
 
-    diagnosis, loaded = diagnose(tmp / "run", [symptom] if symptom else [], source=run.html_url, run_id=str(run.id))
+    diagnosis, loaded = diagnose(tmp / "run", [symptom] if symptom else [], source=run.html_url, run_id=str(run.id),
+                                budget=settings.budget())
     doc = diagnosis.to_dict()
     doc["questions"] = doc.get("questions", []) + notes
     doc = agent.review(tmp / "run", loaded, doc, settings)

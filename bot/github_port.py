@@ -90,6 +90,7 @@ def fetch_run(gh, run, dest: Path, settings: Settings) -> list[str]:
             continue
         name = re.sub(r"[^A-Za-z0-9._-]+", "_", job.name)[:80] or f"job-{job.id}"
         _download(location(gh, f"{job.url}/logs"), logs / f"{name}.log", settings.max_file_bytes)
+    unpacked = sum(p.stat().st_size for p in logs.iterdir() if p.is_file())   # the run's disk cap covers all
     for art in run.get_artifacts():
         if art.expired:
             notes.append(f"artifact {art.name} has expired")
@@ -99,7 +100,9 @@ def fetch_run(gh, run, dest: Path, settings: Settings) -> list[str]:
             continue
         zipped = dest / f".{art.id}.zip"
         _download(location(gh, art.archive_download_url), zipped, settings.max_run_bytes)
-        safe_extract(zipped, dest / re.sub(r"[^A-Za-z0-9._-]+", "_", art.name)[:80])
+        written = safe_extract(zipped, dest / re.sub(r"[^A-Za-z0-9._-]+", "_", art.name)[:80],
+                               max_total_bytes=max(settings.max_run_bytes - unpacked, 0))
+        unpacked += sum(p.stat().st_size for p in written)
         zipped.unlink()
     return notes
 

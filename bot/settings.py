@@ -55,6 +55,16 @@ class Settings(BaseSettings):
     max_file_bytes: int = Field(2 << 30, validation_alias="MLTD_MAX_FILE_BYTES")
     max_run_bytes: int = Field(8 << 30, validation_alias="MLTD_MAX_RUN_BYTES")
     work_dir: str = Field("", validation_alias="MLTD_WORK_DIR")                 # where fetched runs go; empty = temp
+    # What reading one artifact, and one run, may cost (analysis/budget.py); max_run_bytes above
+    # is the run's disk cap (fetched and unpacked bytes).
+    artifact_time_s: float = Field(10.0, validation_alias="MLTD_ARTIFACT_TIME_S")
+    artifact_memory_bytes: int = Field(512 << 20, validation_alias="MLTD_ARTIFACT_MEMORY_BYTES")
+    run_memory_bytes: int = Field(1 << 30, validation_alias="MLTD_RUN_MEMORY_BYTES")
+
+    def budget(self):
+        from analysis.budget import Budget
+
+        return Budget.of(self.artifact_time_s, self.artifact_memory_bytes, self.run_memory_bytes)
 
     @staticmethod
     def _list(value: str) -> set[str]:

@@ -131,7 +131,8 @@ class Worker:
             from bot.render.plot import render_plot
 
             symptoms = [req.params["symptom"]] if req.params.get("symptom") else []
-            diagnosis, run = diagnose(path, symptoms, source=source, run_id=req.params.get("run") or None)
+            diagnosis, run = diagnose(path, symptoms, source=source, run_id=req.params.get("run") or None,
+                                       budget=self.settings.budget())
             doc = diagnosis.to_dict()
             doc["questions"] = doc.get("questions", []) + notes
             doc = agent.review(path, run, doc, self.settings)

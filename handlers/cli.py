@@ -66,6 +66,18 @@ def _locate(args, tmp: Path) -> tuple[Path | None, str | None]:
     return path, None
 
 
+def _budget():
+    """The artifact and run budgets from the environment (MLTD_ARTIFACT_TIME_S, ...); the engine's
+    defaults where the service's settings are not installed."""
+    try:
+        from bot.settings import Settings
+    except ImportError:
+        from analysis.budget import DEFAULT
+
+        return DEFAULT
+    return Settings().budget()
+
+
 def _diagnose_in(args, tmp: Path) -> int:
     from analysis import diagnose
     from bot.render import render_markdown, render_text
@@ -74,7 +86,7 @@ def _diagnose_in(args, tmp: Path) -> int:
     if path is None:
         return EXIT_INPUT
     args.path = str(path) if source is None else source
-    diagnosis, run = diagnose(path, args.symptom, source=source)
+    diagnosis, run = diagnose(path, args.symptom, source=source, budget=_budget())
     if args.plot:
         from bot.render.plot import render_plot
         try:

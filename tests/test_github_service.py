@@ -162,6 +162,15 @@ def test_a_hostile_artifact_is_refused_with_a_clear_message(app, gh, tmp_path):
     assert ME == "mltd-bot"
 
 
+def test_an_artifact_zipfile_cannot_read_gets_a_clear_reply(app, gh, tmp_path):
+    """A bad CRC is no UnsafeArchive of ours but must end the same way: one comment, no retries."""
+    from tests.test_unzip import bad_crc_zip
+
+    gh.add_run(702, SHA, logs={"train": "step=1 loss=2.0\n"}, artifacts={"damaged": bad_crc_zip(tmp_path).read_bytes()})
+    hook(app, "workflow_run", run_payload(gh, 702))
+    wait_for(lambda: [c for c in gh.mltd_comments(7) if "the archive is damaged" in c["body"]])
+
+
 def test_as_a_github_app(scenario, tmp_path, monkeypatch):
     """App auth: a JWT signed with the App's key buys an installation token from the webhook's
     installation id; the sticky comment is found under the App's own bot login."""

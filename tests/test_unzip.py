@@ -1,6 +1,7 @@
 """Zips from untrusted places: refused with a clear reason, nothing written outside the folder."""
 import stat
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -51,3 +52,64 @@ def test_quoted_text_cannot_mention_or_embed():
     out = neutralise("ping @alice and @acme/ml-team ![x](http://evil/img.png) email a@b.com ghp_" + "a" * 36)
     assert "@alice" not in out and "@acme/ml-team" not in out and "![" not in out
     assert "a@b.com" in out and "ghp_" not in out
+
+
+def many_small_members(z):
+    """Members of 1 MB each: every one under the per-member ratio check's 1 MB floor."""
+    for i in range(40):
+        z.writestr(f"m{i}.bin", b"\0" * (1 << 20))
+
+
+def test_small_members_cannot_add_up_to_a_bomb(tmp_path):
+    with pytest.raises(UnsafeArchive, match="together expand more than"):
+        safe_extract(archive(tmp_path, many_small_members), tmp_path / "out")
+    assert sum(p.stat().st_size for p in (tmp_path / "out").rglob("*") if p.is_file()) < 4 << 20
+
+
+def test_the_total_cap_is_checked_before_writing(tmp_path):
+    path = archive(tmp_path, lambda z: [z.writestr(f"m{i}.txt", bytes(range(256)) * 4096) for i in range(4)])
+    with pytest.raises(UnsafeArchive, match="declares 4 MB unpacked"):
+        safe_extract(path, tmp_path / "out", max_total_bytes=2 << 20)
+    assert not list((tmp_path / "out").iterdir())
+
+
+def _stored(tmp_path, data=b"step=1 loss=2.0\n" * 64) -> tuple[Path, bytes]:
+    path = tmp_path / "a.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("train.log", data)
+    return path, path.read_bytes()
+
+
+def bad_crc_zip(tmp_path) -> Path:
+    path, raw = _stored(tmp_path)
+    i = raw.index(b"step=1")
+    path.write_bytes(raw[:i] + b"X" + raw[i + 1:])
+    return path
+
+
+def encrypted_zip(tmp_path) -> Path:
+    """The encryption flag set in both headers (the data itself is not what zipfile checks first)."""
+    path, raw = _stored(tmp_path)
+    raw = bytearray(raw)
+    raw[6] |= 1                                   # local header: general purpose flags
+    c = raw.index(b"PK\x01\x02")
+    raw[c + 8] |= 1                               # central directory: the same flags
+    path.write_bytes(bytes(raw))
+    return path
+
+
+def unknown_method_zip(tmp_path) -> Path:
+    path, raw = _stored(tmp_path)
+    raw = bytearray(raw)
+    raw[8] = 99                                   # local header: compression method
+    raw[raw.index(b"PK\x01\x02") + 10] = 99       # central directory: compression method
+    path.write_bytes(bytes(raw))
+    return path
+
+
+@pytest.mark.parametrize("build, reason", [
+    (bad_crc_zip, "damaged"), (encrypted_zip, "encrypted"), (unknown_method_zip, "compression method"),
+])
+def test_an_archive_zipfile_cannot_read_is_refused_with_its_reason(tmp_path, build, reason):
+    with pytest.raises(UnsafeArchive, match=reason):
+        safe_extract(build(tmp_path), tmp_path / "out")

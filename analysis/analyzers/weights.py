@@ -22,6 +22,12 @@ from analysis.run import Run
 NAME = "weights"
 PER_STEP_TOO_SMALL = 1e-6
 DEAD_SHARE = 0.4
+SAMPLES = 4096
+# Activations held at once, in float32 elements (64 MB): a layer wider than this allows gets fewer
+# samples, down to MIN_SAMPLES; wider still, the check is not made (a 200 KB file can declare a
+# 50,000-wide input that 4096 samples would make 800 MB).
+ACTIVATION_ELEMENTS = 16 << 20
+MIN_SAMPLES = 256
 _RELU = re.compile(r"\brelu\b|ReLU\(", re.I)
 _BIAS_INIT = re.compile(r"(init\.\w+_\(|\.fill_\(|\.constant_\().*bias|bias.*(\.fill_\(|init\.\w+_\()")
 _OTHER_ACT = re.compile(r"Sigmoid|Tanh|GELU|SiLU|ELU\(|tanh\(|sigmoid\(|gelu\(")
@@ -112,7 +118,10 @@ def _mlp_chain(ckpt: Checkpoint) -> list[tuple[str, np.ndarray, np.ndarray | Non
         w = tensors[n]
         if chain and chain[-1][1].shape[0] != w.shape[1]:
             return []
-        chain.append((n[: -len(".weight")], w, tensors.get(n[: -len("weight")] + "bias")))
+        b = tensors.get(n[: -len("weight")] + "bias")
+        if b is not None and b.shape != (w.shape[0],):      # a bias that would broadcast is no MLP's
+            return []
+        chain.append((n[: -len(".weight")], w, b))
     return chain
 
 
@@ -126,7 +135,11 @@ def _dead_units(run: Run) -> list[Finding]:
     chain = _mlp_chain(latest)
     if not chain:
         return []
-    h = np.random.default_rng(0).standard_normal((4096, chain[0][1].shape[1])).astype(np.float32)
+    widest = max(max(w.shape) for _, w, _ in chain)
+    samples = min(SAMPLES, ACTIVATION_ELEMENTS // max(widest, 1))
+    if samples < MIN_SAMPLES:
+        return []
+    h = np.random.default_rng(0).standard_normal((samples, chain[0][1].shape[1]), dtype=np.float32)
     worst = None
     for name, w, b in chain[:-1]:
         h = h @ w.T + (b if b is not None else 0.0)
@@ -138,7 +151,7 @@ def _dead_units(run: Run) -> list[Finding]:
     if worst is None or worst[1] < DEAD_SHARE:
         return []
     name, share, dead, total, bias = worst
-    ev = [Evidence(f"{name}: {dead} of {total} ReLU units never activate for 4096 standard-normal inputs "
+    ev = [Evidence(f"{name}: {dead} of {total} ReLU units never activate for {samples} standard-normal inputs "
                    f"propagated through the checkpoint's layers", latest.artifact, f"tensor {name}.weight")]
     if bias is not None:
         ev.append(Evidence(f"{name}.bias: median {fmt(float(np.median(bias)))}, {int((bias < 0).sum())} of {len(bias)} negative",

@@ -2,10 +2,11 @@
 problem is recorded on the artifact it concerns."""
 from __future__ import annotations
 
-import json
+import os
 from pathlib import Path
 
-from analysis.ingest.checkpoints import load_safetensors, load_sharded_safetensors, load_torch, step_from_name
+from analysis.budget import DEFAULT, Budget, OverBudget, time_limit
+from analysis.ingest.checkpoints import load_safetensors, load_sharded_safetensors, load_torch, shard_paths, step_from_name
 from analysis.ingest.configs import parse_code, parse_config
 from analysis.ingest.discover import discover
 from analysis.ingest.events import fold
@@ -18,34 +19,52 @@ from analysis.run import Run
 __all__ = ["load_run"]
 
 
-def load_run(path: str | Path, *, source: str | None = None, run_id: str | None = None) -> Run:
+# Formats read whole into memory: they count against the run's memory budget.
+_READ_WHOLE = ("config", "code", "samples")
+
+
+def load_run(path: str | Path, *, source: str | None = None, run_id: str | None = None,
+             budget: Budget = DEFAULT) -> Run:
     root = Path(path)
     if not root.exists():
         raise FileNotFoundError(f"{path}: no such file or folder")
     run = Run(root=root, source=source or str(path), id=run_id or (root.resolve().name or str(root)))
-    found, mlflow_runs, left_out = discover(root)
+    found, mlflow_runs, left_out, too_deep = discover(root, budget.folder_depth)
     if left_out:
         run.notes.append(f"{left_out} files left out past the {len(found)}-file limit")
+    for rel_dir in too_deep:
+        run.artifacts.append(Artifact(rel_dir, "unknown", "folder", problem=f"skipped: folders nested more than "
+                                      f"{budget.folder_depth} levels deep are not read"))
+    base = root if root.is_dir() else root.parent
 
     def rel(p: Path) -> str:
         return p.name if root.is_file() else p.relative_to(root).as_posix()
 
     tb_files = [f for f in found if f.format == "tensorboard"]
-    consumed_shards = set()
+    consumed_shards: set[str] = set()
     for f in found:
         if f.format == "safetensors-index":
             try:
-                consumed_shards |= set(json.loads(f.path.read_text()).get("weight_map", {}).values())
-            except ValueError:
-                pass
+                consumed_shards |= {os.path.abspath(p) for p in shard_paths(f.path, base, budget)}
+            except (ValueError, OSError):
+                pass             # named when the index itself is read
     trainer_states = [f for f in found if f.format == "hf_trainer_state"]
     latest_state = _latest(trainer_states)
 
+    held = 0                     # bytes of the artifacts read whole, against the run's budget
     for f in found:
         art = Artifact(f.rel, f.kind, f.format, size=f.path.stat().st_size)
         run.artifacts.append(art)
+        if f.kind in _READ_WHOLE:
+            if held + art.size > budget.run_bytes:
+                art.problem = f"skipped: the run's artifacts are over the {budget.mb(budget.run_bytes)} budget"
+                continue
+            held += art.size
         try:
-            _ingest_one(run, f, art, latest_state, consumed_shards)
+            with time_limit(budget.artifact_seconds, f.rel):
+                _ingest_one(run, f, art, latest_state, consumed_shards, budget, base)
+        except OverBudget as exc:
+            art.problem = f"skipped: {exc}"
         except Exception as exc:  # one bad file never stops the run: it is named in the reply
             art.problem = f"unreadable: {type(exc).__name__}: {str(exc)[:200]}"
 
@@ -67,6 +86,7 @@ def load_run(path: str | Path, *, source: str | None = None, run_id: str | None 
             run.metrics.add(s)
         art.skipped_lines = result.skipped
         run.params.update(result.params)
+        run.notes.extend(result.notes)
         if not result.series:
             art.problem = "MLflow run holds no metric values"
     run.events = fold(run.events)
@@ -82,7 +102,7 @@ def _latest(states):
     return max(states, key=lambda f: step_from_name(f.rel) or -1)
 
 
-def _ingest_one(run: Run, f, art: Artifact, latest_state, consumed_shards) -> None:
+def _ingest_one(run: Run, f, art: Artifact, latest_state, consumed_shards, budget: Budget, base: Path) -> None:
     if f.format == "empty":
         art.problem = "empty file (0 bytes)"
         return
@@ -103,6 +123,7 @@ def _ingest_one(run: Run, f, art: Artifact, latest_state, consumed_shards) -> No
     if f.kind == "metrics" and f.format in ("csv", "lightning_csv"):
         result = parse_csv(f.path, f.rel)
         _add(run, art, result.series, result.skipped)
+        run.notes.extend(result.notes)
         return
     if f.kind == "metrics" and f.format == "jsonl":
         result = parse_jsonl(f.path, f.rel)
@@ -120,12 +141,12 @@ def _ingest_one(run: Run, f, art: Artifact, latest_state, consumed_shards) -> No
         return
     if f.kind == "config":
         try:
-            run.configs.append(parse_config(f.path, f.rel))
+            run.configs.append(parse_config(f.path, f.rel, budget))
         except ValueError as exc:
             art.problem = str(exc)
         return
     if f.kind == "code":
-        code = parse_code(f.path, f.rel)
+        code = parse_code(f.path, f.rel, budget)
         run.code.append(code)
         art.problem = code.parse_error
         return
@@ -136,16 +157,16 @@ def _ingest_one(run: Run, f, art: Artifact, latest_state, consumed_shards) -> No
         if f.format == "torch-aux":
             art.problem = None
             return   # optimizer/scheduler/RNG state: not model weights
-        if f.format == "safetensors" and f.path.name in consumed_shards:
+        if f.format == "safetensors" and os.path.abspath(f.path) in consumed_shards:
             art.format = "safetensors-shard"
             return
         try:
             if f.format == "safetensors-index":
-                ckpt = load_sharded_safetensors(f.path, f.rel)
+                ckpt = load_sharded_safetensors(f.path, f.rel, base, budget)
             elif f.format == "safetensors":
-                ckpt = load_safetensors([f.path], f.rel)
+                ckpt = load_safetensors([f.path], f.rel, budget=budget)
             else:
-                ckpt = load_torch(f.path, f.rel)
+                ckpt = load_torch(f.path, f.rel, budget)
                 art.format = ckpt.format
         except ValueError as exc:
             art.problem = f"broken checkpoint: {exc}"

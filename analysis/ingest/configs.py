@@ -7,6 +7,7 @@ change exactly that line.
 from __future__ import annotations
 
 import ast
+import bisect
 import json
 import re
 import tomllib
@@ -14,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
+
+from analysis.budget import DEFAULT, Budget, OverBudget
 
 
 @dataclass
@@ -67,26 +70,84 @@ def _flatten(obj, prefix: str = "") -> dict[str, object]:
     return out
 
 
+# The key a line writes: `key:`, `- key:`, `"key":`, `key =`, or a TOML table `[a.b]`.
+_LINE_KEY = re.compile(r"""^\s*(?:-\s*)?(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'\[][^:=\n]*?))\s*[:=]""")
+_TABLE = re.compile(r"^\s*\[([^\[\]\n]+)\]\s*$")
+
+
 def _key_lines(text: str, keys) -> dict[str, int]:
     """Where each dotted key is written: the line of its last component, searched after the line
-    of its parent, which is how YAML, TOML and indented JSON lay nested keys out."""
-    lines = text.splitlines()
+    of its parent, which is how YAML, TOML and indented JSON lay nested keys out. One pass over
+    the lines indexes where each name is written; each key is then a few binary searches (a
+    pretty-printed tokenizer.json has tens of thousands of keys and lines)."""
+    at: dict[str, list[int]] = {}          # name (or "[dotted.table]") -> 0-based lines, ascending
+    for i, line in enumerate(text.splitlines()):
+        m = _LINE_KEY.match(line)
+        if m:
+            name = next(g for g in m.groups() if g is not None)
+            at.setdefault(name, []).append(i)
+            if m.group(3) is not None and name != name.strip("'\""):
+                at.setdefault(name.strip("'\""), []).append(i)
+        t = _TABLE.match(line)
+        if t:
+            at.setdefault(f"[{t.group(1).strip()}]", []).append(i)
+
+    def first(name: str, start: int) -> int:
+        found = at.get(name, ())
+        j = bisect.bisect_left(found, start)
+        return found[j] if j < len(found) else -1
+
     out: dict[str, int] = {}
     for key in keys:
         start = 0
         parts = key.split(".")
         for depth, part in enumerate(parts):
-            pat = re.compile(rf"""^\s*(?:-\s*)?["']?{re.escape(part)}["']?\s*[:=]|^\s*\[{re.escape(".".join(parts[:depth + 1]))}\]\s*$""")
-            for i in range(start, len(lines)):
-                if pat.search(lines[i]):
-                    start = i + (0 if depth == len(parts) - 1 else 1)
-                    break
-            else:
+            hits = [h for h in (first(part, start), first(f"[{'.'.join(parts[:depth + 1])}]", start)) if h >= 0]
+            if not hits:
                 start = -1
                 break
+            start = min(hits) + (0 if depth == len(parts) - 1 else 1)
         if start >= 0:
             out[key] = start + 1
     return out
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a document whose aliases expand past `max_nodes` nodes (a
+    "billion laughs" of nested aliases is a few hundred bytes) or refer to themselves."""
+
+    max_nodes = DEFAULT.yaml_nodes
+
+    def compose_document(self):
+        node = super().compose_document()
+        memo: dict[int, int | None] = {}
+        if _expanded(node, memo, self.max_nodes) > self.max_nodes:
+            raise OverBudget(f"its YAML aliases expand to over {self.max_nodes:,} nodes (an alias bomb?); not read")
+        return node
+
+
+def _expanded(node, memo: dict[int, int | None], cap: int) -> int:
+    """Nodes in `node` with every alias expanded, counted once per distinct node (memo), stopping
+    past `cap`."""
+    key = id(node)
+    if key in memo:
+        if memo[key] is None:
+            raise OverBudget("its YAML aliases refer to themselves (a recursive alias); not read")
+        return memo[key]
+    memo[key] = None
+    n = 1
+    if isinstance(node, yaml.SequenceNode):
+        for child in node.value:
+            n += _expanded(child, memo, cap)
+            if n > cap:
+                break
+    elif isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            n += _expanded(k, memo, cap) + _expanded(v, memo, cap)
+            if n > cap:
+                break
+    memo[key] = n
+    return n
 
 
 _NAMESPACE = re.compile(r"Namespace\((.*)\)\s*$", re.S)
@@ -110,14 +171,23 @@ def parse_argparse_dump(text: str) -> dict[str, object] | None:
     return out
 
 
-def parse_config(path: Path, artifact: str) -> ConfigFile:
-    """Raises ValueError with a readable message when the file is not valid in its format."""
-    text = path.read_text(encoding="utf-8", errors="replace")
+def _read_capped(path: Path, cap: int, what: str) -> str:
+    size = path.stat().st_size
+    if size > cap:
+        raise OverBudget(f"{what} of {size / 2**20:,.1f} MB, over the {cap / 2**20:,.0f} MB cap; not read")
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def parse_config(path: Path, artifact: str, budget: Budget = DEFAULT) -> ConfigFile:
+    """Raises ValueError with a readable message when the file is not valid in its format, and
+    OverBudget when it would cost more than its budget to read."""
+    text = _read_capped(path, budget.config_bytes, "a config")
     suffix = path.suffix.lower()
     if suffix in (".yaml", ".yml"):
         fmt = "yaml"
+        loader = type("Loader", (_BoundedLoader,), {"max_nodes": budget.yaml_nodes})
         try:
-            data = yaml.safe_load(text)
+            data = yaml.load(text, Loader=loader)
         except yaml.YAMLError as exc:
             raise ValueError(f"invalid YAML: {str(exc).splitlines()[0]}") from None
     elif suffix == ".json":
@@ -196,8 +266,10 @@ def _dotted(node) -> str | None:
     return None
 
 
-def parse_code(path: Path, artifact: str) -> CodeFile:
-    text = path.read_text(encoding="utf-8", errors="replace")
+def parse_code(path: Path, artifact: str, budget: Budget = DEFAULT) -> CodeFile:
+    """Training code through `ast`, up to `budget.code_bytes` (parsing costs ~100x the source
+    in memory)."""
+    text = _read_capped(path, budget.code_bytes, "source file")
     code = CodeFile(artifact, text)
     try:
         tree = ast.parse(text)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import struct
 from dataclasses import dataclass
@@ -38,12 +39,11 @@ def _sniff(path: Path) -> tuple[str, str]:
             return "checkpoint", "safetensors"
     if b"\x00" in head:
         return "unknown", "binary"
-    try:
-        text = head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if exc.start < len(head) - 4:        # not just a character cut at the 4 KB edge
-            return "unknown", "binary"
-        text = head[: exc.start].decode("utf-8")
+    text = head.decode("utf-8", "replace")
+    # a few bytes that are not UTF-8 (a stray \xff in a good log, Latin-1 in a path) are text
+    # with damage; binary data has them everywhere
+    if text.count("\ufffd") > max(8, len(head) // 100):
+        return "unknown", "binary"
     stripped = text.lstrip()
     if stripped.startswith("Traceback (most recent call last)"):
         return "traceback", "plain_text"
@@ -101,23 +101,50 @@ def classify(path: Path, rel: str) -> tuple[str, str]:
     return _sniff(path)
 
 
-def discover(root: Path) -> tuple[list[Found], list[Path], int]:
-    """(artifacts, MLflow run folders, files left out past MAX_FILES)."""
+def _walk(root: Path, max_depth: int, too_deep: list[str]):
+    """Regular files under `root` in sorted path order, without recursion (a run may nest its
+    folders thousands deep) and without following a symlink; folders past `max_depth` are
+    listed in `too_deep`, not entered. Yields (path, is_dir) so MLflow run folders can be met."""
+    stack = [(root, 0)]
+    while stack:
+        here, depth = stack.pop()
+        try:
+            entries = sorted(os.scandir(here), key=lambda e: e.name, reverse=True)
+        except OSError:
+            continue
+        subdirs = []
+        for e in entries:
+            if e.name in _SKIP_DIRS or e.name.startswith(".") or e.is_symlink():
+                continue              # a link may point outside the run: never follow it
+            if e.is_dir(follow_symlinks=False):
+                subdirs.append(Path(e.path))
+            elif e.is_file(follow_symlinks=False):
+                yield Path(e.path), False
+        for d in subdirs:
+            yield d, True
+            if depth + 1 >= max_depth:
+                too_deep.append(d.relative_to(root).as_posix())
+            else:
+                stack.append((d, depth + 1))
+
+
+def discover(root: Path, max_depth: int = 32) -> tuple[list[Found], list[Path], int, list[str]]:
+    """(artifacts, MLflow run folders, files left out past MAX_FILES, folders too deep to enter)."""
     if root.is_file():
-        return [Found(root, root.name, *classify(root, root.name))], [], 0
+        return [Found(root, root.name, *classify(root, root.name))], [], 0, []
     found: list[Found] = []
     mlflow_runs: list[Path] = []
+    too_deep: list[str] = []
     left_out = 0
-    for path in sorted(root.rglob("*")):
-        rel_parts = path.relative_to(root).parts
-        if any(p in _SKIP_DIRS or (p.startswith(".") and p not in (".", "..")) for p in rel_parts):
-            continue
-        if path.is_symlink():
-            continue              # a link may point outside the run: never follow it
-        if path.is_dir():
+    paths = []
+    for path, is_dir in _walk(root, max_depth, too_deep):
+        if is_dir:
             if (path / "meta.yaml").is_file() and (path / "metrics").is_dir():
                 mlflow_runs.append(path)
             continue
+        paths.append(path)
+    for path in sorted(paths):
+        rel_parts = path.relative_to(root).parts
         if any(path.is_relative_to(r) for r in mlflow_runs):
             continue
         if "mlruns" in rel_parts and path.name == "meta.yaml":
@@ -127,4 +154,4 @@ def discover(root: Path) -> tuple[list[Found], list[Path], int]:
             continue
         rel = path.relative_to(root).as_posix()
         found.append(Found(path, rel, *classify(path, rel)))
-    return found, mlflow_runs, left_out
+    return found, mlflow_runs, left_out, too_deep

@@ -35,8 +35,11 @@ def prefilter_literals() -> tuple[str, ...]:
     return tuple(data["prefilter"])
 
 
+MAX_LINE = 4096      # characters of a line the signatures see: a real message is far shorter
+
+
 def strip_prefix(line: str) -> str:
-    return _RANK_PREFIX.sub("", line.rstrip("\r\n"))
+    return _RANK_PREFIX.sub("", line[:MAX_LINE].rstrip("\r\n"))
 
 
 def match_signature(text: str) -> Signature | None:
@@ -48,7 +51,9 @@ def match_signature(text: str) -> Signature | None:
 
 _UNIT = {"b": 1, "bytes": 1, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
          "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12}
-_SIZE = r"([\d.]+)\s*(bytes|[KMGT]i?B|B)"
+# A number starts where no digit or dot precedes it: searched from every digit of a long run of
+# digits, `[\d.]+\s*UNIT` would be quadratic (a 30 KB line took 60 s).
+_SIZE = r"(?<![\d.])([\d.]+)\s*(bytes|[KMGT]i?B|B)"
 _OOM_FIELDS = {
     # PyTorch >= 2.1: "Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which
     # 1.23 GiB is free. ... Of the allocated memory 75.10 GiB is allocated by PyTorch, and 1.20 GiB

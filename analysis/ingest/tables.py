@@ -13,6 +13,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analysis.ingest.inside import OutsideRun, regular_files
+from analysis.ingest.tfrecord import count_frames
 from analysis.metrics import Series, SeriesBuilder
 from analysis.names import STEP_COLUMNS, canonical, normalise
 
@@ -34,7 +36,10 @@ def to_float(value) -> float | None:
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:        # a 400-digit integer is no metric value
+            return None
     if isinstance(value, str):
         s = value.strip()
         if not s:
@@ -43,7 +48,7 @@ def to_float(value) -> float | None:
             s = s[7:-1].split(",")[0]
         try:
             return float(s)
-        except ValueError:
+        except (ValueError, OverflowError):
             return None
     return None
 
@@ -129,13 +134,27 @@ def parse_csv(path: Path, artifact: str) -> TableResult:
         if not header:
             return TableResult([], 0, 0, ["empty CSV file"])
         header = [h.strip() for h in header]
-        for i, cells in enumerate(reader):
+        notes = []
+        repeated = sorted({h for h in header if h and header.count(h) > 1})
+        if repeated:                 # the first column of a name is kept; a later one must not win silently
+            notes.append(f"{artifact}: column(s) {', '.join(repeated)[:200]} repeated in the header; the first of each kept")
+            header = [h if h not in header[:j] else None for j, h in enumerate(header)]
+        i = -1
+        while True:
+            i += 1
+            try:
+                cells = next(reader)
+            except StopIteration:
+                break
+            except csv.Error:        # one malformed record (a 200 KB cell): skipped, counted
+                skipped += 1
+                continue
             if not cells or all(not c.strip() for c in cells):
                 continue
             if len(cells) > len(header):
                 skipped += 1
                 continue
-            row = dict(zip(header, cells))
+            row = {h: c for h, c in zip(header, cells) if h is not None}
             values = _metric_cells(row)
             if not values and any(c.strip() for c in cells):
                 if all(to_float(c) is None for c in cells if c.strip()):
@@ -143,7 +162,7 @@ def parse_csv(path: Path, artifact: str) -> TableResult:
                     continue
             records += 1
             col.add(_step_of(row), i, values, reader.line_num)
-    return TableResult(col.series(), records, skipped)
+    return TableResult(col.series(), records, skipped, notes)
 
 
 def _json_records(path: Path) -> Iterator[tuple[int, object]]:
@@ -154,7 +173,7 @@ def _json_records(path: Path) -> Iterator[tuple[int, object]]:
                 continue
             try:
                 yield n, json.loads(raw)
-            except (ValueError, UnicodeDecodeError):
+            except (ValueError, UnicodeDecodeError, RecursionError):   # one bad line, not the file
                 yield n, None
 
 
@@ -230,8 +249,10 @@ def parse_tensorboard(paths: Iterable[Path], artifact_of) -> TableResult:
     for path in paths:
         artifact = artifact_of(path)
         col = collectors.setdefault(artifact, _Collector(artifact, with_lines=False))
+        loaded = 0
         try:
             for event in EventFileLoader(str(path)).Load():
+                loaded += 1
                 if not event.HasField("summary"):
                     continue
                 for value in event.summary.value:
@@ -253,7 +274,14 @@ def parse_tensorboard(paths: Iterable[Path], artifact_of) -> TableResult:
                     col.saw_step = True
                     col.add(float(event.step), records, {value.tag: v}, 0)
         except Exception as exc:  # a truncated or corrupt record ends that file, not the run
-            notes.append(f"{artifact}: event file unreadable after {records} records ({type(exc).__name__})")
+            notes.append(f"{artifact}: event file damaged, unreadable after {loaded} records ({type(exc).__name__}); "
+                         "the records before the damage are kept")
+            skipped += 1
+            continue
+        frames, whole = count_frames(path)       # the loader stops quietly at a bad record
+        if loaded < frames or not whole:
+            notes.append(f"{artifact}: event file damaged (truncated or a bad checksum) after record {loaded}; "
+                         "the records before the damage are kept")
             skipped += 1
     series = [s for c in collectors.values() for s in c.series()]
     return TableResult(series, records, skipped, notes)
@@ -264,8 +292,19 @@ def parse_mlflow_run(run_dir: Path, artifact_of) -> TableResult:
     nest in folders), `params/<name>` files holding one value each, and `meta.yaml`."""
     series: list[Series] = []
     records = skipped = 0
+    notes: list[str] = []
+    links: list[Path] = []
+
+    def files(sub: str) -> list[Path]:
+        # names from the store's layout: never followed out of the run through a symlink
+        try:
+            return sorted(regular_files(run_dir, run_dir / sub, links=links)) if (run_dir / sub).is_dir() else []
+        except OutsideRun:
+            notes.append(f"{artifact_of(run_dir)}: {sub}/ is a symlink out of the run folder; not read")
+            return []
+
     metrics_dir = run_dir / "metrics"
-    for f in sorted(p for p in metrics_dir.rglob("*") if p.is_file()) if metrics_dir.is_dir() else []:
+    for f in files("metrics"):
         name = canonical(f.relative_to(metrics_dir).as_posix())
         b = SeriesBuilder(name, artifact_of(f))
         steps, values, lines = [], [], []
@@ -287,9 +326,10 @@ def parse_mlflow_run(run_dir: Path, artifact_of) -> TableResult:
             series.append(s)
     params = {}
     params_dir = run_dir / "params"
-    if params_dir.is_dir():
-        for f in params_dir.rglob("*"):
-            if f.is_file():
-                params[f.relative_to(params_dir).as_posix()] = f.read_text(errors="replace").strip()[:200]
-    return TableResult(series, records, skipped, params=params)
+    for f in files("params"):
+        with open(f, encoding="utf-8", errors="replace") as fh:
+            params[f.relative_to(params_dir).as_posix()] = fh.read(4096).strip()[:200]
+    if links:
+        notes.append(f"{artifact_of(run_dir)}: {len(links)} symlink(s) inside the run's folders not followed")
+    return TableResult(series, records, skipped, notes, params=params)
 
