@@ -1,0 +1,70 @@
+"""Check tests/wild/labels.json against tests/wild/cases/ and the taxonomy.
+
+Run: python tests/wild/check_labels.py   (exits non-zero on the first kind of problem found)
+"""
+import hashlib
+import json
+import pathlib
+import re
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+FIELDS = ["id", "source_url", "thread_title", "dialect", "code", "alt_codes",
+          "established_by", "evidence_quote", "split"]
+TAXONOMY = {"lr_too_high", "lr_too_low", "exploding_gradients", "vanishing_gradients",
+            "numerical_instability", "dead_relu", "mode_collapse", "architecture_imbalance",
+            "overfitting", "no_parameter_updates", "data_pipeline_bug", "zero_variance",
+            "out_of_memory", "loss_spikes", "distributed_failure", "dataloader_failure",
+            "healthy"}
+
+
+def split_of(url):
+    """The split rule, fixed before any result was looked at: sha256 of the thread URL, even -> tune."""
+    return "tune" if int(hashlib.sha256(url.encode()).hexdigest(), 16) % 2 == 0 else "measure"
+
+
+def main():
+    labels = json.loads((HERE / "labels.json").read_text())
+    problems = []
+    ids = [e["id"] for e in labels]
+    if len(ids) != len(set(ids)):
+        problems.append("duplicate ids")
+    folders = {p.name for p in (HERE / "cases").iterdir() if p.is_dir()}
+    for missing in sorted(set(ids) - folders):
+        problems.append(f"{missing}: no folder")
+    for extra in sorted(folders - set(ids)):
+        problems.append(f"{extra}: folder without a labels entry")
+    splits_by_url = {}
+    for e in labels:
+        for f in FIELDS:
+            if f not in e:
+                problems.append(f"{e.get('id')}: missing {f}")
+        if e.get("code") not in TAXONOMY:
+            problems.append(f"{e['id']}: code {e.get('code')!r} not in taxonomy")
+        for a in e.get("alt_codes", []):
+            if a not in TAXONOMY:
+                problems.append(f"{e['id']}: alt code {a!r} not in taxonomy")
+        if e.get("split") != split_of(e["source_url"]):
+            problems.append(f"{e['id']}: split does not follow the rule")
+        splits_by_url.setdefault(e["source_url"], set()).add(e.get("split"))
+        if not re.match(r"^https://github\.com/[^/]+/[^/]+/(issues|pull)/\d+$", e["source_url"]):
+            problems.append(f"{e['id']}: unexpected source_url {e['source_url']}")
+        d = HERE / "cases" / e["id"]
+        if d.is_dir():
+            files = [p for p in d.iterdir() if p.is_file()]
+            if not files:
+                problems.append(f"{e['id']}: empty folder")
+            for p in files:
+                if p.stat().st_size > 200_000:
+                    problems.append(f"{p}: over 200 KB")
+    for url, s in splits_by_url.items():
+        if len(s) > 1:
+            problems.append(f"{url}: thread split across halves")
+    for p in problems:
+        print(p)
+    print(f"{len(labels)} cases, {len(problems)} problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
