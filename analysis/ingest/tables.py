@@ -9,12 +9,18 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Iterable, Iterator
+import re
+from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
+
 from analysis.ingest.inside import OutsideRun, regular_files
-from analysis.ingest.tfrecord import count_frames
+from analysis.ingest.tfrecord import Damage
+from analysis.ingest.tfrecord import records as tfrecord_records
 from analysis.metrics import Series, SeriesBuilder
 from analysis.names import STEP_COLUMNS, canonical, normalise
 
@@ -53,75 +59,158 @@ def to_float(value) -> float | None:
     return None
 
 
-class _Collector:
-    """Rows of (step, {name: value}, line) into canonical series."""
+@lru_cache(maxsize=8192)
+def _role(key: str) -> str:
+    """What a column or key holds: "step", "epoch", "" (bookkeeping to skip) or the key itself, a
+    metric. Cached: a million rows share a handful of keys."""
+    k = normalise(key)
+    if k in STEP_COLUMNS:
+        return "step"
+    if k == "epoch":             # kept as its own series: it maps steps to epochs
+        return "epoch"
+    return "" if k in _SKIP_COLUMNS else key
 
-    def __init__(self, artifact: str, with_lines: bool) -> None:
-        self.artifact = artifact
-        self.with_lines = with_lines
-        self.builders: dict[str, SeriesBuilder] = {}
-        self.buf: dict[str, tuple[list, list, list]] = {}
+
+_BLOCK = 1 << 16     # CSV rows converted a column at a time
+
+
+def _column(cells: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(values, present) of one column's cells: numbers and nan/inf are present, empty cells and text
+    are gaps. Converted by numpy in one call; a column with text in it falls back cell by cell."""
+    present = np.fromiter((bool(c and not c.isspace()) for c in cells), dtype=bool, count=len(cells))
+    try:
+        values = np.asarray([c if p else "nan" for c, p in zip(cells, present)], dtype=np.float64)
+    except ValueError:
+        parsed = [to_float(c) for c in cells]
+        present = np.fromiter((v is not None for v in parsed), dtype=bool, count=len(cells))
+        values = np.fromiter((math.nan if v is None else v for v in parsed), dtype=np.float64, count=len(cells))
+    return values, present
+
+
+class _CsvColumns:
+    """Rows of a CSV, a block at a time, into series: the header is resolved once, and each column of
+    a block converted in one call, so a million rows cost what numpy's parsing costs."""
+
+    def __init__(self, header: list[str | None], artifact: str) -> None:
+        roles = [_role(h) if h else "" for h in header]
+        self.step = roles.index("step") if "step" in roles else None
+        self.metrics = [(j, r) for j, r in enumerate(roles) if r and r != "step"]
+        self.builders = {r: SeriesBuilder(canonical(r) if r != "epoch" else "epoch", artifact) for _, r in self.metrics}
         self.saw_step = False
+        self.records = self.skipped = 0
 
-    def add(self, step: float | None, row_index: int, values: dict[str, float], line: int) -> None:
-        if step is not None:
-            self.saw_step = True
-        x = step if step is not None else float(row_index)
-        for raw, v in values.items():
-            name = canonical(raw)
-            b = self.buf.setdefault(name, ([], [], []))
-            b[0].append(x)
-            b[1].append(v)
-            b[2].append(line)
-            if len(b[0]) >= 65536:
-                self._flush(name)
-
-    def _flush(self, name: str) -> None:
-        steps, values, lines = self.buf.pop(name)
-        builder = self.builders.setdefault(name, SeriesBuilder(name, self.artifact, self.with_lines))
-        builder.extend(steps, values, lines if self.with_lines else None)
+    def add_block(self, rows: list[list[str]], lines: list[int], indices: list[int]) -> None:
+        if not rows:
+            return
+        n = len(rows)
+        width = max(len(r) for r in rows)
+        cols = {j: _column([r[j] if j < len(r) else "" for r in rows]) for j, _ in self.metrics if j < width}
+        index = np.asarray(indices, dtype=np.float64)      # the row's place, where no step column says better
+        steps = index
+        numeric = np.zeros(n, dtype=bool)
+        if self.step is not None and self.step < width:
+            sv, sp = _column([r[self.step] if self.step < len(r) else "" for r in rows])
+            ok = sp & np.isfinite(sv)
+            self.saw_step |= bool(ok.any())
+            steps = np.where(ok, sv, index)
+            numeric |= sp
+        for values, present in cols.values():
+            numeric |= present
+        # a row none of whose cells is a number (a repeated header, a comment) is skipped and counted
+        keep = numeric | np.fromiter((not any(c.strip() for c in r) for r in rows), dtype=bool, count=n)
+        self.skipped += int((~keep).sum())
+        self.records += int(numeric.sum())
+        lines_arr = np.asarray(lines, dtype=np.int64)
+        for j, role in self.metrics:
+            if j in cols:
+                values, present = cols[j]
+                m = present & keep
+                self.builders[role].extend(steps[m], values[m], lines_arr[m])
 
     def series(self) -> list[Series]:
-        for name in list(self.buf):
-            self._flush(name)
+        kind = "step" if self.saw_step else "index"
+        merged: dict[str, Series] = {}
+        for b in self.builders.values():
+            s = b.build(kind)
+            if s is not None and (s.name not in merged or len(s) > len(merged[s.name])):
+                merged[s.name] = s
+        return list(merged.values())
+
+
+class _RecordColumns:
+    """Records (dicts, as JSON Lines and trainer_state.json hold them) into series a block at a
+    time: each key's values of a block gathered and converted at once."""
+
+    def __init__(self, artifact: str, drop=lambda key: False) -> None:
+        self.artifact = artifact
+        self.drop = drop
+        self.builders: dict[str, SeriesBuilder] = {}
+        self.saw_step = False
+        self.records = self.skipped = 0
+
+    def add_block(self, objs: list, lines: list[int], indices: list[int]) -> None:
+        keep = [k for k, o in enumerate(objs) if isinstance(o, dict)]
+        self.skipped += len(objs) - len(keep)
+        if not keep:
+            return
+        rows = [objs[k] if not any(isinstance(v, dict) for v in objs[k].values()) else _flatten(objs[k]) for k in keep]
+        self.records += len(rows)
+        lines_arr = np.asarray([lines[k] for k in keep], dtype=np.int64)
+        steps = np.asarray([indices[k] for k in keep], dtype=np.float64)
+        keys = dict.fromkeys(k for r in rows for k in r)
+        roles = {k: _role(str(k)) for k in keys}
+        for key, role in roles.items():
+            if role == "step":
+                sv, sp = _cells([r.get(key) for r in rows])
+                ok = sp & np.isfinite(sv)
+                if ok.any():
+                    self.saw_step = True
+                    steps = np.where(ok, sv, steps)
+                break
+        for key, role in roles.items():
+            if not role or role == "step" or self.drop(role):
+                continue
+            values, present = _cells([r.get(key) for r in rows])
+            if present.any():
+                name = "epoch" if role == "epoch" else canonical(role)
+                builder = self.builders.setdefault(name, SeriesBuilder(name, self.artifact))
+                builder.extend(steps[present], values[present], lines_arr[present])
+
+    def series(self) -> list[Series]:
         kind = "step" if self.saw_step else "index"
         return [s for s in (b.build(kind) for b in self.builders.values()) if s is not None]
 
 
-def _step_of(row: dict) -> float | None:
-    for key in row:
-        if normalise(str(key)) in STEP_COLUMNS:
-            v = to_float(row[key])
-            if v is not None and math.isfinite(v):
-                return v
-    return None
+def _cells(cells: list) -> tuple[np.ndarray, np.ndarray]:
+    """(values, present) of JSON values: floats and ints as they are, numeric strings parsed, the rest
+    (None, text, lists, a 400-digit integer) gaps."""
+    parsed = [v if type(v) is float else to_float(v) for v in cells]
+    present = np.fromiter((v is not None for v in parsed), dtype=bool, count=len(cells))
+    values = np.fromiter((math.nan if v is None else v for v in parsed), dtype=np.float64, count=len(cells))
+    return values, present
 
 
-def _metric_cells(row: dict) -> dict[str, float]:
-    out = {}
-    for key, value in row.items():
-        if key is None:
-            continue
-        k = normalise(str(key))
-        if k in STEP_COLUMNS or k in _SKIP_COLUMNS:
-            continue
-        v = to_float(value)
-        if v is not None:
-            out[str(key)] = v
-    # epoch is kept as its own series (it maps steps to epochs), not skipped
-    for key, value in row.items():
-        if key is not None and normalise(str(key)) == "epoch":
-            v = to_float(value)
-            if v is not None:
-                out["epoch"] = v
+def _json_block(raws: list[bytes]) -> list:
+    """The records of a block of JSON lines: one parse of them all as an array, or line by line when
+    one of them is bad (a bad line costs that record only: it comes back as None)."""
+    try:
+        objs = json.loads(b"[" + b",".join(raws) + b"]")
+        if len(objs) == len(raws):
+            return objs
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        pass
+    out = []
+    for raw in raws:
+        try:
+            out.append(json.loads(raw))
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            out.append(None)
     return out
 
 
 def parse_csv(path: Path, artifact: str) -> TableResult:
     """Any metrics CSV; Lightning's CSVLogger leaves cells empty where a metric was not logged on
     that row, which is a gap, not an error. A row with more cells than the header is skipped."""
-    col = _Collector(artifact, with_lines=True)
-    records = skipped = 0
     with open(path, newline="", encoding="utf-8", errors="replace") as f:
         sample = f.read(8192)
         f.seek(0)
@@ -139,7 +228,11 @@ def parse_csv(path: Path, artifact: str) -> TableResult:
         if repeated:                 # the first column of a name is kept; a later one must not win silently
             notes.append(f"{artifact}: column(s) {', '.join(repeated)[:200]} repeated in the header; the first of each kept")
             header = [h if h not in header[:j] else None for j, h in enumerate(header)]
-        i = -1
+        table = _CsvColumns(header, artifact)
+        rows: list[list[str]] = []
+        lines: list[int] = []
+        indices: list[int] = []
+        i, skipped = -1, 0
         while True:
             i += 1
             try:
@@ -149,32 +242,17 @@ def parse_csv(path: Path, artifact: str) -> TableResult:
             except csv.Error:        # one malformed record (a 200 KB cell): skipped, counted
                 skipped += 1
                 continue
-            if not cells or all(not c.strip() for c in cells):
+            if not cells or len(cells) > len(header):
+                skipped += bool(cells)
                 continue
-            if len(cells) > len(header):
-                skipped += 1
-                continue
-            row = {h: c for h, c in zip(header, cells) if h is not None}
-            values = _metric_cells(row)
-            if not values and any(c.strip() for c in cells):
-                if all(to_float(c) is None for c in cells if c.strip()):
-                    skipped += 1
-                    continue
-            records += 1
-            col.add(_step_of(row), i, values, reader.line_num)
-    return TableResult(col.series(), records, skipped, notes)
-
-
-def _json_records(path: Path) -> Iterator[tuple[int, object]]:
-    with open(path, "rb") as f:
-        for n, raw in enumerate(f, start=1):
-            raw = raw.strip()
-            if not raw:
-                continue
-            try:
-                yield n, json.loads(raw)
-            except (ValueError, UnicodeDecodeError, RecursionError):   # one bad line, not the file
-                yield n, None
+            rows.append(cells)
+            lines.append(reader.line_num)
+            indices.append(i)
+            if len(rows) >= _BLOCK:
+                table.add_block(rows, lines, indices)
+                rows, lines, indices = [], [], []
+        table.add_block(rows, lines, indices)
+    return TableResult(table.series(), table.records, skipped + table.skipped, notes)
 
 
 def _flatten(d: dict, prefix: str = "") -> dict:
@@ -189,101 +267,133 @@ def _flatten(d: dict, prefix: str = "") -> dict:
 
 
 def parse_jsonl(path: Path, artifact: str) -> TableResult:
-    col = _Collector(artifact, with_lines=True)
-    records = skipped = 0
-    for n, obj in _json_records(path):
-        if not isinstance(obj, dict):
-            skipped += 1
-            continue
-        row = _flatten(obj)
-        records += 1
-        col.add(_step_of(row), records - 1, _metric_cells(row), n)
-    return TableResult(col.series(), records, skipped)
+    table = _RecordColumns(artifact)
+    raws: list[bytes] = []
+    lines: list[int] = []
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, start=1):
+            raw = raw.strip()
+            if raw:
+                raws.append(raw)
+                lines.append(n)
+            if len(raws) >= _BLOCK:
+                table.add_block(_json_block(raws), lines, [table.records + table.skipped + k for k in range(len(raws))])
+                raws, lines = [], []
+    table.add_block(_json_block(raws), lines, [table.records + table.skipped + k for k in range(len(raws))])
+    return TableResult(table.series(), table.records, table.skipped)
 
 
-def _line_index(text: str, marker: str) -> list[int]:
-    """1-based line numbers of each occurrence of `marker` in `text`, in order."""
-    out, pos, line = [], 0, 1
-    while True:
-        i = text.find(marker, pos)
-        if i < 0:
-            return out
-        line += text.count("\n", pos, i)
-        out.append(line)
-        pos = i + len(marker)
+_HISTORY = re.compile(r'"log_history"\s*:\s*\[')
+_ENTRY_OR_END = re.compile(r"\{[^{}]*\}|\]")
+_RUN_SUMMARY = ("train_runtime", "train_samples", "train_steps", "eval_samples", "eval_steps")
 
 
 def parse_trainer_state(path: Path, artifact: str) -> TableResult:
     """Hugging Face Trainer's trainer_state.json: `log_history` holds the training entries (loss,
-    grad_norm, learning_rate, epoch, step) and separate eval entries (eval_loss, ...)."""
+    grad_norm, learning_rate, epoch, step) and separate eval entries (eval_loss, ...). The entries
+    are flat objects, read a block at a time with the line each opens on, so a million of them
+    never stand in memory as Python objects at once."""
     text = path.read_text(encoding="utf-8", errors="replace")
-    state = json.loads(text)
-    history = state.get("log_history") or []
-    # trainer_state.json is written with indent=2: each entry opens with a line of its own.
-    starts = _line_index(text[text.find('"log_history"'):], "{") if '"log_history"' in text else []
-    offset = text[: text.find('"log_history"')].count("\n") if '"log_history"' in text else 0
-    col = _Collector(artifact, with_lines=True)
-    skipped = 0
-    for i, entry in enumerate(history):
-        if not isinstance(entry, dict):
-            skipped += 1
-            continue
-        line = starts[i] + offset if i < len(starts) else 0
-        values = {k: v for k, v in _metric_cells(entry).items()
-                  if not normalise(k).startswith(("train_runtime", "train_samples", "train_steps", "eval_samples", "eval_steps"))}
-        col.add(_step_of(entry), i, values, line)
+    table = _RecordColumns(artifact, drop=lambda key: normalise(key).startswith(_RUN_SUMMARY))
+    head = _HISTORY.search(text)
+    entries, end = [], None
+    if head:
+        for m in _ENTRY_OR_END.finditer(text, head.end()):
+            if m.group() == "]":
+                end = m.end()
+                break
+            entries.append((m.start(), m.end()))
+    try:
+        if end is None:
+            raise ValueError("no flat log_history")
+        state = json.loads(text[: head.end()] + "]" + text[end:])
+        history_len = len(entries)
+        line, pos = 1, 0
+        for lo in range(0, len(entries), _BLOCK):
+            block = entries[lo: lo + _BLOCK]
+            objs = json.loads("[" + ",".join(text[a:b] for a, b in block) + "]")
+            lines = []
+            for a, _ in block:
+                line += text.count("\n", pos, a)
+                pos = a
+                lines.append(line)
+            table.add_block(objs, lines, list(range(lo, lo + len(block))))
+    except (ValueError, RecursionError):     # nested entries or an odd layout: the whole document at once
+        state = json.loads(text)
+        history = state.get("log_history") if isinstance(state, dict) else None
+        history = history if isinstance(history, list) else []
+        history_len = len(history)
+        table = _RecordColumns(artifact, drop=table.drop)
+        table.add_block(history, [0] * len(history), list(range(len(history))))
+    if not isinstance(state, dict):
+        raise ValueError("trainer_state.json is not an object")
     params = {k: state[k] for k in ("global_step", "max_steps", "num_train_epochs", "logging_steps",
                                     "train_batch_size", "best_metric", "best_model_checkpoint") if k in state}
-    return TableResult(col.series(), len(history), skipped, params=params)
+    return TableResult(table.series(), history_len, table.skipped, params=params)
 
 
 def parse_tensorboard(paths: Iterable[Path], artifact_of) -> TableResult:
-    """Scalars from TensorBoard event files (`add_scalar`'s simple values and scalar tensors),
-    read with TensorBoard's own loader. Per-layer tags (`grad_norm/fc1.weight`) stay per layer."""
-    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+    """Scalars from TensorBoard event files (`add_scalar`'s simple values and scalar tensors): the
+    record framing read here with its checksums, each record decoded by TensorBoard's own protobuf
+    classes. Per-layer tags (`grad_norm/fc1.weight`) stay per layer. A damaged file keeps the
+    records before the damage and says so."""
+    from google.protobuf.message import DecodeError
+    from tensorboard.compat.proto.event_pb2 import Event
     from tensorboard.util import tensor_util
 
-    collectors: dict[str, _Collector] = {}
+    builders: dict[tuple[str, str], SeriesBuilder] = {}
     records = skipped = 0
     notes = []
     for path in paths:
         artifact = artifact_of(path)
-        col = collectors.setdefault(artifact, _Collector(artifact, with_lines=False))
-        loaded = 0
-        try:
-            for event in EventFileLoader(str(path)).Load():
-                loaded += 1
-                if not event.HasField("summary"):
-                    continue
-                for value in event.summary.value:
-                    kind = value.WhichOneof("value")
-                    if kind == "simple_value":
-                        v = float(value.simple_value)
-                    elif kind == "tensor":
-                        try:
-                            arr = tensor_util.make_ndarray(value.tensor)
-                        except Exception:
-                            skipped += 1
-                            continue
-                        if arr.size != 1 or arr.dtype.kind not in "fiu":
-                            continue
-                        v = float(arr.reshape(-1)[0])
-                    else:
+        pending: dict[str, tuple[array, array]] = {}
+
+        def flush(tag: str) -> None:
+            steps, values = pending.pop(tag)
+            name = canonical(tag)
+            builder = builders.setdefault((artifact, name), SeriesBuilder(name, artifact, with_lines=False))
+            builder.extend(np.frombuffer(steps), np.frombuffer(values))
+
+        loaded, damage = 0, Damage()
+        for data in tfrecord_records(path, damage):
+            try:
+                event = Event.FromString(data)
+            except DecodeError:
+                damage.reason = "a record that does not decode"
+                break
+            loaded += 1
+            if not event.HasField("summary"):
+                continue
+            for value in event.summary.value:
+                kind = value.WhichOneof("value")
+                if kind == "simple_value":
+                    v = value.simple_value
+                elif kind == "tensor":
+                    try:
+                        arr = tensor_util.make_ndarray(value.tensor)
+                    except Exception:
+                        skipped += 1
                         continue
-                    records += 1
-                    col.saw_step = True
-                    col.add(float(event.step), records, {value.tag: v}, 0)
-        except Exception as exc:  # a truncated or corrupt record ends that file, not the run
-            notes.append(f"{artifact}: event file damaged, unreadable after {loaded} records ({type(exc).__name__}); "
+                    if arr.size != 1 or arr.dtype.kind not in "fiu":
+                        continue
+                    v = float(arr.reshape(-1)[0])
+                else:
+                    continue
+                records += 1
+                col = pending.get(value.tag)
+                if col is None:
+                    col = pending[value.tag] = (array("d"), array("d"))
+                col[0].append(event.step)
+                col[1].append(v)
+                if len(col[0]) >= 1 << 16:
+                    flush(value.tag)
+        for tag in list(pending):
+            flush(tag)
+        if damage.reason:
+            notes.append(f"{artifact}: event file damaged ({damage.reason}) after record {loaded}; "
                          "the records before the damage are kept")
             skipped += 1
-            continue
-        frames, whole = count_frames(path)       # the loader stops quietly at a bad record
-        if loaded < frames or not whole:
-            notes.append(f"{artifact}: event file damaged (truncated or a bad checksum) after record {loaded}; "
-                         "the records before the damage are kept")
-            skipped += 1
-    series = [s for c in collectors.values() for s in c.series()]
+    series = [s for s in (b.build("step") for b in builders.values()) if s is not None]
     return TableResult(series, records, skipped, notes)
 
 
