@@ -8,17 +8,17 @@ import logging
 import os
 from contextvars import ContextVar
 
-from bot.redact import redact
+from bot.redact import clean
 
 request_id: ContextVar[str] = ContextVar("request_id", default="")
 
 
 class Redacting(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg = redact(record.getMessage())
+        record.msg = clean(record.getMessage())
         record.args = ()
         if record.exc_info and record.exc_info[1] is not None:
-            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
+            record.exc_text = clean(logging.Formatter().formatException(record.exc_info))
             record.exc_info = None
         record.request_id = getattr(record, "request_id", None) or request_id.get()
         return True

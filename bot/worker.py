@@ -140,7 +140,7 @@ class Worker:
             self._update(req, blocks, text)
             if not complete:
                 self.slack.files_upload_v2(channel=req.channel, thread_ts=req.thread_ts, filename="mltd-report.md",
-                                           content=redact(render_markdown(doc)), title="mltd report")
+                                           content=render_markdown(doc), title="mltd report")
             if not req.plot_posted:
                 png = render_plot(run.metrics, diagnosis.root_causes, Path(tmp) / "mltd-plot.png")
                 if png is not None:

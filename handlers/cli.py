@@ -6,7 +6,6 @@ such path, nothing readable in it); 1 an internal error (reported in one line, n
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -24,6 +23,8 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--plot", metavar="FILE.png", help="write loss / grad norm / LR with each onset marked")
     d.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in text output")
     d.add_argument("--agent", action="store_true", help="hand the run to the specialist agent (ANTHROPIC_API_KEY)")
+    d.add_argument("--no-redact", dest="redact", action="store_false",
+                   help="show secrets found in the run as they are (your own local run only; never for posting)")
     s = sub.add_parser("serve", help="the web service: Slack events, health, metrics (and a worker in-process)")
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
@@ -80,7 +81,7 @@ def _budget():
 
 def _diagnose_in(args, tmp: Path) -> int:
     from analysis import diagnose
-    from bot.render import render_markdown, render_text
+    from bot.render import render_json, render_markdown, render_text
 
     path, source = _locate(args, tmp)
     if path is None:
@@ -105,12 +106,12 @@ def _diagnose_in(args, tmp: Path) -> int:
 
         doc = agent.review(path, run, doc, Settings())
     if args.format == "json":
-        sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False, default=str) + "\n")
+        sys.stdout.write(render_json(doc, redact=args.redact))
     elif args.format == "markdown":
-        sys.stdout.write(render_markdown(doc))
+        sys.stdout.write(render_markdown(doc, redact=args.redact))
     else:
         color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
-        sys.stdout.write(render_text(doc, color=color))
+        sys.stdout.write(render_text(doc, color=color, redact=args.redact))
     if not run.usable():
         if not run.artifacts:
             print(f"mltd: {args.path}: no artifacts found (expected logs, metrics, configs or checkpoints)", file=sys.stderr)

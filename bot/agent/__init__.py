@@ -12,7 +12,7 @@ from pathlib import Path
 
 from bot.agent.tools import TOOLS, RunTools
 from bot.agent.verify import SUBMIT, Invalid, check_schema, clean_answer, sanitise
-from bot.redact import redact
+from bot.redact import clean_doc, redact
 from bot.settings import Settings
 
 log = logging.getLogger("mltd.agent")
@@ -53,7 +53,7 @@ def _brief(doc: dict) -> str:
                                for c in doc["root_causes"][:5]]}
     return ("Diagnose this training run. The analyzers' findings and the user's words follow; investigate with the "
             "tools, then call submit_diagnosis.\n<untrusted-data tool=\"analyzers\">\n"
-            + redact(json.dumps(summary, indent=1, default=str))[:12000] + "\n</untrusted-data>")
+            + json.dumps(clean_doc(summary), indent=1, default=str)[:12000] + "\n</untrusted-data>")
 
 
 def review(root: Path, run, doc: dict, settings: Settings, client=None) -> dict:

@@ -1,28 +1,24 @@
-"""The diagnosis as one GitHub comment: the markdown report, made safe to post from hostile
-input (secrets redacted, `@user` and `@org/team` mentions and images neutralised), with links
-to the run and its jobs."""
+"""The diagnosis as one GitHub comment: the markdown report (redacted, and inert: no link, image,
+HTML or mention from the run), with links to the run and its jobs."""
 from __future__ import annotations
 
-import re
-
-from bot.redact import redact
+from bot.redact import clean
 from bot.render.markdown import render_markdown
-
-_MENTION = re.compile(r"(?<![\w`/])@(?=[A-Za-z0-9])")
-_IMAGE = re.compile(r"!\[")
+from bot.render.md_safe import code_span, inline
 
 
 def neutralise(text: str) -> str:
-    """No mention pings, no remote image loads: a zero-width space after `@`, `![` made literal."""
-    return _IMAGE.sub("!\u200b[", _MENTION.sub("@\u200b", redact(text)))
+    """One message from the run (an archive's refusal), redacted and inert, for a comment."""
+    return inline(clean(text))
 
 
 def render_github(doc: dict, run_url: str | None = None, jobs: list[tuple[str, str]] = ()) -> str:
-    body = neutralise(render_markdown(doc))
+    body = render_markdown(doc)
     links = []
     if run_url:
         links.append(f"[the workflow run]({run_url})")
-    links += [f"[job `{name}`]({url})" for name, url in jobs]
+    # a job's name comes from the workflow file, which a fork's pull request can change
+    links += [f"[job {code_span(clean(name))}]({url})" for name, url in jobs]
     if links:
         body += "\nDiagnosed from " + ", ".join(links) + ".\n"
     return body + "\n<sub>mltd reads and explains; it never changes code. Reply `/diagnose` to run it again.</sub>\n"

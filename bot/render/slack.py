@@ -4,6 +4,7 @@ after, quick fixes, patch text in a code block; within Slack's limits (3,000 cha
 run is escaped and redacted, so a log line can never ping a channel or leak a token."""
 from __future__ import annotations
 
+from bot.redact import clean_doc
 from bot.redact import slack_escape as esc
 from bot.render.common import STATUS_LINE, where
 
@@ -37,6 +38,7 @@ def _cause(i: int, c: dict, full: bool) -> list[dict]:
 def render(doc: dict) -> tuple[list[dict], str, bool]:
     """(blocks, fallback text, complete): `complete` is False when the reply had to be cut, and
     the full report should follow as a file."""
+    doc = clean_doc(doc)
     run = doc["run"]
     causes = doc["root_causes"]
     status = STATUS_LINE.get(doc["status"], doc["status"])

@@ -7,14 +7,16 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from bot.redact import clean_doc
 from bot.render.common import STATUS_LINE, artifact_problems, where
 
 _STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan", "info": "green"}
 
 
-def render_text(doc: dict, *, color: bool = False, width: int = 100) -> str:
+def render_text(doc: dict, *, color: bool = False, width: int = 100, redact: bool = True) -> str:
+    doc = clean_doc(doc, secrets=redact)       # no secret, and no escape sequence for the terminal
     buf = io.StringIO()
-    con = Console(file=buf, force_terminal=color, no_color=not color, width=width, highlight=False)
+    con = Console(file=buf, force_terminal=color, no_color=not color, width=width, highlight=False, emoji=False)
     run = doc["run"]
     con.print(f"[bold]mltd[/bold] · run {escape(run['id'])} · {len(run['artifacts'])} artifact(s) · "
               f"[bold]{STATUS_LINE[doc['status']]}[/bold]")
