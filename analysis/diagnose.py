@@ -88,17 +88,28 @@ def _missing(run: Run, causes: list[Finding], status: str) -> list[str]:
     return out
 
 
+def status_of(causes: list[dict], failed: list) -> str:
+    """The status a ranked list earns: `healthy` on top is no failure found, a first cause at
+    `CONFIDENT` or more completes the diagnosis; short of that, a failed analyzer makes the analysis
+    incomplete and otherwise more data is needed."""
+    if causes and causes[0]["code"] == "healthy" and not failed:
+        return "no_failure_found"
+    if causes and causes[0]["code"] != "healthy" and causes[0]["confidence"] >= CONFIDENT:
+        return "diagnosis_complete"
+    return "incomplete" if failed else "needs_more_data"
+
+
 def diagnose(path: str | Path, symptoms: list[str] | tuple[str, ...] = (), *, source: str | None = None,
              run_id: str | None = None, budget: Budget = DEFAULT) -> tuple[Diagnosis, Run]:
     t0 = time.perf_counter()
     run = load_run(path, source=source, run_id=run_id, budget=budget)
     findings: list[Finding] = []
-    used = []
+    used, failed = [], []
     for analyzer in ANALYZERS:
         try:
             findings += analyzer.analyze(run)
-        except Exception as exc:   # an analyzer bug costs its findings, not the reply
-            run.notes.append(f"analyzer {analyzer.NAME} failed: {type(exc).__name__}: {exc}")
+        except Exception as exc:   # an analyzer bug costs its findings, not the reply, and is said
+            failed.append({"analyzer": analyzer.NAME, "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
         used.append(analyzer.NAME)
     causes = combine(findings, list(symptoms))
     crashes = [e for e in run.events if e.signature == "traceback"]   # a crash no signature explains
@@ -109,8 +120,8 @@ def diagnose(path: str | Path, symptoms: list[str] | tuple[str, ...] = (), *, so
     elif not run.usable():
         status = "needs_more_data"
         questions.append("None of the files could be read (see the artifact list): can you share the raw training log?")
-    elif (not any(c.severity in ("critical", "high", "medium") for c in causes) and not crashes
-          and (healthy := _healthy(run))):     # a run that crashed is never healthy
+    elif (not any(c.severity in ("critical", "high", "medium") for c in causes) and not crashes and not failed
+          and (healthy := _healthy(run))):     # a run that crashed, or that was not fully analysed, is never healthy
         causes, status = [healthy] + causes, "no_failure_found"     # minor notes stay below it
     elif not causes:
         status = "needs_more_data"
@@ -122,6 +133,8 @@ def diagnose(path: str | Path, symptoms: list[str] | tuple[str, ...] = (), *, so
         status = "needs_more_data"
         questions.append(f"The leading hypothesis ({causes[0].code}, confidence {causes[0].confidence:.2f}) needs more "
                          "evidence: see the missing artifacts.")
+    if failed and status != "diagnosis_complete":
+        status = "incomplete"           # the renderers name each failed analyzer in one line
     if crashes and status != "diagnosis_complete":
         e = crashes[-1]
         questions.append(f"The run crashed with {e.text[:160]!r} ({e.artifact} line {e.line}); is that the failure you mean?")
@@ -130,6 +143,8 @@ def diagnose(path: str | Path, symptoms: list[str] | tuple[str, ...] = (), *, so
         if c.quick_fix and c.quick_fix not in quick and c.code != "healthy" and c.severity in ("critical", "high", "medium"):
             quick.append(c.quick_fix)
     engine = {"analyzers": used, "agent": None, "elapsed_s": round(time.perf_counter() - t0, 3)}
+    if failed:
+        engine["failed_analyzers"] = failed
     if run.notes:
         engine["notes"] = run.notes
     perf = observe(run)

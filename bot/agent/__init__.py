@@ -10,6 +10,7 @@ import time
 from importlib import resources
 from pathlib import Path
 
+from analysis.diagnose import status_of
 from bot.agent.tools import TOOLS, RunTools
 from bot.agent.verify import SUBMIT, Invalid, check_schema, clean_answer, sanitise
 from bot.redact import clean_doc, redact
@@ -81,8 +82,7 @@ def review(root: Path, run, doc: dict, settings: Settings, client=None) -> dict:
     doc["root_causes"] = causes + [c for c in doc["root_causes"] if c["code"] not in spoken]
     if quick:
         doc["quick_fixes"] = [sanitise(q, 200) for q in quick[:4]]
-    doc["status"] = ("no_failure_found" if causes[0]["code"] == "healthy" else
-                     "diagnosis_complete" if causes[0]["confidence"] >= 0.8 else "needs_more_data")
+    doc["status"] = status_of(doc["root_causes"], engine.get("failed_analyzers", []))
     return doc
 
 

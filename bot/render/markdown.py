@@ -6,7 +6,7 @@ does)."""
 from __future__ import annotations
 
 from bot.redact import clean_doc
-from bot.render.common import STATUS_LINE, artifact_problems, where
+from bot.render.common import STATUS_LINE, artifact_problems, incomplete_line, where
 from bot.render.md_safe import code_block, code_span, inline
 
 
@@ -14,6 +14,8 @@ def render_markdown(doc: dict, *, redact: bool = True) -> str:
     doc = clean_doc(doc, secrets=redact)
     run = doc["run"]
     out = [f"### mltd: {STATUS_LINE[doc['status']]} — run {code_span(run['id'])}", ""]
+    if line := incomplete_line(doc):
+        out += [f"**{inline(line)}**", ""]
     if doc["symptoms"]:
         out += ["**Symptoms:** " + "; ".join(map(inline, doc["symptoms"])), ""]
     causes = doc["root_causes"]

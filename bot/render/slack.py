@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bot.redact import clean_doc
 from bot.redact import slack_escape as esc
-from bot.render.common import STATUS_LINE, where
+from bot.render.common import STATUS_LINE, incomplete_line, where
 
 SECTION_MAX = 3000
 BLOCKS_MAX = 50
@@ -43,6 +43,8 @@ def render(doc: dict) -> tuple[list[dict], str, bool]:
     causes = doc["root_causes"]
     status = STATUS_LINE.get(doc["status"], doc["status"])
     blocks: list[dict] = [_section(f"*mltd* · run `{esc(str(run['id']))}` · {status}")]
+    if line := incomplete_line(doc):
+        blocks.append(_section(f"*{esc(line)}*"))
     for i, c in enumerate(causes, start=1):
         blocks += _cause(i, c, full=i == 1)
     if doc.get("quick_fixes"):

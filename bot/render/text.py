@@ -8,7 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from bot.redact import clean_doc
-from bot.render.common import STATUS_LINE, artifact_problems, where
+from bot.render.common import STATUS_LINE, artifact_problems, incomplete_line, where
 
 _STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan", "info": "green"}
 
@@ -20,6 +20,8 @@ def render_text(doc: dict, *, color: bool = False, width: int = 100, redact: boo
     run = doc["run"]
     con.print(f"[bold]mltd[/bold] · run {escape(run['id'])} · {len(run['artifacts'])} artifact(s) · "
               f"[bold]{STATUS_LINE[doc['status']]}[/bold]")
+    if line := incomplete_line(doc):
+        con.print(f"[yellow]{escape(line)}[/yellow]")
     if doc["symptoms"]:
         con.print("Symptoms: " + escape("; ".join(doc["symptoms"])))
     causes = doc["root_causes"]
