@@ -142,7 +142,11 @@ def geometric_growth(values: np.ndarray, *, min_factor: float = 100.0, min_point
     monotone = float((seg >= 0).mean()) if len(seg) else 0.0
     if monotone < 0.6:
         return None
-    return Growth(lo, hi, factor, monotone)
+    # reported from where the curve leaves its floor (a tenth of the rise, on the log scale): on a
+    # long flat stretch the lowest point is anywhere in the noise, far before the growth
+    start = lo + int(np.argmax(sm[lo: hi + 1] > sm[lo] + 0.1 * (sm[hi] - sm[lo]))) - 1
+    start = max(lo, start)
+    return Growth(start, hi, float(10 ** (sm[hi] - sm[start])), monotone)
 
 
 def relative_change(values: np.ndarray) -> float:

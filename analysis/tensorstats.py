@@ -111,7 +111,10 @@ def stream_file_stats(path, tensors: list[tuple[str, tuple[int, ...], str, int]]
     """Statistics of the float tensors of one file, streamed: `tensors` lists (name, shape, dtype,
     byte offset). Yields (name, Stats) in order. A reader thread fills a pool of three buffers
     ahead of the arithmetic."""
-    size = max((block_elements(shape) * np.dtype(_NUMPY[dtype]).itemsize for _, shape, dtype, _ in tensors), default=0)
+    # buffers as large as the largest block this file needs, not the largest block any file could:
+    # a small checkpoint must not cost three zero-filled 64 MB buffers
+    size = max((min(block_elements(shape), int(np.prod(shape, dtype=np.int64)) if shape else 1)
+                * np.dtype(_NUMPY[dtype]).itemsize for _, shape, dtype, _ in tensors), default=0)
     pool: queue.Queue = queue.Queue()
     for _ in range(3):
         pool.put(bytearray(size))

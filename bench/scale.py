@@ -106,8 +106,8 @@ def write_run(dest: Path, fmt: str, n: int, fault: str) -> None:
 def write_big_log(path: Path, gb: float) -> int:
     """A week-long job's log: timestamps and several metrics a line, a divergence after an LR jump at
     60% of its steps. Returns the line where the LR jump is logged."""
-    target = int(gb * (1 << 30))
-    n = target // 160
+    target = int(gb * 1e9)
+    n = target // 150          # bytes a line, about
     c = curves(n, "lr_jump")
     c["lr"][:] = 3e-4
     at = int(0.6 * n)
@@ -123,6 +123,38 @@ def write_big_log(path: Path, gb: float) -> int:
                 f"grad_norm={c['grad_norm'][s - 1]:.4f} tokens_per_sec={31000 + s % 997} mem_gb=41.2\n"
                 for s in range(lo + 1, hi + 1)))
     return at + 1
+
+
+def write_many_files(dest: Path, files: int) -> None:
+    """A run folder of `files` files: per-rank log shards, small checkpoints and their configs, the
+    way a long multi-node job leaves them; rank 0 diverges late."""
+    import torch
+    from safetensors.torch import save_file
+    dest.mkdir(parents=True, exist_ok=True)
+    logs, ckpts = files * 3 // 4, files // 8
+    for k in range(logs):
+        rank, shard = k % 8, k // 8
+        lines = []
+        for s in range(shard * 200 + 1, shard * 200 + 201):
+            loss = 0.6 + 2.4 * np.exp(-s / 5000) + (0.05 * (np.exp((s - 16000) / 400) - 1) if rank == 0 and s > 16000 else 0)
+            lines.append(f"step={s} loss={min(loss, 1e4):.5f} lr=3.0e-04 grad_norm=1.0\n")
+        (dest / f"rank{rank}-shard{shard:04d}.log").write_text("".join(lines))
+    g = torch.Generator().manual_seed(0)
+    for k in range(ckpts):
+        save_file({"fc1.weight": torch.randn(64, 32, generator=g), "fc1.bias": torch.zeros(64),
+                   "fc2.weight": torch.randn(10, 64, generator=g)}, dest / f"ckpt-{k:04d}.safetensors")
+        (dest / f"ckpt-{k:04d}.json").write_text(json.dumps({"step": k * 100, "lr": 3e-4}))
+    (dest / ".complete").write_text("ok")
+
+
+def time_plot(path: Path) -> float:
+    """Seconds to draw the plot of an already diagnosed run, in this process."""
+    from analysis import diagnose
+    from bot.render.plot import plot_title, render_plot
+    diagnosis, run = diagnose(path)
+    t = time.perf_counter()
+    render_plot(run.metrics, diagnosis.root_causes, path.parent / (path.name + ".png"), title=plot_title(diagnosis))
+    return time.perf_counter() - t
 
 
 def measure(path: Path) -> dict:
@@ -149,6 +181,7 @@ def main() -> None:
     p.add_argument("--formats", nargs="+", default=list(FORMATS), choices=FORMATS)
     p.add_argument("--faults", nargs="+", default=list(FAULTS), choices=list(FAULTS))
     p.add_argument("--gb-log", type=float, default=0.0, help="also the text log of this many GB")
+    p.add_argument("--many-files", type=int, default=2000, help="also a run folder of this many files (0: none)")
     p.add_argument("--cache", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "mltd-scale")
     args = p.parse_args()
     print(f"{'format':12} {'fault':13} {'steps':>9} {'MB':>7} {'s':>6} {'MB/s':>7} {'RSS MB':>7}  top cause")
@@ -169,6 +202,20 @@ def main() -> None:
                       f"{r['rss_mb']:>7.0f}  {r['code']} {'ok' if right else 'WRONG'}", flush=True)
                 if r["err"].strip() and not right:
                     print("   stderr:", r["err"].strip()[-300:])
+    if 1_000_000 in args.sizes and args.formats:
+        fmt = args.formats[0]
+        secs = time_plot(args.cache / f"{fmt}-{args.faults[0]}-1000000")
+        ok &= secs < 2
+        print(f"plot of the 1M-step {fmt} run: {secs:.2f} s")
+    if args.many_files:
+        dest = args.cache / f"many-{args.many_files}"
+        if not (dest / ".complete").exists():
+            write_many_files(dest, args.many_files)
+        r = measure(dest)
+        n_files = len(r["doc"].get("run", {}).get("artifacts", []))
+        right = r["code"] == "lr_too_high" or r["code"] == "healthy"
+        print(f"{'many files':12} {'-':13} {n_files:>9,} {size_of(dest) / 1e6:>7.1f} {r['wall']:>6.2f} "
+              f"{size_of(dest) / 1e6 / r['wall']:>7.1f} {r['rss_mb']:>7.0f}  {r['code']}")
     for (fmt, fault), w in walls.items():
         if 100_000 in w and 1_000_000 in w:
             ratio = w[1_000_000] / w[100_000]

@@ -128,7 +128,7 @@ class Worker:
                 self.store.finish(req.key, owner, "done", error=str(exc))
                 return
             from analysis import diagnose
-            from bot.render.plot import render_plot
+            from bot.render.plot import plot_title, render_plot
 
             symptoms = [req.params["symptom"]] if req.params.get("symptom") else []
             diagnosis, run = diagnose(path, symptoms, source=source, run_id=req.params.get("run") or None,
@@ -142,7 +142,8 @@ class Worker:
                 self.slack.files_upload_v2(channel=req.channel, thread_ts=req.thread_ts, filename="mltd-report.md",
                                            content=render_markdown(doc), title="mltd report")
             if not req.plot_posted:
-                png = render_plot(run.metrics, diagnosis.root_causes, Path(tmp) / "mltd-plot.png")
+                png = render_plot(run.metrics, diagnosis.root_causes, Path(tmp) / "mltd-plot.png",
+                                  title=plot_title(diagnosis))
                 if png is not None:
                     self.slack.files_upload_v2(channel=req.channel, thread_ts=req.thread_ts, file=str(png),
                                                filename="mltd-plot.png", title="loss, gradient norm and LR")
