@@ -10,7 +10,7 @@ from analysis.analyzers import ANALYZERS
 from analysis.analyzers.common import train_loss
 from analysis.budget import DEFAULT, Budget
 from analysis.ingest import load_run
-from analysis.metrics import fmt, fmt_step
+from analysis.metrics import clip, fmt, fmt_step
 from analysis.model import Diagnosis, Evidence, Finding
 from analysis.performance import observe
 from analysis.rank import combine
@@ -137,7 +137,7 @@ def diagnose(path: str | Path, symptoms: list[str] | tuple[str, ...] = (), *, so
         status = "incomplete"           # the renderers name each failed analyzer in one line
     if crashes and status != "diagnosis_complete":
         e = crashes[-1]
-        questions.append(f"The run crashed with {e.text[:160]!r} ({e.artifact} line {e.line}); is that the failure you mean?")
+        questions.append(f"The run crashed with {clip(e.text, 160)!r} ({e.artifact} line {e.line}); is that the failure you mean?")
     quick = []
     for c in causes:
         if c.quick_fix and c.quick_fix not in quick and c.code != "healthy" and c.severity in ("critical", "high", "medium"):

@@ -62,6 +62,16 @@ def fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
+def clip(text: str, n: int) -> str:
+    """`text` cut to about `n` characters at a space, marked with an ellipsis: a quoted line is never
+    cut inside a word, so a secret in it is either whole (and redacted at the output) or absent,
+    never a prefix too short to recognise."""
+    if len(text) <= n:
+        return text
+    cut = text.rfind(" ", 0, n)
+    return text[: cut if cut >= n // 2 else n].rstrip() + "…"
+
+
 def _keep_largest(values: np.ndarray, k: int) -> np.ndarray:
     """Indices that keep one point of every k consecutive ones: the largest, NaN and Inf first, so
     that a spike or a NaN survives any amount of thinning. A short last group keeps its own."""

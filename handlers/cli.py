@@ -89,9 +89,9 @@ def _diagnose_in(args, tmp: Path) -> int:
     args.path = str(path) if source is None else source
     diagnosis, run = diagnose(path, args.symptom, source=source, budget=_budget())
     if args.plot:
-        from bot.render.plot import render_plot
+        from bot.render.plot import plot_title, render_plot
         try:
-            written = render_plot(run.metrics, diagnosis.root_causes, args.plot)
+            written = render_plot(run.metrics, diagnosis.root_causes, args.plot, title=plot_title(diagnosis))
         except OSError as exc:
             print(f"mltd: cannot write plot {args.plot}: {exc.strerror}", file=sys.stderr)
             written = None

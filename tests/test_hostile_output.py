@@ -183,3 +183,18 @@ def test_no_redact_shows_the_users_own_secrets(tmp_path, scenario, capsys):
     (run / "train.log").write_text((run / "train.log").read_text().replace("unexpected end of stream", key))
     assert key in _cli(capsys, run, "x", "text", "--no-redact")
     assert key not in _cli(capsys, run, "x", "text")
+
+
+def test_a_secret_cut_by_a_quote_length_never_leaks_a_prefix(tmp_path, capsys):
+    """Quoted lines are cut to a length: never inside a word, so no prefix of a token too short to
+    recognise reaches the reply."""
+    token = "ghp_" + "Ab3" * 12
+    run = tmp_path / "run"
+    run.mkdir()
+    head = "torch.OutOfMemoryError: CUDA out of memory. "
+    for pad in range(260 - len(head), 300 - len(head), 6):     # the token straddles the 300th character
+        line = head + "x " * (pad // 2) + token
+        (run / "train.log").write_text("step=1 loss=2.0\nstep=2 loss=1.9\n" + line + "\n")
+        assert main(["diagnose", str(run), "--format", "json"]) in (0, 2)
+        out = capsys.readouterr().out
+        assert "ghp_Ab3" not in out

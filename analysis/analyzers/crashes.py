@@ -3,6 +3,7 @@ failures, DataLoader worker deaths, zero-variance statistics, NaN detectors and 
 overflows. The signature table is data: analysis/data/signatures.toml."""
 from __future__ import annotations
 
+from analysis.metrics import clip
 from analysis.model import Event, Evidence, Finding
 from analysis.patches import set_config_value
 from analysis.run import Run
@@ -17,7 +18,7 @@ def _gib(x: float) -> str:
 
 def _ev(e: Event, text: str | None = None) -> Evidence:
     suffix = f" (x{e.count}, last at line {e.fields['last_line']})" if e.count > 1 and "last_line" in e.fields else ""
-    return Evidence((text or e.text)[:300] + suffix, e.artifact, e.locator)
+    return Evidence(clip(text or e.text, 300) + suffix, e.artifact, e.locator)
 
 
 def _user_frame(e: Event) -> Evidence | None:
@@ -162,7 +163,7 @@ def analyze(run: Run) -> list[Finding]:
         patch = None
         if "original_error" in e.fields:
             ev.insert(0, Evidence(e.fields["original_error"], e.artifact, f"line {e.fields['original_line']}"))
-            title = f"{title}: {e.fields['original_error'][:120]}"
+            title = f"{title}: {clip(e.fields['original_error'], 120)}"
         if e.signature == "batchnorm_single":
             hit = run.config_value("drop_last", "dataloader_drop_last")
             if hit and hit[2] is False:
@@ -179,7 +180,7 @@ def analyze(run: Run) -> list[Finding]:
                 "numerical_instability": 0.75}.get(e.code, 0.7)
         sev = "critical" if e.context or e.code in ("distributed_failure", "dataloader_failure") else "high"
         count = f" ({e.count} times)" if e.count > 1 else ""
-        issue = f"{title}{count}" if title else f"{e.text[:160]}{count}"
+        issue = f"{title}{count}" if title else f"{clip(e.text, 160)}{count}"
         out.append(Finding(e.code, issue, sev, conf, ev, fix=fix, patch=patch,
                            analyzer=NAME, quick_fix=fix.split(";")[0].split(":")[0][:80]))
     return out

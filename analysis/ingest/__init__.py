@@ -13,6 +13,7 @@ from analysis.ingest.events import fold
 from analysis.ingest.samples import parse_samples
 from analysis.ingest.tables import parse_csv, parse_jsonl, parse_mlflow_run, parse_tensorboard, parse_trainer_state
 from analysis.ingest.textlog import parse_text_log
+from analysis.metrics import clip
 from analysis.model import Artifact
 from analysis.run import Run
 
@@ -66,7 +67,7 @@ def load_run(path: str | Path, *, source: str | None = None, run_id: str | None 
         except OverBudget as exc:
             art.problem = f"skipped: {exc}"
         except Exception as exc:  # one bad file never stops the run: it is named in the reply
-            art.problem = f"unreadable: {type(exc).__name__}: {str(exc)[:200]}"
+            art.problem = f"unreadable: {type(exc).__name__}: {clip(str(exc), 200)}"
 
     if tb_files:
         result = parse_tensorboard([f.path for f in tb_files], rel)

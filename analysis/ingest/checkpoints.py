@@ -20,6 +20,7 @@ import numpy as np
 
 from analysis.budget import DEFAULT, Budget
 from analysis.ingest.inside import OutsideRun, inside_run
+from analysis.metrics import clip
 from analysis.tensorstats import FLOAT_KINDS, pick_device, stream_file_stats, tensor_stats
 
 _ST_ITEMSIZE = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1,
@@ -365,9 +366,9 @@ def load_torch(path: Path, artifact: str, budget: Budget = DEFAULT) -> Checkpoin
     except Exception as exc:
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         if "weights_only" in str(exc) or "Unsupported global" in str(exc):
-            ckpt.problem = f"refused: not loadable with weights_only=True ({msg[:160]})"
+            ckpt.problem = f"refused: not loadable with weights_only=True ({clip(msg, 160)})"
         else:
-            ckpt.problem = f"unreadable: {msg[:200]}"
+            ckpt.problem = f"unreadable: {clip(msg, 200)}"
         return ckpt
     tensors, ckpt.meta = _state_dict(obj)
     if ckpt.step is None:

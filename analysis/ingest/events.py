@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
+from analysis.metrics import clip
 from analysis.model import Event
 
 TRACEBACK_START = "Traceback (most recent call last):"
@@ -112,7 +113,7 @@ def build_event(artifact: str, line_no: int, lines: list[str]) -> tuple[Event | 
             for k in range(j, min(len(lines), j + 200)):
                 text = strip_prefix(lines[k])
                 if text and not text[0].isspace() and _EXC_LINE.match(text) and "Original Traceback" not in text:
-                    event.fields["original_error"] = text.strip()[:300]
+                    event.fields["original_error"] = clip(text.strip(), 300)
                     event.fields["original_line"] = line_no + k
                     j = k + 1
                     break
@@ -123,9 +124,9 @@ def build_event(artifact: str, line_no: int, lines: list[str]) -> tuple[Event | 
         if not m or m.group(1).endswith("Warning") and "Warning:" not in first:
             return None, 1
         if m.group(1).endswith("Warning"):
-            return Event("warning", None, artifact, line_no, first.strip()[:500]), 1
-        return Event("error", None, artifact, line_no, first.strip()[:500]), 1
-    return Event(sig.name, sig.code, artifact, line_no, first.strip()[:500], fields=_fields(sig, first)), 1
+            return Event("warning", None, artifact, line_no, clip(first.strip(), 500)), 1
+        return Event("error", None, artifact, line_no, clip(first.strip(), 500)), 1
+    return Event(sig.name, sig.code, artifact, line_no, clip(first.strip(), 500), fields=_fields(sig, first)), 1
 
 
 def _fields(sig: Signature | None, text: str) -> dict:
