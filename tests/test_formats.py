@@ -13,6 +13,7 @@ from analysis.ingest.checkpoints import load_safetensors, load_torch, read_safet
 from analysis.ingest.configs import parse_code, parse_config
 from analysis.ingest.tables import parse_csv, parse_jsonl, parse_mlflow_run, parse_tensorboard, parse_trainer_state
 from analysis.names import canonical
+from handlers.cli import main
 
 
 @pytest.mark.parametrize("raw,canon", [
@@ -191,3 +192,15 @@ def test_one_pandas_table_per_run_keyed_by_step(tmp_path):
     frame = load_run(tmp_path).metrics.frame()
     assert frame.index.name == "step" and list(frame.index) == [1.0, 2.0]
     assert frame.loc[2.0, "train_loss"] == 1.5 and frame.loc[2.0, "val_loss"] == 1.7
+
+
+def test_console_output_named_like_samples_is_read_as_a_log(tmp_path, capsys):
+    """`output.txt` is as often the console of a run as a file of generations: its content decides."""
+    (tmp_path / "output.txt").write_text("RuntimeError: CUDA out of memory. Tried to allocate 512.00 MiB (GPU 0; "
+                                         "7.93 GiB total capacity; 6.19 GiB already allocated; 340.00 MiB free)\n")
+    (tmp_path / "generated_samples.txt").write_text("::::\n::::\n::::\n::::\n::::\n::::\n")
+    assert main(["diagnose", str(tmp_path), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    kinds = {a["path"]: a["kind"] for a in doc["run"]["artifacts"]}
+    assert kinds == {"output.txt": "log", "generated_samples.txt": "samples"}
+    assert {c["code"] for c in doc["root_causes"]} >= {"out_of_memory", "mode_collapse"}

@@ -25,6 +25,17 @@ class Found:
     format: str
 
 
+_LOG_WORDS = re.compile(rb"Traceback|Error|Exception|Warning|NCCL|Killed|\b(?:loss|epoch|step|iter|lr|acc(?:uracy)?)\b",
+                        re.I)
+
+
+def _reads_like_a_log(path: Path) -> bool:
+    """Whether the first 4 KB of a file named like model outputs read like a training console:
+    a traceback, a warning, or metrics by name."""
+    with open(path, "rb") as f:
+        return bool(_LOG_WORDS.search(f.read(4096)))
+
+
 def _sniff(path: Path) -> tuple[str, str]:
     """(kind, format) from the first bytes of a file whose name is not telling."""
     with open(path, "rb") as f:
@@ -95,8 +106,8 @@ def classify(path: Path, rel: str) -> tuple[str, str]:
     if suffix == ".json":
         return "config", "json"
     if suffix in _LOG_EXT or suffix == "":
-        if _SAMPLE_NAME.search(lower) and suffix in (".txt", ""):
-            return "samples", "plain_text"
+        if _SAMPLE_NAME.search(lower) and suffix in (".txt", "") and not _reads_like_a_log(path):
+            return "samples", "plain_text"       # `output.txt` is as often a run's console output
         return _sniff(path)
     return _sniff(path)
 

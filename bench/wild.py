@@ -1,0 +1,72 @@
+"""Accuracy on logs people really pasted in public threads (tests/wild/, see its README): each case
+through `mltd diagnose --format json`, the top cause against the cause the thread established.
+
+    python bench/wild.py                 # both halves; the measuring half is the figure
+    python bench/wild.py --split tune    # the half that may be tuned on
+
+Prints top-1, top-3, false alarms (a healthy case with a critical or high cause), the cases that
+got no cause at all, and the misses, per half. `alt_codes` (a cause a careful reader would also
+accept) count as right.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WILD = ROOT / "tests" / "wild"
+
+
+def diagnose(case: Path) -> dict:
+    p = subprocess.run([sys.executable, "-m", "handlers.cli", "diagnose", str(case), "--format", "json"],
+                       capture_output=True, text=True, cwd=ROOT)
+    try:
+        return json.loads(p.stdout)
+    except ValueError:
+        return {"status": f"exit {p.returncode}", "root_causes": []}
+
+
+def score(labels: list[dict]) -> dict:
+    rows = []
+    for lab in labels:
+        doc = diagnose(WILD / "cases" / lab["id"])
+        codes = [c["code"] for c in doc.get("root_causes", [])]
+        ok = {lab["code"], *lab.get("alt_codes", [])}
+        top = codes[0] if codes else None
+        serious = [c for c in doc.get("root_causes", []) if c["code"] != "healthy" and c["severity"] in ("critical", "high")]
+        rows.append({"id": lab["id"], "want": lab["code"], "got": top, "top1": top in ok,
+                     "top3": bool(ok & set(codes[:3])), "none": not codes or codes == ["healthy"] and lab["code"] != "healthy",
+                     "false_alarm": lab["code"] == "healthy" and bool(serious), "status": doc.get("status")})
+    return {"rows": rows, "n": len(rows), "top1": sum(r["top1"] for r in rows), "top3": sum(r["top3"] for r in rows),
+            "healthy": sum(r["want"] == "healthy" for r in rows), "false_alarms": sum(r["false_alarm"] for r in rows),
+            "no_cause": sum(r["got"] is None for r in rows)}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--split", choices=("tune", "measure", "both"), default="both")
+    p.add_argument("--misses", action="store_true", help="list every miss (default: the measuring half's count only)")
+    args = p.parse_args()
+    labels = json.loads((WILD / "labels.json").read_text())
+    halves = ("tune", "measure") if args.split == "both" else (args.split,)
+    for half in halves:
+        s = score([lab for lab in labels if lab["split"] == half])
+        n = max(s["n"], 1)
+        print(f"{half:8} {s['n']:3} cases  top-1 {s['top1']}/{s['n']} ({s['top1'] / n:.2f})  top-3 {s['top3'] / n:.2f}  "
+              f"false alarms {s['false_alarms']}/{s['healthy']} healthy  no cause {s['no_cause']}")
+        misses = [r for r in s["rows"] if not r["top1"]]
+        if half == "tune" or args.misses:
+            for r in misses:
+                print(f"   miss {r['id']:42} want {r['want']:22} got {r['got']} ({r['status']})")
+        else:
+            print(f"   {len(misses)} misses (by expected code: {dict(Counter(r['want'] for r in misses))})")
+    if "measure" in halves:
+        print("the measuring half is the figure; never tune on it")
+
+
+if __name__ == "__main__":
+    main()
