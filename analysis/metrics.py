@@ -11,7 +11,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
 MAX_POINTS = 1 << 17
 
@@ -171,8 +170,11 @@ class MetricTable:
     def layer_series(self, prefix: str) -> dict[str, Series]:
         return {n.split("/", 1)[1]: s for n, s in self.series.items() if n.startswith(prefix + "/")}
 
-    def frame(self) -> pd.DataFrame:
-        """One table keyed by step, a column per canonical metric (last value at a repeated step)."""
+    def frame(self):
+        """One table keyed by step, a column per canonical metric (last value at a repeated step),
+        as a pandas DataFrame (pandas is imported here only: a diagnosis never needs it)."""
+        import pandas as pd
+
         cols = {}
         for name, s in self.series.items():
             col = pd.Series(s.values, index=pd.Index(s.steps, name="step"))

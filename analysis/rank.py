@@ -48,11 +48,17 @@ def _merge(findings: list[Finding]) -> dict[str, Finding]:
 
 
 def _absorb(target: Finding, evidence: list[Evidence]) -> None:
-    seen = {(e.artifact, e.locator, e.text) for e in target.evidence}
+    """Adds the evidence the target does not already cite: a place it quotes (the same lines of the
+    same file), or the first line of a span it quotes, is said once."""
+    seen = {(e.artifact, e.locator) for e in target.evidence}
     for e in evidence:
-        if (e.artifact, e.locator, e.text) not in seen:
-            target.evidence.append(e)
-            seen.add((e.artifact, e.locator, e.text))
+        if (e.artifact, e.locator) in seen:
+            continue
+        if e.locator.startswith("line ") and any(
+                a == e.artifact and loc.startswith(f"lines {e.locator[5:]}-") for a, loc in seen):
+            continue
+        target.evidence.append(e)
+        seen.add((e.artifact, e.locator))
 
 
 def _before(a: Finding, b: Finding, slack: float = 0.0) -> bool:

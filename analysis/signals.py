@@ -49,6 +49,7 @@ class Divergence:
     peak: int          # highest value after the onset
     rise: float        # relative rise of the smoothed curve from best to peak
     undone: float      # share of the progress (start - best) that the rise took back
+    level: float = 0.0  # the smoothed best value the rise is measured from
 
 
 def divergence(values: np.ndarray, *, min_points: int = 12, min_rise: float = 0.15,
@@ -80,7 +81,7 @@ def divergence(values: np.ndarray, *, min_points: int = 12, min_rise: float = 0.
     peak = i + int(np.argmax(np.where(np.isfinite(v[i:]), v[i:], -np.inf)))
     rise = float((sm[peak] - sm[best]) / max(abs(sm[best]), 1e-12))
     undone = float((sm[peak] - sm[best]) / max(start - sm[best], 1e-12))
-    return Divergence(best, onset, peak, rise, undone)
+    return Divergence(best, onset, peak, rise, undone, float(sm[best]))
 
 
 def spikes(values: np.ndarray, *, z: float = 6.0, window: int = 21, recover: int = 5,

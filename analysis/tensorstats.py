@@ -14,6 +14,7 @@ import math
 import queue
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -31,7 +32,10 @@ class Stats:
 
 
 def pick_device(largest_bytes: int = 0) -> str:
-    """CUDA when torch sees a GPU with room for a few blocks beside the largest tensor, else CPU."""
+    """CUDA when torch sees a GPU with room for a few blocks beside the largest tensor, else CPU.
+    A machine with no NVIDIA device node is a CPU machine without importing torch (1.4 s)."""
+    if not any(Path("/dev").glob("nvidia[0-9]*")):
+        return "cpu"
     try:
         import torch
 
@@ -61,6 +65,12 @@ class Accumulator:
         self.row_norms: list[np.ndarray] = []
 
     def add(self, raw: np.ndarray) -> None:
+        if self.device == "cpu":        # numpy: a run with a small checkpoint need not import torch
+            block = (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32) if self.dtype == "BF16" else raw
+            block = block if block.dtype in (np.float32, np.float64) else block.astype(np.float32)
+            with np.errstate(over="ignore", invalid="ignore"):     # an overflow is counted, not warned
+                self._add(block, np)
+            return
         import torch
 
         if self.dtype == "BF16":
@@ -68,23 +78,26 @@ class Accumulator:
         else:
             block = torch.from_numpy(raw)
             block = block if block.dtype in (torch.float32, torch.float64) else block.float()
-        if self.device != "cpu":
-            block = block.to(self.device, non_blocking=True)
+        self._add(block.to(self.device, non_blocking=True), torch)
+
+    def _add(self, block, xp) -> None:
+        """Sums of squares (per row for a matrix) of one block, with `xp` numpy or torch."""
+        norm = np.linalg.norm if xp is np else xp.linalg.vector_norm
         if self.cols:
-            rn = torch.linalg.vector_norm(block.view(-1, self.cols), dim=1)
-            s = float(torch.sum(rn.double() ** 2))
+            rn = norm(block.reshape(-1, self.cols), axis=1) if xp is np else norm(block.view(-1, self.cols), dim=1)
+            s = float((rn.astype(np.float64) ** 2).sum()) if xp is np else float(xp.sum(rn.double() ** 2))
         else:
-            s = float(torch.linalg.vector_norm(block)) ** 2
+            s = float(norm(block)) ** 2
         if not math.isfinite(s):       # a NaN/Inf, or squares past float32: count and sum exactly
-            finite = torch.isfinite(block)
+            finite = xp.isfinite(block)
             self.bad += int((~finite).sum())
-            clean = torch.where(finite, block.double(), 0.0)
+            clean = xp.where(finite, block.astype(np.float64) if xp is np else block.double(), 0.0)
             s = float((clean * clean).sum())
             if self.cols:
-                rn = torch.linalg.vector_norm(clean.view(-1, self.cols), dim=1)
+                rn = norm(clean.reshape(-1, self.cols), axis=1) if xp is np else norm(clean.view(-1, self.cols), dim=1)
         self.squares += s
         if self.cols:
-            self.row_norms.append(rn.float().cpu().numpy())
+            self.row_norms.append(rn.astype(np.float32) if xp is np else rn.float().cpu().numpy())
 
     def result(self) -> Stats:
         out = Stats(math.sqrt(self.squares), self.bad)

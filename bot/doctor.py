@@ -3,7 +3,9 @@ the fix for what fails. Unconfigured optional services are listed as off, not as
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
+from analysis.metrics import clip
 from bot.settings import Settings
 
 
@@ -20,7 +22,19 @@ def _try(name, fn, fix, required=False) -> Check:
     try:
         return Check(name, True, fn(), required=required)
     except Exception as exc:                    # every failure becomes a row, never a traceback
-        return Check(name, False, f"{type(exc).__name__}: {str(exc)[:160]}", fix, required)
+        # the first line, whole words, without SQLAlchemy's "(Background on this error at: …)"
+        msg = str(exc).split("(Background on this error")[0].strip().splitlines()
+        return Check(name, False, f"{type(exc).__name__}: {clip(msg[0] if msg else '', 200)}", fix, required)
+
+
+def _absent_sqlite(name: str, url: str) -> Check | None:
+    """A SQLite file that does not exist yet is reported, not created: the doctor writes nothing."""
+    if not url.startswith("sqlite:///"):
+        return None
+    path = Path(url[len("sqlite:///"):])
+    if path.exists():
+        return None
+    return Check(name, None, f"{path} does not exist yet (the first `mltd serve` or `mltd worker` creates it)")
 
 
 def run_checks(settings: Settings) -> list[Check]:
@@ -38,13 +52,15 @@ def run_checks(settings: Settings) -> list[Check]:
         from bot.store import Store
         Store(settings.database_url).counts()
         return settings.database_url.split("@")[-1].split("?")[0]
-    out.append(_try("database", database, "check MLTD_DATABASE_URL (and that PostgreSQL is up)", required=True))
+    out.append(_absent_sqlite("database", settings.database_url)
+               or _try("database", database, "check MLTD_DATABASE_URL (and that PostgreSQL is up)", required=True))
 
     def queue():
         from bot.queue import make_huey
         h = make_huey(settings.queue_url, settings.queue_name)
         return f"{settings.queue_url.split('@')[-1]}: {h.pending_count()} pending"
-    out.append(_try("queue", queue, "check MLTD_QUEUE_URL (and that Redis is up)", required=True))
+    out.append(_absent_sqlite("queue", settings.queue_url)
+               or _try("queue", queue, "check MLTD_QUEUE_URL (and that Redis is up)", required=True))
 
     if settings.slack_bot_token:
         def slack():

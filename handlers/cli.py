@@ -6,6 +6,8 @@ such path, nothing readable in it); 1 an internal error (reported in one line, n
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -14,6 +16,7 @@ EXIT_OK, EXIT_INTERNAL, EXIT_INPUT = 0, 1, 2
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mltd", description="ML training debugger: ranked root causes with evidence.")
+    p.add_argument("--version", action="version", version=f"mltd {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
     d = sub.add_parser("diagnose", help="diagnose a run folder or a single log/metrics file")
     d.add_argument("path", nargs="+", help="run folder, one file (log, metrics, checkpoint), an s3:// location, "
@@ -22,6 +25,8 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     d.add_argument("--plot", metavar="FILE.png", help="write loss / grad norm / LR with each onset marked")
     d.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in text output")
+    d.add_argument("--top", type=int, metavar="N", help="report only the N most likely causes")
+    d.add_argument("--quiet", action="store_true", help="text: one line per cause (for CI logs)")
     d.add_argument("--agent", action="store_true", help="hand the run to the specialist agent (ANTHROPIC_API_KEY)")
     d.add_argument("--no-redact", dest="redact", action="store_false",
                    help="show secrets found in the run as they are (your own local run only; never for posting)")
@@ -36,8 +41,20 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mltd")
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
 def _diagnose(args) -> int:
     import tempfile
+
+    if args.plot and not _writable(Path(args.plot)):
+        return EXIT_INPUT
 
     with tempfile.TemporaryDirectory(prefix="mltd-") as tmp:
         return _diagnose_in(args, Path(tmp))
@@ -55,26 +72,47 @@ def _locate(args, tmp: Path) -> tuple[Path | None, str | None]:
         try:
             got = fetch(resolve(ref, kind, settings), tmp / "run", settings)
         except FetchError as exc:
-            print(f"mltd: {exc}", file=sys.stderr)
+            text = str(exc).replace("Mention me with its s3:// location instead.",
+                                    "Set MLTD_RUN_URI (e.g. s3://bucket/runs/{run}/) or give the s3:// location.")
+            print(f"mltd: {text}", file=sys.stderr)
             return None, None
         for note in got.notes:
             print(f"mltd: {note}", file=sys.stderr)
         return got.path, got.source
-    path = Path(" ".join(words))
+    if len(words) > 1:
+        print(f"mltd: give one run folder or file, not {len(words)} ({', '.join(words[:3])}); quote a path with "
+              "spaces in it, or write `run NAME` for a run found through MLTD_RUN_URI", file=sys.stderr)
+        return None, None
+    path = Path(words[0])
     if not path.exists():
         print(f"mltd: {path}: no such file or folder", file=sys.stderr)
         return None, None
     return path, None
 
 
+def _writable(plot: Path) -> bool:
+    """Whether the plot can be written, said before any work: a report that then cannot save its
+    plot is a failed command."""
+    folder = plot.parent if str(plot.parent) else Path(".")
+    if not folder.is_dir():
+        print(f"mltd: cannot write the plot {plot}: no folder {folder}", file=sys.stderr)
+        return False
+    if not os.access(folder, os.W_OK) or (plot.exists() and not os.access(plot, os.W_OK)):
+        print(f"mltd: cannot write the plot {plot}: permission denied", file=sys.stderr)
+        return False
+    return True
+
+
 def _budget():
     """The artifact and run budgets from the environment (MLTD_ARTIFACT_TIME_S, ...); the engine's
     defaults where the service's settings are not installed."""
+    from analysis.budget import DEFAULT
+
+    if not any(k.startswith("MLTD_") for k in os.environ):
+        return DEFAULT           # nothing to read: skip the settings machinery (0.2 s of imports)
     try:
         from bot.settings import Settings
     except ImportError:
-        from analysis.budget import DEFAULT
-
         return DEFAULT
     return Settings().budget()
 
@@ -105,13 +143,17 @@ def _diagnose_in(args, tmp: Path) -> int:
         from bot.settings import Settings
 
         doc = agent.review(path, run, doc, Settings())
+    if args.top is not None:
+        doc["root_causes"] = doc["root_causes"][: max(args.top, 0)]
     if args.format == "json":
         sys.stdout.write(render_json(doc, redact=args.redact))
     elif args.format == "markdown":
         sys.stdout.write(render_markdown(doc, redact=args.redact))
     else:
         color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
-        sys.stdout.write(render_text(doc, color=color, redact=args.redact))
+        # the terminal's width on a terminal; no wrapping at all into a pipe or a CI log
+        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 100_000
+        sys.stdout.write(render_text(doc, color=color, redact=args.redact, width=width, brief=args.quiet))
     if not run.usable():
         if not run.artifacts:
             print(f"mltd: {args.path}: no artifacts found (expected logs, metrics, configs or checkpoints)", file=sys.stderr)

@@ -148,7 +148,7 @@ def analyze(run: Run) -> list[Finding]:
                                            f"{loss.step_kind} {fmt_step(loss.steps[peak])}", loss.artifact,
                                            loss.span_locator(j, peak)))
                         k = max(0, j - 1)
-                        while k > 0 and loss.steps[k] > lr.steps[i]:
+                        while k > 0 and loss.steps[k] >= lr.steps[i]:     # strictly before: the jump's own line is after
                             k -= 1
                         ev.append(Evidence(f"loss was {fmt(float(loss.values[k]))} before the jump", loss.artifact, loss.locator(k)))
                 fix = (f"Lower the learning rate after {lr.step_kind} {fmt_step(lr.steps[i])} from {fmt(after)} to "

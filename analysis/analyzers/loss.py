@@ -59,8 +59,8 @@ def analyze(run: Run) -> list[Finding]:
     if d is not None:
         rise = f"+{d.rise * 100:.0f}%" if d.rise < 10 else f"{d.rise + 1:,.0f}x"
         ev = [point(s, int(np.nanargmin(v[: d.onset + 1])), "lowest loss"),
-              Evidence(f"loss rose from {fmt(float(v[d.onset]))} at {s.step_kind} {fmt_step(s.steps[d.onset])} to "
-                       f"{fmt(float(v[d.peak]))} at {s.step_kind} {fmt_step(s.steps[d.peak])} ({rise} over its smoothed best)",
+              Evidence(f"loss rose from {s.step_kind} {fmt_step(s.steps[d.onset])} to {fmt(float(v[d.peak]))} at "
+                       f"{s.step_kind} {fmt_step(s.steps[d.peak])}, {rise} over its smoothed best of {fmt(d.level)}",
                        s.artifact, s.span_locator(d.onset, d.peak))]
         clear = d.undone >= 0.5         # a rise that takes back under half the progress may be noise
         out.append(Finding(

@@ -13,7 +13,9 @@ from bot.render.common import STATUS_LINE, artifact_problems, incomplete_line, w
 _STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan", "info": "green"}
 
 
-def render_text(doc: dict, *, color: bool = False, width: int = 100, redact: bool = True) -> str:
+def render_text(doc: dict, *, color: bool = False, width: int = 100, redact: bool = True, brief: bool = False) -> str:
+    """The report for a terminal; `brief`: the status and one line per cause, with the place that
+    proves it (for CI logs)."""
     doc = clean_doc(doc, secrets=redact)       # no secret, and no escape sequence for the terminal
     buf = io.StringIO()
     con = Console(file=buf, force_terminal=color, no_color=not color, width=width, highlight=False, emoji=False)
@@ -22,9 +24,15 @@ def render_text(doc: dict, *, color: bool = False, width: int = 100, redact: boo
               f"[bold]{STATUS_LINE[doc['status']]}[/bold]")
     if line := incomplete_line(doc):
         con.print(f"[yellow]{escape(line)}[/yellow]")
+    causes = doc["root_causes"]
+    if brief:
+        for i, c in enumerate(causes, 1):
+            first = f"  [dim]— {escape(where(c['evidence'][0]))}[/dim]" if c["evidence"] else ""
+            con.print(f"{i}. {c['code']} [{_STYLE[c['severity']]}]{c['severity']}[/] {c['confidence']:.2f}  "
+                      f"{escape(c['issue'])}{first}")
+        return buf.getvalue()
     if doc["symptoms"]:
         con.print("Symptoms: " + escape("; ".join(doc["symptoms"])))
-    causes = doc["root_causes"]
     if causes:
         table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
         for col in ("#", "code", "severity", "conf.", "issue"):
@@ -70,4 +78,6 @@ def render_text(doc: dict, *, color: bool = False, width: int = 100, redact: boo
         con.print(f"? {escape(q)}")
     for key, path in doc["analysis_artifacts"].items():
         con.print(f"[dim]{key}: {escape(path)}[/dim]")
+    if doc.get("engine", {}).get("agent_note"):
+        con.print(f"[dim]{escape(doc['engine']['agent_note'])}[/dim]")
     return buf.getvalue()
