@@ -24,7 +24,7 @@ ARG TORCH_VERSION=2.13.0
 RUN useradd --create-home --uid 10001 mltd
 COPY --from=build /wheels /wheels
 RUN pip install --no-cache-dir --index-url "${TORCH_INDEX}" "torch==${TORCH_VERSION}" \
- && pip install --no-cache-dir /wheels/*.whl \
+ && pip install --no-cache-dir "$(ls /wheels/mltd-*.whl)[all]" \
  && rm -rf /wheels
 USER 10001
 WORKDIR /home/mltd

@@ -349,10 +349,13 @@ def _state_dict(obj) -> tuple[dict, dict]:
 
 
 def load_torch(path: Path, artifact: str, budget: Budget = DEFAULT) -> Checkpoint:
-    import torch
-
     fmt = "lightning-ckpt" if path.suffix == ".ckpt" else "torch"
     ckpt = Checkpoint(artifact, fmt, step=step_from_name(artifact), sources=[path])
+    try:
+        import torch
+    except ImportError:           # the core install reads logs, metrics and safetensors without torch
+        ckpt.problem = "not read: a torch checkpoint needs torch (pip install 'mltd[torch]')"
+        return ckpt
     refused = unsafe_globals(path, budget)
     if refused:
         ckpt.problem = ("refused: loading needs arbitrary unpickling (it references "

@@ -8,7 +8,10 @@ import struct
 from collections.abc import Iterator
 from pathlib import Path
 
-from analysis.ingest._crc32c import crc32c
+try:
+    from analysis.ingest._crc32c import crc32c
+except ImportError:          # built without a compiler: TensorBoard's own, pure Python (~1 MB/s)
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import crc32c
 
 
 def _masked(crc: int) -> int:

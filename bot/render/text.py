@@ -30,7 +30,7 @@ def render_text(doc: dict, *, color: bool = False, width: int = 100, redact: boo
             first = f"  [dim]— {escape(where(c['evidence'][0]))}[/dim]" if c["evidence"] else ""
             con.print(f"{i}. {c['code']} [{_STYLE[c['severity']]}]{c['severity']}[/] {c['confidence']:.2f}  "
                       f"{escape(c['issue'])}{first}")
-        return buf.getvalue()
+        return _trimmed(buf)
     if doc["symptoms"]:
         con.print("Symptoms: " + escape("; ".join(doc["symptoms"])))
     if causes:
@@ -80,4 +80,9 @@ def render_text(doc: dict, *, color: bool = False, width: int = 100, redact: boo
         con.print(f"[dim]{key}: {escape(path)}[/dim]")
     if doc.get("engine", {}).get("agent_note"):
         con.print(f"[dim]{escape(doc['engine']['agent_note'])}[/dim]")
-    return buf.getvalue()
+    return _trimmed(buf)
+
+
+def _trimmed(buf: io.StringIO) -> str:
+    """The printed text without the spaces rich pads table cells with."""
+    return "".join(line.rstrip() + "\n" for line in buf.getvalue().splitlines())
