@@ -70,7 +70,8 @@ def render_plot(metrics: MetricTable, root_causes: list, path: str | Path, *, ti
     if not panels:
         return None
     fig, axes = plt.subplots(len(panels), 1, figsize=(10, 1.2 + 2.6 * len(panels)), sharex=True, squeeze=False)
-    onsets = [c for c in root_causes if getattr(c, "onset_step", None) is not None and c.code != "healthy"]
+    onsets = [c for c in root_causes if getattr(c, "onset_step", None) is not None and c.code != "healthy"
+              and c.severity in ("critical", "high", "medium")]       # a note is no onset to point at
     for ax, (name, series) in zip(axes[:, 0], panels):
         for s in series:
             x, mid, lo, hi = envelope(s)
