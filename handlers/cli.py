@@ -41,6 +41,13 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _say(message: str) -> None:
+    """A message on stderr, redacted and free of escape sequences like every other output."""
+    from bot.redact import clean
+
+    print(clean(message), file=sys.stderr)
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -74,18 +81,18 @@ def _locate(args, tmp: Path) -> tuple[Path | None, str | None]:
         except FetchError as exc:
             text = str(exc).replace("Mention me with its s3:// location instead.",
                                     "Set MLTD_RUN_URI (e.g. s3://bucket/runs/{run}/) or give the s3:// location.")
-            print(f"mltd: {text}", file=sys.stderr)
+            _say(f"mltd: {text}")
             return None, None
         for note in got.notes:
-            print(f"mltd: {note}", file=sys.stderr)
+            _say(f"mltd: {note}")
         return got.path, got.source
     if len(words) > 1:
-        print(f"mltd: give one run folder or file, not {len(words)} ({', '.join(words[:3])}); quote a path with "
-              "spaces in it, or write `run NAME` for a run found through MLTD_RUN_URI", file=sys.stderr)
+        _say(f"mltd: give one run folder or file, not {len(words)} ({', '.join(words[:3])}); quote a path with "
+             "spaces in it, or write `run NAME` for a run found through MLTD_RUN_URI")
         return None, None
     path = Path(words[0])
     if not path.exists():
-        print(f"mltd: {path}: no such file or folder", file=sys.stderr)
+        _say(f"mltd: {path}: no such file or folder")
         return None, None
     return path, None
 
@@ -95,10 +102,10 @@ def _writable(plot: Path) -> bool:
     plot is a failed command."""
     folder = plot.parent if str(plot.parent) else Path(".")
     if not folder.is_dir():
-        print(f"mltd: cannot write the plot {plot}: no folder {folder}", file=sys.stderr)
+        _say(f"mltd: cannot write the plot {plot}: no folder {folder}")
         return False
     if not os.access(folder, os.W_OK) or (plot.exists() and not os.access(plot, os.W_OK)):
-        print(f"mltd: cannot write the plot {plot}: permission denied", file=sys.stderr)
+        _say(f"mltd: cannot write the plot {plot}: permission denied")
         return False
     return True
 
@@ -131,12 +138,12 @@ def _diagnose_in(args, tmp: Path) -> int:
         try:
             written = render_plot(run.metrics, diagnosis.root_causes, args.plot, title=plot_title(diagnosis))
         except OSError as exc:
-            print(f"mltd: cannot write plot {args.plot}: {exc.strerror}", file=sys.stderr)
+            _say(f"mltd: cannot write plot {args.plot}: {exc.strerror}")
             written = None
         if written is not None:
             diagnosis.analysis_artifacts["loss_visualization"] = str(written)
         else:
-            print("mltd: no loss, grad-norm or LR series to plot", file=sys.stderr)
+            _say("mltd: no loss, grad-norm or LR series to plot")
     doc = diagnosis.to_dict()
     if args.agent:
         from bot import agent
@@ -156,9 +163,9 @@ def _diagnose_in(args, tmp: Path) -> int:
         sys.stdout.write(render_text(doc, color=color, redact=args.redact, width=width, brief=args.quiet))
     if not run.usable():
         if not run.artifacts:
-            print(f"mltd: {args.path}: no artifacts found (expected logs, metrics, configs or checkpoints)", file=sys.stderr)
+            _say(f"mltd: {args.path}: no artifacts found (expected logs, metrics, configs or checkpoints)")
         else:
-            print(f"mltd: {args.path}: none of the {len(run.artifacts)} file(s) could be read; see the report", file=sys.stderr)
+            _say(f"mltd: {args.path}: none of the {len(run.artifacts)} file(s) could be read; see the report")
         return EXIT_INPUT
     return EXIT_OK
 
@@ -229,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # the one place a bug becomes a message, not a traceback
-        print(f"mltd: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        _say(f"mltd: internal error: {type(exc).__name__}: {exc}")
         return EXIT_INTERNAL
     return EXIT_INTERNAL
 
