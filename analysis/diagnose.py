@@ -70,6 +70,23 @@ def _healthy(run: Run) -> Finding | None:
                    analyzer="diagnose")
 
 
+def _benign_only(run: Run) -> Finding | None:
+    """Healthy where the artifacts hold only warnings a maintainer calls harmless
+    (analysis/data/benign.toml), each with why."""
+    seen = {}
+    for e in run.events:
+        if e.signature == "benign":
+            seen.setdefault(e.fields["benign"], e)
+    if not seen or any(e.code or e.signature in ("error", "traceback") for e in run.events):
+        return None
+    ev = [Evidence(f"{clip(e.text, 160)}{f' (x{e.count})' if e.count > 1 else ''}: harmless. {e.fields['why']}",
+                   e.artifact, e.locator) for e in seen.values()]
+    return Finding("healthy", "No fault shown: the only messages are warnings that are harmless ("
+                   + ", ".join(n.replace("_", " ") for n in seen) + ")", "info", 0.8, ev,
+                   fix="Nothing to fix; if training misbehaves, share the training log with the loss per step",
+                   analyzer="diagnose")
+
+
 def _missing(run: Run, causes: list[Finding], status: str) -> list[str]:
     kinds = {a.kind for a in run.usable()}
     out = []
@@ -121,7 +138,7 @@ def diagnose(path: str | Path, symptoms: list[str] | tuple[str, ...] = (), *, so
         status = "needs_more_data"
         questions.append("None of the files could be read (see the artifact list): can you share the raw training log?")
     elif (not any(c.severity in ("critical", "high", "medium") for c in causes) and not crashes and not failed
-          and (healthy := _healthy(run))):     # a run that crashed, or that was not fully analysed, is never healthy
+          and (healthy := _healthy(run) or _benign_only(run))):     # a run that crashed, or that was not fully analysed, is never healthy
         causes, status = [healthy] + causes, "no_failure_found"     # minor notes stay below it
     elif not causes:
         status = "needs_more_data"

@@ -41,7 +41,7 @@ def _oom(run: Run, e: Event) -> Finding:
     frag = f.get("reserved_unallocated", 0) >= max(f.get("tried", 0), 0.05 * f.get("capacity", 1e18))
     if frag:
         parts.append(f"{_gib(f['reserved_unallocated'])} reserved but unallocated (fragmentation)")
-    where = "GPU" if e.signature == "cuda_oom" else "host"
+    where = "host" if e.signature == "host_oom" else "GPU"
     ev = [_ev(e)]
     uf = _user_frame(e)
     if uf:
@@ -72,10 +72,22 @@ def _oom(run: Run, e: Event) -> Finding:
     else:
         fix = ("Halve the micro-batch and double gradient accumulation steps (same effective batch); then "
                "gradient checkpointing and bf16 autocast; shard optimizer state (FSDP/ZeRO) for large models")
-    return Finding("out_of_memory", f"{where.upper() if where == 'host' else 'GPU'} out of memory: " + ", ".join(parts) if parts
-                   else f"{where} out of memory", "critical", 0.97, ev, fix=fix,
+    title = _OOM_TITLES.get(e.signature, f"{where} out of memory")
+    if e.signature == "host_oom" and "tried" not in f:
+        fix = ("The kernel's OOM killer ended the process (SIGKILL, exit 137/-9): host RAM ran out. Lower "
+               "num_workers and the data held in memory per worker (load lazily, memory-map), load checkpoints "
+               "with mmap=True / low_cpu_mem_usage, and check `dmesg` for the oom-kill line")
+    elif e.signature == "cudnn_oom_in_disguise":
+        fix = ("cuDNN could not get memory for its workspace: halve the batch size first; if it still fails at "
+               "batch size 1, check that the PyTorch build matches the CUDA/cuDNN driver")
+    return Finding("out_of_memory", f"{title}: " + ", ".join(parts) if parts else title, "critical",
+                   0.75 if e.signature == "cudnn_oom_in_disguise" else 0.97, ev, fix=fix,
                    expected_impact="the step fits in memory; throughput per sample roughly unchanged",
                    patch=patch, analyzer=NAME, quick_fix="Halve the micro-batch size")
+
+
+_OOM_TITLES = {"host_oom": "Host out of memory", "tf_oom": "GPU out of memory (TensorFlow ResourceExhaustedError)",
+               "cudnn_oom_in_disguise": "cuDNN error that is most often GPU memory exhausted", "cuda_oom": "GPU out of memory"}
 
 
 def _budget(run: Run):
@@ -133,6 +145,24 @@ _FIXES = {
     "dataloader_worker_error": ("A DataLoader worker failed while loading a sample", "The worker's own error names "
                                 "the record: fix or skip it in the dataset's __getitem__ (catch the decode error, log the "
                                 "index, filter the file list); num_workers=0 reproduces it in the main process"),
+    "nccl_shm": ("NCCL could not create its shared-memory segment (/dev/shm full or too small)",
+                 "Give the container more shared memory (docker --shm-size=16g or --ipc=host; a Kubernetes "
+                 "emptyDir with medium: Memory on /dev/shm), remove stale /dev/shm/nccl-* files; "
+                 "NCCL_SHM_DISABLE=1 works around it at some speed cost"),
+    "port_in_use": ("The rendezvous port is already in use: distributed init could not bind MASTER_PORT",
+                    "Another job (or a stale process from a crashed run) holds the port: pick a free one "
+                    "(torchrun --master_port, accelerate --main_process_port, MASTER_PORT) or kill the stale process"),
+    "store_barrier": ("Ranks wait at the init barrier: fewer (or more) workers joined than the world size",
+                      "A rank never started or crashed before init (read its own log), or two jobs share one "
+                      "MASTER_ADDR:MASTER_PORT; check nproc_per_node x nnodes equals world_size"),
+    "ddp_unused_parameters": ("DDP: some parameters received no gradient in the previous iteration",
+                              "Pass find_unused_parameters=True to DistributedDataParallel, or make every "
+                              "output of forward() take part in the loss (remove or freeze the unused module); "
+                              "TORCH_DISTRIBUTED_DEBUG=DETAIL names the parameters"),
+    "label_out_of_range": ("A target label is outside [0, number of classes)",
+                           "Check the labels against the model's output size: masks saved as 0/255 need mapping to "
+                           "class indices, an ignore label (-1, 255) needs ignore_index in the loss, and the class "
+                           "count may be off by one (background); assert labels.min() >= 0 and labels.max() < C"),
     "var_dof": ("var()/std() over a single element: the statistic is NaN and its gradient too",
                 "Guard the reduction: compute the variance only when the reduced dimension has >= 2 elements "
                 "(or use correction=0), and add a regulariser that keeps the quantity from collapsing to one value"),
@@ -176,9 +206,14 @@ def analyze(run: Run) -> list[Finding]:
                 lines = code.calls.get("var", []) + code.calls.get("std", [])
                 for ln in lines[:2]:
                     ev.append(Evidence(code.text.splitlines()[ln - 1].strip(), code.artifact, f"line {ln}"))
+        if e.signature == "store_barrier":
+            if e.fields.get("world_size") == e.fields.get("worker_count"):
+                continue          # every rank arrived: the barrier is just being passed
+            title = (f"{title}: {e.fields.get('worker_count')} workers registered for world_size "
+                     f"{e.fields.get('world_size')}")
         conf = {"distributed_failure": 0.9, "dataloader_failure": 0.9, "zero_variance": 0.9,
-                "numerical_instability": 0.75}.get(e.code, 0.7)
-        sev = "critical" if e.context or e.code in ("distributed_failure", "dataloader_failure") else "high"
+                "numerical_instability": 0.75, "data_pipeline_bug": 0.9}.get(e.code, 0.7)
+        sev = "critical" if e.context or e.code in ("distributed_failure", "dataloader_failure", "data_pipeline_bug") else "high"
         count = f" ({e.count} times)" if e.count > 1 else ""
         issue = f"{title}{count}" if title else f"{clip(e.text, 160)}{count}"
         out.append(Finding(e.code, issue, sev, conf, ev, fix=fix, patch=patch,

@@ -31,9 +31,13 @@ _LOG_WORDS = re.compile(rb"Traceback|Error|Exception|Warning|NCCL|Killed|\b(?:lo
 
 def _reads_like_a_log(path: Path) -> bool:
     """Whether the first 4 KB of a file named like model outputs read like a training console:
-    a traceback, a warning, or metrics by name."""
+    a traceback, a warning, metrics by name, or any literal a failure signature starts from
+    (`CUDA out of memory`, `Expected more than 1 value per channel` pasted alone)."""
+    from analysis.ingest.events import prefilter_literals
+
     with open(path, "rb") as f:
-        return bool(_LOG_WORDS.search(f.read(4096)))
+        head = f.read(4096)
+    return bool(_LOG_WORDS.search(head)) or any(lit.encode() in head for lit in prefilter_literals())
 
 
 def _sniff(path: Path) -> tuple[str, str]:
@@ -60,6 +64,8 @@ def _sniff(path: Path) -> tuple[str, str]:
         return "traceback", "plain_text"
     if stripped.startswith("Namespace("):
         return "config", "argparse"
+    if stripped.startswith("{'"):
+        return "log", "plain_text"        # printed Python dicts: HF Trainer's `{'loss': 0.62, ...}`
     if stripped.startswith("{"):
         first = stripped.splitlines()[0]
         try:

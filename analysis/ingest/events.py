@@ -29,11 +29,43 @@ def signatures() -> tuple[Signature, ...]:
     return tuple(Signature(s["name"], s["code"] or None, re.compile(s["pattern"])) for s in data["signature"])
 
 
+@dataclass(frozen=True)
+class Benign:
+    name: str
+    pattern: re.Pattern[str]
+    why: str
+    min_scale: float | None = None
+
+
+def _data(name: str) -> dict:
+    return tomllib.loads(resources.files("analysis").joinpath(f"data/{name}").read_text())
+
+
+@lru_cache(maxsize=1)
+def benign_signatures() -> tuple[Benign, ...]:
+    return tuple(Benign(b["name"], re.compile(b["pattern"]), " ".join(b["why"].split()), b.get("min_scale"))
+                 for b in _data("benign.toml")["benign"])
+
+
 @lru_cache(maxsize=1)
 def prefilter_literals() -> tuple[str, ...]:
     """Literals of which any line worth a closer look contains one (a cheap multi-literal search)."""
-    data = tomllib.loads(resources.files("analysis").joinpath("data/signatures.toml").read_text())
-    return tuple(data["prefilter"])
+    return tuple(dict.fromkeys(_data("signatures.toml")["prefilter"] + _data("benign.toml")["prefilter"]))
+
+
+_SCALE = re.compile(r"(?:reducing (?:loss scale )?to|setting loss scale to):?\s*([\d.]+(?:e[+-]?\d+)?)")
+
+
+def match_benign(text: str) -> Benign | None:
+    """The benign warning this line is, if any (a loss-scale skip only while the scale stays high)."""
+    for b in benign_signatures():
+        if b.pattern.search(text):
+            if b.min_scale is not None:
+                m = _SCALE.search(text)
+                if m is None or float(m.group(1)) < b.min_scale:
+                    return None
+            return b
+    return None
 
 
 MAX_LINE = 4096      # characters of a line the signatures see: a real message is far shorter
@@ -118,6 +150,10 @@ def build_event(artifact: str, line_no: int, lines: list[str]) -> tuple[Event | 
                     j = k + 1
                     break
         return event, j
+    benign = match_benign(first)
+    if benign is not None:
+        return Event("benign", None, artifact, line_no, clip(first.strip(), 500),
+                     fields={"benign": benign.name, "why": benign.why}), 1
     sig = match_signature(first)
     if sig is None:
         m = _EXC_LINE.match(first.strip())
@@ -129,9 +165,16 @@ def build_event(artifact: str, line_no: int, lines: list[str]) -> tuple[Event | 
     return Event(sig.name, sig.code, artifact, line_no, clip(first.strip(), 500), fields=_fields(sig, first)), 1
 
 
+_BARRIER = re.compile(r"world_size=(\d+), worker_count=(\d+)")
+
+
 def _fields(sig: Signature | None, text: str) -> dict:
     if sig is not None and sig.code == "out_of_memory":
         return parse_sizes(text)
+    if sig is not None and sig.name == "loss_scale_overflow" and (m := _SCALE.search(text)):
+        return {"scale": float(m.group(1))}
+    if sig is not None and sig.name == "store_barrier" and (m := _BARRIER.search(text)):
+        return {"world_size": int(m.group(1)), "worker_count": int(m.group(2))}
     return {}
 
 
