@@ -1,8 +1,10 @@
 # mltd: the service (`mltd serve`) by default, the CLI and `mltd worker` from the same image.
 #   docker build -t mltd .                                        # CPU (slim)
-#   docker build -t mltd:cuda --build-arg TORCH_INDEX=https://download.pytorch.org/whl/cu124 .
-# The CUDA variant differs only in the torch wheels (they carry the CUDA libraries; the driver
-# comes from the host through the NVIDIA container toolkit: `docker run --gpus all`).
+#   docker build -t mltd:cuda --build-arg TORCH_INDEX=https://pypi.org/simple .  # CUDA
+# The CUDA variant differs only in the torch wheels: PyPI's torch for Linux x86_64 *is* the CUDA
+# build (the CUDA libraries come as nvidia-* wheels; torch 2.13.0 is there for cp311, ~530 MB),
+# while the whl/cu124 index this image used to name has no 2.13 build. The driver comes from
+# the host through the NVIDIA container toolkit: `docker run --gpus all`.
 # No secrets are baked in: tokens and keys come from the environment at run time.
 ARG PYTHON_IMAGE=python:3.11-slim
 
@@ -19,6 +21,7 @@ COPY handlers handlers
 RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels .
 
 FROM ${PYTHON_IMAGE}
+# CPU-only wheels (2.13.0+cpu); TORCH_INDEX=https://pypi.org/simple for the CUDA build
 ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu
 ARG TORCH_VERSION=2.13.0
 RUN useradd --create-home --uid 10001 mltd

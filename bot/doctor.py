@@ -79,9 +79,7 @@ def run_checks(settings: Settings) -> list[Check]:
             if settings.github_token:
                 return "token for " + github_port.client(settings).get_user().login
             from github import Auth, GithubIntegration
-            key = settings.github_private_key
-            if key and not key.lstrip().startswith("-----BEGIN"):
-                key = open(key).read()
+            key = settings.github_key()
             app = GithubIntegration(auth=Auth.AppAuth(int(settings.github_app_id), key),
                                     base_url=settings.github_api_url.rstrip("/"))
             return f"App {settings.github_app_id}: {app.get_installations().totalCount} installation(s)"

@@ -31,9 +31,7 @@ def client(settings: Settings, installation_id: int | None = None):
               seconds_between_writes=settings.github_write_interval_s)
     if settings.github_token:
         return Github(auth=Auth.Token(settings.github_token), **kw)
-    key = settings.github_private_key
-    if key and not key.lstrip().startswith("-----BEGIN"):
-        key = Path(key).read_text()
+    key = settings.github_key()
     if installation_id is None:
         raise Refused("the GitHub App needs the installation id from the webhook")
     # the installation token is fetched (and refreshed) by PyGithub from the App's JWT

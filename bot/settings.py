@@ -1,6 +1,8 @@
 """Settings from the environment. The names are fixed (README, configuration reference)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -23,6 +25,7 @@ class Settings(BaseSettings):
 
     github_app_id: str = Field("", validation_alias="MLTD_GITHUB_APP_ID")
     github_private_key: str = Field("", validation_alias="MLTD_GITHUB_PRIVATE_KEY")       # PEM text or a path
+    github_private_key_file: str = Field("", validation_alias="MLTD_GITHUB_PRIVATE_KEY_FILE")  # a mounted secret file; wins
     github_app_slug: str = Field("mltd", validation_alias="MLTD_GITHUB_APP_SLUG")         # the App's bot login is SLUG[bot]
     github_token: str = Field("", validation_alias="MLTD_GITHUB_TOKEN")
     github_webhook_secret: str = Field("", validation_alias="MLTD_GITHUB_WEBHOOK_SECRET")
@@ -65,6 +68,14 @@ class Settings(BaseSettings):
         from analysis.budget import Budget
 
         return Budget.of(self.artifact_time_s, self.artifact_memory_bytes, self.run_memory_bytes)
+
+    def github_key(self) -> str:
+        """The App's PEM: from MLTD_GITHUB_PRIVATE_KEY_FILE, else MLTD_GITHUB_PRIVATE_KEY as PEM text
+        (`\\n` escapes allowed, for one-line env files) or as a path."""
+        key = self.github_private_key_file or self.github_private_key
+        if key and not key.lstrip().startswith("-----BEGIN"):
+            return Path(key).read_text()
+        return key.replace("\\n", "\n")
 
     @staticmethod
     def _list(value: str) -> set[str]:
