@@ -187,7 +187,7 @@ def parse_config(path: Path, artifact: str, budget: Budget = DEFAULT) -> ConfigF
         fmt = "yaml"
         loader = type("Loader", (_BoundedLoader,), {"max_nodes": budget.yaml_nodes})
         try:
-            data = yaml.load(text, Loader=loader)
+            data = yaml.load(text, Loader=loader)      # a SafeLoader subclass (_BoundedLoader) with a node cap
         except yaml.YAMLError as exc:
             raise ValueError(f"invalid YAML: {str(exc).splitlines()[0]}") from None
     elif suffix == ".json":
