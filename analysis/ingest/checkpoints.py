@@ -76,8 +76,6 @@ def arrays(ckpt: Checkpoint):
                     yield name, arr.reshape(tuple(int(x) for x in info["shape"]))
             del mm
         return
-    import torch
-
     obj = _load_checked(ckpt.sources[0])
     tensors, _ = _state_dict(obj)
     for name, t in tensors.items():

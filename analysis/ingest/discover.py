@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+
+from analysis.ingest.inside import walk
 
 MAX_FILES = 5000
 _SKIP_DIRS = {".git", "__pycache__", ".venv", "venv", "node_modules", ".ipynb_checkpoints", ".mypy_cache"}
@@ -118,43 +119,17 @@ def classify(path: Path, rel: str) -> tuple[str, str]:
     return _sniff(path)
 
 
-def _walk(root: Path, max_depth: int, too_deep: list[str]):
-    """Regular files under `root` in sorted path order, without recursion (a run may nest its
-    folders thousands deep) and without following a symlink; folders past `max_depth` are
-    listed in `too_deep`, not entered. Yields (path, is_dir) so MLflow run folders can be met."""
-    stack = [(root, 0)]
-    while stack:
-        here, depth = stack.pop()
-        try:
-            entries = sorted(os.scandir(here), key=lambda e: e.name, reverse=True)
-        except OSError:
-            continue
-        subdirs = []
-        for e in entries:
-            if e.name in _SKIP_DIRS or e.name.startswith(".") or e.is_symlink():
-                continue              # a link may point outside the run: never follow it
-            if e.is_dir(follow_symlinks=False):
-                subdirs.append(Path(e.path))
-            elif e.is_file(follow_symlinks=False):
-                yield Path(e.path), False
-        for d in subdirs:
-            yield d, True
-            if depth + 1 >= max_depth:
-                too_deep.append(d.relative_to(root).as_posix())
-            else:
-                stack.append((d, depth + 1))
-
-
 def discover(root: Path, max_depth: int = 32) -> tuple[list[Found], list[Path], int, list[str]]:
     """(artifacts, MLflow run folders, files left out past MAX_FILES, folders too deep to enter)."""
     if root.is_file():
         return [Found(root, root.name, *classify(root, root.name))], [], 0, []
     found: list[Found] = []
     mlflow_runs: list[Path] = []
-    too_deep: list[str] = []
     left_out = 0
-    paths = []
-    for path, is_dir in _walk(root, max_depth, too_deep):
+    paths, deep = [], []
+    # a link may point outside the run: `walk` never follows one
+    for path, is_dir in walk(root, max_depth, skip=lambda name: name in _SKIP_DIRS or name.startswith("."),
+                             too_deep=deep):
         if is_dir:
             if (path / "meta.yaml").is_file() and (path / "metrics").is_dir():
                 mlflow_runs.append(path)
@@ -171,4 +146,4 @@ def discover(root: Path, max_depth: int = 32) -> tuple[list[Found], list[Path], 
             continue
         rel = path.relative_to(root).as_posix()
         found.append(Found(path, rel, *classify(path, rel)))
-    return found, mlflow_runs, left_out, too_deep
+    return found, mlflow_runs, left_out, [d.relative_to(root).as_posix() for d in deep]

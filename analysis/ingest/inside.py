@@ -42,11 +42,12 @@ def check_no_links(root: Path, path: Path) -> None:
             return
 
 
-def regular_files(root: Path, folder: Path, max_depth: int = 32, links: list[Path] | None = None) -> Iterator[Path]:
-    """The regular files under `folder` (inside `root`), walked without following symlinks.
-    OutsideRun when `folder` itself is reached through a symlink; symlinks inside are skipped (and
-    listed in `links`); folders past `max_depth` levels are not entered."""
-    check_no_links(root, folder)
+def walk(folder: Path, max_depth: int = 32, *, skip=None, links: list[Path] | None = None,
+         too_deep: list[Path] | None = None) -> Iterator[tuple[Path, bool]]:
+    """(path, is_dir) of everything under `folder`, without recursion (a run may nest its folders
+    thousands deep) and without following a symlink: a link is skipped (and listed in `links`),
+    a name `skip` accepts is passed over, and a folder `max_depth` levels down is yielded but not
+    entered (and listed in `too_deep`)."""
     stack = [(Path(folder), 0)]
     while stack:
         here, depth = stack.pop()
@@ -54,13 +55,30 @@ def regular_files(root: Path, folder: Path, max_depth: int = 32, links: list[Pat
             entries = sorted(os.scandir(here), key=lambda e: e.name, reverse=True)
         except OSError:
             continue
+        subdirs = []
         for e in entries:
+            if skip is not None and skip(e.name):
+                continue
             if e.is_symlink():
                 if links is not None:
                     links.append(Path(e.path))
                 continue
             if e.is_dir(follow_symlinks=False):
-                if depth < max_depth:
-                    stack.append((Path(e.path), depth + 1))
+                subdirs.append(Path(e.path))
             elif e.is_file(follow_symlinks=False):
-                yield Path(e.path)
+                yield Path(e.path), False
+        for d in subdirs:
+            yield d, True
+            if depth + 1 >= max_depth:
+                if too_deep is not None:
+                    too_deep.append(d)
+            else:
+                stack.append((d, depth + 1))
+
+
+def regular_files(root: Path, folder: Path, max_depth: int = 32, links: list[Path] | None = None) -> Iterator[Path]:
+    """The regular files under `folder` (inside `root`), walked without following symlinks.
+    OutsideRun when `folder` itself is reached through a symlink; symlinks inside are skipped (and
+    listed in `links`); folders past `max_depth` levels are not entered."""
+    check_no_links(root, folder)
+    return (path for path, is_dir in walk(folder, max_depth, links=links) if not is_dir)
