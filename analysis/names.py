@@ -34,8 +34,16 @@ def canonical(raw: str) -> str:
     return name
 
 
-STEP_COLUMNS = ("step", "global_step", "_step", "iter", "iteration", "trainer/global_step", "it", "steps")
+STEP_COLUMNS = ("step", "global_step", "_step", "iter", "iteration", "trainer/global_step", "it", "steps",
+                "num_updates")
 
+@lru_cache(maxsize=1)
+def sections() -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """Words that open a section of a line (`valid` -> `val`), and per section what a training
+    name becomes in it (`train_loss` -> `val_loss`; a name without an entry is none there)."""
+    data = tomllib.loads(resources.files("analysis").joinpath("data/metric_names.toml").read_text())["sections"]
+    names = data.pop("names")
+    return {w: section for section, words in data.items() for w in words}, names
 
 
 @lru_cache(maxsize=1)

@@ -10,6 +10,7 @@ Two chunks are in flight at once: the scanner releases the GIL.
 from __future__ import annotations
 
 import re
+import sys
 import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -19,11 +20,20 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.ingest import _logscan
 from analysis.ingest.events import build_event, fold, prefilter_literals
+from analysis.ingest.logscan_fallback import SECTION_TEST, SECTION_TRAIN, SECTION_VAL
 from analysis.metrics import Series, SeriesBuilder
 from analysis.model import Event
-from analysis.names import STEP_COLUMNS, canonical, known_names
+from analysis.names import STEP_COLUMNS, canonical, known_names, sections
+
+try:
+    from analysis.ingest._logscan import scan as _scan
+except ImportError:          # installed without a C compiler: the same scanner in Python, ~50x slower
+    from analysis.ingest.logscan_fallback import scan as _scan
+    _FAST = False
+else:
+    _FAST = True
+_told_slow = False
 
 CHUNK_BYTES = 8 << 20
 TRACEBACK_LINES = 400
@@ -50,17 +60,30 @@ class _Families:
 
     def resolve(self, key: str) -> int:
         """The family of a key as written in the log (`loss`, `'eval_loss'`, `grad norm`, or a
-        word and the key when two words may form one name), or -1 for a word that is no metric."""
-        name = _metric_name(key)
-        if name is None and " " in key:
-            name = _metric_name(key.rsplit(" ", 1)[1])
+        word and the key when two words may form one name; `val|loss` inside a validation section),
+        -1 for a word that is no metric, or the section a lone word opens (`valid`, `Test`)."""
+        section, _, key = key.rpartition("|")
+        name = _name_in(section, key)
         if name is None:
-            return -1
+            return _SECTION_CODES.get(sections()[0].get(key.lower(), ""), -1)
         with self._lock:
             if name not in self._ids:
                 self._ids[name] = len(self.names)
                 self.names.append(name)
             return self._ids[name]
+
+
+_SECTION_CODES = {"val": SECTION_VAL, "test": SECTION_TEST, "train": SECTION_TRAIN}
+
+
+@lru_cache(maxsize=4096)
+def _name_in(section: str, key: str) -> str | None:
+    name = _metric_name(key)
+    if name is None and " " in key:
+        name = _metric_name(key.rsplit(" ", 1)[1])
+    if not section or name in (None, "step", "epoch") or name.startswith(("val_", "test_")):
+        return name
+    return sections()[1].get(section, {}).get(name)
 
 
 @lru_cache(maxsize=4096)
@@ -69,7 +92,7 @@ def _metric_name(key: str) -> str | None:
     if key.lower() in STEP_COLUMNS:
         return "step"
     name = canonical(key)
-    return name if name in known_names() or name.startswith(("grad_norm/", "weight_norm/")) else None
+    return name if name in known_names() or name.startswith(("grad_norm/", "weight_norm/", "train_loss/")) else None
 
 
 @lru_cache(maxsize=1)
@@ -137,10 +160,15 @@ def _events(chunk: memoryview, hits: np.ndarray, base: int, artifact: str) -> li
 
 def _scan_chunk(buf: memoryview, families: _Families):
     """Runs in a worker thread; the scanner holds the GIL only to name a new key."""
-    return buf, _logscan.scan(buf, families.resolve, _literals())
+    return buf, _scan(buf, families.resolve, _literals())
 
 
 def parse_text_log(path: Path, artifact: str) -> TextLogResult:
+    global _told_slow
+    if not _FAST and not _told_slow:
+        _told_slow = True
+        print("mltd: the fast log scanner (analysis/ingest/_logscan.c) is not built, so text logs are read "
+              "by its pure-Python twin, ~50x slower; install a C compiler and reinstall to build it", file=sys.stderr)
     families = _Families()
     builders: dict[int, SeriesBuilder] = {}
     events: list[Event] = []

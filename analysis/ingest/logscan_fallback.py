@@ -1,0 +1,260 @@
+"""The text-log scanner in pure Python, for an install without a C compiler.
+
+Line for line what `_logscan.c` does, with the same results (tests/test_logscan_fallback.py holds
+them to that): read the C file's header for the forms it reads. It runs at a few MB/s rather than
+hundreds, so a log-only diagnosis still works, only slower on big logs.
+"""
+from __future__ import annotations
+
+import re
+from array import array
+from collections.abc import Callable
+
+# the scanner's answers from `resolve` besides a family id (>= 0) or -1: a word that opens a section
+SECTION_VAL, SECTION_TEST, SECTION_TRAIN = -2, -3, -4
+_PREFIX = {SECTION_VAL: b"val|", SECTION_TEST: b"test|"}
+MAX_COLUMNS = 64
+
+_START = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_KEYCH = _START | frozenset(b"0123456789./-")
+_DIGITS = frozenset(b"0123456789")
+_BLANK = frozenset(b" \t")
+_WORD = re.compile(rb"[A-Za-z0-9_./-]+")
+_MANTISSA = re.compile(rb"(\d*)(?:\.(\d*))?")
+_EXPONENT = re.compile(rb"[eE][-+]?\d+")
+_SPECIAL = (b"nan", b"NaN", b"NAN", b"inf", b"Inf", b"INF")
+_ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+_UNIT = re.compile(rb"/\d+|[A-Za-z%]{0,3}:?")
+_NAN = float("nan")
+_INF = float("inf")
+
+
+def parse_number(s: bytes, i: int) -> tuple[float, int] | None:
+    """A number at s[i:] and where it ends: [-+]?(\\d+\\.?\\d*|\\.\\d+)([eE][-+]?\\d+)?, nan, inf or
+    infinity (not the start of a longer word)."""
+    n, j = len(s), i
+    neg = False
+    if j < n and s[j] in b"-+":
+        neg = s[j] == 45
+        j += 1
+    if s[j:j + 3] in _SPECIAL:
+        k = j + 3
+        if s[j] in b"iI" and s[k:k + 5] in (b"inity", b"INITY"):
+            k += 5
+        if k < n and s[k] in _KEYCH and s[k] not in b"./-":
+            return None
+        return (_NAN if s[j] in b"nN" else -_INF if neg else _INF), k
+    m = _MANTISSA.match(s, j)
+    int_digits, frac = m.group(1), m.group(2)
+    if not int_digits and not frac:
+        return None
+    end = m.end()
+    e = _EXPONENT.match(s, end)
+    if e:
+        end = e.end()
+    digits = len(int_digits) + len(frac or b"")
+    # the C scanner hands anything off its exact fast path to strtod through a 64-byte buffer
+    exp10 = -len(frac or b"") + (int(e.group()[1:]) if e else 0)
+    if not (digits <= 15 and -22 <= exp10 <= 22) and end - i >= 64:
+        return None
+    return float(s[i:end]), end
+
+
+class _Table:
+    """A column table: the family of each header cell, and whether its cells split at `|`/tab."""
+
+    def __init__(self, fams: list[int], pipes: bool) -> None:
+        self.fams, self.pipes = fams, pipes
+
+
+def _cells(s: bytes, pipes: bool) -> list[bytes]:
+    if pipes:
+        t = s.strip(b" \t")
+        if t.startswith(b"|"):
+            t = t[1:]
+        return [c.strip(b" \t") for c in re.split(rb"[|\t]", t)]
+    return s.split()
+
+
+def _numeric_cell(c: bytes) -> float | None:
+    """A table cell that is a number with at most a unit (`7.17G`, `1/100`, `41%`, `640:`)."""
+    if not c:
+        return None
+    r = parse_number(c, 0)
+    if r is None:
+        return None
+    u = _UNIT.match(c, r[1])
+    return r[0] if u.end() == len(c) else None
+
+
+class Scanner:
+    def __init__(self, resolve: Callable[[str], int], literals: tuple[bytes, ...]) -> None:
+        self.resolve = resolve
+        self.literals = tuple(lit for lit in literals[:255] if isinstance(lit, bytes) and len(lit) >= 2)
+        self.cache: dict[bytes, int] = {}
+        self.cols: dict[int, tuple[array, array, array, array]] = {}
+        self.step = _NAN
+        self.rows = 0
+        self.malformed = 0
+        self.table: _Table | None = None
+
+    def family(self, key: bytes) -> int:
+        fam = self.cache.get(key)
+        if fam is None:
+            fam = self.cache[key] = int(self.resolve(key.decode("utf-8", "replace")))
+        return fam
+
+    def flush(self, pairs: list[tuple[int, float]], ln: int) -> None:
+        if not pairs:
+            return
+        for fam, v in pairs:
+            if fam == 0 and v == v and abs(v) != _INF:
+                self.step = v
+        for fam, v in pairs:
+            if fam == 0:
+                continue
+            col = self.cols.get(fam)
+            if col is None:
+                col = self.cols[fam] = (array("i"), array("i"), array("d"), array("d"))
+            col[0].append(self.rows)
+            col[1].append(ln)
+            col[2].append(self.step)
+            col[3].append(v)
+        self.rows += 1
+
+    def pairs(self, s: bytes) -> tuple[list[tuple[int, float]], bool]:
+        """Every `key <sep> number` of a line (the first per family), and whether it is malformed."""
+        n = len(s)
+        i, prev, bad, section = 0, -1, False, 0
+        out: list[tuple[int, float]] = []
+        seen: set[int] = set()
+        while i < n:
+            ch = s[i]
+            if ch not in _KEYCH:
+                i += 1
+                prev = -1
+                continue
+            ws = i
+            i = _WORD.match(s, i).end()
+            if ch not in _START:
+                prev = -1
+                continue
+            we = j = i
+            if j < n and s[j] in b"'\"":
+                j += 1
+            b0 = j
+            while j < n and s[j] in _BLANK:
+                j += 1
+            sep = 0
+            if j < n and s[j] in b"=:|":
+                sep = s[j]
+                j += 1
+                while j < n and s[j] in _BLANK:
+                    j += 1
+            elif j == b0:
+                if j < n and s[j] in b")]" and ws > 0 and s[ws - 1] in b"([":   # `Epoch(val)`
+                    fam = self.family(s[ws:we])
+                    if fam <= SECTION_VAL:
+                        section = fam
+                prev = -1
+                continue
+            if j < n and s[j] == 91:                                       # `Epoch [1][50/500]`
+                j += 1
+                while j < n and s[j] in _BLANK:
+                    j += 1
+            if s.startswith(b"tensor(", j):
+                j += 7
+            num = parse_number(s, j)
+            if num is not None:
+                key = s[prev if prev >= 0 else ws:we]
+                fam = self.family(_PREFIX[section] + key if section in _PREFIX else key)
+                if fam <= SECTION_VAL:
+                    section = fam
+                elif fam >= 0 and fam not in seen:
+                    seen.add(fam)
+                    out.append((fam, num[0]))
+                i = num[1]
+                prev = -1
+                continue
+            if sep in b"=:" and (j == n or s[j] in b",;}|") and self.family(s[ws:we]) >= 0:
+                bad = True
+            two_word = we + 1 < n and s[we] == 32 and s[we + 1] in _START
+            if not two_word and (sep in b"|:" or j == n):                 # `| valid | epoch 2`
+                fam = self.family(s[ws:we])
+                if fam <= SECTION_VAL:
+                    section = fam
+            prev = ws if two_word else -1
+            if two_word:
+                i = we + 1
+        return out, bad
+
+    def table_row(self, s: bytes) -> list[tuple[int, float]]:
+        t = self.table
+        cells = _cells(s, t.pipes)[:len(t.fams)]
+        values = [_numeric_cell(c) for c in cells]
+        if not values or values[0] is None or sum(v is not None for v in values) < max(2, (len(t.fams) + 1) // 2):
+            return []
+        out, seen = [], set()
+        for fam, v in zip(t.fams, values):
+            if v is not None and fam >= 0 and fam not in seen:
+                seen.add(fam)
+                out.append((fam, v))
+        return out
+
+    def header(self, s: bytes) -> _Table | None:
+        """A table's header row: three or more names apart by `|`, tabs or two spaces, two of them metrics."""
+        pipes = b"|" in s or b"\t" in s
+        cells = _cells(s, True) if pipes else re.split(rb"[ \t]{2,}", s.strip(b" \t"))
+        if pipes and cells and not cells[-1]:
+            cells.pop()
+        if not 3 <= len(cells) <= MAX_COLUMNS:
+            return None
+        fams = []
+        for c in cells:
+            if not c or c[0] not in _START or any(ch not in _KEYCH and ch != 32 for ch in c) or b"  " in c:
+                return None
+            fam = self.family(c)
+            fams.append(fam if fam >= 0 else -1)
+        return _Table(fams, pipes) if sum(f >= 0 for f in fams) >= 2 else None
+
+    def line(self, s: bytes, ln: int) -> None:
+        found, bad = self.pairs(s)
+        self.malformed += bad
+        if found:
+            self.table = None
+        elif self.table is not None and (found := self.table_row(s)):
+            pass
+        elif s.strip(b" \t"):
+            self.table = self.header(s) or self.table
+        self.flush(found, ln)
+
+
+def clean(raw: bytes) -> tuple[bytes, bool]:
+    """The last state of a `\\r` rewrite, without ANSI colour; and whether it had a `\\r`."""
+    cr = b"\r" in raw
+    if cr:
+        raw = raw.rstrip(b"\r")
+        raw = raw[raw.rfind(b"\r") + 1:]
+    if b"\x1b" in raw:
+        raw = _ANSI.sub(b"", raw)
+    return raw, cr
+
+
+def scan(chunk, resolve: Callable[[str], int], literals: tuple[bytes, ...]):
+    """Same signature and result as `_logscan.scan` (see its docstring)."""
+    data = bytes(chunk)
+    sc = Scanner(resolve, literals)
+    hits = array("q")
+    has_cr = False
+    pos = 0
+    lines = data.split(b"\n")
+    for ln, raw in enumerate(lines):
+        s, cr = clean(raw)
+        has_cr |= cr
+        sc.line(s, ln)
+        if sc.literals and any(lit in s for lit in sc.literals):
+            hits.extend((ln, pos))
+        pos += len(raw) + 1
+    columns = [(fam, c[0].tobytes(), c[1].tobytes(), c[2].tobytes(), c[3].tobytes())
+               for fam, c in sorted(sc.cols.items())]
+    return len(lines), sc.rows, columns, hits.tobytes(), sc.malformed, sc.step, int(has_cr)
