@@ -51,7 +51,8 @@ def test_same_on_every_tuning_case(path):
 TRICKY = [
     "Epoch 1:  45%|####  | 450/1000 [00:10<00:12, 43.21it/s, loss=2.31]\rEpoch 1:  46%|####  | 460/1000 [00:10<00:12, loss=1.99]\r\r",
     "\x1b[1mstep=1\x1b[0m loss=2.5 \x1b[31mlr=1e-3\x1b[0m \x1b[?25h \x1b]junk",
-    "step=3 loss=nan grad_norm=inf lr=-inf acc=NaN val_loss=-nan x=INF y=Infinity loss_scale=infinityX",
+    "step=3 loss=nan grad_norm=inf lr=-inf acc=NaN val_loss=-nan x=INF lr=Infinity loss_scale=infinityX",
+    "step=4 lr=-Infinity grad_norm=INFINITY loss=+inf",
     "loss= lr=, grad_norm: ; acc=} | loss | lr:",
     "info inflation nanny loss: nanometer lr: 1e5x",
     "step 1 loss 1e 2 lr 1.e-3 grad_norm .5 acc 5. ppl 1" + "0" * 70 + ".5 wps 9007199254740993",
@@ -73,6 +74,7 @@ TRICKY = [
     "                 Class     Images  Instances          P          R      mAP50   mAP50-95: 100%|##| 4/4",
     "                   all        128        929      0.669      0.588      0.642      0.472",
     "      2/100      2.61G        nan      2.345     1.1234         45        640:",
+    "      3/100     12.5ms    0.9x/2     1.2abc    1.1abcd         45        640:",
     "",
     "epoch|mem|mloss0|mloss1|targets|imgsize|p|r|map",
     "-|-|-|-|-|-|-|-|-",
@@ -88,6 +90,8 @@ TRICKY = [
     "4 0.1 0.2",
     "Step  Training Loss  Validation Loss   a  b  c  d  e  f  g  h  i  j  k  l  m  n  o  p  q  r  s  t  u  v  w  x  y  z "
     + "  ".join(f"c{i}" for i in range(50)),
+    "I0420 16:54:21.603490 29735 solver.cpp:315]     Test net output #0: accuracy = 0.9 loss = 0.3",
+    "I0420 16:54:21.603490 29735 solver.cpp:228] Iteration 100, loss = 0.5",
     "{'loss': 6.4776, 'learning_rate': 1.9914000000000003e-05, 'epoch': 4.17}",
     "Traceback (most recent call last):",
     "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB",
@@ -116,3 +120,15 @@ def test_without_the_extension_the_install_says_so_once(tmp_path):
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert p.stdout.strip() == "[[2.0, nan]]"
     assert p.stderr.count("fast log scanner") == 1
+
+
+def test_same_on_random_lines():
+    """Lines assembled at random from the pieces logs are made of (fixed seed: the same every run)."""
+    pieces = ["loss", "Loss", "val", "valid", "Test", "Epoch", "epoch", "step", "iter", "lr", "acc", "Training Loss",
+              "grad norm", "loss_cls", "box_loss", "eval_loss", "GPU_mem", "x", "'loss'", '"lr"', "train",
+              "=", ":", "|", " ", "  ", "\t", " - ", ", ", "[", "]", "(", ")", "(val)", "tensor(", "%", "ms", "G",
+              "1", "0.5", "-2.5e-3", "1/100", "nan", "-inf", "Infinity", "7.", ".5", "1e", "12:00:00", "\r", "\x1b[32m",
+              "100%|##|", "\u2588", "Traceback", "CUDA out of memory"]
+    rng = np.random.default_rng(14)
+    lines = ["".join(rng.choice(pieces, rng.integers(0, 14))) for _ in range(3000)]
+    _same("\n".join(lines).encode())

@@ -288,6 +288,14 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
         while (i < n && is_keych((unsigned char)s[i])) i++;
         if (!is_start(ch)) { prev = -1; continue; }
         Py_ssize_t we = i, j = i;
+        if (j + 1 < n && s[j] == '(' && is_start((unsigned char)s[j + 1])) {   /* `Epoch(val) [1]` */
+            Py_ssize_t k = j + 1;
+            while (k < n && is_keych((unsigned char)s[k])) k++;
+            if (k < n && s[k] == ')') {
+                int fam = family(c, s + j + 1, k - j - 1);
+                if (fam <= SECTION_VAL) { section = fam; j = k + 1; }
+            }
+        }
         if (j < n && (s[j] == '\'' || s[j] == '"')) j++;
         Py_ssize_t b0 = j;
         while (j < n && is_blank((unsigned char)s[j])) j++;
@@ -297,7 +305,7 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
             while (j < n && is_blank((unsigned char)s[j])) j++;
         } else if (j == b0) {           /* neither a separator nor blanks: no value follows */
             if (j < n && (s[j] == ')' || s[j] == ']') && ws > 0 && (s[ws - 1] == '(' || s[ws - 1] == '[')) {
-                int fam = family(c, s + ws, we - ws);          /* `Epoch(val)` */
+                int fam = family(c, s + ws, we - ws);          /* `[valid] loss=` */
                 if (fam <= SECTION_VAL) section = fam;
             }
             prev = -1;
@@ -329,6 +337,10 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
         int two_word = we + 1 < n && s[we] == ' ' && is_start((unsigned char)s[we + 1]);
         if (!two_word && (sep == '|' || sep == ':' || j == n)) {      /* `| valid | epoch 2` */
             int fam = family(c, s + ws, we - ws);
+            if (fam <= SECTION_VAL) section = fam;
+        }
+        if (prev >= 0) {                                 /* `Test net output #0: accuracy = 0.9` */
+            int fam = family(c, s + prev, ws - 1 - prev);
             if (fam <= SECTION_VAL) section = fam;
         }
         prev = two_word ? ws : -1;

@@ -140,6 +140,12 @@ class Scanner:
                 prev = -1
                 continue
             we = j = i
+            if j + 1 < n and s[j] == 40 and s[j + 1] in _START:                  # `Epoch(val) [1]`
+                k = _WORD.match(s, j + 1).end()
+                if k < n and s[k] == 41:
+                    fam = self.family(s[j + 1:k])
+                    if fam <= SECTION_VAL:
+                        section, j = fam, k + 1
             if j < n and s[j] in b"'\"":
                 j += 1
             b0 = j
@@ -152,7 +158,7 @@ class Scanner:
                 while j < n and s[j] in _BLANK:
                     j += 1
             elif j == b0:
-                if j < n and s[j] in b")]" and ws > 0 and s[ws - 1] in b"([":   # `Epoch(val)`
+                if j < n and s[j] in b")]" and ws > 0 and s[ws - 1] in b"([":   # `[valid] loss=`
                     fam = self.family(s[ws:we])
                     if fam <= SECTION_VAL:
                         section = fam
@@ -181,6 +187,10 @@ class Scanner:
             two_word = we + 1 < n and s[we] == 32 and s[we + 1] in _START
             if not two_word and (sep in b"|:" or j == n):                 # `| valid | epoch 2`
                 fam = self.family(s[ws:we])
+                if fam <= SECTION_VAL:
+                    section = fam
+            if prev >= 0:                              # `Test net output #0: accuracy = 0.9`
+                fam = self.family(s[prev:ws - 1])
                 if fam <= SECTION_VAL:
                     section = fam
             prev = ws if two_word else -1

@@ -73,6 +73,7 @@ class _Families:
             return self._ids[name]
 
 
+PART_PREFIX = "train_loss/"
 _SECTION_CODES = {"val": SECTION_VAL, "test": SECTION_TEST, "train": SECTION_TRAIN}
 
 
@@ -92,7 +93,7 @@ def _metric_name(key: str) -> str | None:
     if key.lower() in STEP_COLUMNS:
         return "step"
     name = canonical(key)
-    return name if name in known_names() or name.startswith(("grad_norm/", "weight_norm/", "train_loss/")) else None
+    return name if name in known_names() or name.startswith(("grad_norm/", "weight_norm/", PART_PREFIX)) else None
 
 
 @lru_cache(maxsize=1)
@@ -158,6 +159,26 @@ def _events(chunk: memoryview, hits: np.ndarray, base: int, artifact: str) -> li
     return events
 
 
+def _summed_parts(columns: list, families: _Families) -> list:
+    """The loss of the lines that print only its parts (YOLO's box/obj/cls, a detectron2 loss dict):
+    their sum, which is what the trainer minimises, as a train_loss column; a NaN part makes it NaN."""
+    parts = [c for c in columns if families.names[c[0]].startswith(PART_PREFIX)]
+    if len(parts) < 2:
+        return []
+    fam = families.resolve("loss")
+    rows = np.concatenate([np.frombuffer(c[1], np.int32) for c in parts])
+    lines = np.concatenate([np.frombuffer(c[2], np.int32) for c in parts])
+    steps = np.concatenate([np.frombuffer(c[3], np.float64) for c in parts])
+    values = np.concatenate([np.frombuffer(c[4], np.float64) for c in parts])
+    uniq, first, inverse, counts = np.unique(rows, return_index=True, return_inverse=True, return_counts=True)
+    total = np.bincount(inverse, weights=values, minlength=len(uniq))
+    have = [np.frombuffer(c[1], np.int32) for c in columns if c[0] == fam]
+    keep = (counts >= 2) & ~np.isin(uniq, have[0] if have else [])
+    if not keep.any():
+        return []
+    return [(fam, uniq[keep].tobytes(), lines[first][keep].tobytes(), steps[first][keep].tobytes(), total[keep].tobytes())]
+
+
 def _scan_chunk(buf: memoryview, families: _Families):
     """Runs in a worker thread; the scanner holds the GIL only to name a new key."""
     return buf, _scan(buf, families.resolve, _literals())
@@ -185,6 +206,7 @@ def parse_text_log(path: Path, artifact: str) -> TextLogResult:
         bad += n_bad
         has_cr |= bool(cr)
         saw_step |= bool(np.isfinite(chunk_last_step))
+        columns += _summed_parts(columns, families)
         for fam, rows, lines, steps, values in columns:
             steps = np.frombuffer(steps, np.float64)
             if saw_step:                  # before the chunk's first step: the last one before it
