@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from analysis.ingest import logscan_fallback
-from analysis.ingest.textlog import _Families, _literals
+from analysis.ingest.textlog import _Families, _literals, _section_initials
 
 _logscan = pytest.importorskip("analysis.ingest._logscan", reason="the C scanner is not built here")
 
@@ -26,8 +26,8 @@ def _named(result, families: _Families):
 
 def _same(data: bytes) -> None:
     fast, slow = _Families(), _Families()
-    c = _named(_logscan.scan(data, fast.resolve, _literals()), fast)
-    py = _named(logscan_fallback.scan(data, slow.resolve, _literals()), slow)
+    c = _named(_logscan.scan(data, fast.resolve, _literals(), _section_initials()), fast)
+    py = _named(logscan_fallback.scan(data, slow.resolve, _literals(), _section_initials()), slow)
     assert c[:2] == py[:2] and c[3:] == py[3:]
     assert c[2].keys() == py[2].keys()
     for name in c[2]:

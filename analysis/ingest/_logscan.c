@@ -58,6 +58,7 @@ typedef struct {
     int failed;
     int *last_line; int n_fams;   /* dedup: the last line each family was emitted on */
     Buf key;                      /* a key with its section prefix (`val|loss`) */
+    uint8_t initial[256];         /* 1: some section word starts with this byte */
 } Ctx;
 
 static int table_grow(Table *t) {
@@ -124,7 +125,7 @@ static inline int is_digit(unsigned char ch) { return ch >= '0' && ch <= '9'; }
 static inline int is_blank(unsigned char ch) { return ch == ' ' || ch == '\t'; }
 
 /* A number at s[i..n): [-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?, nan, inf or infinity (not the start of a word). */
-static int parse_number(const char *s, Py_ssize_t i, Py_ssize_t n, double *out, Py_ssize_t *end) {
+static inline __attribute__((always_inline)) int parse_number(const char *s, Py_ssize_t i, Py_ssize_t n, double *out, Py_ssize_t *end) {
     Py_ssize_t j = i;
     int neg = 0;
     if (j < n && (s[j] == '-' || s[j] == '+')) { neg = s[j] == '-'; j++; }
@@ -205,7 +206,7 @@ typedef struct {
     long malformed;
 } Out;
 
-static int line_add(Out *o, int32_t fam, double v) {
+static inline __attribute__((always_inline)) int line_add(Out *o, int32_t fam, double v) {
     if (o->line_n == o->line_cap) {
         int cap = o->line_cap ? o->line_cap * 2 : 16;
         int32_t *f = realloc(o->line_fams, cap * sizeof *f);
@@ -268,6 +269,13 @@ static int has_literal(const Literals *L, const char *s, Py_ssize_t n) {
 
 enum { SECTION_VAL = -2, SECTION_TEST = -3, SECTION_TRAIN = -4 };
 
+/* The section a lone word opens, or 0; only words with the initial of a section word are looked up. */
+static int section_of(Ctx *c, const char *k, Py_ssize_t n) {
+    if (!c->initial[(unsigned char)k[0]]) return 0;
+    int fam = family(c, k, n);
+    return fam <= SECTION_VAL ? fam : 0;
+}
+
 /* The family of a key inside a section: `val|loss`, `test|acc` (none outside one). */
 static int family_in(Ctx *c, int section, const char *k, Py_ssize_t n) {
     const char *prefix = section == SECTION_VAL ? "val|" : section == SECTION_TEST ? "test|" : NULL;
@@ -292,8 +300,8 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
             Py_ssize_t k = j + 1;
             while (k < n && is_keych((unsigned char)s[k])) k++;
             if (k < n && s[k] == ')') {
-                int fam = family(c, s + j + 1, k - j - 1);
-                if (fam <= SECTION_VAL) { section = fam; j = k + 1; }
+                int sec = section_of(c, s + j + 1, k - j - 1);
+                if (sec) { section = sec; j = k + 1; }
             }
         }
         if (j < n && (s[j] == '\'' || s[j] == '"')) j++;
@@ -305,8 +313,8 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
             while (j < n && is_blank((unsigned char)s[j])) j++;
         } else if (j == b0) {           /* neither a separator nor blanks: no value follows */
             if (j < n && (s[j] == ')' || s[j] == ']') && ws > 0 && (s[ws - 1] == '(' || s[ws - 1] == '[')) {
-                int fam = family(c, s + ws, we - ws);          /* `[valid] loss=` */
-                if (fam <= SECTION_VAL) section = fam;
+                int sec = section_of(c, s + ws, we - ws);       /* `[valid] loss=` */
+                if (sec) section = sec;
             }
             prev = -1;
             continue;
@@ -335,13 +343,13 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
             bad = 1;
         /* a word, one space, then a word: perhaps a two-word name */
         int two_word = we + 1 < n && s[we] == ' ' && is_start((unsigned char)s[we + 1]);
-        if (!two_word && (sep == '|' || sep == ':' || j == n)) {      /* `| valid | epoch 2` */
-            int fam = family(c, s + ws, we - ws);
-            if (fam <= SECTION_VAL) section = fam;
+        if (!two_word && (sep == '|' || j == n)) {       /* `| valid | epoch 2` */
+            int sec = section_of(c, s + ws, we - ws);
+            if (sec) section = sec;
         }
         if (prev >= 0) {                                 /* `Test net output #0: accuracy = 0.9` */
-            int fam = family(c, s + prev, ws - 1 - prev);
-            if (fam <= SECTION_VAL) section = fam;
+            int sec = section_of(c, s + prev, ws - 1 - prev);
+            if (sec) section = sec;
         }
         prev = two_word ? ws : -1;
         if (two_word) i = we + 1;
@@ -486,7 +494,10 @@ static void free_all(Ctx *c, Out *o, char *scratch) {
 static PyObject *scan(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer view;
     PyObject *resolve, *literals;
-    if (!PyArg_ParseTuple(args, "y*OO!", &view, &resolve, &PyTuple_Type, &literals)) return NULL;
+    const char *initials = "";
+    Py_ssize_t n_initials = 0;
+    if (!PyArg_ParseTuple(args, "y*OO!|y#", &view, &resolve, &PyTuple_Type, &literals, &initials, &n_initials))
+        return NULL;
     Literals *lits = malloc(sizeof *lits);
     if (!lits) { PyBuffer_Release(&view); return PyErr_NoMemory(); }
     memset(lits->lead, 0, sizeof lits->lead);
@@ -508,6 +519,7 @@ static PyObject *scan(PyObject *Py_UNUSED(self), PyObject *args) {
 
     Ctx c = {0};
     c.resolve = resolve;
+    for (Py_ssize_t k = 0; k < n_initials; k++) c.initial[(unsigned char)initials[k]] = 1;
     Out o = {0};
     o.step = NAN;
     Header table = {.n = 0};
@@ -582,7 +594,7 @@ static PyObject *scan(PyObject *Py_UNUSED(self), PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS,
-     "scan(chunk, resolve, literals) -> (lines, metric lines, [(family, rows int32, lines int32, steps float64, "
+     "scan(chunk, resolve, literals, section_initials=b'') -> (lines, metric lines, [(family, rows int32, lines int32, steps float64, "
      "values float64)], hits int64 pairs (line, byte offset), malformed lines, last step, had carriage returns)"},
     {NULL, NULL, 0, NULL},
 };

@@ -88,8 +88,9 @@ def _numeric_cell(c: bytes) -> float | None:
 
 
 class Scanner:
-    def __init__(self, resolve: Callable[[str], int], literals: tuple[bytes, ...]) -> None:
+    def __init__(self, resolve: Callable[[str], int], literals: tuple[bytes, ...], initials: bytes = b"") -> None:
         self.resolve = resolve
+        self.initials = frozenset(initials)
         self.literals = tuple(lit for lit in literals[:255] if isinstance(lit, bytes) and len(lit) >= 2)
         self.cache: dict[bytes, int] = {}
         self.cols: dict[int, tuple[array, array, array, array]] = {}
@@ -103,6 +104,13 @@ class Scanner:
         if fam is None:
             fam = self.cache[key] = int(self.resolve(key.decode("utf-8", "replace")))
         return fam
+
+    def section_of(self, word: bytes) -> int:
+        """The section a lone word opens, or 0 (only words with a section word's initial are asked)."""
+        if word[0] not in self.initials:
+            return 0
+        fam = self.family(word)
+        return fam if fam <= SECTION_VAL else 0
 
     def flush(self, pairs: list[tuple[int, float]], ln: int) -> None:
         if not pairs:
@@ -143,9 +151,9 @@ class Scanner:
             if j + 1 < n and s[j] == 40 and s[j + 1] in _START:                  # `Epoch(val) [1]`
                 k = _WORD.match(s, j + 1).end()
                 if k < n and s[k] == 41:
-                    fam = self.family(s[j + 1:k])
-                    if fam <= SECTION_VAL:
-                        section, j = fam, k + 1
+                    sec = self.section_of(s[j + 1:k])
+                    if sec:
+                        section, j = sec, k + 1
             if j < n and s[j] in b"'\"":
                 j += 1
             b0 = j
@@ -159,9 +167,7 @@ class Scanner:
                     j += 1
             elif j == b0:
                 if j < n and s[j] in b")]" and ws > 0 and s[ws - 1] in b"([":   # `[valid] loss=`
-                    fam = self.family(s[ws:we])
-                    if fam <= SECTION_VAL:
-                        section = fam
+                    section = self.section_of(s[ws:we]) or section
                 prev = -1
                 continue
             if j < n and s[j] == 91:                                       # `Epoch [1][50/500]`
@@ -185,14 +191,10 @@ class Scanner:
             if sep in b"=:" and (j == n or s[j] in b",;}|") and self.family(s[ws:we]) >= 0:
                 bad = True
             two_word = we + 1 < n and s[we] == 32 and s[we + 1] in _START
-            if not two_word and (sep in b"|:" or j == n):                 # `| valid | epoch 2`
-                fam = self.family(s[ws:we])
-                if fam <= SECTION_VAL:
-                    section = fam
+            if not two_word and (sep == 124 or j == n):                      # `| valid | epoch 2`
+                section = self.section_of(s[ws:we]) or section
             if prev >= 0:                              # `Test net output #0: accuracy = 0.9`
-                fam = self.family(s[prev:ws - 1])
-                if fam <= SECTION_VAL:
-                    section = fam
+                section = self.section_of(s[prev:ws - 1]) or section
             prev = ws if two_word else -1
             if two_word:
                 i = we + 1
@@ -250,10 +252,10 @@ def clean(raw: bytes) -> tuple[bytes, bool]:
     return raw, cr
 
 
-def scan(chunk, resolve: Callable[[str], int], literals: tuple[bytes, ...]):
+def scan(chunk, resolve: Callable[[str], int], literals: tuple[bytes, ...], section_initials: bytes = b""):
     """Same signature and result as `_logscan.scan` (see its docstring)."""
     data = bytes(chunk)
-    sc = Scanner(resolve, literals)
+    sc = Scanner(resolve, literals, section_initials)
     hits = array("q")
     has_cr = False
     pos = 0

@@ -28,7 +28,7 @@ from analysis.names import STEP_COLUMNS, canonical, known_names, sections
 
 try:
     from analysis.ingest._logscan import scan as _scan
-except ImportError:          # installed without a C compiler: the same scanner in Python, ~50x slower
+except ImportError:          # installed without a C compiler: the same scanner in Python, ~100x slower
     from analysis.ingest.logscan_fallback import scan as _scan
     _FAST = False
 else:
@@ -99,6 +99,12 @@ def _metric_name(key: str) -> str | None:
 @lru_cache(maxsize=1)
 def _literals() -> tuple[bytes, ...]:
     return tuple(lit.encode() for lit in prefilter_literals())
+
+
+@lru_cache(maxsize=1)
+def _section_initials() -> bytes:
+    """The first bytes of the words that open a section, both cases: the scanner asks about no other word."""
+    return bytes(sorted({ord(c) for w in sections()[0] for c in (w[0].lower(), w[0].upper())}))
 
 
 def _clean(raw: bytes) -> str:
@@ -181,7 +187,7 @@ def _summed_parts(columns: list, families: _Families) -> list:
 
 def _scan_chunk(buf: memoryview, families: _Families):
     """Runs in a worker thread; the scanner holds the GIL only to name a new key."""
-    return buf, _scan(buf, families.resolve, _literals())
+    return buf, _scan(buf, families.resolve, _literals(), _section_initials())
 
 
 def parse_text_log(path: Path, artifact: str) -> TextLogResult:
@@ -189,7 +195,7 @@ def parse_text_log(path: Path, artifact: str) -> TextLogResult:
     if not _FAST and not _told_slow:
         _told_slow = True
         print("mltd: the fast log scanner (analysis/ingest/_logscan.c) is not built, so text logs are read "
-              "by its pure-Python twin, ~50x slower; install a C compiler and reinstall to build it", file=sys.stderr)
+              "by its pure-Python twin, about 100x slower; install a C compiler and reinstall to build it", file=sys.stderr)
     families = _Families()
     builders: dict[int, SeriesBuilder] = {}
     events: list[Event] = []
