@@ -155,6 +155,13 @@ DIALECTS = [
     ("Python logging (`- key: value -` with a level and a logger)",
      "2024-01-01 12:00:00,000 - trainer - INFO - Epoch 3 - step 1500 - train_loss: 0.3000 - val_loss: 0.4000 - lr: 1e-4",
      {"epoch": [3], "steps": [1500], "train_loss": [0.3], "val_loss": [0.4], "lr": [1e-4]}),
+    ("a dict of NumPy 2 / torch values (`np.float64(x)`, `tensor([x])` reprs)",
+     "{'loss': np.float64(0.6931), 'lr': tensor([1.0000e-03]), 'grad_norm': np.float32(nan), 'epoch': 1}",
+     {"train_loss": [0.6931], "lr": [1e-3], "grad_norm": [np.nan], "epoch": [1]}),
+    ("a print loop written in Chinese (full-width colon)", "\n".join([
+        "第 1 轮 loss：2.3051, acc：0.1120, 学习率 lr：0.01",
+        "第 2 轮 loss：nan, acc：0.0980, 学习率 lr：0.01",
+    ]), {"train_loss": [2.3051, np.nan], "train_acc": [0.112, 0.098], "lr": [0.01, 0.01]}),
     ("markdown table a user typed into the thread", "\n".join([
         "| Epoch | Train Loss | Val Loss |",
         "|---|---|---|",

@@ -9,8 +9,8 @@
 
    Per line: progress-bar rewrites (`\r`) reduce to the last state, ANSI colour is skipped, then
    a key is a run of [A-Za-z_][A-Za-z0-9_./-]*, optionally quoted, optionally the second word of a
-   two-word name (`grad norm`, `Training Loss`), followed by `=`, `:`, `|` or spaces, an optional
-   `[` (`Epoch [1][50/500]`), an optional `tensor(`, and a number (units such as `ms` or `%` end
+   two-word name (`grad norm`, `Training Loss`), followed by `=`, `:` (or a full-width one), `|` or spaces, an optional
+   `[` (`Epoch [1][50/500]`), an optional wrapper (`tensor(`, `np.float64(`), and a number (units such as `ms` or `%` end
    it), nan, inf or infinity. The first value of each family per line wins. A lone word that opens
    a section (`| valid | loss 9.4`, `Epoch(val)`, `Test: [10/100]`) has the keys after it looked
    up as `val|loss`. A line of three or more names apart by `|`, tabs or two spaces, two of them
@@ -267,6 +267,8 @@ static int has_literal(const Literals *L, const char *s, Py_ssize_t n) {
     return 0;
 }
 
+#define FULLWIDTH_COLON "\xef\xbc\x9a"   /* `：` in UTF-8, as logs written in Chinese or Japanese have it */
+
 enum { SECTION_VAL = -2, SECTION_TEST = -3, SECTION_TRAIN = -4 };
 
 /* The section a lone word opens, or 0; only words with the initial of a section word are looked up. */
@@ -308,7 +310,11 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
         Py_ssize_t b0 = j;
         while (j < n && is_blank((unsigned char)s[j])) j++;
         char sep = 0;
-        if (j < n && (s[j] == '=' || s[j] == ':' || s[j] == '|')) {
+        if (j + 2 < n && !memcmp(s + j, FULLWIDTH_COLON, 3)) {      /* `loss：0.5` */
+            sep = ':';
+            j += 3;
+            while (j < n && is_blank((unsigned char)s[j])) j++;
+        } else if (j < n && (s[j] == '=' || s[j] == ':' || s[j] == '|')) {
             sep = s[j++];
             while (j < n && is_blank((unsigned char)s[j])) j++;
         } else if (j == b0) {           /* neither a separator nor blanks: no value follows */
@@ -323,7 +329,14 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
             j++;
             while (j < n && is_blank((unsigned char)s[j])) j++;
         }
-        if (j + 7 <= n && memcmp(s + j, "tensor(", 7) == 0) j += 7;
+        if (j < n && is_start((unsigned char)s[j])) {   /* a wrapper: `tensor(0.5`, `np.float64(0.5)` */
+            Py_ssize_t k = j;
+            while (k < n && (is_keych((unsigned char)s[k]) && s[k] != '/' && s[k] != '-')) k++;
+            if (k < n && s[k] == '(') {
+                j = k + 1;
+                if (j < n && s[j] == '[') j++;
+            }
+        }
         double v;
         Py_ssize_t end;
         if (parse_number(s, j, n, &v, &end)) {

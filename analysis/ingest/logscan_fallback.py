@@ -24,6 +24,8 @@ _MANTISSA = re.compile(rb"(\d*)(?:\.(\d*))?")
 _EXPONENT = re.compile(rb"[eE][-+]?\d+")
 _SPECIAL = (b"nan", b"NaN", b"NAN", b"inf", b"Inf", b"INF")
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+_CALLEE = re.compile(rb"[A-Za-z0-9_.]*")
+FULLWIDTH_COLON = "：".encode()
 _UNIT = re.compile(rb"/\d+|[A-Za-z%]{0,3}:?")
 _NAN = float("nan")
 _INF = float("inf")
@@ -160,7 +162,12 @@ class Scanner:
             while j < n and s[j] in _BLANK:
                 j += 1
             sep = 0
-            if j < n and s[j] in b"=:|":
+            if s.startswith(FULLWIDTH_COLON, j):                                # `loss：0.5`
+                sep = 58
+                j += 3
+                while j < n and s[j] in _BLANK:
+                    j += 1
+            elif j < n and s[j] in b"=:|":
                 sep = s[j]
                 j += 1
                 while j < n and s[j] in _BLANK:
@@ -174,8 +181,12 @@ class Scanner:
                 j += 1
                 while j < n and s[j] in _BLANK:
                     j += 1
-            if s.startswith(b"tensor(", j):
-                j += 7
+            if j < n and s[j] in _START:                       # a wrapper: `tensor(0.5`, `np.float64(0.5)`
+                k = _CALLEE.match(s, j).end()
+                if k < n and s[k] == 40:
+                    j = k + 1
+                    if j < n and s[j] == 91:
+                        j += 1
             num = parse_number(s, j)
             if num is not None:
                 key = s[prev if prev >= 0 else ws:we]
