@@ -310,7 +310,7 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
         Py_ssize_t b0 = j;
         while (j < n && is_blank((unsigned char)s[j])) j++;
         char sep = 0;
-        if (j + 2 < n && !memcmp(s + j, FULLWIDTH_COLON, 3)) {      /* `loss：0.5` */
+        if (j + 2 < n && (unsigned char)s[j] == 0xef && !memcmp(s + j, FULLWIDTH_COLON, 3)) {   /* `loss：0.5` */
             sep = ':';
             j += 3;
             while (j < n && is_blank((unsigned char)s[j])) j++;
@@ -329,17 +329,19 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
             j++;
             while (j < n && is_blank((unsigned char)s[j])) j++;
         }
-        if (j < n && is_start((unsigned char)s[j])) {   /* a wrapper: `tensor(0.5`, `np.float64(0.5)` */
+        double v;
+        Py_ssize_t end;
+        int found = parse_number(s, j, n, &v, &end);
+        if (!found && j < n && is_start((unsigned char)s[j])) {   /* a wrapper: `tensor(0.5`, `np.float64(0.5)` */
             Py_ssize_t k = j;
             while (k < n && (is_keych((unsigned char)s[k]) && s[k] != '/' && s[k] != '-')) k++;
             if (k < n && s[k] == '(') {
                 j = k + 1;
                 if (j < n && s[j] == '[') j++;
+                found = parse_number(s, j, n, &v, &end);
             }
         }
-        double v;
-        Py_ssize_t end;
-        if (parse_number(s, j, n, &v, &end)) {
+        if (found) {
             Py_ssize_t ks = prev >= 0 ? prev : ws;
             int fam = family_in(c, section, s + ks, we - ks);
             if (fam <= SECTION_VAL) section = fam;

@@ -181,13 +181,14 @@ class Scanner:
                 j += 1
                 while j < n and s[j] in _BLANK:
                     j += 1
-            if j < n and s[j] in _START:                       # a wrapper: `tensor(0.5`, `np.float64(0.5)`
+            num = parse_number(s, j)
+            if num is None and j < n and s[j] in _START:     # a wrapper: `tensor(0.5`, `np.float64(0.5)`
                 k = _CALLEE.match(s, j).end()
                 if k < n and s[k] == 40:
                     j = k + 1
                     if j < n and s[j] == 91:
                         j += 1
-            num = parse_number(s, j)
+                    num = parse_number(s, j)
             if num is not None:
                 key = s[prev if prev >= 0 else ws:we]
                 fam = self.family(_PREFIX[section] + key if section in _PREFIX else key)
