@@ -15,7 +15,8 @@
    a section (`| valid | loss 9.4`, `Epoch(val)`, `Test: [10/100]`) has the keys after it looked
    up as `val|loss`. A line of three or more names apart by `|`, tabs or two spaces, two of them
    metrics, is a table header (YOLO, a Trainer's notebook table): the rows of numbers after it
-   are read by column until a line with pairs. A known key with `=`/`:` and no value marks the
+   are read by column until a line with pairs (within a chunk: a table cut by a chunk edge loses
+   its header, which YOLO repeats every epoch anyway). A known key with `=`/`:` and no value marks the
    line malformed. Lines holding one of the failure literals are reported so that Python can read
    their events. The GIL is released while scanning. */
 #define _GNU_SOURCE   /* memrchr */

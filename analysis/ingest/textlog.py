@@ -5,7 +5,8 @@ scanner (`_logscan.c`) that returns every `key <sep> number` pair with its line:
 reads such logs at ~13 MB/s, a regex pass per metric family at ~60 MB/s, the single pass at
 grep-like speed (bench/ingest.py). Keys are named through `data/metric_names.toml`, as in every
 other format. Lines that hold a failure literal go to Python for the traceback and its numbers.
-Two chunks are in flight at once: the scanner releases the GIL.
+Two chunks are in flight at once: the scanner releases the GIL. Where the C scanner was not built
+(no compiler at install), `logscan_fallback.py` gives the same result in pure Python, slower.
 """
 from __future__ import annotations
 
