@@ -36,6 +36,8 @@ def canonical(raw: str) -> str:
 
 STEP_COLUMNS = ("step", "global_step", "_step", "iter", "iteration", "trainer/global_step", "it", "steps",
                 "num_updates")
+# In a line of text `Steps: 3` is a count of steps (Time-Series-Library's `Epoch: 5, Steps: 3`), not a position.
+TEXT_STEP_KEYS = tuple(k for k in STEP_COLUMNS if k != "steps")
 
 @lru_cache(maxsize=1)
 def sections() -> tuple[dict[str, str], dict[str, dict[str, str]]]:
@@ -44,6 +46,13 @@ def sections() -> tuple[dict[str, str], dict[str, dict[str, str]]]:
     data = tomllib.loads(resources.files("analysis").joinpath("data/metric_names.toml").read_text())["sections"]
     names = data.pop("names")
     return {w: section for section, words in data.items() for w in words}, names
+
+
+@lru_cache(maxsize=1)
+def table_columns() -> dict[str, str]:
+    """Names that are a metric only as a column of a printed table (YOLO's `total`, `obj`)."""
+    data = tomllib.loads(resources.files("analysis").joinpath("data/metric_names.toml").read_text())
+    return {raw: canon for canon, raws in data["table_columns"].items() for raw in raws}
 
 
 @lru_cache(maxsize=1)

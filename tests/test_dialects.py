@@ -106,6 +106,18 @@ DIALECTS = [
         "1/299|7.35G| 3.46| 1.92|0.969|    5|  512|",
     ]), {"epoch": [0, 1], "memory_allocated": [7.17, 7.35], "train_loss/obj": [2.15, 1.92],
          "train_loss": [3.28 + 2.15 + 0.816, 3.46 + 1.92 + 0.969]}),
+    ("YOLOv5 early / YOLOv3 (ultralytics): `total` is the loss as a column, nothing as a key", "\n".join([
+        "     Epoch   gpu_mem       box       obj       cls     total   targets  img_size",
+        "     0/299     4.11G   0.06629   0.02983         0    0.0961        37       416",
+        "     1/299     4.11G   0.05912   0.02811         0    0.0872        41       416",
+        "Total: 1234 images, obj: 5",
+    ]), {"epoch": [0, 1], "train_loss": [0.0961, 0.0872], "train_loss/box": [0.06629, 0.05912]}),
+    ("Time-Series-Library (`Vali Loss`; `Steps:` counts the steps of an epoch)", "\n".join([
+        "Epoch: 1, Steps: 3 | Train Loss: 1.5646304 Vali Loss: 1.6120000 Test Loss: 1.6440242",
+        "Validation loss decreased (inf --> 1.612000).  Saving model ...",
+        "Epoch: 2, Steps: 3 | Train Loss: 1.3646304 Vali Loss: nan Test Loss: 1.4440242",
+    ]), {"epoch": [1, 2], "train_loss": [1.5646304, 1.3646304], "val_loss": [1.612, np.nan],
+         "test_loss": [1.6440242, 1.4440242], "steps": [0, 1]}),
     ("PyTorch ImageNet example (ProgressMeter: `Epoch: [0][ 10/5005]`, value (average))", "\n".join([
         "Epoch: [0][  10/5005]\tTime  0.500 ( 0.600)\tData  0.100 ( 0.200)\tLoss 6.9100e+00 (6.9500e+00)\tAcc@1   0.00 (  0.10)",
         "Epoch: [0][  20/5005]\tTime  0.480 ( 0.590)\tData  0.090 ( 0.190)\tLoss 6.8800e+00 (6.9300e+00)\tAcc@1   0.39 (  0.12)",

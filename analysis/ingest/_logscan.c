@@ -270,7 +270,7 @@ static int has_literal(const Literals *L, const char *s, Py_ssize_t n) {
 
 #define FULLWIDTH_COLON "\xef\xbc\x9a"   /* `：` in UTF-8, as logs written in Chinese or Japanese have it */
 
-enum { SECTION_VAL = -2, SECTION_TEST = -3, SECTION_TRAIN = -4 };
+enum { SECTION_VAL = -2, SECTION_TEST = -3, SECTION_TRAIN = -4, TABLE_COLUMN = 1 };
 
 /* The section a lone word opens, or 0; only words with the initial of a section word are looked up. */
 static int section_of(Ctx *c, const char *k, Py_ssize_t n) {
@@ -279,9 +279,11 @@ static int section_of(Ctx *c, const char *k, Py_ssize_t n) {
     return fam <= SECTION_VAL ? fam : 0;
 }
 
-/* The family of a key inside a section: `val|loss`, `test|acc` (none outside one). */
+/* The family of a key inside a section (`val|loss`, `test|acc`; none outside one), or of a table
+   column's header (`col|total`: some names are metrics only as a column). */
 static int family_in(Ctx *c, int section, const char *k, Py_ssize_t n) {
-    const char *prefix = section == SECTION_VAL ? "val|" : section == SECTION_TEST ? "test|" : NULL;
+    const char *prefix = section == SECTION_VAL ? "val|" : section == SECTION_TEST ? "test|" :
+                         section == TABLE_COLUMN ? "col|" : NULL;
     if (!prefix) return family(c, k, n);
     c->key.len = 0;
     if (buf_put(&c->key, prefix, strlen(prefix)) || buf_put(&c->key, k, n)) { c->failed = 1; return -1; }
@@ -471,7 +473,7 @@ static int table_header(Ctx *c, Header *t, const char *s, Py_ssize_t n) {
         if (!x.n || !is_start((unsigned char)x.p[0])) return 0;
         for (Py_ssize_t q = 0; q < x.n; q++)
             if (!(is_keych((unsigned char)x.p[q]) || (x.p[q] == ' ' && !(q + 1 < x.n && x.p[q + 1] == ' ')))) return 0;
-        int fam = family(c, x.p, x.n);
+        int fam = family_in(c, TABLE_COLUMN, x.p, x.n);
         fams[i] = fam >= 0 ? fam : -1;
         known += fam >= 0;
     }

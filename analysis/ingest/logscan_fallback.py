@@ -237,7 +237,7 @@ class Scanner:
         for c in cells:
             if not c or c[0] not in _START or any(ch not in _KEYCH and ch != 32 for ch in c) or b"  " in c:
                 return None
-            fam = self.family(c)
+            fam = self.family(b"col|" + c)
             fams.append(fam if fam >= 0 else -1)
         return _Table(fams, pipes) if sum(f >= 0 for f in fams) >= 2 else None
 

@@ -25,7 +25,7 @@ from analysis.ingest.events import build_event, fold, prefilter_literals
 from analysis.ingest.logscan_fallback import SECTION_TEST, SECTION_TRAIN, SECTION_VAL
 from analysis.metrics import Series, SeriesBuilder
 from analysis.model import Event
-from analysis.names import STEP_COLUMNS, canonical, known_names, sections
+from analysis.names import TEXT_STEP_KEYS, canonical, known_names, normalise, sections, table_columns
 
 try:
     from analysis.ingest._logscan import scan as _scan
@@ -80,6 +80,8 @@ _SECTION_CODES = {"val": SECTION_VAL, "test": SECTION_TEST, "train": SECTION_TRA
 
 @lru_cache(maxsize=4096)
 def _name_in(section: str, key: str) -> str | None:
+    if section == "col":                  # a table's header cell: some names are metrics only there
+        return table_columns().get(normalise(key)) or _name_in("", key)
     name = _metric_name(key)
     if name is None and " " in key:
         name = _metric_name(key.rsplit(" ", 1)[1])
@@ -91,7 +93,7 @@ def _name_in(section: str, key: str) -> str | None:
 @lru_cache(maxsize=4096)
 def _metric_name(key: str) -> str | None:
     key = key.strip("./-")
-    if key.lower() in STEP_COLUMNS:
+    if key.lower() in TEXT_STEP_KEYS:
         return "step"
     name = canonical(key)
     return name if name in known_names() or name.startswith(("grad_norm/", "weight_norm/", PART_PREFIX)) else None
