@@ -19,9 +19,9 @@ WILD = ROOT / "tests" / "wild"
 
 def _named(result, families: _Families):
     """A scan's result with family ids replaced by names (each scanner met them in its own order)."""
-    lines, rows, columns, hits, malformed, last_step, cr = result
+    lines, rows, columns, hits, malformed, last_step, first_raw, last_raw, cr = result
     cols = {families.names[f]: (r, ln, np.frombuffer(st, np.float64).tobytes(), v) for f, r, ln, st, v in columns}
-    return lines, rows, cols, hits, malformed, np.float64(last_step).tobytes(), cr
+    return lines, rows, cols, hits, malformed, np.array([last_step, first_raw, last_raw]).tobytes(), cr
 
 
 def _same(data: bytes) -> None:

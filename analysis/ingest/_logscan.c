@@ -202,6 +202,7 @@ typedef struct {
     Column *cols; int n_cols;
     int32_t *line_fams; double *line_values; int line_n, line_cap;   /* the current line's pairs */
     double step;        /* the last step seen in this chunk, NaN before */
+    double raw_first, raw_last, offset;   /* the step counter as logged, and what its restarts add */
     int32_t rows;       /* metric lines so far */
     Buf hits;
     long malformed;
@@ -226,8 +227,14 @@ static inline __attribute__((always_inline)) int line_add(Out *o, int32_t fam, d
 /* At the end of a line: its step (family 0) applies to all its pairs, in whatever order logged. */
 static int line_flush(Out *o, int32_t ln) {
     if (!o->line_n) return 0;
-    for (int k = 0; k < o->line_n; k++)
-        if (o->line_fams[k] == 0 && isfinite(o->line_values[k])) o->step = o->line_values[k];
+    for (int k = 0; k < o->line_n; k++) {
+        double v = o->line_values[k];
+        if (o->line_fams[k] != 0 || !isfinite(v)) continue;
+        if (isnan(o->raw_first)) o->raw_first = v;
+        else if (v < o->raw_last) o->offset += o->raw_last;   /* a counter that restarts each epoch */
+        o->raw_last = v;
+        o->step = o->offset + v;
+    }
     for (int k = 0; k < o->line_n; k++) {
         int32_t f = o->line_fams[k];
         if (f == 0) continue;
@@ -539,7 +546,7 @@ static PyObject *scan(PyObject *Py_UNUSED(self), PyObject *args) {
     c.resolve = resolve;
     for (Py_ssize_t k = 0; k < n_initials; k++) c.initial[(unsigned char)initials[k]] = 1;
     Out o = {0};
-    o.step = NAN;
+    o.step = o.raw_first = o.raw_last = NAN;
     Header table = {.n = 0};
     const char *data = view.buf;
     Py_ssize_t size = view.len, pos = 0;
@@ -603,8 +610,8 @@ static PyObject *scan(PyObject *Py_UNUSED(self), PyObject *args) {
         if (!t || PyList_Append(columns, t) < 0) Py_CLEAR(columns);
         Py_XDECREF(t);
     }
-    PyObject *res = columns ? Py_BuildValue("(iiNy#ldi)", ln + 1, o.rows, columns, BYTES(o.hits), o.malformed,
-                                            o.step, has_cr) : NULL;
+    PyObject *res = columns ? Py_BuildValue("(iiNy#ldddi)", ln + 1, o.rows, columns, BYTES(o.hits), o.malformed,
+                                            o.step, o.raw_first, o.raw_last, has_cr) : NULL;
 #undef BYTES
     free_all(&c, &o, scratch);
     return res;
@@ -613,7 +620,8 @@ static PyObject *scan(PyObject *Py_UNUSED(self), PyObject *args) {
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS,
      "scan(chunk, resolve, literals, section_initials=b'') -> (lines, metric lines, [(family, rows int32, lines int32, steps float64, "
-     "values float64)], hits int64 pairs (line, byte offset), malformed lines, last step, had carriage returns)"},
+     "values float64)], hits int64 pairs (line, byte offset), malformed lines, last step, first and last step as "
+     "logged, had carriage returns); a step counter that goes back (one per epoch) continues from where it was"},
     {NULL, NULL, 0, NULL},
 };
 

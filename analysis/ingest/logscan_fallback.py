@@ -96,7 +96,8 @@ class Scanner:
         self.literals = tuple(lit for lit in literals[:255] if isinstance(lit, bytes) and len(lit) >= 2)
         self.cache: dict[bytes, int] = {}
         self.cols: dict[int, tuple[array, array, array, array]] = {}
-        self.step = _NAN
+        self.step = self.raw_first = self.raw_last = _NAN
+        self.offset = 0.0
         self.rows = 0
         self.malformed = 0
         self.table: _Table | None = None
@@ -118,8 +119,14 @@ class Scanner:
         if not pairs:
             return
         for fam, v in pairs:
-            if fam == 0 and v == v and abs(v) != _INF:
-                self.step = v
+            if fam != 0 or v != v or abs(v) == _INF:
+                continue
+            if self.raw_first != self.raw_first:
+                self.raw_first = v
+            elif v < self.raw_last:                  # a counter that restarts each epoch
+                self.offset += self.raw_last
+            self.raw_last = v
+            self.step = self.offset + v
         for fam, v in pairs:
             if fam == 0:
                 continue
@@ -281,4 +288,4 @@ def scan(chunk, resolve: Callable[[str], int], literals: tuple[bytes, ...], sect
         pos += len(raw) + 1
     columns = [(fam, c[0].tobytes(), c[1].tobytes(), c[2].tobytes(), c[3].tobytes())
                for fam, c in sorted(sc.cols.items())]
-    return len(lines), sc.rows, columns, hits.tobytes(), sc.malformed, sc.step, int(has_cr)
+    return len(lines), sc.rows, columns, hits.tobytes(), sc.malformed, sc.step, sc.raw_first, sc.raw_last, int(has_cr)

@@ -205,12 +205,16 @@ def parse_text_log(path: Path, artifact: str) -> TextLogResult:
     total = metric_lines = bad = 0
     has_cr = False
     last_step: float | None = None
+    last_raw: float | None = None         # the last step as logged: a chunk that starts below it restarts the counter
     ordinal = 0
     saw_step = False
 
     def consume(result) -> None:
-        nonlocal total, metric_lines, bad, has_cr, last_step, ordinal, saw_step
-        buf, (n_lines, n_rows, columns, hits, n_bad, chunk_last_step, cr) = result
+        nonlocal total, metric_lines, bad, has_cr, last_step, last_raw, ordinal, saw_step
+        buf, (n_lines, n_rows, columns, hits, n_bad, chunk_last_step, first_raw, chunk_last_raw, cr) = result
+        base = 0.0                        # what the counter's restarts before this chunk add to its steps
+        if last_step is not None and last_raw is not None:
+            base = last_step if first_raw < last_raw else last_step - last_raw
         events.extend(_events(buf, np.frombuffer(hits, np.int64), total, artifact))
         bad += n_bad
         has_cr |= bool(cr)
@@ -219,14 +223,14 @@ def parse_text_log(path: Path, artifact: str) -> TextLogResult:
         for fam, rows, lines, steps, values in columns:
             steps = np.frombuffer(steps, np.float64)
             if saw_step:                  # before the chunk's first step: the last one before it
-                steps = np.where(np.isnan(steps), last_step if last_step is not None else 0.0, steps)
+                steps = np.where(np.isnan(steps), last_step if last_step is not None else 0.0, steps + base)
             else:
                 steps = ordinal + np.frombuffer(rows, np.int32).astype(np.float64)
             if fam not in builders:
                 builders[fam] = SeriesBuilder(families.names[fam], artifact)
             builders[fam].extend(steps, np.frombuffer(values, np.float64), np.frombuffer(lines, np.int32) + (total + 1))
         if np.isfinite(chunk_last_step):
-            last_step = chunk_last_step
+            last_step, last_raw = base + chunk_last_step, chunk_last_raw
         total += n_lines
         metric_lines += n_rows
         ordinal += n_rows
