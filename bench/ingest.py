@@ -5,7 +5,8 @@
     python bench/ingest.py --size-mb 20 --python   # the pure-Python scanner (an install without a compiler)
 
 The log mixes what real runs print: timestamped key=value metric lines, nanoGPT-style lines,
-info noise, tqdm bars rewritten with carriage returns, ANSI colour, warnings and a final traceback.
+mmdet, fairseq validation and YOLO table lines, info noise, tqdm bars rewritten with carriage
+returns, ANSI colour, warnings and a final traceback.
 The reader runs in a child process so that its peak RSS is its own.
 """
 from __future__ import annotations
@@ -39,8 +40,18 @@ def generate(path: Path, size_mb: int, seed: int = 0) -> int:
                                  f"lr={3e-4:.2e} grad_norm={abs(rnd.gauss(1, 0.2)):.3f} tokens/s={rnd.uniform(9e4, 1e5):.1f}")
                 elif r < 0.82:
                     block.append(f"iter {step}: loss {loss:.4f}, time {rnd.uniform(80, 120):.2f}ms, mfu {rnd.uniform(30, 40):.2f}%")
-                elif r < 0.92:
+                elif r < 0.89:
                     block.append(f"{ts} INFO data.py:88 loaded shard {step % 97} of 97 from /data/shard-{step % 97:05d}.bin")
+                elif r < 0.90:       # other dialects: mmdet, a fairseq validation row, a YOLO table
+                    block.append(f"{ts} - mmdet - INFO - Epoch [{step // 5000 + 1}][{step % 5000}/5000]\tlr: 2.000e-02, "
+                                 f"eta: 1 day, 6:35:57, time: 0.391, memory: 3946, loss_cls: {loss / 3:.4f}, loss: {loss:.4f}")
+                elif r < 0.91:
+                    block.append(f"{ts} | INFO | valid | epoch {step // 5000:03d} | valid on 'valid' subset | loss "
+                                 f"{loss * 1.05:.3f} | nll_loss {loss:.3f} | ppl 321.26 | wps 84912.1 | num_updates {step}")
+                elif r < 0.92:
+                    block.append("      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size\n"
+                                 f"      {step // 5000}/300      9.95G     {loss / 3:.4f}       {loss / 3:.3f}      "
+                                 f"{loss / 3:.3f}         12        640: 100%|##########| 787/787 [09:07<00:00,  1.44it/s]")
                 elif r < 0.97:
                     block.append(f"\x1b[32m{ts}\x1b[0m INFO eval.py:40 val_loss={loss * 1.05:.4f} val_acc={rnd.random():.3f}")
                 elif r < 0.995:
