@@ -83,8 +83,8 @@ def _name_in(section: str, key: str) -> str | None:
     if section == "col":                  # a table's header cell: some names are metrics only there
         return table_columns().get(normalise(key)) or _name_in("", key)
     name = _metric_name(key)
-    if name is None and " " in key:
-        name = _metric_name(key.rsplit(" ", 1)[1])
+    if " " in key and (name is None or name.startswith(PART_PREFIX)):   # prose: `final loss`, `with loss`;
+        name = _metric_name(key.rsplit(" ", 1)[1]) or name              # parts are identifiers (`loss_cls`)
     if not section or name in (None, "step", "epoch") or name.startswith(("val_", "test_")):
         return name
     return sections()[1].get(section, {}).get(name)
