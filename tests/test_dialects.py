@@ -89,6 +89,22 @@ DIALECTS = [
      f"Epoch 0:  98%|{BAR}| 1660/1702 [13:02<00:19,  2.12it/s, loss=0.157, v_num=0, train_loss=0.150]\n"
      f"Epoch 1: 100%|{BAR}| 2/2 [00:00<00:00, 12.05it/s, loss=2.29, v_num=0, val_acc=0.166]",
      {"epoch": [0, 1], "train_loss": [0.157, 2.29], "val_acc": [0.166]}),
+    ("PyTorch Lightning (RichProgressBar)",
+     "Epoch 3/9  \u2501\u2501\u2501\u2501\u2501\u2501\u2501\u2501 100/100 0:00:05 \u2022 0:00:00 20.00it/s v_num: 0 train_loss: 0.500 "
+     "val_loss: 0.400",
+     {"epoch": [3], "train_loss": [0.5], "val_loss": [0.4]}),
+    ("TensorFlow 1 Estimator (`INFO:tensorflow:loss = x, step = n`)", "\n".join([
+        "INFO:tensorflow:loss = 0.6931472, step = 1",
+        "INFO:tensorflow:global_step/sec: 95.2",
+        "INFO:tensorflow:loss = 0.31274, step = 101 (1.051 sec)",
+    ]), {"train_loss": [0.6931472, 0.31274], "steps": [1, 101]}),
+    ("Weights & Biases run summary printed at the end", "\n".join([
+        "wandb: Run history:",
+        "wandb:       loss \u2588\u2587\u2586\u2585\u2584\u2583\u2582\u2581",
+        "wandb: Run summary:",
+        "wandb:       loss 0.12345",
+        "wandb:   val_loss 0.2",
+    ]), {"train_loss": [0.12345], "val_loss": [0.2]}),
     ("YOLOv8 (ultralytics): a header row per epoch, then the row, then the validation table", "\n".join([
         "      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size",
         f"      21/55      9.95G     0.2338       5.07      2.977         12        640: 100%|{BAR}| 787/787 [09:07<00:00,  1.44it/s]",
