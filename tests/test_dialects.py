@@ -77,6 +77,12 @@ DIALECTS = [
         "{'eval_loss': 2.5, 'eval_accuracy': 0.61, 'eval_runtime': 1.2, 'eval_samples_per_second': 80.0, 'epoch': 8.33}",
     ]), {"train_loss": [6.4776, 2.0588], "lr": [1.9914000000000003e-05, 1.9814000000000004e-05], "val_loss": [2.5],
          "val_acc": [0.61], "grad_norm": [12.5], "throughput": []}),
+    ("Keras `print(history.history)` (a list per key, one value per epoch)", "\n".join([
+        "{'loss': [0.6931, 0.6012, 0.9843, 2.7710], 'accuracy': [0.51, 0.66, 0.58, 0.5], "
+        "'val_loss': [0.6822, 0.6523, 1.2001, 3.1025], 'val_accuracy': [0.55, 0.63, 0.52, 0.49]}",
+        "[2024-09-11 17:52:18,030] [INFO] [logging.py:96:log_dist] [Rank 0] step=10, skipped=0, lr=[1e-05, 1e-05]",
+    ]), {"train_loss": [0.6931, 0.6012, 0.9843, 2.7710], "val_loss": [0.6822, 0.6523, 1.2001, 3.1025],
+         "train_acc": [0.51, 0.66, 0.58, 0.5], "val_acc": [0.55, 0.63, 0.52, 0.49], "lr": [1e-05]}),
     ("Hugging Face Trainer (notebook table pasted as text, tab-separated)", "\n".join([
         "Epoch\tTraining Loss\tValidation Loss\tAccuracy",
         "1\tNo log\t0.693100\t0.500000",

@@ -92,6 +92,8 @@ TRICKY = [
     + "  ".join(f"c{i}" for i in range(50)),
     "{'loss': np.float64(0.25), 'lr': tensor([1e-3]), 'grad_norm': array(2.5, dtype=float32), 'acc': f(}",
     "训练 loss：0.5, lr： 1e-3, acc：, epoch：1/10",
+    "{'loss': [0.6931, 0.52, nan, inf], 'accuracy': [0.5, 0.7], 'val_loss': [ 0.6 ,0.55,], 'lr': [1e-3, x]}",
+    "{\"loss\": [1, 2, 3], 'loss': [4, 5]} lr=[1e-05, 1e-05] step=3",
     "I0420 16:54:21.603490 29735 solver.cpp:315]     Test net output #0: accuracy = 0.9 loss = 0.3",
     "I0420 16:54:21.603490 29735 solver.cpp:228] Iteration 100, loss = 0.5",
     "{'loss': 6.4776, 'learning_rate': 1.9914000000000003e-05, 'epoch': 4.17}",
@@ -130,7 +132,7 @@ def test_same_on_random_lines():
               "grad norm", "loss_cls", "box_loss", "eval_loss", "GPU_mem", "x", "'loss'", '"lr"', "train",
               "=", ":", "|", " ", "  ", "\t", " - ", ", ", "[", "]", "(", ")", "(val)", "tensor(", "%", "ms", "G",
               "1", "0.5", "-2.5e-3", "1/100", "nan", "-inf", "Infinity", "7.", ".5", "1e", "12:00:00", "\r", "\x1b[32m",
-              "100%|##|", "\u2588", "\uff1a", "np.float64(", "Traceback", "CUDA out of memory"]
+              "100%|##|", "\u2588", "\uff1a", "np.float64(", "', '", "Traceback", "CUDA out of memory"]
     rng = np.random.default_rng(14)
     lines = ["".join(rng.choice(pieces, rng.integers(0, 14))) for _ in range(3000)]
     _same("\n".join(lines).encode())

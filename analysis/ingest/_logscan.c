@@ -200,7 +200,8 @@ typedef struct { Buf rows, lines, steps, values; } Column;
 
 typedef struct {
     Column *cols; int n_cols;
-    int32_t *line_fams; double *line_values; int line_n, line_cap;   /* the current line's pairs */
+    int32_t *line_fams; double *line_values; int32_t *line_idx;      /* the current line's pairs, and the */
+    int line_n, line_cap;                                              /* index of each in its list (else 0) */
     double step;        /* the last step seen in this chunk, NaN before */
     double raw_first, raw_last, offset;   /* the step counter as logged, and what its restarts add */
     int32_t rows;       /* metric lines so far */
@@ -208,7 +209,7 @@ typedef struct {
     long malformed;
 } Out;
 
-static inline __attribute__((always_inline)) int line_add(Out *o, int32_t fam, double v) {
+static inline __attribute__((always_inline)) int line_add(Out *o, int32_t fam, double v, int32_t idx) {
     if (o->line_n == o->line_cap) {
         int cap = o->line_cap ? o->line_cap * 2 : 16;
         int32_t *f = realloc(o->line_fams, cap * sizeof *f);
@@ -217,14 +218,19 @@ static inline __attribute__((always_inline)) int line_add(Out *o, int32_t fam, d
         double *x = realloc(o->line_values, cap * sizeof *x);
         if (!x) return -1;
         o->line_values = x;
+        int32_t *ix = realloc(o->line_idx, cap * sizeof *ix);
+        if (!ix) return -1;
+        o->line_idx = ix;
         o->line_cap = cap;
     }
     o->line_fams[o->line_n] = fam;
+    o->line_idx[o->line_n] = idx;
     o->line_values[o->line_n++] = v;
     return 0;
 }
 
-/* At the end of a line: its step (family 0) applies to all its pairs, in whatever order logged. */
+/* At the end of a line: its step (family 0) applies to all its pairs, in whatever order logged; the
+   k-th value of a list (`'loss': [0.7, 0.5]`) is the k-th of as many rows. */
 static int line_flush(Out *o, int32_t ln) {
     if (!o->line_n) return 0;
     for (int k = 0; k < o->line_n; k++) {
@@ -235,9 +241,12 @@ static int line_flush(Out *o, int32_t ln) {
         o->raw_last = v;
         o->step = o->offset + v;
     }
+    int32_t span = 1;
     for (int k = 0; k < o->line_n; k++) {
         int32_t f = o->line_fams[k];
         if (f == 0) continue;
+        int32_t row = o->rows + o->line_idx[k];
+        if (o->line_idx[k] >= span) span = o->line_idx[k] + 1;
         if (f >= o->n_cols) {
             int m = f + 16;
             Column *c = realloc(o->cols, m * sizeof *c);
@@ -246,11 +255,11 @@ static int line_flush(Out *o, int32_t ln) {
             o->cols = c; o->n_cols = m;
         }
         Column *c = &o->cols[f];
-        if (buf_put(&c->rows, &o->rows, sizeof o->rows) || buf_put(&c->lines, &ln, sizeof ln) ||
+        if (buf_put(&c->rows, &row, sizeof row) || buf_put(&c->lines, &ln, sizeof ln) ||
             buf_put(&c->steps, &o->step, sizeof o->step) || buf_put(&c->values, &o->line_values[k], sizeof(double)))
             return -1;
     }
-    o->rows++;
+    o->rows += span;
     o->line_n = 0;
     return 0;
 }
@@ -316,7 +325,8 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
                 if (sec) { section = sec; j = k + 1; }
             }
         }
-        if (j < n && (s[j] == '\'' || s[j] == '"')) j++;
+        int quoted = j < n && (s[j] == '\'' || s[j] == '"');
+        if (quoted) j++;
         Py_ssize_t b0 = j;
         while (j < n && is_blank((unsigned char)s[j])) j++;
         char sep = 0;
@@ -335,7 +345,8 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
             prev = -1;
             continue;
         }
-        if (j < n && s[j] == '[') {      /* `Epoch [1][50/500]`, `Iter [50/40000]` */
+        int listed = j < n && s[j] == '[';
+        if (listed) {                    /* `Epoch [1][50/500]`, `Iter [50/40000]`, `'loss': [0.7, 0.5]` */
             j++;
             while (j < n && is_blank((unsigned char)s[j])) j++;
         }
@@ -357,7 +368,18 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
             if (fam <= SECTION_VAL) section = fam;
             else if (fam >= 0 && c->last_line[fam] != ln) {
                 c->last_line[fam] = ln;
-                if (line_add(o, fam, v)) return -1;
+                if (line_add(o, fam, v, 0)) return -1;
+                /* a quoted key's list, as Keras' `history.history` prints it: every value (an unquoted
+                   `lr=[1e-05, 1e-05]` lists param groups, one step) */
+                for (int32_t idx = 1; quoted && sep == ':' && listed; idx++) {
+                    Py_ssize_t k = end;
+                    while (k < n && is_blank((unsigned char)s[k])) k++;
+                    if (k == n || s[k] != ',') break;
+                    k++;
+                    while (k < n && is_blank((unsigned char)s[k])) k++;
+                    if (!parse_number(s, k, n, &v, &end)) break;
+                    if (line_add(o, fam, v, idx)) return -1;
+                }
             }
             i = end;
             prev = -1;
@@ -449,7 +471,7 @@ static int table_row(Ctx *c, Out *o, const Header *t, const char *s, Py_ssize_t 
         int fam = t->fams[i];
         if (ok[i] && fam >= 0 && c->last_line[fam] != ln) {
             c->last_line[fam] = ln;
-            if (line_add(o, fam, vals[i])) return -1;
+            if (line_add(o, fam, vals[i], 0)) return -1;
         }
     }
     return 0;
@@ -512,7 +534,7 @@ static void free_all(Ctx *c, Out *o, char *scratch) {
         Column *col = &o->cols[f];
         free(col->rows.data); free(col->lines.data); free(col->steps.data); free(col->values.data);
     }
-    free(o->cols); free(o->line_fams); free(o->line_values); free(o->hits.data);
+    free(o->cols); free(o->line_fams); free(o->line_values); free(o->line_idx); free(o->hits.data);
     free(scratch);
 }
 

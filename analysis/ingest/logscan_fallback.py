@@ -115,10 +115,11 @@ class Scanner:
         fam = self.family(word)
         return fam if fam <= SECTION_VAL else 0
 
-    def flush(self, pairs: list[tuple[int, float]], ln: int) -> None:
+    def flush(self, pairs: list[tuple[int, float, int]], ln: int) -> None:
+        """The line's step applies to all its pairs; the k-th value of a list is the k-th of as many rows."""
         if not pairs:
             return
-        for fam, v in pairs:
+        for fam, v, _ in pairs:
             if fam != 0 or v != v or abs(v) == _INF:
                 continue
             if self.raw_first != self.raw_first:
@@ -127,23 +128,25 @@ class Scanner:
                 self.offset += self.raw_last
             self.raw_last = v
             self.step = self.offset + v
-        for fam, v in pairs:
+        span = 1
+        for fam, v, idx in pairs:
             if fam == 0:
                 continue
             col = self.cols.get(fam)
             if col is None:
                 col = self.cols[fam] = (array("i"), array("i"), array("d"), array("d"))
-            col[0].append(self.rows)
+            col[0].append(self.rows + idx)
             col[1].append(ln)
             col[2].append(self.step)
             col[3].append(v)
-        self.rows += 1
+            span = max(span, idx + 1)
+        self.rows += span
 
-    def pairs(self, s: bytes) -> tuple[list[tuple[int, float]], bool]:
+    def pairs(self, s: bytes) -> tuple[list[tuple[int, float, int]], bool]:
         """Every `key <sep> number` of a line (the first per family), and whether it is malformed."""
         n = len(s)
         i, prev, bad, section = 0, -1, False, 0
-        out: list[tuple[int, float]] = []
+        out: list[tuple[int, float, int]] = []
         seen: set[int] = set()
         while i < n:
             ch = s[i]
@@ -163,7 +166,8 @@ class Scanner:
                     sec = self.section_of(s[j + 1:k])
                     if sec:
                         section, j = sec, k + 1
-            if j < n and s[j] in b"'\"":
+            quoted = j < n and s[j] in b"'\""
+            if quoted:
                 j += 1
             b0 = j
             while j < n and s[j] in _BLANK:
@@ -184,7 +188,8 @@ class Scanner:
                     section = self.section_of(s[ws:we]) or section
                 prev = -1
                 continue
-            if j < n and s[j] == 91:                                       # `Epoch [1][50/500]`
+            listed = j < n and s[j] == 91              # `Epoch [1][50/500]`, `'loss': [0.7, 0.5]`
+            if listed:
                 j += 1
                 while j < n and s[j] in _BLANK:
                     j += 1
@@ -203,7 +208,9 @@ class Scanner:
                     section = fam
                 elif fam >= 0 and fam not in seen:
                     seen.add(fam)
-                    out.append((fam, num[0]))
+                    out.append((fam, num[0], 0))
+                    if quoted and sep == 58 and listed:   # Keras' history.history; `lr=[a, b]` is param groups
+                        num = self.rest_of_list(s, num, fam, out)
                 i = num[1]
                 prev = -1
                 continue
@@ -219,7 +226,26 @@ class Scanner:
                 i = we + 1
         return out, bad
 
-    def table_row(self, s: bytes) -> list[tuple[int, float]]:
+    @staticmethod
+    def rest_of_list(s: bytes, num: tuple[float, int], fam: int, out: list) -> tuple[float, int]:
+        """The values after the first of `[a, b, c]`, each with its index; the last one read."""
+        n, idx = len(s), 1
+        while True:
+            k = num[1]
+            while k < n and s[k] in _BLANK:
+                k += 1
+            if k == n or s[k] != 44:
+                return num
+            k += 1
+            while k < n and s[k] in _BLANK:
+                k += 1
+            nxt = parse_number(s, k)
+            if nxt is None:
+                return num
+            out.append((fam, nxt[0], idx))
+            num, idx = nxt, idx + 1
+
+    def table_row(self, s: bytes) -> list[tuple[int, float, int]]:
         t = self.table
         cells = _cells(s, t.pipes)[:len(t.fams)]
         values = [_numeric_cell(c) for c in cells]
@@ -229,7 +255,7 @@ class Scanner:
         for fam, v in zip(t.fams, values):
             if v is not None and fam >= 0 and fam not in seen:
                 seen.add(fam)
-                out.append((fam, v))
+                out.append((fam, v, 0))
         return out
 
     def header(self, s: bytes) -> _Table | None:
