@@ -136,3 +136,14 @@ def test_same_on_random_lines():
     rng = np.random.default_rng(14)
     lines = ["".join(rng.choice(pieces, rng.integers(0, 14))) for _ in range(3000)]
     _same("\n".join(lines).encode())
+
+
+def test_the_build_succeeds_without_a_compiler(tmp_path):
+    """Both C extensions are optional: a build whose compiler fails still succeeds, without them."""
+    import os
+    lib = tmp_path / "lib"
+    p = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--build-lib", str(lib), "--build-temp",
+                        str(tmp_path / "tmp")], cwd=ROOT, capture_output=True, text=True,
+                       env={**os.environ, "CC": "/bin/false", "LDSHARED": "/bin/false"})
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert not list(lib.rglob("*.so")) and "_logscan" in p.stderr
