@@ -17,7 +17,6 @@ MAX_COLUMNS = 64
 
 _START = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _KEYCH = _START | frozenset(b"0123456789./-")
-_DIGITS = frozenset(b"0123456789")
 _BLANK = frozenset(b" \t")
 _WORD = re.compile(rb"[A-Za-z0-9_./-]+")
 _MANTISSA = re.compile(rb"(\d*)(?:\.(\d*))?")
