@@ -148,14 +148,13 @@ class Scanner:
         out: list[tuple[int, float, int]] = []
         seen: set[int] = set()
         while i < n:
-            ch = s[i]
-            if ch not in _KEYCH:
-                i += 1
+            m = _WORD.search(s, i)               # the next run of key bytes; anything before it parts words
+            if m is None:
+                break
+            if m.start() != i:
                 prev = -1
-                continue
-            ws = i
-            i = _WORD.match(s, i).end()
-            if ch not in _START:
+            ws, i = m.span()
+            if s[ws] not in _START:
                 prev = -1
                 continue
             we = j = i
@@ -296,6 +295,20 @@ def clean(raw: bytes) -> tuple[bytes, bool]:
     return raw, cr
 
 
+def _near_literals(data: bytes, literals: tuple[bytes, ...]) -> set[int]:
+    """The start of every line whose bytes hold a literal: one search per literal over the chunk,
+    not one per line (a line that cleaning changed is checked as cleaned anyway)."""
+    starts = set()
+    for lit in literals:
+        at = data.find(lit)
+        while at >= 0:
+            start = data.rfind(b"\n", 0, at) + 1
+            starts.add(start)
+            nl = data.find(b"\n", at)
+            at = data.find(lit, nl) if nl >= 0 else -1
+    return starts
+
+
 def scan(chunk, resolve: Callable[[str], int], literals: tuple[bytes, ...], section_initials: bytes = b""):
     """Same signature and result as `_logscan.scan` (see its docstring)."""
     data = bytes(chunk)
@@ -304,11 +317,12 @@ def scan(chunk, resolve: Callable[[str], int], literals: tuple[bytes, ...], sect
     has_cr = False
     pos = 0
     lines = data.split(b"\n")
+    near = _near_literals(data, sc.literals)
     for ln, raw in enumerate(lines):
         s, cr = clean(raw)
         has_cr |= cr
         sc.line(s, ln)
-        if sc.literals and any(lit in s for lit in sc.literals):
+        if (pos in near or s is not raw) and any(lit in s for lit in sc.literals):
             hits.extend((ln, pos))
         pos += len(raw) + 1
     columns = [(fam, c[0].tobytes(), c[1].tobytes(), c[2].tobytes(), c[3].tobytes())
