@@ -147,3 +147,11 @@ def test_the_build_succeeds_without_a_compiler(tmp_path):
                        env={**os.environ, "CC": "/bin/false", "LDSHARED": "/bin/false"})
     assert p.returncode == 0, p.stderr[-2000:]
     assert not list(lib.rglob("*.so")) and "_logscan" in p.stderr
+
+
+def test_same_on_random_bytes():
+    """Arbitrary bytes (a binary file named .log, a truncated UTF-8 paste) read alike and never crash."""
+    rng = np.random.default_rng(17)
+    alphabet = np.frombuffer(b"loss=:|[]()'\" \t\r\n\x1b\xef\xbc\x9a0123456789.-eEnaifLTtvV_,%/", np.uint8)
+    _same(rng.choice(alphabet, 200_000).tobytes())
+    _same(rng.integers(0, 256, 100_000, dtype=np.uint8).tobytes())
