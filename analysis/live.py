@@ -90,20 +90,26 @@ class LiveRun:
         self.context = context or Run(root=Path("."), source=source, id=run_id)
         self.artifact = artifact
         self.capacity = capacity
-        self.metrics: dict[str, BoundedSeries] = {}
+        self.metrics: dict[str, BoundedSeries] = {}      # by canonical name
+        self._by_raw: dict[str, BoundedSeries] = {}
         self.last_step = -1.0
         self.points = 0            # steps appended
 
     def append(self, step: float | None, values: Mapping[str, float]) -> None:
         step = self.last_step + 1 if step is None else float(step)
         for raw, value in values.items():
-            name = canonical(raw)
-            s = self.metrics.get(name)
+            s = self._by_raw.get(raw)
             if s is None:
-                s = self.metrics[name] = BoundedSeries(name, self.capacity)
-            s.append(step, float(value))
+                s = self._by_raw[raw] = self._series(canonical(raw))
+            s.append(step, value)
         self.last_step = step
         self.points += 1
+
+    def _series(self, name: str) -> BoundedSeries:
+        s = self.metrics.get(name)
+        if s is None:
+            s = self.metrics[name] = BoundedSeries(name, self.capacity)
+        return s
 
     def snapshot(self) -> Run:
         table = MetricTable()
@@ -122,3 +128,48 @@ def alarms(diagnosis: Diagnosis, loss_points: int) -> list[Finding]:
     return [c for c in diagnosis.root_causes
             if c.code != "healthy" and c.severity in ALARM_SEVERITIES and c.confidence >= ALARM_CONFIDENCE
             and (c.code in ACUTE_CODES or loss_points >= SETTLED_POINTS)]
+
+
+class LogTail:
+    """A growing plain-text log read as it grows: `feed(bytes)` with whatever was appended returns
+    the new points, one per metric line, through the same scanner and metric names as the
+    post-mortem's reader (ingest/textlog.py). A line is read once complete; failures (a traceback,
+    an OOM) become events, the last `MAX_EVENTS` kept."""
+
+    MAX_EVENTS = 64
+
+    def __init__(self, artifact: str) -> None:
+        from analysis.ingest.textlog import _Families
+        self.artifact = artifact
+        self.families = _Families()
+        self.events: list = []
+        self.lines = 0
+        self.last_step: float | None = None
+        self._rest = b""
+
+    def feed(self, data: bytes) -> list[tuple[float | None, dict[str, float]]]:
+        from analysis.ingest import _logscan
+        from analysis.ingest.textlog import _events, _literals
+        data = self._rest + data
+        cut = data.rfind(b"\n") + 1
+        self._rest = data[cut:]
+        if not cut:
+            return []
+        chunk = memoryview(data)[: cut - 1]
+        n_lines, _, columns, hits, _, chunk_last, _ = _logscan.scan(chunk, self.families.resolve, _literals())
+        self.events = (self.events + _events(chunk, np.frombuffer(hits, np.int64), self.lines, self.artifact))[-self.MAX_EVENTS:]
+        rows: dict[int, tuple[float, dict[str, float]]] = {}
+        for fam, row_ids, _, steps, values in columns:
+            for r, st, v in zip(np.frombuffer(row_ids, np.int32).tolist(), np.frombuffer(steps, np.float64).tolist(),
+                                np.frombuffer(values, np.float64).tolist()):
+                rows.setdefault(r, (st, {}))[1][self.families.names[fam]] = v
+        points = []
+        for r in sorted(rows):
+            st, values = rows[r]
+            if st == st:                    # a row without a step of its own takes the last one seen
+                self.last_step = st
+            points.append((self.last_step, values))
+        if chunk_last == chunk_last:
+            self.last_step = chunk_last
+        self.lines += n_lines
+        return points

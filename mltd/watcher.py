@@ -21,8 +21,9 @@ from analysis.model import Finding
 from analysis.run import Run
 from mltd.notify import Notifier, WatchNotifyError, from_env
 
-CHECK_EVERY = 10            # logged steps between two checks
-OVERHEAD_BUDGET = 0.005     # the share of wall time the checks may take
+CHECK_EVERY = 5             # logged steps between two checks
+OVERHEAD_BUDGET = 0.003     # the share of wall time the checks may take
+FIRST_CHECK_ESTIMATE_S = 0.02    # what a check is assumed to cost until one has been timed
 LOSS = "train_loss"
 
 
@@ -56,6 +57,7 @@ class Watcher:
         self._since = 0
         self._started = clock()
         self._nonfinite_seen = False
+        self._last_cost = FIRST_CHECK_ESTIMATE_S
 
     def log(self, step: float | None = None, **metrics) -> list[Finding]:
         """Appends one step's metrics (floats, numpy scalars or tensors; None is skipped); returns
@@ -75,7 +77,8 @@ class Watcher:
         return []
 
     def _affordable(self) -> bool:
-        return self.budget is None or self.spent_s <= self.budget * (self.clock() - self._started)
+        """A check fits if, with the last one's cost added, the checks stay within `budget` of the wall time."""
+        return self.budget is None or self.spent_s + self._last_cost <= self.budget * (self.clock() - self._started)
 
     def check(self, *, action: str | None = None, checkpoint: str | None = None) -> list[Finding]:
         t0 = self.clock()
@@ -95,5 +98,6 @@ class Watcher:
                 print(f"mltd watch: {exc}", file=sys.stderr)
         self.checks += 1
         self._since = 0
-        self.spent_s += self.clock() - t0
+        self._last_cost = self.clock() - t0
+        self.spent_s += self._last_cost
         return found
