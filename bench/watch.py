@@ -8,14 +8,17 @@ by point through `mltd.Watcher` at its default cadence (the overhead budget off:
 training time to budget against), with the run's config and code as context and none of its log
 events (they would tell the future). The step where the post-mortem becomes certain is the first
 prefix of the run's metrics at which `diagnose_run` names the expected cause at confidence >= 0.8
-(among its root causes: a run may show two at once), found by bisection. Lead = (certain - warned) / (certain - first step), in percent of the steps it
-took the post-mortem to become certain; the warning counted is the first that names that cause.
+(among its root causes: a run may show two at once), found by bisection. Lead = (certain - warned)
+/ (certain - first step): the share of the steps the post-mortem needed that the warning came
+before it; the warning counted is the first that names that cause. The table says whether that
+warning's evidence came from the live metrics or from the config/code alone (a pre-flight finding).
 
-Overhead: a small CNN (LeNet-sized, batch 32) trained on the CPU with `mltd.watch` at default settings; the time spent inside the
-watch (its optimizer hook, `log` and the checks, timed around each call) per step, as a share of
-the step time of the same training without it (the least disturbed of alternating rounds). The
-plain A/B difference of step times is printed beside it: on a shared machine its noise is larger
-than the overhead. Memory: points a metric keeps after 200,000 appended steps.
+Overhead: a small CNN (LeNet-sized, batch 32) trained on the CPU with `mltd.watch` at default
+settings; the time spent inside the watch (its optimizer hook, `log` and the checks, timed around
+each call) per step, as a share of the step time of the same training without it (the least
+disturbed of alternating rounds). The plain A/B difference of step times is printed beside it: on
+a shared machine its noise is larger than the overhead. Memory: points a metric keeps after
+200,000 appended steps.
 
 Guard: a real tiny training whose inputs turn non-finite at one step, guarded; the saved weights
 must be finite and equal to the weights before that step.
