@@ -20,6 +20,9 @@ READ_BYTES = 1 << 20
 def find_log(path: Path) -> Path:
     """The log to follow: `path` itself, or the most recently written log in the folder."""
     if path.is_file():
+        if path.suffix not in LOG_SUFFIXES:
+            raise FileNotFoundError(f"{path}: not a plain-text training log ({', '.join(LOG_SUFFIXES)}); "
+                                    "`mltd diagnose` reads every other format")
         return path
     if not path.is_dir():
         raise FileNotFoundError(f"{path}: no such file or folder")

@@ -65,3 +65,7 @@ def test_the_command_prints_the_warning_and_a_bad_path_is_exit_2(scenario, tmp_p
     p = subprocess.run([sys.executable, "-m", "handlers.cli", "watch", str(tmp_path / "nope")],
                        capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 2 and "no such file or folder" in p.stderr
+    (tmp_path / "metrics.csv").write_text("step,loss\n1,0.5\n")
+    p = subprocess.run([sys.executable, "-m", "handlers.cli", "watch", str(tmp_path / "metrics.csv")],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 2 and "not a plain-text training log" in p.stderr
