@@ -38,7 +38,8 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("doctor", help="check the environment and every configured connection")
     t = sub.add_parser("watch", help="follow a growing training log and warn early (stdout, MLTD_WATCH_FILE or "
                        "MLTD_WATCH_WEBHOOK)")
-    t.add_argument("path", help="a training log, or a run folder (its newest log; its config and code for the fix)")
+    t.add_argument("path", help="a training log, a run folder (its newest log; its config and code for the fix), or "
+                   "s3://bucket/prefix/ (its newest log, polled; needs mltd[s3])")
     t.add_argument("--poll", type=float, default=2.0, metavar="S", help="seconds between two looks at the log")
     t.add_argument("--idle-exit", type=float, default=None, metavar="S",
                    help="stop once the log has not grown for S seconds (default: follow until interrupted)")
@@ -177,14 +178,18 @@ def _diagnose_in(args, tmp: Path) -> int:
 
 
 def _watch(args) -> int:
+    from handlers.watch_s3 import S3Log, S3LogError   # boto3 only once an s3:// log is opened
     from mltd.tail import follow
     from mltd.watcher import Watcher
 
-    path = Path(args.path)
     try:
-        watcher = follow(path, lambda context: Watcher(path.resolve().name, context=context, budget=None),
+        if args.path.startswith("s3://"):
+            source, name = S3Log(args.path), args.path.rstrip("/").rsplit("/", 1)[-1]
+        else:
+            source, name = args.path, Path(args.path).resolve().name
+        watcher = follow(source, lambda context: Watcher(name, context=context, budget=None),
                          poll_s=args.poll, idle_exit_s=args.idle_exit)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, S3LogError) as exc:
         _say(f"mltd: {exc}")
         return EXIT_INPUT
     except KeyboardInterrupt:

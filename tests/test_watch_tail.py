@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mltd.tail import follow
 from mltd.watcher import Watcher
 
@@ -69,3 +71,34 @@ def test_the_command_prints_the_warning_and_a_bad_path_is_exit_2(scenario, tmp_p
     p = subprocess.run([sys.executable, "-m", "handlers.cli", "watch", str(tmp_path / "metrics.csv")],
                        capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 2 and "not a plain-text training log" in p.stderr
+
+
+def test_an_s3_log_is_polled_with_ranged_reads_as_it_grows(scenario, tmp_path):
+    from handlers.watch_s3 import S3Log, S3LogError
+    from tests.fakes.service import S3
+
+    data = (scenario("lr_jump_mlp") / "train.log").read_bytes()
+    s3 = S3()
+    try:
+        client = s3.client()
+        client.put_object(Bucket=s3.bucket, Key="runs/42/config.yaml", Body=b"lr: 0.8\n")
+        client.put_object(Bucket=s3.bucket, Key="runs/42/train.log", Body=data[:5000])
+        log = S3Log(f"s3://{s3.bucket}/runs/42/", client)
+        assert log.name == "train.log"
+        written = [5000]
+
+        def grow(_seconds: float) -> None:       # the job re-uploads its log, longer each time
+            written[0] += 4096
+            client.put_object(Bucket=s3.bucket, Key="runs/42/train.log", Body=data[:written[0]])
+
+        sink = Collect()
+        w = follow(log, lambda context: Watcher("42", notifier=sink, context=context, budget=None),
+                   poll_s=1.0, idle_exit_s=2.0, sleep=grow)
+        assert log.offset == len(data) and w.live.metrics["train_loss"].n == 300
+        assert len(sink.docs) == 1 and sink.docs[0]["watch"]["alarms"][0] == "lr_too_high"
+        with pytest.raises(S3LogError, match="no training log"):
+            S3Log(f"s3://{s3.bucket}/runs/7/", client)
+        with pytest.raises(S3LogError, match="not an S3 location"):
+            S3Log("s3:/nope", client)
+    finally:
+        s3.close()
