@@ -13,7 +13,7 @@ from analysis.ingest import load_run
 from analysis.metrics import clip, fmt, fmt_step
 from analysis.model import Diagnosis, Evidence, Finding
 from analysis.performance import observe
-from analysis.rank import combine
+from analysis.rank import combine, tell_apart
 from analysis.run import Run
 from analysis.signals import relative_change
 
@@ -148,8 +148,9 @@ def diagnose(path: str | Path, symptoms: list[str] | tuple[str, ...] = (), *, so
         status = "diagnosis_complete"
     else:
         status = "needs_more_data"
-        questions.append(f"The leading hypothesis ({causes[0].code}, confidence {causes[0].confidence:.2f}) needs more "
-                         "evidence: see the missing artifacts.")
+        ranked = ", ".join(f"{c.code} ({c.confidence:.2f})" for c in causes[:3] if c.code != "healthy")
+        questions.append(f"No cause reaches {CONFIDENT}: the artifacts point to {ranked}. See below what would tell "
+                         "them apart.")
     if failed and status != "diagnosis_complete":
         status = "incomplete"           # the renderers name each failed analyzer in one line
     if crashes and status != "diagnosis_complete":
@@ -171,5 +172,6 @@ def diagnose(path: str | Path, symptoms: list[str] | tuple[str, ...] = (), *, so
         status=status,
         run={"id": run.id, "source": run.source, "artifacts": [a.to_dict() for a in run.artifacts]},
         symptoms=list(symptoms), root_causes=causes, quick_fixes=quick[:4],
-        missing_artifacts=_missing(run, causes, status), questions=questions, engine=engine)
+        missing_artifacts=_missing(run, causes, status), questions=questions, engine=engine,
+        tell_apart=tell_apart(causes) if status in ("needs_more_data", "incomplete") else "")
     return diagnosis, run

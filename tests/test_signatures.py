@@ -50,6 +50,50 @@ REAL_LINES = [
     ("nonfinite_loss", '"grad norm is nan. Do not update model".', "tests/wild espnet-eps-grad-nan-964"),
     ("loss_scale_overflow", "2020-03-23 11:41:18 | INFO | fairseq.trainer | NOTE: overflow detected, setting loss scale "
      "to: 0.00048828125", "tests/wild fairseq-bt-overflow-1895"),
+    # out of memory in its other wordings
+    ("cuda_oom", "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
+     "github.com/QwenLM/Qwen3/issues/873"),
+    ("host_oom", "Process finished with exit code 137 (interrupted by signal 9: SIGKILL)",
+     "github.com/davidsandberg/facenet/issues/236"),
+    ("host_oom", "Killed", "github.com/BVLC/caffe/issues/886"),
+    # distributed failures: the NCCL watchdog, NCCL's own errors, the store, the launchers
+    ("nccl_timeout", "[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective "
+     "operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, "
+     "Timeout(ms)=600000) ran for 600060 milliseconds before timing out.", "github.com/hiyouga/LlamaFactory/issues/7396"),
+    ("nccl_timeout", "ncclSystemError: System call (socket, malloc, munmap, etc) failed.",
+     "github.com/rstrudel/segmenter/issues/60"),
+    ("nccl_timeout", "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:825, unhandled system "
+     "error, NCCL version 2.7.8", "github.com/rstrudel/segmenter/issues/60"),
+    ("nccl_timeout", "[rank1]: ncclInternalError: Internal check failed.", "github.com/vllm-project/vllm/issues/10453"),
+    ("rank_failure", "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+     "github.com/Vision-CAIR/MiniGPT-4/issues/237"),
+    ("rank_failure", "  exitcode  : 1 (pid: 78970)", "github.com/Vision-CAIR/MiniGPT-4/issues/237"),
+    ("rank_failure", "RuntimeError: Socket Timeout", "github.com/pytorch/pytorch/issues/63455"),
+    ("rank_failure", "RuntimeError: [2] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d "
+     "key-value store by key '0', but store->get('0') got error: Socket Timeout",
+     "github.com/axolotl-ai-cloud/axolotl/issues/809"),
+    ("rank_failure", "[E616 02:08:15.931416442 socket.cpp:1023] [c10d] The client socket has timed out after 600000ms "
+     "while trying to connect to (172.17.0.9, 50437).", "github.com/vllm-project/vllm/issues/19670"),
+    ("rank_failure", "subprocess.CalledProcessError: Command '['/home/yh/anaconda3/bin/python', '-u', 'train.py', "
+     "'--local_rank=0']' returned non-zero exit status 1.", "github.com/megvii-research/MSPN/issues/31"),
+    ("rank_failure", "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 1 (pid: "
+     "226263) of binary: /home/student/2022/ai22mtech12005/miniconda3/envs/climb/bin/python",
+     "github.com/huggingface/accelerate/issues/1473 (accelerate launch --multi_gpu)"),
+    # DataLoader deaths
+    ("dataloader_killed", "RuntimeError: DataLoader worker (pid 19597) is killed by signal: Killed.",
+     "github.com/hezhangsprinter/DCPDN/issues/12"),
+    # an index out of range on the GPU: a label >= the number of classes
+    ("device_assert", "RuntimeError: CUDA error: device-side assert triggered", "github.com/Deci-AI/super-gradients/issues/1307"),
+    ("device_assert", "RuntimeError: cuda runtime error (59) : device-side assert triggered at /opt/conda/conda-bld/"
+     "pytorch_1556653215914/work/aten/src/THCUNN/generic/ClassNLLCriterion.cu:110", "github.com/JDAI-CV/DCL/issues/5"),
+    ("label_out_of_range", "/opt/conda/conda-bld/pytorch_1595629427478/work/aten/src/THCUNN/ClassNLLCriterion.cu:108: "
+     "cunn_ClassNLLCriterion_updateOutput_kernel: block: [0,0,0], thread: [31,0,0] Assertion `t >= 0 && t < n_classes` "
+     "failed.", "github.com/pytorch/pytorch/issues/25537"),
+    # a warning that matters: predictions and targets broadcast against each other
+    ("target_size_mismatch", "/home/ec2-user/anaconda3/envs/python3/lib/python3.6/site-packages/torch/nn/modules/loss.py"
+     ":431: UserWarning: Using a target size (torch.Size([32, 1])) that is different to the input size "
+     "(torch.Size([32])). This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+     "same size.", "github.com/deepset-ai/FARM/issues/229"),
 ]
 
 BENIGN_LINES = [
@@ -69,6 +113,10 @@ BENIGN_LINES = [
 ]
 
 
+def _line(name: str) -> str:
+    return next(line for n, line, _ in REAL_LINES if n == name)
+
+
 def _passes_prefilter(line: str) -> bool:
     return any(lit in line for lit in prefilter_literals())
 
@@ -84,7 +132,7 @@ def test_every_signature_has_a_real_line():
     named = {n for n, _, _ in REAL_LINES}
     untested = {s.name for s in signatures() if s.code} - named - {
         # older signatures with their own tests in test_analyzers / test_textlog
-        "nccl_timeout", "rank_failure", "dataloader_handover", "dataloader_worker_error", "var_dof", "anomaly_nan"}
+        "dataloader_handover", "dataloader_worker_error", "var_dof", "anomaly_nan"}
     assert not untested
 
 
@@ -118,6 +166,11 @@ def test_a_harmless_warning_beside_a_crash_is_not_healthy(tmp_path):
 @pytest.mark.parametrize("line,code", [
     ("CUDA out of memory. Tried to allocate 4.00 GiB (GPU 0; 10.73 GiB total capacity)", "out_of_memory"),
     ('"Expected more than 1 value per channel when training, got input size torch.Size([1, 2, 1, 1])"', "zero_variance"),
+    ("RuntimeError: CUDA error: device-side assert triggered", "data_pipeline_bug"),
+    ("Killed", "out_of_memory"),
+    ("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`", "out_of_memory"),
+    ("[rank1]: ncclInternalError: Internal check failed.", "distributed_failure"),
+    ("RuntimeError: Socket Timeout", "distributed_failure"),
 ])
 def test_one_line_pasted_as_output_txt_is_read_as_a_log(tmp_path, line, code):
     (tmp_path / "output.txt").write_text(line + "\n")
@@ -126,12 +179,12 @@ def test_one_line_pasted_as_output_txt_is_read_as_a_log(tmp_path, line, code):
 
 
 def test_store_barrier_names_the_missing_worker(tmp_path):
-    (tmp_path / "train.log").write_text(REAL_LINES[11][1] + "\n")
+    (tmp_path / "train.log").write_text(_line("store_barrier") + "\n")
     d, _ = diagnose(tmp_path)
     assert d.root_causes[0].code == "distributed_failure" and "7 workers registered for world_size 8" in d.root_causes[0].issue
 
 
 def test_store_barrier_with_every_rank_arrived_is_no_fault(tmp_path):
-    (tmp_path / "train.log").write_text(REAL_LINES[11][1].replace("worker_count=7", "worker_count=8") + "\n")
+    (tmp_path / "train.log").write_text(_line("store_barrier").replace("worker_count=7", "worker_count=8") + "\n")
     d, _ = diagnose(tmp_path)
     assert "distributed_failure" not in [c.code for c in d.root_causes]

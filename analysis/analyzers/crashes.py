@@ -172,6 +172,15 @@ _FIXES = {
                     "clamp before log/sqrt/div, add eps, compute it in fp32"),
     "loss_scale_overflow": ("fp16 loss-scale overflows: gradients exceed fp16 range", "Use bf16 autocast, or keep "
                             "the GradScaler and lower the LR; check for a layer that produces very large activations"),
+    "device_assert": ("A device-side assert: an index out of range, most often a class label outside "
+                      "[0, number of classes) or a token id beyond the vocabulary",
+                      "Rerun with CUDA_LAUNCH_BLOCKING=1 (or on the CPU) to see the failing op; check "
+                      "labels.min() >= 0 and labels.max() < the model's output size (a class count off by one, "
+                      "an ignore label of -1 or 255 without ignore_index, 1-based labels), and token ids < vocab_size"),
+    "target_size_mismatch": ("The loss compares predictions and targets of different shapes: they broadcast, so "
+                             "every prediction is scored against every label",
+                             "Make the shapes equal before the loss: squeeze the model's output ([N, 1] -> [N]) "
+                             "or unsqueeze the target; the model otherwise learns only the labels' mean"),
     "nonfinite_loss": ("The training loop reported a non-finite loss", "Find the first op that overflows "
                        "(set_detect_anomaly for a few steps), compute the loss in fp32, add eps"),
 }
@@ -211,11 +220,32 @@ def analyze(run: Run) -> list[Finding]:
                 continue          # every rank arrived: the barrier is just being passed
             title = (f"{title}: {e.fields.get('worker_count')} workers registered for world_size "
                      f"{e.fields.get('world_size')}")
-        conf = {"distributed_failure": 0.9, "dataloader_failure": 0.9, "zero_variance": 0.9,
-                "numerical_instability": 0.75, "data_pipeline_bug": 0.9}.get(e.code, 0.7)
+        conf = _CONFIDENCE.get(e.signature) or {"distributed_failure": 0.9, "dataloader_failure": 0.9,
+                                                 "zero_variance": 0.9, "numerical_instability": 0.75,
+                                                 "data_pipeline_bug": 0.9}.get(e.code, 0.7)
         sev = "critical" if e.context or e.code in ("distributed_failure", "dataloader_failure", "data_pipeline_bug") else "high"
         count = f" ({e.count} times)" if e.count > 1 else ""
         issue = f"{title}{count}" if title else f"{clip(e.text, 160)}{count}"
         out.append(Finding(e.code, issue, sev, conf, ev, fix=fix, patch=patch,
                            analyzer=NAME, quick_fix=fix.split(";")[0].split(":")[0][:80]))
+        if e.signature in _LR_READING:
+            out.append(_lr_reading(e))
     return out
+
+
+# Signatures whose confidence differs from their code's: a device-side assert is most often, not
+# always, a label out of range; a target-size warning is a bug only where the shapes broadcast.
+_CONFIDENCE = {"device_assert": 0.75, "target_size_mismatch": 0.7}
+# A NaN or an overflow the loop reports has a second reading: updates too large for the weights.
+_LR_READING = {"nonfinite_loss": 0.5, "loss_scale_overflow": 0.45}
+
+
+def _lr_reading(e: Event) -> Finding:
+    """The LR reading of a reported NaN or overflow: stronger when the message itself says the
+    training diverged. It stays below the numerical reading: the line alone cannot tell them apart."""
+    conf = _LR_READING[e.signature] + (0.1 if "diverg" in e.text.lower() else 0.0)
+    return Finding("lr_too_high", "Updates too large for the weights: " + clip(e.text, 120), "high", conf,
+                   [_ev(e, f"{e.text.strip()} (a learning rate too high ends this way as often as an overflow does)")],
+                   fix="Lower the learning rate 10x (or lengthen the warm-up) and clip gradients (max_norm 1.0); if "
+                       "the NaN stops, raise it back gradually",
+                   expected_impact="the loss stays finite", analyzer=NAME, quick_fix="Lower the LR 10x")

@@ -1,21 +1,31 @@
 """What a short pasted excerpt (a few epochs, even one line) supports, where the trend analyzers
-need 12-20 points: a train/validation gap at the same epoch, an LR above the range of every common
-optimizer, an accuracy stuck at one value. Confidences stay below 0.8: a few lines suggest a cause,
-the reply says what would settle it.
+need 12-20 points: a loss that turns NaN, a loss that grows report after report, a flat loss, an
+accuracy stuck at one value, a result too good to be true, a confusion matrix with one column, a
+train/validation gap at the same epoch, an LR above the range of every common optimizer.
+Confidences stay below 0.8: a few lines suggest causes, the reply ranks them and says what would
+tell them apart. Where the same lines have two readings (a NaN is an overflow or an LR too high),
+both are findings, each with the evidence that points to it.
 
-Thresholds:
+Thresholds (named below):
 - GAP_LOSS_RATIO = 3: validation loss at least 3x the training loss at the same epoch,
 - GAP_ACC = 0.2: training accuracy at least 20 points above validation accuracy,
 - LR_ABSURD = 1.0: above every optimizer family's usual range (SGD's tops out near 0.1),
-- STUCK_POINTS = 3: an accuracy identical at 3 or more consecutive reports.
+- STUCK_POINTS = 3: an accuracy (or a loss) identical at 3 or more consecutive reports,
+- RISE_POINTS = 4 and RISE_SHARE = 0.75: a loss that grows at three in four of at least four
+  reports, ending RISE_MIN = 10% above where it started,
+- TOO_GOOD_LOSS = 0.01 with an accuracy of 1.0 at the first report,
+- a confusion matrix: a square block of at least 2 rows of counts, MATRIX_MAX_BYTES of text read.
 """
 from __future__ import annotations
+
+import math
+import re
 
 import numpy as np
 
 from analysis.analyzers.common import LR_RANGE, optimizer_family, point
-from analysis.metrics import fmt
-from analysis.model import Finding
+from analysis.metrics import Series, fmt, fmt_step
+from analysis.model import Evidence, Finding
 from analysis.run import Run
 
 NAME = "excerpt"
@@ -24,11 +34,27 @@ GAP_LOSS_RATIO = 3.0
 GAP_ACC = 0.2
 LR_ABSURD = 1.0
 STUCK_POINTS = 3
+RISE_POINTS = 4
+RISE_SHARE = 0.75
+RISE_MIN = 0.10
+FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
+TOO_GOOD_LOSS = 0.01
+LONG_NAN_LR = 0.45          # the LR reading of a NaN in a long curve stays below the loss analyzer's
+MATRIX_MAX_BYTES = 256 * 1024
+LOSS_FIRST = ("train_loss", "train_loss_epoch", "val_loss", "test_loss")
 
 
 def _short(run: Run, name: str):
     s = run.metrics.get(name)
     return s if s is not None and 1 <= len(s) < SHORT else None
+
+
+def _losses(run: Run) -> list[Series]:
+    """Every loss series, the training loss first: `loss_cls`, `val_loss`, `mloss0`... a loss under
+    any name the reader kept."""
+    names = [n for n in LOSS_FIRST if n in run.metrics] + sorted(
+        n for n in run.metrics.names() if "loss" in n and n not in LOSS_FIRST and "/" not in n)
+    return [run.metrics.get(n) for n in names if len(run.metrics.get(n))]
 
 
 def _gap(run: Run) -> list[Finding]:
@@ -72,23 +98,251 @@ def _absurd_lr(run: Run) -> list[Finding]:
                     quick_fix="Lower the LR with a warm-up")]
 
 
+def _first_nonfinite(run: Run) -> tuple[Series, int] | None:
+    """The loss series and index where a loss first turns NaN/Inf, the earliest line of all."""
+    hits = []
+    for s in _losses(run):
+        bad = np.flatnonzero(~np.isfinite(s.values))
+        if len(bad):
+            i = int(bad[0])
+            hits.append((int(s.lines[i]) if s.lines is not None else 0, s, i))
+    if not hits:
+        return None
+    _, s, i = min(hits, key=lambda h: h[0])
+    return s, i
+
+
+def _nan_loss(run: Run) -> list[Finding]:
+    """A loss that turns NaN names two readings, each with what points to it: numerical instability
+    (an overflow, a log(0), fp16) and an LR too high (a loss that climbed first, or an LR above
+    its optimizer's range). The climb decides which leads; without it, the overflow does."""
+    hit = _first_nonfinite(run)
+    if hit is None:
+        return []
+    s, i = hit
+    line = Evidence(f"{s.name} became {fmt(float(s.values[i]))} at {s.step_kind} {fmt_step(s.steps[i])}",
+                    s.artifact, s.locator(i))
+    before = s.values[:i][np.isfinite(s.values[:i])]
+    ev_num, ev_lr = [line], [line]
+    rose = len(before) >= 2 and before[-1] > before[0] * (1 + RISE_MIN)
+    if len(before):
+        last = point(s, i - 1, f"last finite {s.name}")
+        if rose:
+            ev_lr.append(Evidence(f"{s.name} climbed from {fmt(float(before[0]))} to {fmt(float(before[-1]))} before "
+                                  "it turned non-finite: a divergence, the LR's signature", s.artifact,
+                                  s.span_locator(i - len(before), i - 1)))
+        else:
+            ev_num.append(Evidence(f"{last.text}: the loss was finite and not climbing, then non-finite in one "
+                                   "report, the signature of an overflow", last.artifact, last.locator))
+    lr = run.metrics.get("lr")
+    high_lr = None
+    if lr is not None and len(lr) and np.isfinite(lr.values).any():
+        j = int(np.nanargmax(lr.values))
+        fam = optimizer_family(run)
+        hi = LR_RANGE[fam[0]][1] if fam else LR_RANGE["adam"][1]
+        if lr.values[j] > hi:
+            high_lr = point(lr, j, f"lr (above ~{fmt(hi)}, the top of {fam[0] if fam else 'Adam'}'s usual range)")
+            ev_lr.append(high_lr)
+    step = float(s.steps[i])
+    c_num = 0.6 if not rose else 0.5
+    c_lr = 0.45 + (0.15 if rose else 0) + (0.1 if high_lr is not None else 0)
+    if len(s) >= SHORT:
+        # a long curve has the trend analyzers: the loss analyzer reads the NaN and the climb before
+        # it; here only the LR reading is added, below theirs
+        return [_nan_lr(s, i, ev_lr[:1] + ([high_lr] if high_lr else []), LONG_NAN_LR, step, False)]
+    return [
+        Finding("numerical_instability", f"{s.name} turned {fmt(float(s.values[i]))} at {s.step_kind} "
+                f"{fmt_step(s.steps[i])}: a value overflowed (fp16, a log of 0, a division by ~0) or the updates "
+                "were too large", "critical", c_num, ev_num,
+                fix="Find the first op that overflows: run a few steps with torch.autograd.set_detect_anomaly(True); "
+                    "compute the loss in fp32, add an eps to logs and divisions, and clip gradients",
+                expected_impact="training continues past the step where the loss turned NaN",
+                analyzer=NAME, onset_step=step, quick_fix="Guard the loss against NaN/Inf"),
+        _nan_lr(s, i, ev_lr, c_lr, step, rose)]
+
+
+def _nan_lr(s: Series, i: int, ev: list[Evidence], conf: float, step: float, rose: bool) -> Finding:
+    return Finding("lr_too_high", f"{s.name} turned {fmt(float(s.values[i]))} at {s.step_kind} {fmt_step(s.steps[i])}: "
+                   "a learning rate too high drives the weights to overflow" + (" after the loss climbed" if rose else ""),
+                   "high", conf, ev,
+                   fix="Lower the learning rate 10x (Adam ~1e-4, SGD ~0.01) with a warm-up and clip gradients "
+                       "(max_norm 1.0); if the NaN goes away, raise it back gradually",
+                   expected_impact="the loss keeps falling instead of turning NaN", analyzer=NAME,
+                   onset_step=step - (1 if rose else 0), quick_fix="Lower the LR 10x and clip gradients")
+
+
+def _rising_loss(run: Run) -> list[Finding]:
+    """A loss that grows report after report from the start: a divergence even with four points
+    (the trend analyzer needs twelve, and a fall first)."""
+    for s in _losses(run)[:1]:
+        end = np.flatnonzero(~np.isfinite(s.values))
+        v = s.values[: int(end[0])] if len(end) else s.values
+        if len(v) < RISE_POINTS or len(v) >= SHORT:
+            continue
+        d = np.diff(v)
+        if (d > 0).mean() < RISE_SHARE or v[-1] < v[0] * (1 + RISE_MIN) or v[0] <= 0:
+            continue
+        ev = [Evidence(f"{s.name} grew at {int((d > 0).sum())} of {len(d)} reports, from {fmt(float(v[0]))} to "
+                       f"{fmt(float(v[-1]))} ({s.step_kind}s {fmt_step(s.steps[0])}-{fmt_step(s.steps[len(v) - 1])})",
+                       s.artifact, s.span_locator(0, len(v) - 1))]
+        return [Finding("lr_too_high", f"{s.name} grows epoch over epoch ({fmt(float(v[0]))} -> {fmt(float(v[-1]))}): "
+                        "the updates overshoot", "high", 0.65, ev,
+                        fix="Lower the learning rate 10x and add a warm-up; check that the loss is minimised (not "
+                            "maximised) and that gradients are zeroed every step (optimizer.zero_grad())",
+                        expected_impact="the loss falls from the first epochs", analyzer=NAME,
+                        onset_step=float(s.steps[0]), quick_fix="Lower the LR 10x")]
+    return []
+
+
+def _finite_short(s: Series | None) -> bool:
+    return s is not None and STUCK_POINTS <= len(s) < SHORT and bool(np.isfinite(s.values).all())
+
+
+def _as_share(v: np.ndarray) -> np.ndarray:
+    return v / 100.0 if np.nanmax(v) > 1.0 else v
+
+
 def _stuck_accuracy(run: Run) -> list[Finding]:
+    """An accuracy identical at every report: the model answers the same whatever the input. Three
+    readings, each listed: labels disconnected from the inputs (a data bug), one class predicted
+    for everything (a collapse, often onto the majority class), or an LR so high it pinned the
+    model to a constant."""
+    if _first_nonfinite(run) is not None:
+        return []            # an accuracy frozen after a NaN is the NaN's consequence
     for name in ("val_acc", "train_acc"):
-        s = _short(run, name)
-        if s is None or len(s) < STUCK_POINTS or not np.isfinite(s.values).all():
+        s = run.metrics.get(name)
+        if not _finite_short(s):
             continue
         v = s.values
-        if np.all(v == v[0]) and np.unique(s.steps).size >= STUCK_POINTS:
-            return [Finding("data_pipeline_bug", f"{name} is {fmt(float(v[0]))} at every one of {len(v)} reports: the "
-                            "model predicts the same answer whatever the input", "medium", 0.5,
-                            [point(s, 0, name), point(s, len(s) - 1, name)],
-                            fix="Likely causes, in order: labels disconnected from inputs (print a few (input, label) "
-                                "pairs), one class dominating (the accuracy equals its share), an output layer that "
-                                "cannot express the classes (one unit with softmax, a sigmoid on multi-class), an LR "
-                                "so high the model collapsed to a constant",
-                            analyzer=NAME, quick_fix="Print a batch of (input, label) pairs")]
+        if not (np.all(v == v[0]) and np.unique(s.steps).size >= STUCK_POINTS) or _as_share(v)[0] >= 0.999:
+            continue
+        ev = [point(s, 0, name), point(s, len(s) - 1, name)]
+        said = f"{name} is {fmt(float(v[0]))} at every one of {len(v)} reports"
+        return [Finding("data_pipeline_bug", f"{said}: the model is not learning; it predicts the same answer "
+                        "whatever the input", "medium", 0.5, ev,
+                        fix="Why this happens, most likely first: labels disconnected from inputs (print a few "
+                            "(input, label) pairs), one class dominating (the accuracy equals its share), an output "
+                            "layer that cannot express the classes (one unit with softmax, a sigmoid on multi-class), "
+                            "inputs not normalised, an LR so high the model collapsed to a constant",
+                        analyzer=NAME, quick_fix="Print a batch of (input, label) pairs"),
+                Finding("mode_collapse", f"{said}: every input gets the same class, and the accuracy is that "
+                        "class's share", "medium", 0.4, ev,
+                        fix="Compare the accuracy with the share of the largest class; weight the loss by class or "
+                            "rebalance the sampler, and check the output layer matches the number of classes",
+                        analyzer=NAME, quick_fix="Check the class balance"),
+                Finding("lr_too_high", f"{said}: an LR too high pins a classifier to one constant answer",
+                        "medium", 0.35, ev,
+                        fix="Lower the learning rate 10x (Adam ~1e-4) and watch whether the accuracy starts to move",
+                        analyzer=NAME, quick_fix="Lower the LR 10x")]
+    return []
+
+
+def _flat_loss(run: Run) -> list[Finding]:
+    """A loss at one value at every report of a short excerpt: nothing is learned. Near ln(K) for a
+    small class count it is a uniform guess."""
+    s = next(iter(_losses(run)), None)
+    if not _finite_short(s) or np.unique(s.steps).size < STUCK_POINTS:
+        return []
+    v = s.values
+    level = float(np.median(v))
+    if level <= 0 or float(np.max(np.abs(v - level))) > FLAT_REL * level:
+        return []
+    chance = next((k for k in range(2, 1001) if abs(level - math.log(k)) <= 0.01 * math.log(k)), None)
+    ev = [point(s, 0, f"first {s.name}"), point(s, len(s) - 1, f"last {s.name}")]
+    said = f"{s.name} stays at {fmt(level)} at every one of {len(v)} reports" + (
+        f", ln({chance}) = {math.log(chance):.3f}: a uniform guess over {chance} classes" if chance else "")
+    exact = bool(np.all(v == v[0]))
+    return [Finding("data_pipeline_bug", f"{said}: the model learns nothing from its inputs", "medium",
+                    0.5 if chance else 0.4, ev,
+                    fix="Check that labels still match their inputs: print a batch of (input, label) pairs after the "
+                        "dataset, the collate function and any shuffling", analyzer=NAME,
+                    quick_fix="Print a batch of (input, label) pairs"),
+            Finding("lr_too_high", f"{said}: an LR far too high pins the loss at chance", "medium", 0.4, ev,
+                    fix="Lower the learning rate 10x and see whether the loss starts to fall", analyzer=NAME,
+                    quick_fix="Lower the LR 10x"),
+            Finding("no_parameter_updates" if exact else "lr_too_low",
+                    f"{said}: " + ("identical to the last digit, as if the weights never change" if exact else
+                                   "the updates are too small to move it"), "medium", 0.35, ev,
+                    fix="Check that optimizer.step() runs over the model's parameters and that lr > 0" if exact else
+                        "Raise the learning rate toward its optimizer's usual range (Adam ~1e-4 to 1e-3)",
+                    analyzer=NAME, quick_fix="Verify optimizer.step() runs" if exact else "Raise the LR")]
+
+
+def _too_good(run: Run) -> list[Finding]:
+    """A loss near zero with an accuracy of 1.0 from the first report: too good to be true. The
+    model sees the answer (a label leaked into the inputs, validation overlapping training) or the
+    labels are constant."""
+    loss = next(iter(_losses(run)), None)
+    for name in ("train_acc", "val_acc"):
+        acc = run.metrics.get(name)
+        if acc is None or not len(acc) or loss is None or not np.isfinite(loss.values[0]) or not np.isfinite(acc.values[0]):
+            continue
+        if _as_share(acc.values)[0] >= 0.999 and 0 <= float(loss.values[0]) <= TOO_GOOD_LOSS:
+            ev = [point(loss, 0, f"first {loss.name}"), point(acc, 0, f"first {name}")]
+            return [Finding("data_pipeline_bug", f"Too good to be true: {name} is {fmt(float(acc.values[0]))} and "
+                            f"{loss.name} {fmt(float(loss.values[0]))} from the first report", "high", 0.65, ev,
+                            fix="Look for the answer in the inputs: a label column left in the features, validation "
+                                "samples also in training, labels that are all one value, or a metric computed "
+                                "against the predictions themselves",
+                            expected_impact="a realistic loss that falls over the first epochs", analyzer=NAME,
+                            quick_fix="Check for a label leak")]
+    return []
+
+
+_ROW = re.compile(r"^\s*\[*\s*((?:\d+\.?\s+)+\d+\.?)\s*\]*\s*$")
+
+
+def _matrices(text: str):
+    """Square blocks of count rows (`[[ 0 12]` / ` [ 0 30]]`, or bare rows): (first line, rows)."""
+    block, start = [], 0
+    for n, line in enumerate(text.splitlines() + [""], 1):
+        m = _ROW.match(line)
+        row = [int(float(x)) for x in m.group(1).split()] if m else None
+        if row and (not block or len(row) == len(block[0])):
+            start = start if block else n
+            block.append(row)
+            continue
+        if len(block) >= 2 and len(block) == len(block[0]):
+            yield start, block
+        block, start = ([row], n) if row else ([], 0)
+
+
+def _one_column(run: Run) -> list[Finding]:
+    """A confusion matrix whose counts sit in one column: every sample is predicted as one class."""
+    base = run.root if run.root.is_dir() else run.root.parent
+    for a in run.usable():
+        if a.kind not in ("log", "traceback") or a.size > MATRIX_MAX_BYTES:
+            continue
+        try:
+            text = (base / a.path).read_text(errors="replace")
+        except OSError:
+            continue
+        for line, rows in _matrices(text):
+            m = np.array(rows)
+            cols = np.flatnonzero(m.sum(axis=0))
+            if len(cols) != 1 or m.sum() == 0:
+                continue
+            j, share = int(cols[0]), m.sum(axis=1) / m.sum()
+            where = f"lines {line}-{line + len(rows) - 1}"
+            ev = [Evidence(f"confusion matrix {m.shape[0]}x{m.shape[1]}: all {int(m.sum())} predictions in column "
+                           f"{j}, none in the others", a.artifact, where)]
+            out = [Finding("mode_collapse", f"The model predicts class {j} for every sample: the confusion matrix has "
+                           "one non-zero column", "high", 0.7, ev,
+                           fix="Weight the loss by class or rebalance the sampler, check the output layer has one "
+                               "unit per class, and lower the LR if the collapse came after a few good epochs",
+                           expected_impact="predictions spread over the classes", analyzer=NAME,
+                           quick_fix="Rebalance the classes")]
+            if share[j] >= 0.5 and share[j] == share.max():
+                out.append(Finding("data_pipeline_bug", f"Class {j} holds {share[j]:.0%} of the samples: the model "
+                                   "learned the majority class", "medium", 0.45,
+                                   [Evidence(f"row {j} holds {int(m[j].sum())} of {int(m.sum())} samples", a.artifact,
+                                             where)],
+                                   fix="Rebalance the training data (oversample, class weights) and report a "
+                                       "per-class metric", analyzer=NAME, quick_fix="Rebalance the classes"))
+            return out
     return []
 
 
 def analyze(run: Run) -> list[Finding]:
-    return _gap(run) + _absurd_lr(run) + _stuck_accuracy(run)
+    return (_gap(run) + _absurd_lr(run) + _nan_loss(run) + _rising_loss(run) + _stuck_accuracy(run)
+            + _flat_loss(run) + _too_good(run) + _one_column(run))
