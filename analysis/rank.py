@@ -208,6 +208,7 @@ def divergence_to_nan_is_the_lr(r: Ranking) -> None:
         return
     if lr.onset_step is not None and num.onset_step is not None and lr.onset_step < num.onset_step:
         lr.confidence = round(max(lr.confidence, min(0.75, num.confidence + 0.05)), 2)
+        lr.severity = "critical"          # a divergence that ends in NaN is as grave as the NaN
         _absorb(lr, num.evidence[:1])
         num.confidence = round(min(num.confidence, lr.confidence - 0.05), 2)
 
@@ -286,9 +287,11 @@ def tell_apart(causes: list[Finding]) -> str:
     return f"To confirm {lead[0].code}: {lead[0].settle or settle_text(lead[0].code)}"
 
 
-def combine(findings: list[Finding], symptoms: list[str] | tuple[str, ...] = ()) -> list[Finding]:
+def combine(findings: list[Finding], symptoms: list[str] | tuple[str, ...] = (),
+            rules: tuple[Callable[[Ranking], None], ...] = RULES) -> list[Finding]:
+    """The ranked root causes: merged by code, read together by `rules` in order, then ordered."""
     r = Ranking(_merge(findings), " ".join(symptoms).lower())
-    for rule in RULES:
+    for rule in rules:
         rule(r)
     for f in r.causes.values():
         f.settle = f.settle or settle_text(f.code)

@@ -1,6 +1,8 @@
 """Short pasted excerpts: a few lines must give the best answer they support."""
 from __future__ import annotations
 
+import pytest
+
 from analysis.diagnose import diagnose
 
 
@@ -36,4 +38,96 @@ def test_accuracy_stuck_at_one_value_lists_why(tmp_path):
     lines = "".join(f"Epoch {i}/5\n10/10 - 1s - loss: {0.69 - i * 0.0001:.4f} - accuracy: 0.5000\n" for i in range(1, 6))
     d = _top(tmp_path, lines)
     top = next(c for c in d.root_causes if c.code == "data_pipeline_bug")
-    assert "labels" in top.fix and "one class" in top.fix
+    assert "not learning" in top.issue and "labels" in top.fix and "one class" in top.fix
+    # the other readings of the same lines stay listed, each saying what in them points to it
+    assert {"mode_collapse", "lr_too_high"} <= {c.code for c in d.root_causes[:4]}
+    assert d.status == "needs_more_data" and d.tell_apart.startswith("To tell data_pipeline_bug from")
+
+
+def test_an_accuracy_frozen_after_the_loss_turned_nan_is_the_nans_consequence(tmp_path):
+    # Keras: accuracy 0 at every epoch after the NaN (tests/wild cnn-sentence-keras-nan-7, tune half)
+    lines = "Epoch 1/3\n9595/9595 - 1s - loss: 0.6242 - acc: 0.6295\n" + "".join(
+        f"Epoch {i}/3\n9595/9595 - 1s - loss: nan - acc: 0.0000e+00\n" for i in (2, 3, 4))
+    d = _top(tmp_path, lines)
+    assert d.root_causes[0].code == "numerical_instability" and "mode_collapse" not in [c.code for c in d.root_causes]
+
+
+@pytest.mark.parametrize("text,line", [
+    ("Epoch 3/10 - loss: nan - accuracy: 0.1000\n", "line 1"),
+    ("step 40 | loss 2.31 | lr 3e-4\nstep 50 | loss nan | lr 3e-4\n", "line 2"),
+])
+def test_the_line_where_the_loss_turns_nan_names_both_readings(tmp_path, text, line):
+    d = _top(tmp_path, text)
+    codes = [c.code for c in d.root_causes]
+    assert codes[:2] == ["numerical_instability", "lr_too_high"]
+    assert all(c.evidence[0].locator == line for c in d.root_causes[:2])
+    assert "1e-3" in d.tell_apart and d.status == "needs_more_data"
+
+
+def test_a_loss_that_climbs_before_the_nan_puts_the_lr_first(tmp_path):
+    text = "".join(f"iter {i * 100}: loss {v}\n" for i, v in enumerate(["2.10", "2.40", "3.90", "8.70", "nan"], 1))
+    d = _top(tmp_path, text)
+    assert [c.code for c in d.root_causes[:2]] == ["lr_too_high", "numerical_instability"]
+    assert any("from 2.1 to 8.7" in e.text for e in d.root_causes[0].evidence)
+
+
+def test_a_loss_growing_epoch_over_epoch_is_a_divergence_with_four_points(tmp_path):
+    text = "".join(f"Epoch {i}/10\n60000/60000 - 5s - loss: {v} - acc: {a}\n" for i, (v, a) in
+                   enumerate([("0.4523", "0.8712"), ("0.6134", "0.8101"), ("1.2245", "0.6312"), ("3.5512", "0.2013")], 1))
+    d = _top(tmp_path, text)
+    top = d.root_causes[0]
+    assert top.code == "lr_too_high" and top.evidence[0].locator == "lines 2-8" and top.confidence < 0.8
+
+
+def test_a_loss_that_falls_is_not_a_divergence(tmp_path):
+    text = "".join(f"Epoch {i}/10\n60000/60000 - 5s - loss: {v}\n" for i, v in
+                   enumerate(["3.5512", "1.2245", "0.6134", "0.4523"], 1))
+    d = _top(tmp_path, text)
+    assert "lr_too_high" not in [c.code for c in d.root_causes] and d.root_causes[0].code == "healthy"
+
+
+def test_a_loss_near_zero_with_perfect_accuracy_from_the_first_epoch_is_too_good_to_be_true(tmp_path):
+    text = ("Epoch 1/5\n - 2s - loss: 1.2e-04 - accuracy: 1.0000 - val_loss: 8.1e-05 - val_accuracy: 1.0000\n"
+            "Epoch 2/5\n - 2s - loss: 3.1e-05 - accuracy: 1.0000 - val_loss: 2.0e-05 - val_accuracy: 1.0000\n")
+    top = _top(tmp_path, text).root_causes[0]
+    assert top.code == "data_pipeline_bug" and "Too good to be true" in top.issue and "leak" in top.fix
+
+
+def test_a_confusion_matrix_with_one_nonzero_column_is_a_collapse_to_one_class(tmp_path):
+    d = _top(tmp_path, "Test accuracy: 0.5\nConfusion matrix:\n[[  0 500]\n [  0 500]]\n", "output.txt")
+    top = d.root_causes[0]
+    assert top.code == "mode_collapse" and "class 1" in top.issue and top.evidence[0].locator == "lines 3-4"
+    assert d.root_causes[1].code == "lr_too_high"             # balanced classes: not the majority class
+    imbalanced = _top(tmp_path, "[[  0 900]\n [  0 100]]\n", "output.txt")
+    assert [c.code for c in imbalanced.root_causes] == ["mode_collapse"]   # column 1, yet class 0 is the majority
+
+
+def test_a_spread_confusion_matrix_is_no_collapse(tmp_path):
+    d = _top(tmp_path, "[[480  20]\n [ 35 465]]\n", "output.txt")
+    assert "mode_collapse" not in [c.code for c in d.root_causes]
+
+
+def test_a_flat_loss_at_chance_lists_the_causes_of_not_learning(tmp_path):
+    text = "".join(f"[{e}, {i * 2000:5d}] loss: {v}\n" for e, i, v in
+                   [(1, 1, "2.304"), (1, 2, "2.303"), (1, 3, "2.304"), (2, 1, "2.303"), (2, 2, "2.304")])
+    d = _top(tmp_path, text)
+    codes = [c.code for c in d.root_causes]
+    assert codes[0] == "data_pipeline_bug" and "ln(10)" in d.root_causes[0].issue and "lr_too_high" in codes[:3]
+
+
+@pytest.mark.parametrize("text,code", [
+    ("Epoch 2/10 - loss: nan - accuracy: 0.1000\n", "numerical_instability"),
+    ("RuntimeError: CUDA error: out of memory\n", "out_of_memory"),
+    ("[E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=469508, "
+     "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 milliseconds before timing out.\n", "distributed_failure"),
+    ("epoch 1 loss 0.52\nepoch 2 loss 0.61\nepoch 3 loss 0.83\nepoch 4 loss 1.40\n", "lr_too_high"),
+])
+def test_no_short_excerpt_with_a_fault_gets_no_cause(tmp_path, text, code):
+    d = _top(tmp_path, text)
+    assert d.root_causes and d.root_causes[0].code == code
+
+
+def test_the_question_is_a_symptom_never_evidence(tmp_path):
+    (tmp_path / "train.log").write_text("Starting training\nloading data from /data/train\n")
+    d, _ = diagnose(tmp_path, ["the loss is nan and it diverged, out of memory?"])
+    assert d.root_causes == [] and d.status == "needs_more_data" and d.tell_apart == ""

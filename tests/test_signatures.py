@@ -110,6 +110,14 @@ BENIGN_LINES = [
      "Rank 0 Skipping step. Attempted loss scale: 4294967296, reducing to 2147483648", "tests/wild cogvideo-overflow-normal-233"),
     ("loss_scale_search", '"Gradient overflow. Skipping step, loss scaler 0 reducing loss scale to 262144.0"',
      "tests/wild apex-gpt2-overflow-fine-864"),
+    ("pretraining_head_unused", "Some weights of the model checkpoint at bert-large-uncased were not used when "
+     "initializing BertModel: ['cls.predictions.transform.LayerNorm.bias', 'cls.predictions.transform.dense.weight', "
+     "'cls.seq_relationship.weight', 'cls.predictions.bias', 'cls.predictions.transform.dense.bias', "
+     "'cls.predictions.transform.LayerNorm.weight', 'cls.predictions.decoder.weight', 'cls.seq_relationship.bias']",
+     "github.com/dmmiller612/bert-extractive-summarizer/issues/118 (expected, per huggingface/transformers#5421)"),
+    ("scalar_target_size", "model.py:210: UserWarning: Using a target size (torch.Size([1])) that is different to the "
+     "input size (torch.Size([])). This will likely lead to incorrect results due to broadcasting. Please ensure they "
+     "have the same size.", "github.com/namisan/mt-dnn/issues/115 (maintainer: it seems fine)"),
 ]
 
 

@@ -215,6 +215,8 @@ def analyze(run: Run) -> list[Finding]:
                 lines = code.calls.get("var", []) + code.calls.get("std", [])
                 for ln in lines[:2]:
                     ev.append(Evidence(code.text.splitlines()[ln - 1].strip(), code.artifact, f"line {ln}"))
+        if e.signature == "target_size_mismatch" and not _broadcasts(e.text):
+            continue              # [1] against [] has one element either way: nothing is paired wrongly
         if e.signature == "store_barrier":
             if e.fields.get("world_size") == e.fields.get("worker_count"):
                 continue          # every rank arrived: the barrier is just being passed
@@ -231,6 +233,22 @@ def analyze(run: Run) -> list[Finding]:
         if e.signature in _LR_READING:
             out.append(_lr_reading(e))
     return out
+
+
+def _broadcasts(text: str) -> bool:
+    """Whether the two torch.Size shapes of a target-size warning pair elements wrongly: the
+    broadcast shape holds more elements than one of them (an unreadable pair counts as wrong)."""
+    import re
+    from math import prod
+
+    shapes = [[int(x) for x in re.findall(r"\d+", m)] for m in re.findall(r"Size\(\[([\d, ]*)\]\)", text)]
+    if len(shapes) != 2:
+        return True
+    a, b = shapes
+    n = max(len(a), len(b))
+    a, b = [1] * (n - len(a)) + a, [1] * (n - len(b)) + b
+    out = prod(max(x, y) for x, y in zip(a, b))
+    return not (out == prod(a) == prod(b))
 
 
 # Signatures whose confidence differs from their code's: a device-side assert is most often, not

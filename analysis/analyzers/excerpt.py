@@ -12,9 +12,10 @@ Thresholds (named below):
 - LR_ABSURD = 1.0: above every optimizer family's usual range (SGD's tops out near 0.1),
 - STUCK_POINTS = 3: an accuracy (or a loss) identical at 3 or more consecutive reports,
 - RISE_POINTS = 4 and RISE_SHARE = 0.75: a loss that grows at three in four of at least four
-  reports, ending RISE_MIN = 10% above where it started,
+  reports, ending RISE_MIN = 10% above where it started (longer curves: RISE_LONG, RISE_RANK),
 - TOO_GOOD_LOSS = 0.01 with an accuracy of 1.0 at the first report,
-- a confusion matrix: a square block of at least 2 rows of counts, MATRIX_MAX_BYTES of text read.
+- a confusion matrix: a square block of at least 2 rows of counts, MATRIX_MAX_BYTES of text read;
+  IMBALANCED = 0.6: the predicted class holding 60% of the rows is a majority learned.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from analysis.analyzers.common import LR_RANGE, optimizer_family, point
 from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
+from analysis.signals import divergence, rolling_median
 
 NAME = "excerpt"
 SHORT = 12
@@ -37,10 +39,13 @@ STUCK_POINTS = 3
 RISE_POINTS = 4
 RISE_SHARE = 0.75
 RISE_MIN = 0.10
+RISE_LONG = 1.5
+RISE_RANK = 0.7
 FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
 TOO_GOOD_LOSS = 0.01
 LONG_NAN_LR = 0.45          # the LR reading of a NaN in a long curve stays below the loss analyzer's
 MATRIX_MAX_BYTES = 256 * 1024
+IMBALANCED = 0.6            # one class holding 60% or more of a confusion matrix's rows is a majority
 LOSS_FIRST = ("train_loss", "train_loss_epoch", "val_loss", "test_loss")
 
 
@@ -55,6 +60,16 @@ def _losses(run: Run) -> list[Series]:
     names = [n for n in LOSS_FIRST if n in run.metrics] + sorted(
         n for n in run.metrics.names() if "loss" in n and n not in LOSS_FIRST and "/" not in n)
     return [run.metrics.get(n) for n in names if len(run.metrics.get(n))]
+
+
+def _main_loss(run: Run) -> Series | None:
+    """The training loss, or the one loss series a paste holds (a GAN's two losses are not one
+    curve to judge)."""
+    for name in LOSS_FIRST[:2]:
+        if name in run.metrics and len(run.metrics.get(name)):
+            return run.metrics.get(name)
+    others = [s for s in _losses(run) if s.name not in LOSS_FIRST]
+    return others[0] if len(others) == 1 else None
 
 
 def _gap(run: Run) -> list[Finding]:
@@ -99,9 +114,10 @@ def _absurd_lr(run: Run) -> list[Finding]:
 
 
 def _first_nonfinite(run: Run) -> tuple[Series, int] | None:
-    """The loss series and index where a loss first turns NaN/Inf, the earliest line of all."""
+    """The series and index where a loss (or the gradient norm) first turns NaN/Inf, the earliest
+    line of all."""
     hits = []
-    for s in _losses(run):
+    for s in _losses(run) + [g for g in (run.metrics.get("grad_norm"),) if g is not None]:
         bad = np.flatnonzero(~np.isfinite(s.values))
         if len(bad):
             i = int(bad[0])
@@ -132,8 +148,8 @@ def _nan_loss(run: Run) -> list[Finding]:
                                   "it turned non-finite: a divergence, the LR's signature", s.artifact,
                                   s.span_locator(i - len(before), i - 1)))
         else:
-            ev_num.append(Evidence(f"{last.text}: the loss was finite and not climbing, then non-finite in one "
-                                   "report, the signature of an overflow", last.artifact, last.locator))
+            ev_num.append(Evidence(f"{last.text}: finite and not climbing, then non-finite in one report, the "
+                                   "signature of an overflow", last.artifact, last.locator))
     lr = run.metrics.get("lr")
     high_lr = None
     if lr is not None and len(lr) and np.isfinite(lr.values).any():
@@ -172,26 +188,45 @@ def _nan_lr(s: Series, i: int, ev: list[Evidence], conf: float, step: float, ros
 
 
 def _rising_loss(run: Run) -> list[Finding]:
-    """A loss that grows report after report from the start: a divergence even with four points
-    (the trend analyzer needs twelve, and a fall first)."""
-    for s in _losses(run)[:1]:
-        end = np.flatnonzero(~np.isfinite(s.values))
-        v = s.values[: int(end[0])] if len(end) else s.values
-        if len(v) < RISE_POINTS or len(v) >= SHORT:
-            continue
+    """A loss that grows from the start: a divergence even with four points (the trend analyzer
+    needs twelve, and a fall first). On a longer curve, the smoothed loss of the last fifth at
+    least RISE_LONG times that of the first fifth, rising in rank order (Spearman >= RISE_RANK)."""
+    s = _main_loss(run)
+    if s is None:
+        return []
+    end = np.flatnonzero(~np.isfinite(s.values))
+    v = s.values[: int(end[0])] if len(end) else s.values
+    if len(v) < RISE_POINTS or v[0] <= 0:
+        return []
+    if len(v) < SHORT:
         d = np.diff(v)
-        if (d > 0).mean() < RISE_SHARE or v[-1] < v[0] * (1 + RISE_MIN) or v[0] <= 0:
-            continue
-        ev = [Evidence(f"{s.name} grew at {int((d > 0).sum())} of {len(d)} reports, from {fmt(float(v[0]))} to "
-                       f"{fmt(float(v[-1]))} ({s.step_kind}s {fmt_step(s.steps[0])}-{fmt_step(s.steps[len(v) - 1])})",
-                       s.artifact, s.span_locator(0, len(v) - 1))]
-        return [Finding("lr_too_high", f"{s.name} grows epoch over epoch ({fmt(float(v[0]))} -> {fmt(float(v[-1]))}): "
-                        "the updates overshoot", "high", 0.65, ev,
-                        fix="Lower the learning rate 10x and add a warm-up; check that the loss is minimised (not "
-                            "maximised) and that gradients are zeroed every step (optimizer.zero_grad())",
-                        expected_impact="the loss falls from the first epochs", analyzer=NAME,
-                        onset_step=float(s.steps[0]), quick_fix="Lower the LR 10x")]
-    return []
+        if (d > 0).mean() < RISE_SHARE or v[-1] < v[0] * (1 + RISE_MIN):
+            return []
+        said = f"{s.name} grew at {int((d > 0).sum())} of {len(d)} reports"
+        first, last = float(v[0]), float(v[-1])
+    else:
+        if divergence(v) is not None:
+            return []            # it fell first: the loss analyzer reads that divergence
+        k = max(2, len(v) // 5)
+        first, last = float(np.median(v[:k])), float(np.median(v[-k:]))
+        sm = rolling_median(v, max(3, len(v) // 10))
+        if first <= 0 or last < RISE_LONG * first or _spearman(sm) < RISE_RANK:
+            return []
+        said = f"the median {s.name} of the last {k} reports is {last / first:.1f}x that of the first {k}"
+    ev = [Evidence(f"{said}, from {fmt(first)} to {fmt(last)} ({s.step_kind}s {fmt_step(s.steps[0])}-"
+                   f"{fmt_step(s.steps[len(v) - 1])})", s.artifact, s.span_locator(0, len(v) - 1))]
+    return [Finding("lr_too_high", f"{s.name} grows epoch over epoch from the start ({fmt(first)} -> {fmt(last)}): the "
+                    "updates overshoot", "high", 0.65, ev,
+                    fix="Lower the learning rate 10x and add a warm-up; check that the loss is minimised (not "
+                        "maximised) and that gradients are zeroed every step (optimizer.zero_grad())",
+                    expected_impact="the loss falls from the first epochs", analyzer=NAME,
+                    onset_step=float(s.steps[0]), quick_fix="Lower the LR 10x")]
+
+
+def _spearman(x: np.ndarray) -> float:
+    r = np.argsort(np.argsort(x, kind="stable"), kind="stable").astype(float)
+    t = np.arange(len(x), dtype=float)
+    return float(np.corrcoef(r, t)[0, 1]) if r.std() > 0 else 0.0
 
 
 def _finite_short(s: Series | None) -> bool:
@@ -240,7 +275,7 @@ def _stuck_accuracy(run: Run) -> list[Finding]:
 def _flat_loss(run: Run) -> list[Finding]:
     """A loss at one value at every report of a short excerpt: nothing is learned. Near ln(K) for a
     small class count it is a uniform guess."""
-    s = next(iter(_losses(run)), None)
+    s = _main_loss(run)
     if not _finite_short(s) or np.unique(s.steps).size < STUCK_POINTS:
         return []
     v = s.values
@@ -272,7 +307,7 @@ def _too_good(run: Run) -> list[Finding]:
     """A loss near zero with an accuracy of 1.0 from the first report: too good to be true. The
     model sees the answer (a label leaked into the inputs, validation overlapping training) or the
     labels are constant."""
-    loss = next(iter(_losses(run)), None)
+    loss = _main_loss(run)
     for name in ("train_acc", "val_acc"):
         acc = run.metrics.get(name)
         if acc is None or not len(acc) or loss is None or not np.isfinite(loss.values[0]) or not np.isfinite(acc.values[0]):
@@ -281,7 +316,7 @@ def _too_good(run: Run) -> list[Finding]:
             ev = [point(loss, 0, f"first {loss.name}"), point(acc, 0, f"first {name}")]
             return [Finding("data_pipeline_bug", f"Too good to be true: {name} is {fmt(float(acc.values[0]))} and "
                             f"{loss.name} {fmt(float(loss.values[0]))} from the first report", "high", 0.65, ev,
-                            fix="Look for the answer in the inputs: a label column left in the features, validation "
+                            fix="Look for a leak, the answer in the inputs: a label column left in the features, validation "
                                 "samples also in training, labels that are all one value, or a metric computed "
                                 "against the predictions themselves",
                             expected_impact="a realistic loss that falls over the first epochs", analyzer=NAME,
@@ -311,7 +346,7 @@ def _one_column(run: Run) -> list[Finding]:
     """A confusion matrix whose counts sit in one column: every sample is predicted as one class."""
     base = run.root if run.root.is_dir() else run.root.parent
     for a in run.usable():
-        if a.kind not in ("log", "traceback") or a.size > MATRIX_MAX_BYTES:
+        if a.kind not in ("log", "traceback", "samples") or a.size > MATRIX_MAX_BYTES:
             continue
         try:
             text = (base / a.path).read_text(errors="replace")
@@ -325,20 +360,26 @@ def _one_column(run: Run) -> list[Finding]:
             j, share = int(cols[0]), m.sum(axis=1) / m.sum()
             where = f"lines {line}-{line + len(rows) - 1}"
             ev = [Evidence(f"confusion matrix {m.shape[0]}x{m.shape[1]}: all {int(m.sum())} predictions in column "
-                           f"{j}, none in the others", a.artifact, where)]
+                           f"{j}, none in the others", a.path, where)]
             out = [Finding("mode_collapse", f"The model predicts class {j} for every sample: the confusion matrix has "
                            "one non-zero column", "high", 0.7, ev,
                            fix="Weight the loss by class or rebalance the sampler, check the output layer has one "
                                "unit per class, and lower the LR if the collapse came after a few good epochs",
                            expected_impact="predictions spread over the classes", analyzer=NAME,
                            quick_fix="Rebalance the classes")]
-            if share[j] >= 0.5 and share[j] == share.max():
+            rows_ev = Evidence(f"row {j} holds {int(m[j].sum())} of {int(m.sum())} samples ({share[j]:.0%}; "
+                               f"{1 / len(share):.0%} if balanced)", a.path, where)
+            if share[j] >= IMBALANCED and share[j] == share.max():
                 out.append(Finding("data_pipeline_bug", f"Class {j} holds {share[j]:.0%} of the samples: the model "
-                                   "learned the majority class", "medium", 0.45,
-                                   [Evidence(f"row {j} holds {int(m[j].sum())} of {int(m.sum())} samples", a.artifact,
-                                             where)],
+                                   "learned the majority class", "medium", 0.45, [rows_ev],
                                    fix="Rebalance the training data (oversample, class weights) and report a "
                                        "per-class metric", analyzer=NAME, quick_fix="Rebalance the classes"))
+            elif share.max() < IMBALANCED:
+                out.append(Finding("lr_too_high", f"The classes are about balanced, yet every sample goes to class {j}: "
+                                   "an LR too high collapses a classifier onto one class", "medium", 0.4, [rows_ev],
+                                   fix="Lower the learning rate 10x (Adam ~1e-4) and check the output layer and loss "
+                                       "match the task (one unit per class with cross-entropy)",
+                                   analyzer=NAME, quick_fix="Lower the LR 10x"))
             return out
     return []
 
