@@ -49,7 +49,7 @@ def test_an_accuracy_frozen_after_the_loss_turned_nan_is_the_nans_consequence(tm
     lines = "Epoch 1/3\n9595/9595 - 1s - loss: 0.6242 - acc: 0.6295\n" + "".join(
         f"Epoch {i}/3\n9595/9595 - 1s - loss: nan - acc: 0.0000e+00\n" for i in (2, 3, 4))
     d = _top(tmp_path, lines)
-    assert d.root_causes[0].code == "numerical_instability" and "mode_collapse" not in [c.code for c in d.root_causes]
+    assert [c.code for c in d.root_causes] == ["lr_too_high", "numerical_instability"]
 
 
 @pytest.mark.parametrize("text,line", [
@@ -59,7 +59,7 @@ def test_an_accuracy_frozen_after_the_loss_turned_nan_is_the_nans_consequence(tm
 def test_the_line_where_the_loss_turns_nan_names_both_readings(tmp_path, text, line):
     d = _top(tmp_path, text)
     codes = [c.code for c in d.root_causes]
-    assert codes[:2] == ["numerical_instability", "lr_too_high"]
+    assert codes[:2] == ["lr_too_high", "numerical_instability"]        # in real threads, a lower LR settles it more often
     assert all(c.evidence[0].locator == line for c in d.root_causes[:2])
     assert "1e-3" in d.tell_apart and d.status == "needs_more_data"
 
@@ -116,7 +116,7 @@ def test_a_flat_loss_at_chance_lists_the_causes_of_not_learning(tmp_path):
 
 
 @pytest.mark.parametrize("text,code", [
-    ("Epoch 2/10 - loss: nan - accuracy: 0.1000\n", "numerical_instability"),
+    ("Epoch 2/10 - loss: nan - accuracy: 0.1000\n", "lr_too_high"),
     ("RuntimeError: CUDA error: out of memory\n", "out_of_memory"),
     ("[E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=469508, "
      "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 milliseconds before timing out.\n", "distributed_failure"),

@@ -8,6 +8,9 @@ from analysis.model import Evidence
 from analysis.run import Run
 
 LOSS_NAMES = ("train_loss", "train_loss_epoch", "val_loss")
+# Below this many points a curve is an excerpt: the trend rules (divergence, plateau) need more, and
+# a NaN in it has no history that would tell an overflow from an LR too high.
+SHORT_CURVE = 12
 
 
 def train_loss(run: Run) -> Series | None:

@@ -222,7 +222,7 @@ def analyze(run: Run) -> list[Finding]:
                 continue          # every rank arrived: the barrier is just being passed
             title = (f"{title}: {e.fields.get('worker_count')} workers registered for world_size "
                      f"{e.fields.get('world_size')}")
-        conf = _CONFIDENCE.get(e.signature) or {"distributed_failure": 0.9, "dataloader_failure": 0.9,
+        conf = _CONFIDENCE.get(e.signature) or (NAN_LOSS_MESSAGE if _loss_nan_message(e) else None) or {"distributed_failure": 0.9, "dataloader_failure": 0.9,
                                                  "zero_variance": 0.9, "numerical_instability": 0.75,
                                                  "data_pipeline_bug": 0.9}.get(e.code, 0.7)
         sev = "critical" if e.context or e.code in ("distributed_failure", "dataloader_failure", "data_pipeline_bug") else "high"
@@ -256,13 +256,24 @@ def _broadcasts(text: str) -> bool:
 _CONFIDENCE = {"device_assert": 0.75, "target_size_mismatch": 0.7}
 # A NaN or an overflow the loop reports has a second reading: updates too large for the weights.
 _LR_READING = {"nonfinite_loss": 0.5, "loss_scale_overflow": 0.45}
+# A trainer's "loss became NaN" (not a gradient's, not the loss scaler's) is settled by a lower LR
+# more often than by a numerical fix in the threads that report it: the LR reading leads, the
+# overflow stays next, neither confident.
+NAN_LOSS_MESSAGE, LR_OVER_NAN_LOSS = 0.65, 0.7
+
+
+def _loss_nan_message(e: Event) -> bool:
+    low = e.text.lower()
+    return e.signature == "nonfinite_loss" and "grad" not in low and ("loss" in low or "diverg" in low)
 
 
 def _lr_reading(e: Event) -> Finding:
-    """The LR reading of a reported NaN or overflow: stronger when the message itself says the
-    training diverged. It stays below the numerical reading: the line alone cannot tell them apart."""
-    conf = _LR_READING[e.signature] + (0.1 if "diverg" in e.text.lower() else 0.0)
-    return Finding("lr_too_high", "Updates too large for the weights: " + clip(e.text, 120), "high", conf,
+    """The LR reading of a reported NaN or overflow: it leads where the trainer says the loss (not
+    a gradient) became NaN or the training diverged, and stays below the numerical reading for a
+    NaN gradient or a loss-scale overflow."""
+    conf = LR_OVER_NAN_LOSS if _loss_nan_message(e) else _LR_READING[e.signature]
+    return Finding("lr_too_high", "Updates too large for the weights: " + clip(e.text, 120),
+                   "critical" if _loss_nan_message(e) else "high", conf,
                    [_ev(e, f"{e.text.strip()} (a learning rate too high ends this way as often as an overflow does)")],
                    fix="Lower the learning rate 10x (or lengthen the warm-up) and clip gradients (max_norm 1.0); if "
                        "the NaN stops, raise it back gradually",

@@ -12,13 +12,14 @@ import math
 
 import numpy as np
 
-from analysis.analyzers.common import point, train_loss
+from analysis.analyzers.common import SHORT_CURVE, point, train_loss
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
 from analysis.signals import divergence, first_nonfinite, relative_change, rolling_median, spikes
 
 NAME = "loss"
+NAN_IN_EXCERPT = 0.5
 
 
 def analyze(run: Run) -> list[Finding]:
@@ -34,7 +35,9 @@ def analyze(run: Run) -> list[Finding]:
         if prev is not None:
             ev.append(point(s, prev, "last finite loss"))
         n_bad = int((~np.isfinite(v[bad:])).sum())
-        conf, patch = 0.7, None
+        # a NaN in a few pasted lines is as much the LR's as an overflow's (excerpt.py weighs both);
+        # the history of a longer curve, calm gradients and fp16 speak for the overflow
+        conf, patch = (0.7 if len(v) >= SHORT_CURVE else NAN_IN_EXCERPT), None
         calm = _calm_gradients(run, float(s.steps[bad]))
         if calm is not None:
             ev.append(calm)
