@@ -50,11 +50,31 @@ def _adversarial_balance(run: Run) -> Finding | None:
                    "info", 0.8, ev, fix="Nothing to fix; judge progress by sample quality", analyzer="diagnose")
 
 
+HEALTHY_POINTS = 3          # a falling loss over three reports already says the run learns
+
+
+def _improving_metric(run: Run) -> Finding | None:
+    """Healthy where a paste holds no loss but an accuracy or mAP that rises report after report."""
+    for name in ("val_acc", "train_acc", "map", "val_map", "map50", "mAP"):
+        s = run.metrics.get(name)
+        if s is None or len(s) < HEALTHY_POINTS or not np.isfinite(s.values).all():
+            continue
+        v = s.values
+        if v[-1] > v[0] * 1.02 and (np.diff(v) >= 0).mean() >= 0.5:
+            return Finding("healthy", f"The run looks healthy: {name} rose from {fmt(float(v[0]))} to {fmt(float(v[-1]))}, "
+                           "with no divergence, NaN, crash or warning that points to a fault", "info", 0.7,
+                           [Evidence(f"{name} rose from {fmt(float(v[0]))} to {fmt(float(v[-1]))} over {s.step_kind}s "
+                                     f"{fmt_step(s.steps[0])}-{fmt_step(s.steps[-1])}", s.artifact,
+                                     s.span_locator(0, len(s) - 1))],
+                           fix="Nothing to fix; keep training", analyzer="diagnose")
+    return None
+
+
 def _healthy(run: Run) -> Finding | None:
     s = train_loss(run)
     if s is None:
-        return _adversarial_balance(run)
-    if len(s) < 4:
+        return _adversarial_balance(run) or _improving_metric(run)
+    if len(s) < HEALTHY_POINTS:
         return None
     change = relative_change(s.values)
     if change <= 0.02:

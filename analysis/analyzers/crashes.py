@@ -140,8 +140,9 @@ _FIXES = {
     "dataloader_handover": ("A DataLoader worker died while handing a batch to the training process",
                             "The worker vanished mid-transfer (often the host OOM killer or a too-small /dev/shm): "
                             "lower num_workers, give the container more shared memory (--shm-size) or use "
-                            "torch.multiprocessing.set_sharing_strategy('file_system'), and check the sample the "
-                            "worker was loading"),
+                            "torch.multiprocessing.set_sharing_strategy('file_system') (also the fix when the process runs "
+                            "out of file descriptors: ancdata, too many open files; or raise ulimit -n), and check the "
+                            "sample the worker was loading"),
     "dataloader_worker_error": ("A DataLoader worker failed while loading a sample", "The worker's own error names "
                                 "the record: fix or skip it in the dataset's __getitem__ (catch the decode error, log the "
                                 "index, filter the file list); num_workers=0 reproduces it in the main process"),
@@ -172,6 +173,14 @@ _FIXES = {
                     "clamp before log/sqrt/div, add eps, compute it in fp32"),
     "loss_scale_overflow": ("fp16 loss-scale overflows: gradients exceed fp16 range", "Use bf16 autocast, or keep "
                             "the GradScaler and lower the LR; check for a layer that produces very large activations"),
+    "duplicate_gpu": ("Two ranks are on the same GPU", "Bind each process to its own device before init: "
+                      "torch.cuda.set_device(local_rank) (LOCAL_RANK from the launcher); remove a device fixed in the "
+                      "script (cuda:0, CUDA_VISIBLE_DEVICES set per process) and check nproc_per_node <= GPUs"),
+    "ddp_ready_twice": ("DDP saw a parameter's gradient twice in one step (reentrant gradient checkpointing, or a "
+                        "parameter shared or used outside forward)",
+                        "Use non-reentrant checkpointing (torch.utils.checkpoint with use_reentrant=False, "
+                        "gradient_checkpointing_kwargs={'use_reentrant': False}), or call model._set_static_graph(); "
+                        "TORCH_DISTRIBUTED_DEBUG=DETAIL names the parameter"),
     "device_assert": ("A device-side assert: an index out of range, most often a class label outside "
                       "[0, number of classes) or a token id beyond the vocabulary",
                       "Rerun with CUDA_LAUNCH_BLOCKING=1 (or on the CPU) to see the failing op; check "
@@ -253,7 +262,7 @@ def _broadcasts(text: str) -> bool:
 
 # Signatures whose confidence differs from their code's: a device-side assert is most often, not
 # always, a label out of range; a target-size warning is a bug only where the shapes broadcast.
-_CONFIDENCE = {"device_assert": 0.75, "target_size_mismatch": 0.7}
+_CONFIDENCE = {"device_assert": 0.75, "target_size_mismatch": 0.7, "duplicate_gpu": 0.92}
 # A NaN or an overflow the loop reports has a second reading: updates too large for the weights.
 _LR_READING = {"nonfinite_loss": 0.5, "loss_scale_overflow": 0.45}
 # A trainer's "loss became NaN" (not a gradient's, not the loss scaler's) is settled by a lower LR

@@ -14,6 +14,8 @@ Thresholds (named below):
 - RISE_POINTS = 4 and RISE_SHARE = 0.75: a loss that grows at three in four of at least four
   reports, ending RISE_MIN = 10% above where it started (longer curves: RISE_LONG, RISE_RANK),
 - TOO_GOOD_LOSS = 0.01 with an accuracy of 1.0 at the first report,
+- GRAD_GROWTH = 100: a gradient norm that grows 100x over a few reports,
+- SPIKE_RATIO = 3, SPIKE_BACK = 1.5: one report 3x the median of the others, the next within 1.5x,
 - a confusion matrix: a square block of at least 2 rows of counts, MATRIX_MAX_BYTES of text read;
   IMBALANCED = 0.6: the predicted class holding 60% of the rows is a majority learned.
 """
@@ -43,6 +45,8 @@ RISE_LONG = 1.5
 RISE_RANK = 0.7
 FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
 TOO_GOOD_LOSS = 0.01
+GRAD_GROWTH = 100.0        # a gradient norm 100x its first report within a short excerpt
+SPIKE_POINTS, SPIKE_RATIO, SPIKE_BACK = 5, 3.0, 1.5
 LONG_NAN_LR = 0.45          # the LR reading of a NaN in a long curve stays below the loss analyzer's
 MATRIX_MAX_BYTES = 256 * 1024
 IMBALANCED = 0.6            # one class holding 60% or more of a confusion matrix's rows is a majority
@@ -386,6 +390,45 @@ def _one_column(run: Run) -> list[Finding]:
     return []
 
 
+def _growing_gradients(run: Run) -> list[Finding]:
+    """A gradient norm that grows by GRAD_GROWTH or more over a few reports, mostly rising: the
+    gradient analyzer's geometric fit needs a longer curve."""
+    g = run.metrics.get("grad_norm")
+    if g is None or not (STUCK_POINTS <= len(g) < SHORT):
+        return []
+    end = np.flatnonzero(~np.isfinite(g.values))
+    v = g.values[: int(end[0])] if len(end) else g.values
+    if len(v) < STUCK_POINTS or v[0] <= 0 or v[-1] < GRAD_GROWTH * v[0] or (np.diff(v) > 0).mean() < RISE_SHARE:
+        return []
+    ev = [Evidence(f"grad_norm grew {v[-1] / v[0]:,.0f}x in {len(v)} reports, from {fmt(float(v[0]))} to "
+                   f"{fmt(float(v[-1]))}", g.artifact, g.span_locator(0, len(v) - 1))]
+    return [Finding("exploding_gradients", f"The gradient norm grows {v[-1] / v[0]:,.0f}x over {len(v)} reports",
+                    "high", 0.6, ev,
+                    fix="Clip the gradient norm (max_norm 1.0), lower the learning rate, and check for a missing "
+                        "normalisation layer or an unscaled target", analyzer=NAME,
+                    onset_step=float(g.steps[0]), quick_fix="Clip gradients")]
+
+
+def _short_spike(run: Run) -> list[Finding]:
+    """One report of a short loss curve SPIKE_RATIO times the median of the others, and the next
+    back near it: a transient spike (the trend analyzer's spike search needs 21 points)."""
+    s = _main_loss(run)
+    if s is None or not (SPIKE_POINTS <= len(s) < SHORT) or not np.isfinite(s.values).all():
+        return []
+    v = s.values
+    for i in range(1, len(v) - 1):
+        rest = float(np.median(np.delete(v, i)))
+        if rest > 0 and v[i] >= SPIKE_RATIO * rest and v[i + 1] <= SPIKE_BACK * rest:
+            ev = [point(s, i, f"{s.name} spike"), point(s, i + 1, f"{s.name} back")]
+            return [Finding("loss_spikes", f"{s.name} spiked to {fmt(float(v[i]))} ({v[i] / rest:.0f}x the other reports) "
+                            f"at {s.step_kind} {fmt_step(s.steps[i])} and came back", "medium", 0.55, ev,
+                            fix="Log the batch indices of the spiking step and inspect those samples; clip gradients "
+                                "(max_grad_norm 1.0) so one bad batch cannot move the weights far",
+                            expected_impact="spikes shrink or vanish; the trend is unchanged", analyzer=NAME,
+                            onset_step=float(s.steps[i]), quick_fix="Inspect the spiking batch; clip gradients")]
+    return []
+
+
 def analyze(run: Run) -> list[Finding]:
     return (_gap(run) + _absurd_lr(run) + _nan_loss(run) + _rising_loss(run) + _stuck_accuracy(run)
-            + _flat_loss(run) + _too_good(run) + _one_column(run))
+            + _flat_loss(run) + _too_good(run) + _one_column(run) + _growing_gradients(run) + _short_spike(run))
