@@ -318,6 +318,8 @@ def _too_good(run: Run) -> list[Finding]:
         acc = run.metrics.get(name)
         if acc is None or not len(acc) or loss is None or not np.isfinite(loss.values[0]) or not np.isfinite(acc.values[0]):
             continue
+        if acc.step_kind != "index" and acc.steps[0] > 1:
+            continue             # the paste starts mid-training: a model may well be that good by then
         if _as_share(acc.values)[0] >= 0.999 and 0 <= float(loss.values[0]) <= TOO_GOOD_LOSS:
             ev = [point(loss, 0, f"first {loss.name}"), point(acc, 0, f"first {name}")]
             return [Finding("data_pipeline_bug", f"Too good to be true: {name} is {fmt(float(acc.values[0]))} and "
