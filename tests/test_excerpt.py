@@ -131,3 +131,26 @@ def test_the_question_is_a_symptom_never_evidence(tmp_path):
     (tmp_path / "train.log").write_text("Starting training\nloading data from /data/train\n")
     d, _ = diagnose(tmp_path, ["the loss is nan and it diverged, out of memory?"])
     assert d.root_causes == [] and d.status == "needs_more_data" and d.tell_apart == ""
+
+
+def test_a_loss_that_drops_to_exactly_zero_is_nothing_scored(tmp_path):
+    text = "".join(f"{{'loss': {v}, 'learning_rate': 4.9e-05, 'epoch': {e}}}\n" for v, e in
+                   [("2.1234", 0.1), ("0.0", 0.2), ("0.0", 0.3), ("0.0", 0.4)])
+    d = _top(tmp_path, text)
+    assert [c.code for c in d.root_causes[:2]] == ["data_pipeline_bug", "numerical_instability"]
+    assert "-100" in d.root_causes[0].fix and d.status == "needs_more_data"
+
+
+def test_a_loss_that_creeps_down_to_a_printed_zero_converged(tmp_path):
+    text = "".join(f"epoch {i} loss {v}\n" for i, v in enumerate(["0.5000", "0.0200", "0.0010", "0.0000", "0.0000"], 1))
+    d = _top(tmp_path, text)
+    assert "data_pipeline_bug" not in [c.code for c in d.root_causes]
+
+
+def test_an_sgd_sized_lr_is_no_evidence_when_the_optimizer_is_unknown(tmp_path):
+    # mmdet's default SGD LR of 0.02 is above Adam's range, not above every optimizer's
+    text = ("Epoch [1][50/1000]\tlr: 2.000e-02, loss_cls: 1.2301, loss: 2.4348\n"
+            "Epoch [1][100/1000]\tlr: 2.000e-02, loss_cls: nan, loss: nan\n")
+    d = _top(tmp_path, text)
+    lr = next(c for c in d.root_causes if c.code == "lr_too_high")
+    assert lr.confidence < 0.8 and not any(e.text.startswith("lr") for e in lr.evidence)

@@ -13,7 +13,8 @@ Thresholds (named below):
 - STUCK_POINTS = 3: an accuracy (or a loss) identical at 3 or more consecutive reports,
 - RISE_POINTS = 4 and RISE_SHARE = 0.75: a loss that grows at three in four of at least four
   reports, ending RISE_MIN = 10% above where it started (longer curves: RISE_LONG, RISE_RANK),
-- TOO_GOOD_LOSS = 0.01 with an accuracy of 1.0 at the first report,
+- TOO_GOOD_LOSS = 0.01 with an accuracy of 1.0 at the first report; a loss of exactly 0 at
+  ZERO_REPORTS = 2 reports (nothing scored, or an fp16 underflow),
 - GRAD_GROWTH = 100: a gradient norm that grows 100x over a few reports,
 - SPIKE_RATIO = 3, SPIKE_BACK = 1.5: one report 3x the median of the others, the next within 1.5x,
 - a confusion matrix: a square block of at least 2 rows of counts, MATRIX_MAX_BYTES of text read;
@@ -45,9 +46,12 @@ RISE_LONG = 1.5
 RISE_RANK = 0.7
 FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
 TOO_GOOD_LOSS = 0.01
+ZERO_REPORTS = 2            # a loss of exactly 0 at two reports is no loss at all...
+ZERO_JUMP = 0.05            # ...when it drops there from above 0.05, not when it creeps down to it
 GRAD_GROWTH = 100.0        # a gradient norm 100x its first report within a short excerpt
 SPIKE_POINTS, SPIKE_RATIO, SPIKE_BACK = 5, 3.0, 1.5
-LONG_NAN_LR = 0.45          # the LR reading of a NaN in a long curve stays below the loss analyzer's
+LONG_NAN_LR = 0.45
+EXCERPT_MAX = 0.75          # a few lines never make a confident diagnosis on their own          # the LR reading of a NaN in a long curve stays below the loss analyzer's
 MATRIX_MAX_BYTES = 256 * 1024
 IMBALANCED = 0.6            # one class holding 60% or more of a confusion matrix's rows is a majority
 LOSS_FIRST = ("train_loss", "train_loss_epoch", "val_loss", "test_loss")
@@ -159,15 +163,16 @@ def _nan_loss(run: Run) -> list[Finding]:
     if lr is not None and len(lr) and np.isfinite(lr.values).any():
         j = int(np.nanargmax(lr.values))
         fam = optimizer_family(run)
-        hi = LR_RANGE[fam[0]][1] if fam else LR_RANGE["adam"][1]
+        # with the optimizer unknown, only an LR above every family's range counts (0.02 is SGD's norm)
+        hi = LR_RANGE[fam[0]][1] if fam else max(h for _, h in LR_RANGE.values())
         if lr.values[j] > hi:
-            high_lr = point(lr, j, f"lr (above ~{fmt(hi)}, the top of {fam[0] if fam else 'Adam'}'s usual range)")
+            high_lr = point(lr, j, f"lr (above ~{fmt(hi)}, the top of {fam[0] if fam else 'every optimizer'}'s usual range)")
             ev_lr.append(high_lr)
     step = float(s.steps[i])
     # in real threads a NaN in a pasted training loop is settled by a lower LR more often than by a
     # numerical fix; fp16 or calm gradients, where known, lift the overflow (loss.py)
     c_num = 0.5 if not rose else 0.45
-    c_lr = 0.55 + (0.15 if rose else 0) + (0.1 if high_lr is not None else 0)
+    c_lr = min(EXCERPT_MAX, 0.55 + (0.15 if rose else 0) + (0.1 if high_lr is not None else 0))
     if len(s) >= SHORT:
         # a long curve has the trend analyzers: the loss analyzer reads the NaN and the climb before
         # it; here only the LR reading is added, below theirs
@@ -309,6 +314,28 @@ def _flat_loss(run: Run) -> list[Finding]:
                     analyzer=NAME, quick_fix="Verify optimizer.step() runs" if exact else "Raise the LR")]
 
 
+def _zero_loss(run: Run) -> list[Finding]:
+    """A loss of exactly 0 at ZERO_REPORTS or more reports: no real loss is exactly zero. Either
+    nothing is scored (every label masked, -100 everywhere, an empty target) or the loss underflows
+    in half precision."""
+    s = _main_loss(run)
+    if s is None or len(s) < ZERO_REPORTS:
+        return []
+    zero = np.flatnonzero(s.values == 0)
+    if len(zero) < ZERO_REPORTS or (zero[0] > 0 and 0 <= s.values[zero[0] - 1] < ZERO_JUMP):
+        return []                # a loss that crept down to a printed 0.0000 converged; it did not drop to 0
+    ev = [point(s, int(zero[0]), s.name), point(s, int(zero[-1]), s.name)]
+    said = f"{s.name} is exactly 0 at {len(zero)} of {len(s)} reports"
+    return [Finding("data_pipeline_bug", f"{said}: nothing is being scored", "high", 0.6, ev,
+                    fix="Check that some labels are real: with every label masked (-100, padding, a prompt-only "
+                        "mask) the loss is 0 and nothing is learned; print the count of unmasked labels per batch",
+                    expected_impact="a non-zero loss that falls", analyzer=NAME, quick_fix="Count the unmasked labels"),
+            Finding("numerical_instability", f"{said}: a half-precision loss that underflowed (or overflowed and "
+                    "was zeroed) reads 0", "high", 0.45, ev,
+                    fix="Train in bf16 or fp32 for a few steps; if the loss comes back, keep the loss computation in "
+                        "fp32 (autocast off around it)", analyzer=NAME, quick_fix="Compute the loss in fp32")]
+
+
 def _too_good(run: Run) -> list[Finding]:
     """A loss near zero with an accuracy of 1.0 from the first report: too good to be true. The
     model sees the answer (a label leaked into the inputs, validation overlapping training) or the
@@ -433,4 +460,5 @@ def _short_spike(run: Run) -> list[Finding]:
 
 def analyze(run: Run) -> list[Finding]:
     return (_gap(run) + _absurd_lr(run) + _nan_loss(run) + _rising_loss(run) + _stuck_accuracy(run)
-            + _flat_loss(run) + _too_good(run) + _one_column(run) + _growing_gradients(run) + _short_spike(run))
+            + _flat_loss(run) + _too_good(run) + _one_column(run) + _growing_gradients(run) + _short_spike(run)
+            + _zero_loss(run))
