@@ -53,6 +53,10 @@ REAL_LINES = [
     # out of memory in its other wordings
     ("cuda_oom", "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
      "github.com/QwenLM/Qwen3/issues/873"),
+    ("cudnn_oom_in_disguise", "RuntimeError: Unable to find a valid cuDNN algorithm to run convolution",
+     "github.com/marqo-ai/marqo/issues/101 (maintainer: due to OOM with the GPU)"),
+    ("cudnn_oom_in_disguise", "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`",
+     "github.com/EleutherAI/lm-evaluation-harness/issues/1689 (fixed with more GPUs)"),
     ("host_oom", "Process finished with exit code 137 (interrupted by signal 9: SIGKILL)",
      "github.com/davidsandberg/facenet/issues/236"),
     ("host_oom", "Killed", "github.com/BVLC/caffe/issues/886"),
@@ -65,6 +69,8 @@ REAL_LINES = [
     ("nccl_timeout", "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:825, unhandled system "
      "error, NCCL version 2.7.8", "github.com/rstrudel/segmenter/issues/60"),
     ("nccl_timeout", "[rank1]: ncclInternalError: Internal check failed.", "github.com/vllm-project/vllm/issues/10453"),
+    ("store_barrier", "RuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: "
+     "store_based_barrier_key:1 (world_size=4, worker_count=2, timeout=0:30:00)", "github.com/lllyasviel/ControlNet/issues/380"),
     ("rank_failure", "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
      "github.com/Vision-CAIR/MiniGPT-4/issues/237"),
     ("rank_failure", "  exitcode  : 1 (pid: 78970)", "github.com/Vision-CAIR/MiniGPT-4/issues/237"),

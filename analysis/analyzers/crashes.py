@@ -78,8 +78,10 @@ def _oom(run: Run, e: Event) -> Finding:
                "num_workers and the data held in memory per worker (load lazily, memory-map), load checkpoints "
                "with mmap=True / low_cpu_mem_usage, and check `dmesg` for the oom-kill line")
     elif e.signature == "cudnn_oom_in_disguise":
-        fix = ("cuDNN could not get memory for its workspace: halve the batch size first; if it still fails at "
-               "batch size 1, check that the PyTorch build matches the CUDA/cuDNN driver")
+        fix = ("cuDNN or cuBLAS could not get memory for its handle or workspace: check nvidia-smi for other "
+               "processes on the GPU and halve the batch size first; if it still fails at batch size 1, check that "
+               "the PyTorch build matches the CUDA/cuDNN driver (and, for cuBLAS, that no token id exceeds the "
+               "embedding size)")
     return Finding("out_of_memory", f"{title}: " + ", ".join(parts) if parts else title, "critical",
                    0.75 if e.signature == "cudnn_oom_in_disguise" else 0.97, ev, fix=fix,
                    expected_impact="the step fits in memory; throughput per sample roughly unchanged",
@@ -87,7 +89,7 @@ def _oom(run: Run, e: Event) -> Finding:
 
 
 _OOM_TITLES = {"host_oom": "Host out of memory", "tf_oom": "GPU out of memory (TensorFlow ResourceExhaustedError)",
-               "cudnn_oom_in_disguise": "cuDNN error that is most often GPU memory exhausted", "cuda_oom": "GPU out of memory"}
+               "cudnn_oom_in_disguise": "A cuDNN/cuBLAS error that is most often GPU memory exhausted", "cuda_oom": "GPU out of memory"}
 
 
 def _budget(run: Run):
