@@ -154,3 +154,9 @@ def test_an_sgd_sized_lr_is_no_evidence_when_the_optimizer_is_unknown(tmp_path):
     d = _top(tmp_path, text)
     lr = next(c for c in d.root_causes if c.code == "lr_too_high")
     assert lr.confidence < 0.8 and not any(e.text.startswith("lr") for e in lr.evidence)
+
+
+def test_a_loss_that_explodes_in_two_reports_is_a_divergence(tmp_path):
+    d = _top(tmp_path, "iter 10 loss 2.31\niter 20 loss 8.9e+07\n")
+    assert d.root_causes[0].code == "lr_too_high" and "exploded" in d.root_causes[0].evidence[0].text
+

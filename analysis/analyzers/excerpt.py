@@ -55,6 +55,9 @@ EXCERPT_MAX = 0.75          # a few lines never make a confident diagnosis on th
 MATRIX_MAX_BYTES = 256 * 1024
 IMBALANCED = 0.6            # one class holding 60% or more of a confusion matrix's rows is a majority
 LOSS_FIRST = ("train_loss", "train_loss_epoch", "val_loss", "test_loss")
+LOSS_WORDS = ("loss", "nll", "ppl", "perplexity", "xent", "cost", "objective")
+PLATEAU_POINTS = 20         # from here on the loss analyzer reads a plateau; below it, this one
+EXPLODED = 1000.0           # a loss 1000x its first report exploded, however few the reports
 
 
 def _short(run: Run, name: str):
@@ -66,7 +69,7 @@ def _losses(run: Run) -> list[Series]:
     """Every loss series, the training loss first: `loss_cls`, `val_loss`, `mloss0`... a loss under
     any name the reader kept."""
     names = [n for n in LOSS_FIRST if n in run.metrics] + sorted(
-        n for n in run.metrics.names() if "loss" in n and n not in LOSS_FIRST and "/" not in n)
+        n for n in run.metrics.names() if any(w in n for w in LOSS_WORDS) and n not in LOSS_FIRST and "/" not in n)
     return [run.metrics.get(n) for n in names if len(run.metrics.get(n))]
 
 
@@ -200,16 +203,21 @@ def _nan_lr(s: Series, i: int, ev: list[Evidence], conf: float, step: float, ros
 
 def _rising_loss(run: Run) -> list[Finding]:
     """A loss that grows from the start: a divergence even with four points (the trend analyzer
-    needs twelve, and a fall first). On a longer curve, the smoothed loss of the last fifth at
+    needs twelve, and a fall first), with two when it ends EXPLODED times its start. On a longer curve, the smoothed loss of the last fifth at
     least RISE_LONG times that of the first fifth, rising in rank order (Spearman >= RISE_RANK)."""
     s = _main_loss(run)
     if s is None:
         return []
     end = np.flatnonzero(~np.isfinite(s.values))
     v = s.values[: int(end[0])] if len(end) else s.values
-    if len(v) < RISE_POINTS or v[0] <= 0:
+    if len(v) < 2 or v[0] <= 0:
         return []
-    if len(v) < SHORT:
+    if v[-1] >= EXPLODED * v[0] and len(v) < SHORT:
+        said = f"{s.name} exploded to {v[-1] / v[0]:,.0f}x its first report"
+        first, last = float(v[0]), float(v[-1])
+    elif len(v) < RISE_POINTS:
+        return []
+    elif len(v) < SHORT:
         d = np.diff(v)
         if (d > 0).mean() < RISE_SHARE or v[-1] < v[0] * (1 + RISE_MIN):
             return []
@@ -240,8 +248,8 @@ def _spearman(x: np.ndarray) -> float:
     return float(np.corrcoef(r, t)[0, 1]) if r.std() > 0 else 0.0
 
 
-def _finite_short(s: Series | None) -> bool:
-    return s is not None and STUCK_POINTS <= len(s) < SHORT and bool(np.isfinite(s.values).all())
+def _finite(s: Series | None, most: int) -> bool:
+    return s is not None and STUCK_POINTS <= len(s) < most and bool(np.isfinite(s.values).all())
 
 
 def _as_share(v: np.ndarray) -> np.ndarray:
@@ -257,7 +265,7 @@ def _stuck_accuracy(run: Run) -> list[Finding]:
         return []            # an accuracy frozen after a NaN is the NaN's consequence
     for name in ("val_acc", "train_acc"):
         s = run.metrics.get(name)
-        if not _finite_short(s):
+        if s is None or not _finite(s, len(s) + 1):       # at any length: no other analyzer reads accuracy
             continue
         v = s.values
         if not (np.all(v == v[0]) and np.unique(s.steps).size >= STUCK_POINTS) or _as_share(v)[0] >= 0.999:
@@ -287,7 +295,7 @@ def _flat_loss(run: Run) -> list[Finding]:
     """A loss at one value at every report of a short excerpt: nothing is learned. Near ln(K) for a
     small class count it is a uniform guess."""
     s = _main_loss(run)
-    if not _finite_short(s) or np.unique(s.steps).size < STUCK_POINTS:
+    if not _finite(s, PLATEAU_POINTS) or np.unique(s.steps).size < STUCK_POINTS:
         return []
     v = s.values
     level = float(np.median(v))
