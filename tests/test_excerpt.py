@@ -160,3 +160,22 @@ def test_a_loss_that_explodes_in_two_reports_is_a_divergence(tmp_path):
     d = _top(tmp_path, "iter 10 loss 2.31\niter 20 loss 8.9e+07\n")
     assert d.root_causes[0].code == "lr_too_high" and "exploded" in d.root_causes[0].evidence[0].text
 
+
+
+def test_a_gradient_norm_growing_100x_with_the_loss_is_an_explosion(tmp_path):
+    text = "".join(f"step {s} loss {l} grad_norm {g}\n" for s, l, g in
+                   [(10, 2.3, 1.2), (20, 2.2, 15.4), (30, 2.6, 480.1), (40, 7.9, 25123.0)])
+    assert _top(tmp_path, text).root_causes[0].code == "exploding_gradients"
+
+
+def test_a_gradient_norm_growing_while_the_loss_falls_is_a_warm_up(tmp_path):
+    text = "".join(f"step {s} loss {l} grad_norm {g}\n" for s, l, g in
+                   [(10, 2.3, 0.01), (20, 1.9, 0.2), (30, 1.5, 0.9), (40, 1.2, 1.4)])
+    d = _top(tmp_path, text)
+    assert "exploding_gradients" not in [c.code for c in d.root_causes] and d.root_causes[0].code == "healthy"
+
+
+def test_a_short_spike_that_comes_back(tmp_path):
+    text = "".join(f"step {i * 10} loss {v}\n" for i, v in enumerate(["1.20", "1.05", "9.80", "0.98", "0.93", "0.90"], 1))
+    top = _top(tmp_path, text).root_causes[0]
+    assert top.code == "loss_spikes" and top.evidence[0].locator == "line 3"

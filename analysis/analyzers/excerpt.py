@@ -12,7 +12,8 @@ Thresholds (named below):
 - LR_ABSURD = 1.0: above every optimizer family's usual range (SGD's tops out near 0.1),
 - STUCK_POINTS = 3: an accuracy (or a loss) identical at 3 or more consecutive reports,
 - RISE_POINTS = 4 and RISE_SHARE = 0.75: a loss that grows at three in four of at least four
-  reports, ending RISE_MIN = 10% above where it started (longer curves: RISE_LONG, RISE_RANK),
+  reports, ending RISE_GROWN = 20% above where it started (longer curves: RISE_LONG, RISE_RANK;
+  before a NaN, RISE_MIN = 10% is a climb),
 - TOO_GOOD_LOSS = 0.01 with an accuracy of 1.0 at the first report; a loss of exactly 0 at
   ZERO_REPORTS = 2 reports (nothing scored, or an fp16 underflow),
 - GRAD_GROWTH = 100: a gradient norm that grows 100x over a few reports,
@@ -42,6 +43,7 @@ STUCK_POINTS = 3
 RISE_POINTS = 4
 RISE_SHARE = 0.75
 RISE_MIN = 0.10
+RISE_GROWN = 0.20           # a short curve must end 20% above its start (a warm-up's early bump does not)
 RISE_LONG = 1.5
 RISE_RANK = 0.7
 FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
@@ -219,7 +221,7 @@ def _rising_loss(run: Run) -> list[Finding]:
         return []
     elif len(v) < SHORT:
         d = np.diff(v)
-        if (d > 0).mean() < RISE_SHARE or v[-1] < v[0] * (1 + RISE_MIN):
+        if (d > 0).mean() < RISE_SHARE or v[-1] < v[0] * (1 + RISE_GROWN):
             return []
         said = f"{s.name} grew at {int((d > 0).sum())} of {len(d)} reports"
         first, last = float(v[0]), float(v[-1])
@@ -437,6 +439,10 @@ def _growing_gradients(run: Run) -> list[Finding]:
     v = g.values[: int(end[0])] if len(end) else g.values
     if len(v) < STUCK_POINTS or v[0] <= 0 or v[-1] < GRAD_GROWTH * v[0] or (np.diff(v) > 0).mean() < RISE_SHARE:
         return []
+    loss = _main_loss(run)
+    if loss is not None and len(loss) >= 2 and np.isfinite(loss.values[[0, -1]]).all() and \
+            loss.values[-1] < 0.95 * loss.values[0]:
+        return []                # gradients that grow while the loss falls are a warm-up, not an explosion
     ev = [Evidence(f"grad_norm grew {v[-1] / v[0]:,.0f}x in {len(v)} reports, from {fmt(float(v[0]))} to "
                    f"{fmt(float(v[-1]))}", g.artifact, g.span_locator(0, len(v) - 1))]
     return [Finding("exploding_gradients", f"The gradient norm grows {v[-1] / v[0]:,.0f}x over {len(v)} reports",
