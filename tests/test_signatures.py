@@ -140,6 +140,13 @@ BENIGN_LINES = [
     ("omp_threads_default", "Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to "
      "avoid your system being overloaded, please further tune the variable for optimal performance in your application "
      "as needed. ", "github.com/ultralytics/yolov5/issues/8320"),
+    ("meshgrid_indexing", "/usr/local/lib/python3.11/site-packages/torch/functional.py:507: UserWarning: torch.meshgrid: "
+     "in an upcoming release, it will be required to pass the indexing argument. (Triggered internally at "
+     "/Users/runner/work/pytorch/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:3550.)",
+     "github.com/facebookresearch/nougat/issues/212"),
+    ("dataparallel_scalar_gather", "/usr/local/lib/python3.5/dist-packages/torch/nn/parallel/_functions.py:61: "
+     "UserWarning: Was asked to gather along dimension 0, but all input tensors were scalars; will instead unsqueeze "
+     "and return a vector.", "github.com/airsplay/lxmert/issues/17 (maintainer: it's OK)"),
     ("scalar_target_size", "model.py:210: UserWarning: Using a target size (torch.Size([1])) that is different to the "
      "input size (torch.Size([])). This will likely lead to incorrect results due to broadcasting. Please ensure they "
      "have the same size.", "github.com/namisan/mt-dnn/issues/115 (maintainer: it seems fine)"),
