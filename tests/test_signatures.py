@@ -52,7 +52,7 @@ REAL_LINES = [
      "to: 0.00048828125", "tests/wild fairseq-bt-overflow-1895"),
     # out of memory in its other wordings
     ("cuda_oom", "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
-     "github.com/QwenLM/Qwen3/issues/873"),
+     "github.com/layumi/Person_reID_baseline_pytorch/issues/286"),
     ("cudnn_oom_in_disguise", "RuntimeError: Unable to find a valid cuDNN algorithm to run convolution",
      "github.com/marqo-ai/marqo/issues/101 (maintainer: due to OOM with the GPU)"),
     ("cudnn_oom_in_disguise", "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`",
@@ -97,8 +97,8 @@ REAL_LINES = [
      "hence marking a variable ready multiple times. DDP does not support such use cases yet.",
      "github.com/OFA-Sys/Chinese-CLIP/issues/13"),
     # DataLoader deaths
-    ("dataloader_killed", "RuntimeError: DataLoader worker (pid 19597) is killed by signal: Killed.",
-     "github.com/hezhangsprinter/DCPDN/issues/12"),
+    ("dataloader_killed", "RuntimeError: DataLoader worker (pid 1817) is killed by signal: Killed. ",
+     "github.com/pytorch/pytorch/issues/8976"),
     ("dataloader_killed", "ERROR: Unexpected segmentation fault encountered in worker.",
      "github.com/facebookresearch/pycls/issues/146"),
     ("dataloader_handover", "RuntimeError: received 0 items of ancdata", "github.com/rusty1s/himp-gnn/issues/7"),
@@ -144,9 +144,9 @@ BENIGN_LINES = [
      "in an upcoming release, it will be required to pass the indexing argument. (Triggered internally at "
      "/Users/runner/work/pytorch/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:3550.)",
      "github.com/facebookresearch/nougat/issues/212"),
-    ("dataparallel_scalar_gather", "/usr/local/lib/python3.5/dist-packages/torch/nn/parallel/_functions.py:61: "
-     "UserWarning: Was asked to gather along dimension 0, but all input tensors were scalars; will instead unsqueeze "
-     "and return a vector.", "github.com/airsplay/lxmert/issues/17 (maintainer: it's OK)"),
+    ("dataparallel_scalar_gather", "UserWarning: Was asked to gather along dimension 0, but all input tensors were "
+     "scalars; will instead unsqueeze and return a vector.",
+     "github.com/huggingface/transformers/issues/852 (maintainer: it should be fine; tests/wild, tune half)"),
     ("scalar_target_size", "model.py:210: UserWarning: Using a target size (torch.Size([1])) that is different to the "
      "input size (torch.Size([])). This will likely lead to incorrect results due to broadcasting. Please ensure they "
      "have the same size.", "github.com/namisan/mt-dnn/issues/115 (maintainer: it seems fine)"),
