@@ -49,18 +49,20 @@ def test_an_accuracy_frozen_after_the_loss_turned_nan_is_the_nans_consequence(tm
     lines = "Epoch 1/3\n9595/9595 - 1s - loss: 0.6242 - acc: 0.6295\n" + "".join(
         f"Epoch {i}/3\n9595/9595 - 1s - loss: nan - acc: 0.0000e+00\n" for i in (2, 3, 4))
     d = _top(tmp_path, lines)
-    assert [c.code for c in d.root_causes] == ["lr_too_high", "numerical_instability"]
+    assert [c.code for c in d.root_causes] == ["numerical_instability", "lr_too_high", "data_pipeline_bug"]
 
 
 @pytest.mark.parametrize("text,line", [
     ("Epoch 3/10 - loss: nan - accuracy: 0.1000\n", "line 1"),
     ("step 40 | loss 2.31 | lr 3e-4\nstep 50 | loss nan | lr 3e-4\n", "line 2"),
 ])
-def test_the_line_where_the_loss_turns_nan_names_both_readings(tmp_path, text, line):
+def test_the_line_where_the_loss_turns_nan_names_its_three_readings(tmp_path, text, line):
     d = _top(tmp_path, text)
     codes = [c.code for c in d.root_causes]
-    assert codes[:2] == ["lr_too_high", "numerical_instability"]        # in real threads, a lower LR settles it more often
-    assert all(c.evidence[0].locator == line for c in d.root_causes[:2])
+    # the overflow is the mechanism and leads; the LR and bad data are the causes the threads settle on
+    assert codes == ["numerical_instability", "lr_too_high", "data_pipeline_bug"]
+    assert all(c.evidence[0].locator == line for c in d.root_causes)
+    assert max(c.confidence for c in d.root_causes) < 0.8
     assert "1e-3" in d.tell_apart and d.status == "needs_more_data"
 
 
@@ -69,6 +71,14 @@ def test_a_loss_that_climbs_before_the_nan_puts_the_lr_first(tmp_path):
     d = _top(tmp_path, text)
     assert [c.code for c in d.root_causes[:2]] == ["lr_too_high", "numerical_instability"]
     assert any("from 2.1 to 8.7" in e.text for e in d.root_causes[0].evidence)
+
+
+def test_a_nan_in_the_validation_loss_alone_points_to_the_evaluation_data(tmp_path):
+    text = "".join(f"epoch {e} train_loss {t} val_loss {v}\n" for e, t, v in
+                   [(1, "1.52", "1.61"), (2, "1.41", "nan"), (3, "1.36", "nan")])
+    d = _top(tmp_path, text)
+    assert [c.code for c in d.root_causes] == ["data_pipeline_bug", "numerical_instability"]
+    assert any("training loss stays finite" in e.text for e in d.root_causes[0].evidence)
 
 
 def test_a_loss_growing_epoch_over_epoch_is_a_divergence_with_four_points(tmp_path):
@@ -116,7 +126,7 @@ def test_a_flat_loss_at_chance_lists_the_causes_of_not_learning(tmp_path):
 
 
 @pytest.mark.parametrize("text,code", [
-    ("Epoch 2/10 - loss: nan - accuracy: 0.1000\n", "lr_too_high"),
+    ("Epoch 2/10 - loss: nan - accuracy: 0.1000\n", "numerical_instability"),
     ("RuntimeError: CUDA error: out of memory\n", "out_of_memory"),
     ("[E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=469508, "
      "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 milliseconds before timing out.\n", "distributed_failure"),

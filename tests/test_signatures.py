@@ -69,6 +69,10 @@ REAL_LINES = [
     ("nccl_timeout", "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:825, unhandled system "
      "error, NCCL version 2.7.8", "github.com/rstrudel/segmenter/issues/60"),
     ("nccl_timeout", "[rank1]: ncclInternalError: Internal check failed.", "github.com/vllm-project/vllm/issues/10453"),
+    ("store_barrier", "timed out initializing process group in store based barrier on rank",
+     "tests/wild chatglm2-store-barrier-timeout-6"),
+    ("nccl_shm", "Error while creating shared memory segment /dev/shm/nccl-pZafXL (size 7340384)",
+     "tests/wild videodiffusion-nccl-shm-docker-2"),
     ("store_barrier", "RuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: "
      "store_based_barrier_key:1 (world_size=4, worker_count=2, timeout=0:30:00)", "github.com/lllyasviel/ControlNet/issues/380"),
     ("rank_failure", "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
@@ -147,6 +151,9 @@ BENIGN_LINES = [
     ("dataparallel_scalar_gather", "UserWarning: Was asked to gather along dimension 0, but all input tensors were "
      "scalars; will instead unsqueeze and return a vector.",
      "github.com/huggingface/transformers/issues/852 (maintainer: it should be fine; tests/wild, tune half)"),
+    ("tokenizer_length_notice", "Token indices sequence length is longer than the specified maximum sequence length "
+     "for this model (2392 > 2048). Running this sequence through the model will result in indexing errors.",
+     "tests/wild spin-token-len-warning-ok-8"),
     ("scalar_target_size", "model.py:210: UserWarning: Using a target size (torch.Size([1])) that is different to the "
      "input size (torch.Size([])). This will likely lead to incorrect results due to broadcasting. Please ensure they "
      "have the same size.", "github.com/namisan/mt-dnn/issues/115 (maintainer: it seems fine)"),

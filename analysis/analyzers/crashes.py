@@ -228,11 +228,11 @@ def analyze(run: Run) -> list[Finding]:
                     ev.append(Evidence(code.text.splitlines()[ln - 1].strip(), code.artifact, f"line {ln}"))
         if e.signature == "target_size_mismatch" and not _broadcasts(e.text):
             continue              # [1] against [] has one element either way: nothing is paired wrongly
-        if e.signature == "store_barrier":
-            if e.fields.get("world_size") == e.fields.get("worker_count"):
+        if e.signature == "store_barrier" and "world_size" in e.fields:
+            if e.fields["world_size"] == e.fields["worker_count"]:
                 continue          # every rank arrived: the barrier is just being passed
-            title = (f"{title}: {e.fields.get('worker_count')} workers registered for world_size "
-                     f"{e.fields.get('world_size')}")
+            title = (f"{title}: {e.fields['worker_count']} workers registered for world_size "
+                     f"{e.fields['world_size']}")
         conf = _CONFIDENCE.get(e.signature) or (NAN_LOSS_MESSAGE if _loss_nan_message(e) else None) or {"distributed_failure": 0.9, "dataloader_failure": 0.9,
                                                  "zero_variance": 0.9, "numerical_instability": 0.75,
                                                  "data_pipeline_bug": 0.9}.get(e.code, 0.7)
@@ -243,6 +243,8 @@ def analyze(run: Run) -> list[Finding]:
                            analyzer=NAME, quick_fix=fix.split(";")[0].split(":")[0][:80]))
         if e.signature in _LR_READING:
             out.append(_lr_reading(e))
+        if _loss_nan_message(e):
+            out.append(_data_reading(e))
     return out
 
 
@@ -267,10 +269,10 @@ def _broadcasts(text: str) -> bool:
 _CONFIDENCE = {"device_assert": 0.75, "target_size_mismatch": 0.7, "duplicate_gpu": 0.92}
 # A NaN or an overflow the loop reports has a second reading: updates too large for the weights.
 _LR_READING = {"nonfinite_loss": 0.5, "loss_scale_overflow": 0.45}
-# A trainer's "loss became NaN" (not a gradient's, not the loss scaler's) is settled by a lower LR
-# more often than by a numerical fix in the threads that report it: the LR reading leads, the
-# overflow stays next, neither confident.
-NAN_LOSS_MESSAGE, LR_OVER_NAN_LOSS = 0.65, 0.7
+# A trainer's "loss became NaN" (not a gradient's, not the loss scaler's) names no mechanism: the
+# overflow reading leads without confidence, the LR's is next (first where the trainer itself says
+# the training diverged), and bad data (a NaN input, a broken target) is listed after them.
+NAN_LOSS_MESSAGE, LR_OVER_NAN_LOSS, LR_DIVERGED, DATA_OVER_NAN_LOSS = 0.65, 0.6, 0.7, 0.45
 
 
 def _loss_nan_message(e: Event) -> bool:
@@ -278,13 +280,24 @@ def _loss_nan_message(e: Event) -> bool:
     return e.signature == "nonfinite_loss" and "grad" not in low and ("loss" in low or "diverg" in low)
 
 
+def _data_reading(e: Event) -> Finding:
+    """The data reading of a trainer's NaN loss: a non-finite input or a target the loss cannot
+    score makes the loss NaN at whatever LR."""
+    return Finding("data_pipeline_bug", "A NaN or Inf in the inputs, or a target the loss cannot score: "
+                   + clip(e.text, 120), "high", DATA_OVER_NAN_LOSS,
+                   [_ev(e, f"{e.text.strip()} (a NaN input or a broken target, such as an empty box, ends this way too)")],
+                   fix="Assert torch.isfinite on each batch's inputs and targets, and drop samples with empty or "
+                       "degenerate boxes or out-of-range labels", analyzer=NAME, quick_fix="Assert the inputs are finite")
+
+
 def _lr_reading(e: Event) -> Finding:
-    """The LR reading of a reported NaN or overflow: it leads where the trainer says the loss (not
-    a gradient) became NaN or the training diverged, and stays below the numerical reading for a
-    NaN gradient or a loss-scale overflow."""
-    conf = LR_OVER_NAN_LOSS if _loss_nan_message(e) else _LR_READING[e.signature]
+    """The LR reading of a reported NaN or overflow: close behind the numerical reading where the
+    trainer says the loss (not a gradient) became NaN, ahead of it where it says the training
+    diverged, and well below it for a NaN gradient or a loss-scale overflow."""
+    loss_msg = _loss_nan_message(e)
+    conf = (LR_DIVERGED if "diverg" in e.text.lower() else LR_OVER_NAN_LOSS) if loss_msg else _LR_READING[e.signature]
     return Finding("lr_too_high", "Updates too large for the weights: " + clip(e.text, 120),
-                   "critical" if _loss_nan_message(e) else "high", conf,
+                   "critical" if loss_msg else "high", conf,
                    [_ev(e, f"{e.text.strip()} (a learning rate too high ends this way as often as an overflow does)")],
                    fix="Lower the learning rate 10x (or lengthen the warm-up) and clip gradients (max_norm 1.0); if "
                        "the NaN stops, raise it back gradually",

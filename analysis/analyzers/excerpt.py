@@ -142,9 +142,13 @@ def _first_nonfinite(run: Run) -> tuple[Series, int] | None:
 
 
 def _nan_loss(run: Run) -> list[Finding]:
-    """A loss that turns NaN names two readings, each with what points to it: numerical instability
-    (an overflow, a log(0), fp16) and an LR too high (a loss that climbed first, or an LR above
-    its optimizer's range). The climb decides which leads; without it, the overflow does."""
+    """A loss that turns NaN has three readings, each listed with what points to it: numerical
+    instability (an overflow, a log(0), fp16: the mechanism, and the reading nothing contradicts),
+    an LR too high (a loss that climbed first, an LR above its optimizer's range), and bad data (a
+    NaN in the inputs, an empty box, a target out of range: a NaN from the very first report, or in
+    the validation loss alone while training stays finite). A climb puts the LR first; a NaN only in
+    validation puts the data first; otherwise the overflow leads and the reply says what would tell
+    them apart."""
     hit = _first_nonfinite(run)
     if hit is None:
         return []
@@ -152,7 +156,7 @@ def _nan_loss(run: Run) -> list[Finding]:
     line = Evidence(f"{s.name} became {fmt(float(s.values[i]))} at {s.step_kind} {fmt_step(s.steps[i])}",
                     s.artifact, s.locator(i))
     before = s.values[:i][np.isfinite(s.values[:i])]
-    ev_num, ev_lr = [line], [line]
+    ev_num, ev_lr, ev_data = [line], [line], [line]
     rose = len(before) >= 2 and before[-1] > before[0] * (1 + RISE_MIN)
     if len(before):
         last = point(s, i - 1, f"last finite {s.name}")
@@ -163,26 +167,27 @@ def _nan_loss(run: Run) -> list[Finding]:
         else:
             ev_num.append(Evidence(f"{last.text}: finite and not climbing, then non-finite in one report, the "
                                    "signature of an overflow", last.artifact, last.locator))
-    lr = run.metrics.get("lr")
-    high_lr = None
-    if lr is not None and len(lr) and np.isfinite(lr.values).any():
-        j = int(np.nanargmax(lr.values))
-        fam = optimizer_family(run)
-        # with the optimizer unknown, only an LR above every family's range counts (0.02 is SGD's norm)
-        hi = LR_RANGE[fam[0]][1] if fam else max(h for _, h in LR_RANGE.values())
-        if lr.values[j] > hi:
-            high_lr = point(lr, j, f"lr (above ~{fmt(hi)}, the top of {fam[0] if fam else 'every optimizer'}'s usual range)")
-            ev_lr.append(high_lr)
+    else:
+        ev_data.append(Evidence(f"{s.name} is non-finite from its first report: nothing was learned yet, so the "
+                                "inputs or targets of the first batches are the first suspects", s.artifact, s.locator(i)))
+    train = _main_loss(run)
+    val_only = s.name in LOSS_FIRST[2:] and train is not None and train is not s and bool(np.isfinite(train.values).all())
+    if val_only:
+        ev_data.append(Evidence(f"the training loss stays finite ({fmt(float(train.values[-1]))} at its last report) "
+                                f"while {s.name} is NaN: the evaluation data, not the weights, carry the NaN",
+                                train.artifact, train.locator(len(train) - 1)))
+    high_lr = _high_lr(run)
+    if high_lr is not None:
+        ev_lr.append(high_lr)
     step = float(s.steps[i])
-    # in real threads a NaN in a pasted training loop is settled by a lower LR more often than by a
-    # numerical fix; fp16 or calm gradients, where known, lift the overflow (loss.py)
-    c_num = 0.5 if not rose else 0.45
-    c_lr = min(EXCERPT_MAX, 0.55 + (0.15 if rose else 0) + (0.1 if high_lr is not None else 0))
     if len(s) >= SHORT:
         # a long curve has the trend analyzers: the loss analyzer reads the NaN and the climb before
         # it; here only the LR reading is added, below theirs
         return [_nan_lr(s, i, ev_lr[:1] + ([high_lr] if high_lr else []), LONG_NAN_LR, step, False)]
-    return [
+    c_num = 0.5 if val_only else (0.45 if rose else 0.55)
+    c_lr = min(EXCERPT_MAX, 0.5 + (0.2 if rose else 0) + (0.1 if high_lr is not None else 0))
+    c_data = 0.6 if val_only else (0.5 if len(before) == 0 else 0.45)
+    out = [
         Finding("numerical_instability", f"{s.name} turned {fmt(float(s.values[i]))} at {s.step_kind} "
                 f"{fmt_step(s.steps[i])}: a value overflowed (fp16, a log of 0, a division by ~0) or the updates "
                 "were too large", "critical", c_num, ev_num,
@@ -190,7 +195,31 @@ def _nan_loss(run: Run) -> list[Finding]:
                     "compute the loss in fp32, add an eps to logs and divisions, and clip gradients",
                 expected_impact="training continues past the step where the loss turned NaN",
                 analyzer=NAME, onset_step=step, quick_fix="Guard the loss against NaN/Inf"),
-        _nan_lr(s, i, ev_lr, c_lr, step, rose)]
+        Finding("data_pipeline_bug", f"{s.name} turned {fmt(float(s.values[i]))}: a NaN or Inf in the inputs, or a "
+                "target the loss cannot score (an empty or inverted box, a label out of range), gives a NaN whatever "
+                "the LR", "critical" if val_only else "high", c_data, ev_data,
+                fix="Check the data for non-finite values and broken targets: assert torch.isfinite(x).all() on each "
+                    "batch, normalise the inputs (per feature, with the training set's statistics), and drop samples "
+                    "with empty or degenerate boxes",
+                expected_impact="the loss stays finite on every batch", analyzer=NAME, onset_step=step,
+                quick_fix="Assert the inputs are finite")]
+    if not val_only:        # an LR too high would break the training loss first
+        out.append(_nan_lr(s, i, ev_lr, c_lr, step, rose))
+    return out
+
+
+def _high_lr(run: Run) -> Evidence | None:
+    """The LR where it exceeds its optimizer family's range; with the family unknown, every
+    family's (0.02 is SGD's norm, not an excess)."""
+    lr = run.metrics.get("lr")
+    if lr is None or not len(lr) or not np.isfinite(lr.values).any():
+        return None
+    j = int(np.nanargmax(lr.values))
+    fam = optimizer_family(run)
+    hi = LR_RANGE[fam[0]][1] if fam else max(h for _, h in LR_RANGE.values())
+    if lr.values[j] <= hi:
+        return None
+    return point(lr, j, f"lr (above ~{fmt(hi)}, the top of {fam[0] if fam else 'every optimizer'}'s usual range)")
 
 
 def _nan_lr(s: Series, i: int, ev: list[Evidence], conf: float, step: float, rose: bool) -> Finding:
