@@ -169,8 +169,8 @@ def diagnose(path: str | Path, symptoms: list[str] | tuple[str, ...] = (), *, so
     else:
         status = "needs_more_data"
         ranked = ", ".join(f"{c.code} ({c.confidence:.2f})" for c in causes[:3] if c.code != "healthy")
-        questions.append(f"No cause reaches {CONFIDENT}: the artifacts point to {ranked}. See below what would tell "
-                         "them apart.")
+        questions.append(f"No cause reaches {CONFIDENT}: the artifacts point to {ranked}; which artifact would tell "
+                         "them apart is named above.")
     if failed and status != "diagnosis_complete":
         status = "incomplete"           # the renderers name each failed analyzer in one line
     if crashes and status != "diagnosis_complete":

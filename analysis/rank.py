@@ -280,11 +280,14 @@ def tell_apart(causes: list[Finding]) -> str:
         for a, b in ((lead[0].code, lead[1].code), (lead[1].code, lead[0].code)):
             text = pairs.get(f"{a}|{b}")
             if text:
-                rest = f" ({', '.join(c.code for c in lead[2:])} also fits less well)" if lead[2:] else ""
-                return f"To tell {lead[0].code} from {lead[1].code}{rest}: {text}"
+                return f"To tell {lead[0].code} from {lead[1].code}: {text}" + _also(lead[2:])
         names = " from ".join(c.code for c in lead[:2])
-        return f"To tell {names}: {lead[0].settle or settle_text(lead[0].code)}"
+        return f"To tell {names}: {lead[0].settle or settle_text(lead[0].code)}" + _also(lead[2:])
     return f"To confirm {lead[0].code}: {lead[0].settle or settle_text(lead[0].code)}"
+
+
+def _also(rest: list[Finding]) -> str:
+    return "".join(f". Also possible, {c.code}: {c.settle or settle_text(c.code)}" for c in rest)
 
 
 def combine(findings: list[Finding], symptoms: list[str] | tuple[str, ...] = (),

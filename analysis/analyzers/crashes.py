@@ -3,6 +3,7 @@ failures, DataLoader worker deaths, zero-variance statistics, NaN detectors and 
 overflows. The signature table is data: analysis/data/signatures.toml."""
 from __future__ import annotations
 
+from analysis.analyzers.common import NAN_DATA_SETTLE
 from analysis.metrics import clip
 from analysis.model import Event, Evidence, Finding
 from analysis.patches import set_config_value
@@ -287,7 +288,8 @@ def _data_reading(e: Event) -> Finding:
                    + clip(e.text, 120), "high", DATA_OVER_NAN_LOSS,
                    [_ev(e, f"{e.text.strip()} (a NaN input or a broken target, such as an empty box, ends this way too)")],
                    fix="Assert torch.isfinite on each batch's inputs and targets, and drop samples with empty or "
-                       "degenerate boxes or out-of-range labels", analyzer=NAME, quick_fix="Assert the inputs are finite")
+                       "degenerate boxes or out-of-range labels", analyzer=NAME, quick_fix="Assert the inputs are finite",
+                   settle=NAN_DATA_SETTLE)
 
 
 def _lr_reading(e: Event) -> Finding:

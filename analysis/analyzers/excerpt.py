@@ -28,7 +28,7 @@ import re
 
 import numpy as np
 
-from analysis.analyzers.common import LR_RANGE, SHORT_CURVE, optimizer_family, point
+from analysis.analyzers.common import LR_RANGE, NAN_DATA_SETTLE, SHORT_CURVE, optimizer_family, point
 from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
@@ -202,7 +202,7 @@ def _nan_loss(run: Run) -> list[Finding]:
                     "batch, normalise the inputs (per feature, with the training set's statistics), and drop samples "
                     "with empty or degenerate boxes",
                 expected_impact="the loss stays finite on every batch", analyzer=NAME, onset_step=step,
-                quick_fix="Assert the inputs are finite")]
+                quick_fix="Assert the inputs are finite", settle=NAN_DATA_SETTLE)]
     if not val_only:        # an LR too high would break the training loss first
         out.append(_nan_lr(s, i, ev_lr, c_lr, step, rose))
     return out
