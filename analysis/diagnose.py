@@ -51,6 +51,7 @@ def _adversarial_balance(run: Run) -> Finding | None:
 
 
 HEALTHY_POINTS = 3          # a falling loss over three reports already says the run learns
+WARNINGS_ONLY = 0.55        # warnings alone say little either way: healthy, without confidence
 
 
 def _improving_metric(run: Run) -> Finding | None:
@@ -97,14 +98,30 @@ def _benign_only(run: Run) -> Finding | None:
     for e in run.events:
         if e.signature == "benign":
             seen.setdefault(e.fields["benign"], e)
-    if not seen or any(e.code or e.signature in ("error", "traceback") for e in run.events):
-        return None
+    if not seen or any(e.signature != "benign" for e in run.events):
+        return None               # an unknown warning among them: _warnings_only says so, with less confidence
     ev = [Evidence(f"{clip(e.text, 160)}{f' (x{e.count})' if e.count > 1 else ''}: harmless. {e.fields['why']}",
                    e.artifact, e.locator) for e in seen.values()]
     return Finding("healthy", "No fault shown: the only messages are warnings that are harmless ("
                    + ", ".join(n.replace("_", " ") for n in seen) + ")", "info", 0.8, ev,
                    fix="Nothing to fix; if training misbehaves, share the training log with the loss per step",
                    analyzer="diagnose")
+
+
+def _warnings_only(run: Run) -> Finding | None:
+    """Healthy, with little confidence, where a paste holds no metrics and no error, only warnings
+    that name no known failure: a warning does not stop training, and none of these is one that
+    matters (those are signatures). A harmless one among them is said so with why."""
+    if run.metrics.series or not run.events or any(e.signature not in ("warning", "benign") for e in run.events):
+        return None
+    seen = {e.text: e for e in run.events}
+    ev = [Evidence(clip(e.text, 160) + (f": harmless. {e.fields['why']}" if e.signature == "benign" else
+                                        ": a warning that names no known failure"), e.artifact, e.locator)
+          for e in list(seen.values())[:4]]
+    return Finding("healthy", "No fault shown: the only messages are warnings, and none of them names a known failure",
+                   "info", WARNINGS_ONLY, ev,
+                   fix="Nothing to fix from these lines; if training misbehaves, share the training log with the loss "
+                       "per step", analyzer="diagnose")
 
 
 def _missing(run: Run, causes: list[Finding], status: str) -> list[str]:
@@ -158,7 +175,7 @@ def diagnose(path: str | Path, symptoms: list[str] | tuple[str, ...] = (), *, so
         status = "needs_more_data"
         questions.append("None of the files could be read (see the artifact list): can you share the raw training log?")
     elif (not any(c.severity in ("critical", "high", "medium") for c in causes) and not crashes and not failed
-          and (healthy := _healthy(run) or _benign_only(run))):     # a run that crashed, or that was not fully analysed, is never healthy
+          and (healthy := _healthy(run) or _benign_only(run) or _warnings_only(run))):     # a run that crashed, or that was not fully analysed, is never healthy
         causes, status = [healthy] + causes, "no_failure_found"     # minor notes stay below it
     elif not causes:
         status = "needs_more_data"

@@ -235,3 +235,20 @@ def test_store_barrier_with_every_rank_arrived_is_no_fault(tmp_path):
     (tmp_path / "train.log").write_text(_line("store_barrier").replace("worker_count=7", "worker_count=8") + "\n")
     d, _ = diagnose(tmp_path)
     assert "distributed_failure" not in [c.code for c in d.root_causes]
+
+
+def test_a_paste_of_warnings_that_name_no_failure_is_healthy_without_confidence(tmp_path):
+    (tmp_path / "output.txt").write_text(
+        "UserWarning: Failed to load image Python extension: libtorch_cuda_cu.so: cannot open shared object file\n"
+        + BENIGN_LINES[0][1] + "\n")
+    d, _ = diagnose(tmp_path)
+    top = d.root_causes[0]
+    assert d.status == "no_failure_found" and top.code == "healthy" and top.confidence < 0.8
+    assert any("names no known failure" in e.text for e in top.evidence) and any("harmless" in e.text for e in top.evidence)
+
+
+def test_a_warning_beside_an_error_is_not_healthy(tmp_path):
+    (tmp_path / "output.txt").write_text("UserWarning: Failed to load image Python extension\n"
+                                         "RuntimeError: shape '[-1, 400]' is invalid for input of size 300\n")
+    d, _ = diagnose(tmp_path)
+    assert "healthy" not in [c.code for c in d.root_causes]
