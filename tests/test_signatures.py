@@ -60,6 +60,11 @@ REAL_LINES = [
     ("host_oom", "Process finished with exit code 137 (interrupted by signal 9: SIGKILL)",
      "github.com/davidsandberg/facenet/issues/236"),
     ("host_oom", "Killed", "github.com/BVLC/caffe/issues/886"),
+    ("host_oom", "[Sun Mar 30 08:24:00 2025] Out of memory: Killed process 7899 (python) total-vm:26,184,840kB, "
+     "anon-rss:153,700,88kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:38964kB oom_score_adj:0",
+     "github.com/0jc1/py-autovod/issues/7"),
+    ("host_oom", "[Thu Mar 14 01:57:54 2019] Out of memory: Kill process 89746 (python) score 1031 or sacrifice child",
+     "github.com/intel/platform-resource-manager/issues/42"),
     # distributed failures: the NCCL watchdog, NCCL's own errors, the store, the launchers
     ("nccl_timeout", "[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective "
      "operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, "
@@ -84,6 +89,10 @@ REAL_LINES = [
      "github.com/axolotl-ai-cloud/axolotl/issues/809"),
     ("rank_failure", "[E616 02:08:15.931416442 socket.cpp:1023] [c10d] The client socket has timed out after 600000ms "
      "while trying to connect to (172.17.0.9, 50437).", "github.com/vllm-project/vllm/issues/19670"),
+    ("rank_failure", "[2023-07-10 04:26:35,999] [ERROR] [launch.py:324:sigkill_handler] ['/global/D1/homes/sushant/"
+     "sushanta/venv/bin/python3.10', '-u', 'trainCLM.py', '--local_rank=1', '--deepspeed', '/home/sushant/D1/sushanta/"
+     "try/nepaligpt/clm/config/deepspeed_config.json'] exits with return code = -11",
+     "github.com/deepspeedai/DeepSpeedExamples/issues/626 (the DeepSpeed launcher)"),
     ("rank_failure", "subprocess.CalledProcessError: Command '['/home/yh/anaconda3/bin/python', '-u', 'train.py', "
      "'--local_rank=0']' returned non-zero exit status 1.", "github.com/megvii-research/MSPN/issues/31"),
     ("rank_failure", "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 1 (pid: "
