@@ -112,6 +112,13 @@ def test_a_confusion_matrix_with_one_nonzero_column_is_a_collapse_to_one_class(t
     assert [c.code for c in imbalanced.root_causes] == ["mode_collapse"]   # column 1, yet class 0 is the majority
 
 
+def test_two_bare_rows_of_counts_are_no_confusion_matrix(tmp_path):
+    d = _top(tmp_path, "0 5\n0 7\n", "output.txt")
+    assert "mode_collapse" not in [c.code for c in d.root_causes]
+    named = _top(tmp_path, "Confusion matrix:\n0 5\n0 7\n", "output.txt")
+    assert named.root_causes[0].code == "mode_collapse"
+
+
 def test_a_spread_confusion_matrix_is_no_collapse(tmp_path):
     d = _top(tmp_path, "[[480  20]\n [ 35 465]]\n", "output.txt")
     assert "mode_collapse" not in [c.code for c in d.root_causes]

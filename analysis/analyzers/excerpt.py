@@ -55,6 +55,7 @@ SPIKE_POINTS, SPIKE_RATIO, SPIKE_BACK = 5, 3.0, 1.5
 LONG_NAN_LR = 0.45
 EXCERPT_MAX = 0.75          # a few lines never make a confident diagnosis on their own          # the LR reading of a NaN in a long curve stays below the loss analyzer's
 MATRIX_MAX_BYTES = 256 * 1024
+MATRIX_LINE_MAX = 400       # a confusion-matrix row is short; longer lines are not tried (bounded regex work)
 IMBALANCED = 0.6            # one class holding 60% or more of a confusion matrix's rows is a majority
 LOSS_FIRST = ("train_loss", "train_loss_epoch", "val_loss", "test_loss")
 LOSS_WORDS = ("loss", "nll", "ppl", "perplexity", "xent", "cost", "objective")
@@ -402,16 +403,20 @@ _ROW = re.compile(r"^\s*\[*\s*((?:\d+\.?\s+)+\d+\.?)\s*\]*\s*$")
 
 
 def _matrices(text: str):
-    """Square blocks of count rows (`[[ 0 12]` / ` [ 0 30]]`, or bare rows): (first line, rows)."""
+    """Square blocks of count rows that read as a confusion matrix: numpy's bracketed rows
+    (`[[ 0 12]` / ` [ 0 30]]`), or bare rows under a line that says "confusion". Yields (first
+    line, rows)."""
+    lines = text.splitlines() + [""]
     block, start = [], 0
-    for n, line in enumerate(text.splitlines() + [""], 1):
-        m = _ROW.match(line)
+    for n, line in enumerate(lines, 1):
+        m = _ROW.match(line) if len(line) <= MATRIX_LINE_MAX else None
         row = [int(float(x)) for x in m.group(1).split()] if m else None
         if row and (not block or len(row) == len(block[0])):
             start = start if block else n
             block.append(row)
             continue
-        if len(block) >= 2 and len(block) == len(block[0]):
+        named = any("confusion" in lines[k].lower() for k in range(max(0, start - 4), max(0, start - 1)))
+        if len(block) >= 2 and len(block) == len(block[0]) and (named or lines[start - 1].lstrip().startswith("[")):
             yield start, block
         block, start = ([row], n) if row else ([], 0)
 
