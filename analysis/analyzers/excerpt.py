@@ -3,8 +3,9 @@ need 12-20 points: a loss that turns NaN, a loss that grows report after report,
 accuracy stuck at one value, a result too good to be true, a confusion matrix with one column, a
 train/validation gap at the same epoch, an LR above the range of every common optimizer.
 Confidences stay below 0.8: a few lines suggest causes, the reply ranks them and says what would
-tell them apart. Where the same lines have two readings (a NaN is an overflow or an LR too high),
-both are findings, each with the evidence that points to it.
+tell them apart. Where the same lines have several readings (a NaN is an overflow, an LR too high or
+bad data; a stuck accuracy is a data bug, a collapse or an LR too high), each is a finding with the
+evidence that points to it, so the ranking keeps them as real alternatives.
 
 Thresholds (named below):
 - GAP_LOSS_RATIO = 3: validation loss at least 3x the training loss at the same epoch,
@@ -50,10 +51,10 @@ FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is
 TOO_GOOD_LOSS = 0.01
 ZERO_REPORTS = 2            # a loss of exactly 0 at two reports is no loss at all...
 ZERO_JUMP = 0.05            # ...when it drops there from above 0.05, not when it creeps down to it
-GRAD_GROWTH = 100.0        # a gradient norm 100x its first report within a short excerpt
+GRAD_GROWTH = 100.0         # a gradient norm 100x its first report within a short excerpt
 SPIKE_POINTS, SPIKE_RATIO, SPIKE_BACK = 5, 3.0, 1.5
-LONG_NAN_LR = 0.45
-EXCERPT_MAX = 0.75          # a few lines never make a confident diagnosis on their own          # the LR reading of a NaN in a long curve stays below the loss analyzer's
+LONG_NAN_LR = 0.45          # the LR reading of a NaN in a long curve stays below the loss analyzer's
+EXCERPT_MAX = 0.75          # a few lines never make a confident diagnosis on their own
 MATRIX_MAX_BYTES = 256 * 1024
 MATRIX_LINE_MAX = 400       # a confusion-matrix row is short; longer lines are not tried (bounded regex work)
 IMBALANCED = 0.6            # one class holding 60% or more of a confusion matrix's rows is a majority
@@ -280,7 +281,8 @@ def _spearman(x: np.ndarray) -> float:
     return float(np.corrcoef(r, t)[0, 1]) if r.std() > 0 else 0.0
 
 
-def _finite(s: Series | None, most: int) -> bool:
+def _finite(s: Series | None, most: float = math.inf) -> bool:
+    """At least STUCK_POINTS reports, fewer than `most`, all finite."""
     return s is not None and STUCK_POINTS <= len(s) < most and bool(np.isfinite(s.values).all())
 
 
@@ -297,7 +299,7 @@ def _stuck_accuracy(run: Run) -> list[Finding]:
         return []            # an accuracy frozen after a NaN is the NaN's consequence
     for name in ("val_acc", "train_acc"):
         s = run.metrics.get(name)
-        if s is None or not _finite(s, len(s) + 1):       # at any length: no other analyzer reads accuracy
+        if not _finite(s):       # at any length: no other analyzer reads accuracy
             continue
         v = s.values
         if not (np.all(v == v[0]) and np.unique(s.steps).size >= STUCK_POINTS) or _as_share(v)[0] >= 0.999:
