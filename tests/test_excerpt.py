@@ -196,3 +196,11 @@ def test_a_short_spike_that_comes_back(tmp_path):
     text = "".join(f"step {i * 10} loss {v}\n" for i, v in enumerate(["1.20", "1.05", "9.80", "0.98", "0.93", "0.90"], 1))
     top = _top(tmp_path, text).root_causes[0]
     assert top.code == "loss_spikes" and top.evidence[0].locator == "line 3"
+
+
+def test_a_short_curve_that_falls_then_climbs_at_every_report_diverged(tmp_path):
+    text = "".join(f"epoch {i} loss {v}\n" for i, v in enumerate(["1.00", "0.80", "0.60", "0.90", "1.50", "2.40"], 1))
+    top = _top(tmp_path, text).root_causes[0]
+    assert top.code == "lr_too_high" and "climbed at each of the last 3 reports" in top.issue
+    noisy = "".join(f"epoch {i} loss {v}\n" for i, v in enumerate(["1.00", "0.80", "0.60", "0.70", "0.62", "0.58"], 1))
+    assert "lr_too_high" not in [c.code for c in _top(tmp_path, noisy).root_causes]

@@ -62,6 +62,7 @@ LOSS_FIRST = ("train_loss", "train_loss_epoch", "val_loss", "test_loss")
 LOSS_WORDS = ("loss", "nll", "ppl", "perplexity", "xent", "cost", "objective")
 PLATEAU_POINTS = 20         # from here on the loss analyzer reads a plateau; below it, this one
 EXPLODED = 1000.0           # a loss 1000x its first report exploded, however few the reports
+TURNED = 1.5                # a short curve that climbs at every report after its best to 1.5x it diverged
 
 
 def _short(run: Run, name: str):
@@ -252,10 +253,23 @@ def _rising_loss(run: Run) -> list[Finding]:
         return []
     elif len(v) < SHORT:
         d = np.diff(v)
-        if (d > 0).mean() < RISE_SHARE or v[-1] < v[0] * (1 + RISE_GROWN):
+        b = int(np.argmin(v))
+        if (d > 0).mean() >= RISE_SHARE and v[-1] >= v[0] * (1 + RISE_GROWN):
+            said = f"{s.name} grew at {int((d > 0).sum())} of {len(d)} reports"
+            first, last = float(v[0]), float(v[-1])
+        elif 1 <= b <= len(v) - 3 and (d[b:] > 0).all() and v[-1] >= v[b] * TURNED:
+            # it fell, then climbed at every report after its best: the divergence the trend rule
+            # would read on a longer curve
+            return [Finding("lr_too_high", f"{s.name} fell to {fmt(float(v[b]))}, then climbed at each of the last "
+                            f"{len(v) - 1 - b} reports to {fmt(float(v[-1]))}", "high", 0.6,
+                            [point(s, b, f"lowest {s.name}"),
+                             Evidence(f"{s.name} rose from {fmt(float(v[b]))} to {fmt(float(v[-1]))}, "
+                                      f"{v[-1] / v[b]:.1f}x its best", s.artifact, s.span_locator(b, len(v) - 1))],
+                            fix="Lower the learning rate where the loss turns (halve it, or decay it from there) and "
+                                "clip gradients", expected_impact="the loss keeps falling past its best", analyzer=NAME,
+                            onset_step=float(s.steps[b]), quick_fix="Reduce LR by 50%")]
+        else:
             return []
-        said = f"{s.name} grew at {int((d > 0).sum())} of {len(d)} reports"
-        first, last = float(v[0]), float(v[-1])
     else:
         if divergence(v) is not None:
             return []            # it fell first: the loss analyzer reads that divergence
@@ -481,8 +495,15 @@ def _growing_gradients(run: Run) -> list[Finding]:
         return []                # gradients that grow while the loss falls are a warm-up, not an explosion
     ev = [Evidence(f"grad_norm grew {v[-1] / v[0]:,.0f}x in {len(v)} reports, from {fmt(float(v[0]))} to "
                    f"{fmt(float(v[-1]))}", g.artifact, g.span_locator(0, len(v) - 1))]
+    conf = 0.6
+    if loss is not None and len(loss) >= 2 and np.isfinite(loss.values[[0, -1]]).all() and \
+            loss.values[-1] > loss.values[0]:
+        # the loss rose with them: the gradients are the mechanism seen, ahead of the LR reading of the rise
+        ev.append(Evidence(f"{loss.name} rose with them, from {fmt(float(loss.values[0]))} to "
+                           f"{fmt(float(loss.values[-1]))}", loss.artifact, loss.span_locator(0, len(loss) - 1)))
+        conf = 0.65
     return [Finding("exploding_gradients", f"The gradient norm grows {v[-1] / v[0]:,.0f}x over {len(v)} reports",
-                    "high", 0.6, ev,
+                    "high", conf, ev,
                     fix="Clip the gradient norm (max_norm 1.0), lower the learning rate, and check for a missing "
                         "normalisation layer or an unscaled target", analyzer=NAME,
                     onset_step=float(g.steps[0]), quick_fix="Clip gradients")]
