@@ -261,3 +261,10 @@ def test_a_warning_beside_an_error_is_not_healthy(tmp_path):
                                          "RuntimeError: shape '[-1, 400]' is invalid for input of size 300\n")
     d, _ = diagnose(tmp_path)
     assert "healthy" not in [c.code for c in d.root_causes]
+
+
+def test_a_launcher_reporting_a_failed_rank_asks_for_that_ranks_own_error(tmp_path):
+    (tmp_path / "output.txt").write_text(_line("rank_failure") + "\n" + "  exitcode  : 1 (pid: 78970)\n")
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "distributed_failure" and d.root_causes[0].confidence < 0.8
+    assert d.status == "needs_more_data" and "first rank that failed" in d.tell_apart

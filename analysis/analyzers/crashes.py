@@ -267,7 +267,9 @@ def _broadcasts(text: str) -> bool:
 
 # Signatures whose confidence differs from their code's: a device-side assert is most often, not
 # always, a label out of range; a target-size warning is a bug only where the shapes broadcast.
-_CONFIDENCE = {"device_assert": 0.75, "target_size_mismatch": 0.7, "duplicate_gpu": 0.92}
+_CONFIDENCE = {"device_assert": 0.75, "target_size_mismatch": 0.7, "duplicate_gpu": 0.92,
+               # a launcher's report that a rank exited says where, not why: the rank's own error is the cause
+               "rank_failure": 0.7}
 # A NaN or an overflow the loop reports has a second reading: updates too large for the weights.
 _LR_READING = {"nonfinite_loss": 0.5, "loss_scale_overflow": 0.45}
 # A trainer's "loss became NaN" (not a gradient's, not the loss scaler's) names no mechanism: the
