@@ -204,3 +204,9 @@ def test_a_short_curve_that_falls_then_climbs_at_every_report_diverged(tmp_path)
     assert top.code == "lr_too_high" and "climbed at each of the last 3 reports" in top.issue
     noisy = "".join(f"epoch {i} loss {v}\n" for i, v in enumerate(["1.00", "0.80", "0.60", "0.70", "0.62", "0.58"], 1))
     assert "lr_too_high" not in [c.code for c in _top(tmp_path, noisy).root_causes]
+
+
+def test_three_epochs_of_a_rising_validation_loss_under_a_falling_training_loss_is_overfitting(tmp_path):
+    text = "".join(f"epoch {e} train_loss {t} val_loss {v}\n" for e, t, v in
+                   [(1, "0.40", "0.50"), (2, "0.30", "0.60"), (3, "0.20", "0.80")])
+    assert _top(tmp_path, text).root_causes[0].code == "overfitting"

@@ -20,6 +20,7 @@ from analysis.signals import divergence, first_nonfinite, relative_change, rolli
 
 NAME = "loss"
 NAN_IN_EXCERPT = 0.5
+OVERFIT_POINTS = 3          # three validation reports already show a best and a rise after it
 
 
 def analyze(run: Run) -> list[Finding]:
@@ -210,7 +211,7 @@ def _plateau(run: Run, s) -> list[Finding]:
 
 def _overfitting(run: Run, train) -> list[Finding]:
     val = run.metrics.get("val_loss")
-    if val is None or len(val) < 4:
+    if val is None or len(val) < OVERFIT_POINTS:
         return []
     vv = val.values
     if not np.isfinite(vv).all():
