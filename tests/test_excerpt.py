@@ -210,3 +210,8 @@ def test_three_epochs_of_a_rising_validation_loss_under_a_falling_training_loss_
     text = "".join(f"epoch {e} train_loss {t} val_loss {v}\n" for e, t, v in
                    [(1, "0.40", "0.50"), (2, "0.30", "0.60"), (3, "0.20", "0.80")])
     assert _top(tmp_path, text).root_causes[0].code == "overfitting"
+
+
+def test_a_low_loss_that_settled_converged(tmp_path):
+    text = "".join(f"epoch {i} loss {v}\n" for i, v in enumerate(["0.0512", "0.0511", "0.0510", "0.0511"], 1))
+    assert "data_pipeline_bug" not in [c.code for c in _top(tmp_path, text).root_causes]

@@ -340,8 +340,8 @@ def _stuck_accuracy(run: Run) -> list[Finding]:
 
 
 def _flat_loss(run: Run) -> list[Finding]:
-    """A loss at one value at every report of a short excerpt: nothing is learned. Near ln(K) for a
-    small class count it is a uniform guess."""
+    """A loss at one value at every report of a short excerpt, near ln(K) (a uniform guess over K
+    classes) or identical to the last digit: nothing is learned. A low loss that settled converged."""
     s = _main_loss(run)
     if not _finite(s, PLATEAU_POINTS) or np.unique(s.steps).size < STUCK_POINTS:
         return []
@@ -354,6 +354,8 @@ def _flat_loss(run: Run) -> list[Finding]:
     said = f"{s.name} stays at {fmt(level)} at every one of {len(v)} reports" + (
         f", ln({chance}) = {math.log(chance):.3f}: a uniform guess over {chance} classes" if chance else "")
     exact = bool(np.all(v == v[0]))
+    if not (chance or exact):
+        return []               # a low loss that settled (0.05, 0.051, 0.05) converged; it is not stuck
     return [Finding("data_pipeline_bug", f"{said}: the model learns nothing from its inputs", "medium",
                     0.5 if chance else 0.4, ev,
                     fix="Check that labels still match their inputs: print a batch of (input, label) pairs after the "
