@@ -40,6 +40,7 @@ SYMPTOM_WORDS = {
     "no_parameter_updates": ("not learning", "flat", "not changing", "stuck"),
     "data_pipeline_bug": ("chance", "random", "stuck", "not learning"),
 }
+LEADING = ("critical", "high", "medium")
 NAN_ALONE = 0.7        # the confidence of a NaN loss with nothing else for or against a reading
 DIFFERENTIAL = Path(__file__).parent / "data" / "differential.toml"
 
@@ -271,8 +272,9 @@ def settle_text(code: str) -> str:
 
 def tell_apart(causes: list[Finding]) -> str:
     """The one artifact or number that separates the leading causes: the pair's own discriminator
-    when the table has one, else what would confirm the first."""
-    lead = [c for c in causes if c.code != "healthy"][:3]
+    when the table has one, else what would confirm the first. Leads are the first three causes
+    of medium severity or more: a low note is context, not a rival."""
+    lead = [c for c in causes if c.code != "healthy" and c.severity in LEADING][:3]
     if not lead:
         return ""
     if len(lead) >= 2:
