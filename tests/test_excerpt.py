@@ -215,3 +215,14 @@ def test_three_epochs_of_a_rising_validation_loss_under_a_falling_training_loss_
 def test_a_low_loss_that_settled_converged(tmp_path):
     text = "".join(f"epoch {i} loss {v}\n" for i, v in enumerate(["0.0512", "0.0511", "0.0510", "0.0511"], 1))
     assert "data_pipeline_bug" not in [c.code for c in _top(tmp_path, text).root_causes]
+
+
+def test_a_loss_at_chance_under_an_lr_far_above_its_optimizers_range_lists_the_lr(tmp_path):
+    (tmp_path / "config.yaml").write_text("optimizer: adam\nlr: 0.5\n")
+    wobble = [0.004, -0.003, 0.002, -0.004, 0.001]
+    text = "".join(f"step {i * 10} loss {2.3026 + wobble[i % 5]:.4f} lr 0.5\n" for i in range(30))
+    d = _top(tmp_path, text)
+    codes = [c.code for c in d.root_causes]
+    assert codes[0] == "data_pipeline_bug" and "lr_too_high" in codes[1:3]
+    lr = next(c for c in d.root_causes if c.code == "lr_too_high")
+    assert any(e.text.startswith("lr 0.5") for e in lr.evidence) and "pins the loss at ln(10)" in lr.issue

@@ -20,6 +20,7 @@ from analysis.signals import divergence, first_nonfinite, relative_change, rolli
 
 NAME = "loss"
 NAN_IN_EXCERPT = 0.5
+CHANCE_LR_READING = 0.45    # an LR outside its range beside a loss at chance: a real rival to the data bug
 OVERFIT_POINTS = 3          # three validation reports already show a best and a rise after it
 
 
@@ -205,8 +206,32 @@ def _plateau(run: Run, s) -> list[Finding]:
                         fix="Check that labels still match their inputs: print a batch of (input, label) pairs "
                             "after the dataset, the collate function and any shuffling",
                         expected_impact="loss drops below ln(K) within the first epoch", analyzer=NAME,
-                        quick_fix="Print a batch of (input, label) pairs")]
+                        quick_fix="Print a batch of (input, label) pairs")] + _lr_at_chance(run, ev[0], k)
     return []
+
+
+def _lr_at_chance(run: Run, stuck: Evidence, k: int) -> list[Finding]:
+    """The LR reading of a loss pinned at chance, where the LR itself is outside its optimizer
+    family's range: far too high pins a classifier at a uniform guess, far too low never moves it.
+    An alternative below the data reading, with the LR as its own evidence."""
+    from analysis.analyzers.common import LR_RANGE, optimizer_family
+
+    lr, fam = run.metrics.get("lr"), optimizer_family(run)
+    if lr is None or not len(lr) or fam is None or not np.isfinite(lr.values).any():
+        return []
+    low, high = LR_RANGE[fam[0]]
+    top = float(np.nanmax(lr.values))
+    if low <= top <= high:
+        return []
+    code, why = ("lr_too_high", f"above {fam[0]}'s usual range (up to ~{fmt(high)}): an LR that high pins the loss "
+                 f"at ln({k})") if top > high else \
+        ("lr_too_low", f"below {fam[0]}'s useful range (from ~{fmt(low)}): the weights barely move off chance")
+    i = int(np.nanargmax(lr.values))
+    return [Finding(code, f"Learning rate {fmt(top)} is {why}", "medium", CHANCE_LR_READING,
+                    [point(lr, i, "lr"), fam[1], stuck],
+                    fix=f"Bring the learning rate into {fam[0]}'s range (~{fmt(low * 10)} to ~{fmt(high / 2)}) and "
+                        "watch whether the loss leaves ln(K) in the first epoch",
+                    analyzer=NAME, quick_fix="Move the LR into its optimizer's range")]
 
 
 def _overfitting(run: Run, train) -> list[Finding]:
