@@ -226,3 +226,9 @@ def test_a_loss_at_chance_under_an_lr_far_above_its_optimizers_range_lists_the_l
     assert codes[0] == "data_pipeline_bug" and "lr_too_high" in codes[1:3]
     lr = next(c for c in d.root_causes if c.code == "lr_too_high")
     assert any(e.text.startswith("lr 0.5") for e in lr.evidence) and "pins the loss at ln(10)" in lr.issue
+
+
+def test_an_accuracy_hovering_at_one_half_is_a_guess(tmp_path):
+    text = "epoch 0, loss 0.6941, acc 0.5012\nepoch 1, loss 0.6925, acc 0.4988\nepoch 2, loss 0.6938, acc 0.5000\n"
+    top = _top(tmp_path, text).root_causes[0]
+    assert top.code == "data_pipeline_bug" and "1/2" in top.issue

@@ -41,6 +41,7 @@ GAP_LOSS_RATIO = 3.0
 GAP_ACC = 0.2
 LR_ABSURD = 1.0
 STUCK_POINTS = 3
+CHANCE_CLASSES, CHANCE_BAND = 10, 0.01   # an accuracy within 1 point of 1/K (K <= 10) at every report guesses
 RISE_POINTS = 4
 RISE_SHARE = 0.75
 RISE_MIN = 0.10
@@ -305,7 +306,8 @@ def _as_share(v: np.ndarray) -> np.ndarray:
 
 
 def _stuck_accuracy(run: Run) -> list[Finding]:
-    """An accuracy identical at every report: the model answers the same whatever the input. Three
+    """An accuracy identical at every report, or hovering at chance (1/K): the model answers the same
+    (or guesses) whatever the input. Three
     readings, each listed: labels disconnected from the inputs (a data bug), one class predicted
     for everything (a collapse, often onto the majority class), or an LR so high it pinned the
     model to a constant."""
@@ -315,11 +317,16 @@ def _stuck_accuracy(run: Run) -> list[Finding]:
         s = run.metrics.get(name)
         if not _finite(s):       # at any length: no other analyzer reads accuracy
             continue
-        v = s.values
-        if not (np.all(v == v[0]) and np.unique(s.steps).size >= STUCK_POINTS) or _as_share(v)[0] >= 0.999:
+        v, share = s.values, _as_share(s.values)
+        if np.unique(s.steps).size < STUCK_POINTS or share[0] >= 0.999:
+            continue
+        chance = next((k for k in range(2, CHANCE_CLASSES + 1) if np.all(np.abs(share - 1 / k) <= CHANCE_BAND)), None)
+        if not np.all(v == v[0]) and chance is None:
             continue
         ev = [point(s, 0, name), point(s, len(s) - 1, name)]
-        said = f"{name} is {fmt(float(v[0]))} at every one of {len(v)} reports"
+        said = (f"{name} is {fmt(float(v[0]))} at every one of {len(v)} reports" if np.all(v == v[0]) else
+                f"{name} stays within {CHANCE_BAND:.0%} of 1/{chance} (chance for {chance} classes) at every one of "
+                f"{len(v)} reports")
         return [Finding("data_pipeline_bug", f"{said}: the model is not learning; it predicts the same answer "
                         "whatever the input", "medium", 0.5, ev,
                         fix="Why this happens, most likely first: labels disconnected from inputs (print a few "
