@@ -122,6 +122,8 @@ REAL_LINES = [
     ("label_out_of_range", "/opt/conda/conda-bld/pytorch_1595629427478/work/aten/src/THCUNN/ClassNLLCriterion.cu:108: "
      "cunn_ClassNLLCriterion_updateOutput_kernel: block: [0,0,0], thread: [31,0,0] Assertion `t >= 0 && t < n_classes` "
      "failed.", "github.com/pytorch/pytorch/issues/25537"),
+    ("embedding_index_out_of_range", "IndexError: index out of range in self",
+     "github.com/huggingface/transformers/issues/12763 (fixed by resize_token_embeddings)"),
     # a warning that matters: predictions and targets broadcast against each other
     ("target_size_mismatch", "/home/ec2-user/anaconda3/envs/python3/lib/python3.6/site-packages/torch/nn/modules/loss.py"
      ":431: UserWarning: Using a target size (torch.Size([32, 1])) that is different to the input size "

@@ -184,6 +184,10 @@ _FIXES = {
                         "Use non-reentrant checkpointing (torch.utils.checkpoint with use_reentrant=False, "
                         "gradient_checkpointing_kwargs={'use_reentrant': False}), or call model._set_static_graph(); "
                         "TORCH_DISTRIBUTED_DEBUG=DETAIL names the parameter"),
+    "embedding_index_out_of_range": ("An id beyond the embedding table: a token or category id >= num_embeddings",
+                                     "After adding tokens call model.resize_token_embeddings(len(tokenizer)); check "
+                                     "that the largest input id is below the embedding size (vocab_size in the config "
+                                     "matching the tokenizer, categorical ids built from the same data)"),
     "device_assert": ("A device-side assert: an index out of range, most often a class label outside "
                       "[0, number of classes) or a token id beyond the vocabulary",
                       "Rerun with CUDA_LAUNCH_BLOCKING=1 (or on the CPU) to see the failing op; check "
@@ -267,7 +271,7 @@ def _broadcasts(text: str) -> bool:
 
 # Signatures whose confidence differs from their code's: a device-side assert is most often, not
 # always, a label out of range; a target-size warning is a bug only where the shapes broadcast.
-_CONFIDENCE = {"device_assert": 0.75, "target_size_mismatch": 0.7, "duplicate_gpu": 0.92,
+_CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "target_size_mismatch": 0.7, "duplicate_gpu": 0.92,
                # a launcher's report that a rank exited says where, not why: the rank's own error is the cause
                "rank_failure": 0.7}
 # A NaN or an overflow the loop reports has a second reading: updates too large for the weights.
