@@ -157,6 +157,12 @@ def diagnose(path: str | Path, symptoms: list[str] | tuple[str, ...] = (), *, so
              run_id: str | None = None, budget: Budget = DEFAULT) -> tuple[Diagnosis, Run]:
     t0 = time.perf_counter()
     run = load_run(path, source=source, run_id=run_id, budget=budget)
+    return diagnose_run(run, symptoms, started=t0), run
+
+
+def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, started: float | None = None) -> Diagnosis:
+    """The diagnosis of a run already in memory: a folder just read, or a live run's bounded summary."""
+    t0 = time.perf_counter() if started is None else started
     findings: list[Finding] = []
     used, failed = [], []
     for analyzer in ANALYZERS:
@@ -205,10 +211,9 @@ def diagnose(path: str | Path, symptoms: list[str] | tuple[str, ...] = (), *, so
     perf = observe(run)
     if perf:
         engine["performance"] = perf
-    diagnosis = Diagnosis(
+    return Diagnosis(
         status=status,
         run={"id": run.id, "source": run.source, "artifacts": [a.to_dict() for a in run.artifacts]},
         symptoms=list(symptoms), root_causes=causes, quick_fixes=quick[:4],
         missing_artifacts=_missing(run, causes, status), questions=questions, engine=engine,
         tell_apart=tell_apart(causes) if status in ("needs_more_data", "incomplete") else "")
-    return diagnosis, run

@@ -36,6 +36,13 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--no-worker", action="store_true", help="run no worker here (start `mltd worker` elsewhere)")
     s.add_argument("--socket-mode", action="store_true", help="receive Slack events over Socket Mode (SLACK_APP_TOKEN)")
     sub.add_parser("doctor", help="check the environment and every configured connection")
+    t = sub.add_parser("watch", help="follow a growing training log and warn early (stdout, MLTD_WATCH_FILE or "
+                       "MLTD_WATCH_WEBHOOK)")
+    t.add_argument("path", help="a training log, a run folder (its newest log; its config and code for the fix), or "
+                   "s3://bucket/prefix/ (its newest log, polled; needs mltd[s3])")
+    t.add_argument("--poll", type=float, default=2.0, metavar="S", help="seconds between two looks at the log")
+    t.add_argument("--idle-exit", type=float, default=None, metavar="S",
+                   help="stop once the log has not grown for S seconds (default: follow until interrupted)")
     w = sub.add_parser("worker", help="workers alone: take requests from the queue (MLTD_QUEUE_URL)")
     w.add_argument("--workers", type=int, default=None, help="worker threads (default MLTD_WORKERS)")
     return p
@@ -170,6 +177,27 @@ def _diagnose_in(args, tmp: Path) -> int:
     return EXIT_OK
 
 
+def _watch(args) -> int:
+    from handlers.watch_s3 import S3Log, S3LogError   # boto3 only once an s3:// log is opened
+    from mltd.tail import follow
+    from mltd.watcher import Watcher
+
+    try:
+        if args.path.startswith("s3://"):
+            source, name = S3Log(args.path), args.path.rstrip("/").rsplit("/", 1)[-1]
+        else:
+            source, name = args.path, Path(args.path).resolve().name
+        watcher = follow(source, lambda context: Watcher(name, context=context, budget=None),
+                         poll_s=args.poll, idle_exit_s=args.idle_exit)
+    except (FileNotFoundError, S3LogError) as exc:
+        _say(f"mltd: {exc}")
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        return EXIT_OK
+    _say(f"mltd watch: {watcher.live.points} steps read, {len(watcher.posts)} warning(s) posted")
+    return EXIT_OK
+
+
 def _doctor() -> int:
     from bot.doctor import run_checks
     from bot.settings import Settings
@@ -229,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
             return _serve(args)
         if args.command == "worker":
             return _worker(args)
+        if args.command == "watch":
+            return _watch(args)
         if args.command == "doctor":
             return _doctor()
     except KeyboardInterrupt:
