@@ -380,14 +380,16 @@ def _flat_loss(run: Run) -> list[Finding]:
 
 
 def _zero_loss(run: Run) -> list[Finding]:
-    """A loss of exactly 0 at ZERO_REPORTS or more reports: no real loss is exactly zero. Either
-    nothing is scored (every label masked, -100 everywhere, an empty target) or the loss underflows
-    in half precision."""
+    """A loss that drops to exactly 0 and stays there for ZERO_REPORTS or more reports: no real loss
+    is exactly zero. Either nothing is scored (every label masked, -100 everywhere, an empty target)
+    or the loss underflows in half precision."""
     s = _main_loss(run)
     if s is None or len(s) < ZERO_REPORTS:
         return []
     zero = np.flatnonzero(s.values == 0)
-    if len(zero) < ZERO_REPORTS or (zero[0] > 0 and 0 <= s.values[zero[0] - 1] < ZERO_JUMP):
+    if len(zero) < ZERO_REPORTS or not np.all(s.values[zero[0]:] == 0):
+        return []                # zeros among other values are rounding, not a loss that stays at nothing
+    if zero[0] > 0 and 0 <= s.values[zero[0] - 1] < ZERO_JUMP:
         return []                # a loss that crept down to a printed 0.0000 converged; it did not drop to 0
     ev = [point(s, int(zero[0]), s.name), point(s, int(zero[-1]), s.name)]
     said = f"{s.name} is exactly 0 at {len(zero)} of {len(s)} reports"
