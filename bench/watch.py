@@ -4,7 +4,7 @@ warnings on healthy runs, the callback's overhead, and the guard.
     python bench/watch.py
 
 Lead: each faulty run (divergence, exploding gradients, NaN) and each healthy run is replayed point
-by point through `mltd.Watcher` at its default cadence (the overhead budget off: a replay has no
+by point through `Watcher` at its default cadence (the overhead budget off: a replay has no
 training time to budget against), with the run's config and code as context and none of its log
 events (they would tell the future). The step where the post-mortem becomes certain is the first
 prefix of the run's metrics at which `diagnose_run` names the expected cause at confidence >= 0.8
@@ -13,7 +13,7 @@ prefix of the run's metrics at which `diagnose_run` names the expected cause at 
 before it; the warning counted is the first that names that cause. The table says whether that
 warning's evidence came from the live metrics or from the config/code alone (a pre-flight finding).
 
-Overhead: a small CNN (LeNet-sized, batch 32) trained on the CPU with `mltd.watch` at default
+Overhead: a small CNN (LeNet-sized, batch 32) trained on the CPU with `handlers.watch.watch` at default
 settings; the time spent inside the watch (its optimizer hook, `log` and the checks, timed around
 each call) per step, as a share of the step time of the same training without it (the least
 disturbed of alternating rounds). The plain A/B difference of step times is printed beside it: on
@@ -147,8 +147,8 @@ def _train(steps: int, watched: bool) -> tuple[float, float]:
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     w, inside = None, [0.0]
     if watched:
-        import mltd
-        w = mltd.watch(model, opt, notifier=Collect())
+        from handlers.watch import Watcher, watch
+        w = watch(model, opt, notifier=Collect())
         hook = w._before_step
 
         def timed_hook(*args):
@@ -194,7 +194,7 @@ def bounded_points() -> int:
 
 
 def guard_ok() -> bool:
-    import mltd
+    from handlers.watch import Watcher, watch
     from safetensors.torch import load_file
     torch.manual_seed(1)
     model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
@@ -202,7 +202,7 @@ def guard_ok() -> bool:
     x, y = torch.randn(64, 8), torch.randn(64, 1)
     before = None
     with tempfile.TemporaryDirectory() as tmp:
-        with mltd.watch(model, opt, guard=True, save_to=Path(tmp) / "last-good.safetensors", notifier=Collect()) as w:
+        with watch(model, opt, guard=True, save_to=Path(tmp) / "last-good.safetensors", notifier=Collect()) as w:
             for step in range(1, 61):
                 xb = x * math.inf if step >= 40 else x          # the data turns non-finite from step 40 on
                 loss = torch.nn.functional.mse_loss(model(xb), y)

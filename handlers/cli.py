@@ -179,8 +179,8 @@ def _diagnose_in(args, tmp: Path) -> int:
 
 def _watch(args) -> int:
     from handlers.watch_s3 import S3Log, S3LogError   # boto3 only once an s3:// log is opened
-    from mltd.tail import follow
-    from mltd.watcher import Watcher
+    from handlers.watch.tail import follow
+    from handlers.watch.watcher import Watcher
 
     try:
         if args.path.startswith("s3://"):

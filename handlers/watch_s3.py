@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from mltd.tail import LOG_SUFFIXES
+from handlers.watch.tail import LOG_SUFFIXES
 
 
 class S3LogError(Exception):

@@ -50,11 +50,12 @@ WATCH = """
 import sys
 for name in {blocked!r}:
     sys.modules[name] = None
-import torch, mltd
+import torch
+from handlers.watch import watch
 torch.manual_seed(0)
 model = torch.nn.Linear(4, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
-with mltd.watch(model, opt, guard=True, save_to={save!r}) as w:
+with watch(model, opt, guard=True, save_to={save!r}) as w:
     for step in range(40):
         loss = ((model(torch.randn(8, 4)) - 1) ** 2).mean() * (float("nan") if step >= 30 else 1.0)
         opt.zero_grad(); loss.backward(); w.log(loss=loss); opt.step()
@@ -63,7 +64,7 @@ print("stopped at", w.step)
 
 
 def test_the_watch_and_its_guard_run_without_the_service_sdks(tmp_path):
-    """`import mltd; mltd.watch(...)` in a training environment: torch and the core, nothing else."""
+    """`from handlers.watch import watch` in a training environment: torch and the core, nothing else."""
     blocked = {"fastapi", "uvicorn", "slack_sdk", "slack_bolt", "github", "boto3", "botocore", "anthropic", "huey",
                "redis", "sqlalchemy", "psycopg", "pydantic_settings", "prometheus_client", "pandas", "requests", "httpx"}
     save = tmp_path / "last-good.safetensors"

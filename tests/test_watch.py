@@ -11,9 +11,9 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-import mltd
+from handlers.watch import Watcher, watch
 from analysis.live import CAPACITY, LiveRun
-from mltd.notify import FileNotifier, StreamNotifier, WebhookNotifier
+from handlers.watch.notify import FileNotifier, StreamNotifier, WebhookNotifier
 from tests.fakes.slack_webhook import FakeSlackWebhook
 
 
@@ -69,7 +69,7 @@ def test_a_healthy_training_posts_nothing():
     model = _model()
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     sink = Collect()
-    with mltd.watch(model, opt, notifier=sink, budget=None) as w:
+    with watch(model, opt, notifier=sink, budget=None) as w:
         _train(w, model, opt, 400)
     assert w.watcher.checks >= 400 // 5 - 1
     assert sink.docs == []
@@ -79,7 +79,7 @@ def test_a_divergence_warns_once_with_the_diagnosis_evidence_and_fix():
     model = _model()
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     sink = Collect()
-    with mltd.watch(model, opt, notifier=sink, budget=None) as w:
+    with watch(model, opt, notifier=sink, budget=None) as w:
         _train(w, model, opt, 300, lr_at={200: 30.0})
     assert sink.docs, "no warning for a run whose LR was raised 600x"
     first = sink.docs[0]
@@ -101,7 +101,7 @@ def test_the_guard_saves_the_weights_before_the_first_nan_and_stops(tmp_path):
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     sink, before = Collect(), {}
     save_to = tmp_path / "last-good.safetensors"
-    with mltd.watch(model, opt, guard=True, save_to=save_to, max_bad_steps=4, notifier=sink) as w:
+    with watch(model, opt, guard=True, save_to=save_to, max_bad_steps=4, notifier=sink) as w:
         _train(w, model, opt, 200, poison_from=120, keep=before)
     assert w.step == 123, "stopped after 4 bad steps in a row"
     saved = load_file(save_to)
@@ -121,7 +121,7 @@ def test_without_the_guard_the_nan_reaches_the_weights_and_nothing_is_saved(tmp_
     model = _model(1)
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     sink = Collect()
-    with mltd.watch(model, opt, notifier=sink, save_to=tmp_path / "x.safetensors") as w:
+    with watch(model, opt, notifier=sink, save_to=tmp_path / "x.safetensors") as w:
         _train(w, model, opt, 130, poison_from=120)
     assert not all(torch.isfinite(p).all() for p in model.parameters())
     assert not (tmp_path / "x.safetensors").exists()
@@ -150,7 +150,7 @@ def test_warnings_go_to_a_file_and_stdout_redacted(tmp_path):
     path = tmp_path / "warnings.jsonl"
     out = io.StringIO()
     for notifier in (FileNotifier(path), StreamNotifier(out)):
-        w = mltd.Watcher(f"run {secret}", notifier=notifier, budget=None)
+        w = Watcher(f"run {secret}", notifier=notifier, budget=None)
         for step in range(1, 40):
             w.log(step, loss=1.0 / step)
         w.log(40, loss=float("nan"))
@@ -163,7 +163,7 @@ def test_warnings_go_to_a_file_and_stdout_redacted(tmp_path):
 def test_a_webhook_gets_one_slack_message_per_change():
     hook = FakeSlackWebhook()
     try:
-        w = mltd.Watcher("run-7", notifier=WebhookNotifier(hook.url + "/services/T/B/x"), budget=None)
+        w = Watcher("run-7", notifier=WebhookNotifier(hook.url + "/services/T/B/x"), budget=None)
         for step in range(1, 40):
             w.log(step, loss=1.0 / step)
         for step in range(40, 60):
@@ -176,7 +176,7 @@ def test_a_webhook_gets_one_slack_message_per_change():
 
 
 def test_an_unreachable_webhook_costs_the_warning_not_the_training(capsys):
-    w = mltd.Watcher("run-8", notifier=WebhookNotifier("http://127.0.0.1:9/hook"), budget=None)
+    w = Watcher("run-8", notifier=WebhookNotifier("http://127.0.0.1:9/hook"), budget=None)
     w.log(1, loss=1.0)
     w.log(2, loss=float("nan"))
     assert len(w.posts) == 1

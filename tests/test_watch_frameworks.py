@@ -79,7 +79,7 @@ def _hf_train(tmp_path, net: Net, callback, steps: int):
 
 
 def test_hf_a_healthy_training_posts_nothing(tmp_path):
-    from_hf = pytest.importorskip("mltd.hf")
+    from_hf = pytest.importorskip("handlers.watch.hf")
     sink = Collect()
     cb = from_hf.MltdCallback(notifier=sink, budget=None)
     _hf_train(tmp_path, Net(), cb, 120)
@@ -88,7 +88,7 @@ def test_hf_a_healthy_training_posts_nothing(tmp_path):
 
 
 def test_hf_the_guard_keeps_the_nan_out_and_saves_the_last_good_weights(tmp_path):
-    from_hf = pytest.importorskip("mltd.hf")
+    from_hf = pytest.importorskip("handlers.watch.hf")
     sink, net = Collect(), Net(bad_from=BAD_FROM)
     cb = from_hf.MltdCallback(guard=True, notifier=sink, budget=None, save_to=tmp_path / "good.safetensors")
     trainer = _hf_train(tmp_path, net, cb, 120)
@@ -128,7 +128,7 @@ def _lightning_train(tmp_path, net: Net, callback, steps: int):
 
 
 def test_lightning_a_healthy_training_posts_nothing(tmp_path):
-    from_pl = pytest.importorskip("mltd.lightning")
+    from_pl = pytest.importorskip("handlers.watch.lightning")
     sink = Collect()
     cb = from_pl.MltdCallback(notifier=sink, budget=None)
     _lightning_train(tmp_path, Net(), cb, 150)
@@ -137,7 +137,7 @@ def test_lightning_a_healthy_training_posts_nothing(tmp_path):
 
 
 def test_lightning_the_guard_keeps_the_nan_out_and_saves_the_last_good_weights(tmp_path):
-    from_pl = pytest.importorskip("mltd.lightning")
+    from_pl = pytest.importorskip("handlers.watch.lightning")
     sink, net = Collect(), Net(bad_from=BAD_FROM)
     cb = from_pl.MltdCallback(guard=True, notifier=sink, budget=None, save_to=tmp_path / "good.safetensors")
     trainer = _lightning_train(tmp_path, net, cb, 150)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mltd.tail import follow
-from mltd.watcher import Watcher
+from handlers.watch.tail import follow
+from handlers.watch.watcher import Watcher
 
 ROOT = Path(__file__).resolve().parents[1]
 

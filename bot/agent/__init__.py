@@ -83,6 +83,8 @@ def review(root: Path, run, doc: dict, settings: Settings, client=None) -> dict:
     if quick:
         doc["quick_fixes"] = [sanitise(q, 200) for q in quick[:4]]
     doc["status"] = status_of(doc["root_causes"], engine.get("failed_analyzers", []))
+    if doc["status"] == "diagnosis_complete":
+        doc["tell_apart"] = ""          # the agent's verified cause settled what the analyzers could not
     return doc
 
 

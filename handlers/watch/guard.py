@@ -19,7 +19,7 @@ STOP_CODES = ("lr_too_high", "exploding_gradients")   # an established divergenc
 
 
 class StopTraining(Exception):
-    """Raised by the plain-PyTorch watch when the guard stops the run; `with mltd.watch(...)` ends quietly on it."""
+    """Raised by the plain-PyTorch watch when the guard stops the run; `with watch(...)` ends quietly on it."""
 
 
 def grad_norm(params: list[torch.nn.Parameter]) -> float:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from lightning.pytorch.callbacks import Callback
 
-from mltd.guard import MAX_BAD_STEPS, Guard, grad_norm
-from mltd.notify import Notifier
-from mltd.torch_watch import GRAD_NORM_EVERY, GUARD_FILE
-from mltd.watcher import CHECK_EVERY, OVERHEAD_BUDGET, Watcher, to_float
+from handlers.watch.guard import MAX_BAD_STEPS, Guard, grad_norm
+from handlers.watch.notify import Notifier
+from handlers.watch.torch_watch import GRAD_NORM_EVERY, GUARD_FILE
+from handlers.watch.watcher import CHECK_EVERY, OVERHEAD_BUDGET, Watcher, to_float
 
 
 class MltdCallback(Callback):

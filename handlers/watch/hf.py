@@ -10,9 +10,9 @@ from pathlib import Path
 
 from transformers import TrainerCallback
 
-from mltd.guard import MAX_BAD_STEPS, Guard, grad_norm
-from mltd.notify import Notifier
-from mltd.watcher import OVERHEAD_BUDGET, Watcher
+from handlers.watch.guard import MAX_BAD_STEPS, Guard, grad_norm
+from handlers.watch.notify import Notifier
+from handlers.watch.watcher import OVERHEAD_BUDGET, Watcher
 
 GUARD_FILE = "mltd-last-good.safetensors"
 

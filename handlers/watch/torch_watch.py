@@ -1,4 +1,4 @@
-"""`mltd.watch(model, optimizer)`: the plain-PyTorch hook. It registers an optimizer step pre-hook
+"""`handlers.watch.watch(model, optimizer)`: the plain-PyTorch hook. It registers an optimizer step pre-hook
 (nothing in the loop changes but one `w.log(loss=loss)` before `optimizer.step()`) that records
 grad_norm and lr every step and, with `guard=True`, judges the step first."""
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import torch
 
-from mltd.guard import Guard, StopTraining, grad_norm
-from mltd.notify import Notifier
-from mltd.watcher import CHECK_EVERY, OVERHEAD_BUDGET, Watcher, to_float
+from handlers.watch.guard import Guard, StopTraining, grad_norm
+from handlers.watch.notify import Notifier
+from handlers.watch.watcher import CHECK_EVERY, OVERHEAD_BUDGET, Watcher, to_float
 
 GUARD_FILE = "mltd-last-good.safetensors"
 GRAD_NORM_EVERY = 32        # steps between two grad-norm samples when the guard is off

@@ -19,7 +19,7 @@ from analysis.live import LiveRun, alarms
 from analysis.metrics import MetricTable
 from analysis.model import Finding
 from analysis.run import Run
-from mltd.notify import Notifier, WatchNotifyError, from_env
+from handlers.watch.notify import Notifier, WatchNotifyError, from_env
 
 CHECK_EVERY = 5             # logged steps between two checks
 OVERHEAD_BUDGET = 0.003     # the share of wall time the checks may take

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from analysis.live import LogTail
 from analysis.run import Run
-from mltd.watcher import Watcher, read_context
+from handlers.watch.watcher import Watcher, read_context
 
 LOG_SUFFIXES = (".log", ".txt", ".out")
 READ_BYTES = 1 << 20
