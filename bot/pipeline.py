@@ -50,7 +50,7 @@ def reply(path: Path, render: Callable[[dict], Rendered], *, symptoms: Sequence[
     the specialist agent (which says in one line when it is off); `plot` is where to draw loss,
     gradient norm and LR, recorded in the diagnosis's `analysis_artifacts`."""
     diagnosis, run = diagnose(path, list(symptoms), source=source, run_id=run_id, budget=budget)
-    written, error = _plot(diagnosis, run, plot) if plot is not None else (None, None)
+    written, error = draw(diagnosis, run, plot) if plot is not None else (None, None)
     doc = diagnosis.to_dict()
     doc["questions"] = doc.get("questions", []) + list(notes)
     if agent_settings is not None:
@@ -62,7 +62,9 @@ def reply(path: Path, render: Callable[[dict], Rendered], *, symptoms: Sequence[
     return Reply(diagnosis, run, doc, render(doc), written, error)
 
 
-def _plot(diagnosis: Diagnosis, run: Run, dest: Path) -> tuple[Path | None, str | None]:
+def draw(diagnosis: Diagnosis, run: Run, dest: Path) -> tuple[Path | None, str | None]:
+    """Loss, gradient norm and LR with each onset marked, recorded in `analysis_artifacts`: the
+    path written (None without a series to draw), or why it could not be written."""
     from bot.render.plot import plot_title, render_plot
 
     try:

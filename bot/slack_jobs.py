@@ -28,14 +28,16 @@ def process(req: Request, tmp: Path, *, store: Store, slack: SlackPort, settings
     symptom = req.params.get("symptom")
     out = pipeline.reply(path, render, symptoms=[symptom] if symptom else [], source=source,
                          run_id=req.params.get("run") or None, notes=notes, budget=settings.budget(),
-                         agent_settings=settings, plot=None if req.plot_posted else tmp / "mltd-plot.png")
+                         agent_settings=settings)
     blocks, text, complete = out.body
     slack.update(req, blocks, text)
     if not complete:
         slack.upload_text(req, render_markdown(out.doc), "mltd-report.md", "mltd report")
-    if out.plot is not None:
-        slack.upload_file(req, out.plot, "loss, gradient norm and LR")
-        store.set(req.key, plot_posted=True)
+    if not req.plot_posted:                         # drawn after the answer is up: the answer comes first
+        png, _ = pipeline.draw(out.diagnosis, out.run, tmp / "mltd-plot.png")
+        if png is not None:
+            slack.upload_file(req, png, "loss, gradient norm and LR")
+            store.set(req.key, plot_posted=True)
     return out.summary()
 
 

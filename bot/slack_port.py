@@ -7,6 +7,7 @@ after the ack, or a worker whose web front died) posts it; every answer is an up
 """
 from __future__ import annotations
 
+import asyncio
 import time
 import urllib.request
 from pathlib import Path, PurePosixPath
@@ -54,9 +55,9 @@ def placeholder(req: Request) -> dict:
 
 
 class SlackPort:
-    def __init__(self, settings: Settings, web=None) -> None:
+    def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self._web = web
+        self._web = self._async_web = None
         self.replies = 0                # answers written (placeholder updates), for the bench and logs
 
     @property
@@ -65,15 +66,35 @@ class SlackPort:
             self._web = client(self.settings)
         return self._web
 
-    def post_placeholder(self, store: Store, key: str) -> bool:
-        """Claim the request's placeholder and post it; False when it is posted already or someone
-        else holds the claim."""
+    @property
+    def async_web(self):
+        """The async client: bolt's, and the web front's placeholder posts (no thread held per post)."""
+        if self._async_web is None:
+            self._async_web = async_client(self.settings)
+        return self._async_web
+
+    def claim_placeholder(self, store: Store, key: str) -> Request | None:
+        """The request, when this caller is to post its placeholder: none is posted yet and nobody
+        else's claim is live."""
         req = store.get(key)
         if req is None or req.reply_ts is not None or not store.claim_placeholder(key, PLACEHOLDER_STALE_S):
+            return None
+        return req
+
+    def post_placeholder(self, store: Store, key: str) -> bool:
+        """Claim the placeholder and post it; False when it is posted already or claimed by another."""
+        req = self.claim_placeholder(store, key)
+        if req is None:
             return False
-        r = self.web.chat_postMessage(**placeholder(req))
-        store.set(key, reply_ts=r["ts"])
+        store.set(key, reply_ts=self.web.chat_postMessage(**placeholder(req))["ts"])
         return True
+
+    async def post_placeholder_async(self, store: Store, key: str) -> None:
+        """`post_placeholder` for the web front's event loop, right after the ack."""
+        req = await asyncio.to_thread(self.claim_placeholder, store, key)
+        if req is not None:
+            r = await self.async_web.chat_postMessage(**placeholder(req))
+            await asyncio.to_thread(store.set, key, reply_ts=r["ts"])
 
     def ensure_placeholder(self, store: Store, req: Request) -> Request:
         """The request with its placeholder posted, by us or by the web front (waited for; its

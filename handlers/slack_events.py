@@ -12,7 +12,7 @@ from slack_bolt.adapter.fastapi.async_handler import AsyncSlackRequestHandler
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.signature import SignatureVerifier
 
-from bot import metrics, slack_port
+from bot import metrics
 from bot.mentions import parse as parse_mention
 from bot.settings import Settings
 from handlers.events import Ignored, Request, accept
@@ -54,8 +54,8 @@ def register(app, settings: Settings, worker) -> AsyncApp:
     """The events route on `app`; the bolt app it dispatches to (Socket Mode connects it too)."""
     store, port = worker.store, worker.slack
     # the signature is checked once, in the route below, before bolt sees the request
-    bolt = AsyncApp(signing_secret=settings.slack_signing_secret, client=slack_port.async_client(settings),
-                    process_before_response=True, request_verification_enabled=False)
+    bolt = AsyncApp(signing_secret=settings.slack_signing_secret, client=port.async_web, process_before_response=True,
+                    request_verification_enabled=False)
     pending: set[asyncio.Task] = set()
 
     @bolt.event("app_mention")
@@ -68,7 +68,7 @@ def register(app, settings: Settings, worker) -> AsyncApp:
             return                                     # Slack's retry of an event we already hold
         log.info("queued: %s", parsed.fields["params"]["run"] or "no run named",
                  extra={"event": "queued", "request_id": parsed.key})
-        task = asyncio.create_task(asyncio.to_thread(port.post_placeholder, store, parsed.key))   # after the ack
+        task = asyncio.create_task(port.post_placeholder_async(store, parsed.key))     # after the ack
         pending.add(task)
         task.add_done_callback(pending.discard)
 
