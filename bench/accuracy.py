@@ -123,7 +123,8 @@ def main() -> None:
     runs = [outcome(name, doc, dt) for name, (doc, dt) in docs.items()]
     tuning = [r for r in runs if SPLIT[r.name] == "tuning"]
     measuring = [r for r in runs if SPLIT[r.name] == "measuring"]
-    print(f"median time per run: {statistics.median(r.seconds for r in runs):.2f}s (the whole `mltd diagnose` process)\n")
+    median = statistics.median(r.seconds for r in runs)
+    print(f"median time per run: {median:.2f}s (the whole `mltd diagnose` process)\n")
 
     tune = figures("tuning set (the analyzers may be tuned on it: a fit, not the accuracy)", tuning)
     print("  confusion (expected -> top-1):")

@@ -34,7 +34,8 @@ def plain(dest: Path, v: Variant) -> None:
 
 def scheduled_change(dest: Path, v: Variant) -> None:
     """A schedule that changes the rate on purpose (a step decay, a warm-up, a cosine to 5%)."""
-    k = Knobs(val_every=30, label_noise=NOISE, extra_config={"scheduler_note": "decay at 60% of steps" if v.sched == "step" else v.sched})
+    note = "decay at 60% of steps" if v.sched == "step" else v.sched
+    k = Knobs(val_every=30, label_noise=NOISE, extra_config={"scheduler_note": note})
     vv = v.with_(steps=360)
     model, rows, _ = train(vv, k, dest)
     lrs = [r["lr"] for r in rows]
@@ -63,7 +64,8 @@ def plateau_then_learns(dest: Path, v: Variant) -> None:
     model, rows, _ = train(vv, k, dest)
     ls = losses(rows)
     early = ls[: len(ls) // 8]
-    require(max(early[-10:]) > 0.95 * mean(early[:10]), f"no early plateau: {mean(early[:10]):.3f} -> {max(early[-10:]):.3f}")
+    require(max(early[-10:]) > 0.95 * mean(early[:10]),
+            f"no early plateau: {mean(early[:10]):.3f} -> {max(early[-10:]):.3f}")
     _learned(rows, 0.4)
     write(dest, vv, k, rows, model)
 

@@ -49,7 +49,8 @@ def warmup_to_a_high_peak(dest: Path, v: Variant) -> None:
     k = Knobs(lr=BASE_LR[v.opt] * RAISE_BY[v.opt], label_noise=NOISE)
     model, rows, _ = train(v.with_(sched="warmup"), k, dest)
     ls = _finite(rows)
-    require(_nonfinite(rows) or mean(ls[-20:]) > 1.4 * min(ls), f"no rise after the warm-up: {min(ls):.3f} -> {ls[-1]:.3f}")
+    require(_nonfinite(rows) or mean(ls[-20:]) > 1.4 * min(ls),
+            f"no rise after the warm-up: {min(ls):.3f} -> {ls[-1]:.3f}")
     write(dest, v.with_(sched="warmup"), k, rows, model)
 
 
@@ -123,7 +124,8 @@ def deep_sigmoid_stack(dest: Path, v: Variant) -> None:
 
 
 def deep_tanh_small_init(dest: Path, v: Variant) -> None:
-    k = Knobs(act=nn.Tanh, init_std=0.03, per_layer=True, extra_config={"activation": "tanh", "init": {"weight_std": 0.03}})
+    k = Knobs(act=nn.Tanh, init_std=0.03, per_layer=True,
+              extra_config={"activation": "tanh", "init": {"weight_std": 0.03}})
     vv = v.with_(depth=8)
     model, rows, _ = train(vv, k, dest)
     first, last = _first_last(rows)

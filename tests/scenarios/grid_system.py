@@ -18,7 +18,8 @@ import torch
 from torch import nn
 
 from tests.scenarios import training
-from tests.scenarios.grid import BASE_LR, Family, Knobs, Variant, dataset, optimizer, require, train, write
+from tests.scenarios.grid import (BASE_LR, Family, Knobs, Variant, build_model, dataset, optimizer, require, train,
+                                  write)
 from tests.scenarios.runs import _save_code
 from tests.scenarios.system_runs import resident_bytes
 
@@ -45,8 +46,6 @@ class NormedHead(nn.Module):
 
 def batchnorm_last_row(dest: Path, v: Variant) -> None:
     """Batches of `batch` over 1 + a multiple of it rows, the last (single-row) batch kept."""
-    from tests.scenarios.grid import build_model
-
     n = v.batch * 12 + 1
     x, y, loss_fn, classes = dataset(v, n)
     training.seed_all(v.seed)
@@ -122,7 +121,8 @@ def graph_kept_per_step(dest: Path, v: Variant) -> None:
         train(v, k, dest)
     except RuntimeError:
         tail = traceback.format_exc()
-    rows_ = [{"step": i + 1, "loss": float(x.detach()), "lr": BASE_LR[v.opt], "rss_mb": round(rss / 2 ** 20, 2)} for i, (x, rss) in enumerate(kept)]
+    rows_ = [{"step": i + 1, "loss": float(x.detach()), "lr": BASE_LR[v.opt], "rss_mb": round(rss / 2 ** 20, 2)}
+             for i, (x, rss) in enumerate(kept)]
     write(dest, v, k, rows_, None, tail=tail)
     _shows(dest, "can't allocate memory")
 
@@ -197,7 +197,8 @@ def _loader(dest: Path, v: Variant, mode: str, bad: int, workers: int) -> None:
             loss.backward()
             opt.step()
             step += 1
-            rows.append({"step": step, "loss": loss.item(), "lr": BASE_LR[v.opt], "grad_norm": training.grad_norm(model)})
+            rows.append({"step": step, "loss": loss.item(), "lr": BASE_LR[v.opt],
+                         "grad_norm": training.grad_norm(model)})
     except Exception as exc:
         error = exc
     for _ in range(10):      # shut the workers down first: torch's SIGCHLD handler raises while any is tracked
@@ -234,10 +235,10 @@ FAMILIES = [
     Family("graph_kept", graph_kept_per_step, "out_of_memory", "measuring", (
         V("mlp", "adam", fmt="csv", seed=315), V("regression", "momentum", fmt="kv", seed=316),
         V("cnn", "adamw", fmt="lightning", seed=317), V("lm", "adam", fmt="mlflow", seed=318))),
-    Family("rank_lost", rank_lost, "distributed_failure", "tuning", (
-        V(seed=321), V(seed=322), V(seed=323), V(seed=324))),
-    Family("rank_disagrees", rank_disagrees, "distributed_failure", "measuring", (
-        V(seed=325), V(seed=326), V(seed=327), V(seed=328))),
+    Family("rank_lost", rank_lost, "distributed_failure", "tuning",
+           tuple(V("linear", "sgd", fmt="ranklogs", seed=seed) for seed in range(321, 325))),
+    Family("rank_disagrees", rank_disagrees, "distributed_failure", "measuring",
+           tuple(V("linear", "sgd", fmt="ranklogs", seed=seed) for seed in range(325, 329))),
     Family("worker_lost", worker_lost, "dataloader_failure", "tuning", (
         V("mlp", "adam", fmt="kv", seed=331), V("mlp", "sgd", fmt="jsonl", seed=332),
         V("mlp", "adamw", fmt="hf", seed=333), V("mlp", "momentum", fmt="csv", seed=334))),

@@ -7,6 +7,8 @@ import math
 from pathlib import Path
 
 import numpy as np
+import torch
+from safetensors.torch import save_file
 
 from tests.scenarios import training
 from tests.scenarios.grid import Family, Knobs, Variant, mean, require, write
@@ -78,11 +80,8 @@ def run(v: Variant, lr_at, rows_at=None, half: bool = False, clip: float | None 
 
 
 def _save(dest: Path, v: Variant, net: TwoLayerNet, rows, lr: float, extra: dict, clip=None) -> None:
-    import torch
-
     k = Knobs(lr=lr, clip=clip, samples=8192, extra_config=extra)
-    write(dest, v.with_(opt="momentum"), k, rows, None, code=(TwoLayerNet, run))
-    from safetensors.torch import save_file
+    write(dest, v, k, rows, None, code=(TwoLayerNet, run))
     save_file({name: torch.from_numpy(w.T.copy() if w.ndim == 2 else w.copy()) for name, w in net.p.items()},
               dest / "model.safetensors")
 
@@ -115,13 +114,13 @@ def restart_to_a_high_peak(dest: Path, v: Variant) -> None:
             return BASE * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * s / at)))
         return BASE * 50 * min(1.0, (s - at) / 500)
 
-    net, rows = run(v.with_(sched="cosine"), lr)
+    net, rows = run(v, lr)
     ls = _losses(rows)
     i = at // LOG_EVERY
     before = mean(ls[i - 200: i])
     after = [x for x in ls[i:] if math.isfinite(x)]
     require(len(after) < len(ls[i:]) or mean(after[-200:]) > 1.5 * before, "the restart did not show")
-    _save(dest, v.with_(sched="cosine"), net, rows, BASE, {"restarts": [{"at_step": at, "peak_lr": BASE * 50}]})
+    _save(dest, v, net, rows, BASE, {"restarts": [{"at_step": at, "peak_lr": BASE * 50}]})
 
 
 def _late_steps(v: Variant) -> list[int]:
@@ -167,10 +166,10 @@ def raw_rows_half_late(dest: Path, v: Variant) -> None:
 
 
 def cosine_long(dest: Path, v: Variant) -> None:
-    net, rows = run(v.with_(sched="cosine"), lambda s: BASE * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * s / v.steps))))
+    net, rows = run(v, lambda s: BASE * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * s / v.steps))))
     ls = _losses(rows)
     require(mean(ls[-500:]) < 0.8 * mean(ls[:20]), "did not learn")
-    _save(dest, v.with_(sched="cosine"), net, rows, BASE, {})
+    _save(dest, v, net, rows, BASE, {})
 
 
 def step_decay_long(dest: Path, v: Variant) -> None:
@@ -178,25 +177,26 @@ def step_decay_long(dest: Path, v: Variant) -> None:
     def lr(s):
         return BASE * (0.1 if s > v.steps * 0.5 else 1) * (0.1 if s > v.steps * 0.8 else 1)
 
-    net, rows = run(v.with_(sched="step"), lr)
+    net, rows = run(v, lr)
     ls = _losses(rows)
     require(mean(ls[-500:]) < 0.8 * mean(ls[:20]), "did not learn")
-    _save(dest, v.with_(sched="step"), net, rows, BASE, {"milestones": [v.steps // 2, v.steps * 4 // 5], "gamma": 0.1})
+    _save(dest, v, net, rows, BASE, {"milestones": [v.steps // 2, v.steps * 4 // 5], "gamma": 0.1})
+
+
+def _long(fmt: str, steps: int, seed: int, sched: str = "constant") -> Variant:
+    return V("mlp", "momentum", sched, fmt=fmt, steps=steps, batch=16, seed=seed)
 
 
 FAMILIES = [
-    Family("long_stage_raised", stage_raised_late, "lr_too_high", "tuning", (
-        V(fmt="kv", steps=100_000, batch=16, seed=501), V(fmt="jsonl", steps=110_000, batch=16, seed=502))),
-    Family("long_other_source", other_source_late, "loss_spikes", "tuning", (
-        V(fmt="csv", steps=100_000, batch=16, seed=503),)),
-    Family("long_cosine", cosine_long, "healthy", "tuning", (
-        V(fmt="tb", steps=100_000, batch=16, seed=504),)),
-    Family("long_restart", restart_to_a_high_peak, "lr_too_high", "measuring", (
-        V(fmt="hf", steps=100_000, batch=16, seed=505), V(fmt="pipe", steps=120_000, batch=16, seed=506))),
-    Family("long_mislabelled", mislabelled_late, "loss_spikes", "measuring", (
-        V(fmt="mlflow", steps=100_000, batch=16, seed=507), V(fmt="jsonl", steps=110_000, batch=16, seed=508))),
-    Family("long_half_raw", raw_rows_half_late, "numerical_instability", "measuring", (
-        V(fmt="kv", steps=100_000, batch=16, seed=509),)),
-    Family("long_step_decay", step_decay_long, "healthy", "measuring", (
-        V(fmt="csv", steps=100_000, batch=16, seed=510), V(fmt="lightning", steps=105_000, batch=16, seed=511))),
+    Family("long_stage_raised", stage_raised_late, "lr_too_high", "tuning",
+           (_long("kv", 100_000, 501), _long("jsonl", 110_000, 502))),
+    Family("long_other_source", other_source_late, "loss_spikes", "tuning", (_long("csv", 100_000, 503),)),
+    Family("long_cosine", cosine_long, "healthy", "tuning", (_long("tb", 100_000, 504, "cosine"),)),
+    Family("long_restart", restart_to_a_high_peak, "lr_too_high", "measuring",
+           (_long("hf", 100_000, 505, "cosine"), _long("pipe", 120_000, 506, "cosine"))),
+    Family("long_mislabelled", mislabelled_late, "loss_spikes", "measuring",
+           (_long("mlflow", 100_000, 507), _long("jsonl", 110_000, 508))),
+    Family("long_half_raw", raw_rows_half_late, "numerical_instability", "measuring", (_long("kv", 100_000, 509),)),
+    Family("long_step_decay", step_decay_long, "healthy", "measuring",
+           (_long("csv", 100_000, 510, "step"), _long("lightning", 105_000, 511, "step"))),
 ]
