@@ -20,6 +20,7 @@ from analysis.signals import divergence, first_nonfinite, relative_change
 
 NAME = "learning_rate"
 LR_KEYS = ("lr", "learning_rate", "base_lr", "max_lr", "peak_lr", "lr_max")
+NOISE_RISE = 1.5      # a loss under 1.5x its start has not diverged, whatever its noise
 WARMUP_KEYS = ("warmup_steps", "warmup", "warmup_iters", "warmup_ratio", "num_warmup_steps", "warmup_epochs")
 
 
@@ -69,6 +70,13 @@ def _lr_value(run: Run, lr) -> tuple[float, Evidence] | None:
     return None
 
 
+def _noise_only(values: np.ndarray) -> bool:
+    """A "divergence" an LR below its optimizer's range cannot have caused: the loss stays finite
+    and within NOISE_RISE of where it started (batch noise around a model that barely moves)."""
+    start = float(np.median(values[: max(3, len(values) // 10)]))
+    return bool(np.isfinite(values).all() and values.max() <= NOISE_RISE * start)
+
+
 def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
     """An LR outside the useful range of the run's optimizer family, with the loss showing it."""
     fam = optimizer_family(run)
@@ -81,7 +89,7 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
     moved = relative_change(loss.values)
     loss_ev = Evidence(f"loss moved {moved * 100:.1f}% over the run ({fmt(float(loss.values[0]))} -> "
                        f"{fmt(float(loss.values[-1]))})", loss.artifact, loss.span_locator(0, len(loss) - 1))
-    if value < low and abs(moved) < 0.1 and onset is None:
+    if value < low and abs(moved) < 0.1 and (onset is None or _noise_only(loss.values)):
         patch, cfg_ev, _ = _config_lr_patch(run, value, min(value * 30, low * 10))
         return [Finding("lr_too_low", f"Learning rate {fmt(value)} is below the useful range for {family} (from "
                         f"~{fmt(low)}); the loss moved only {abs(moved) * 100:.1f}%", "high", 0.8,

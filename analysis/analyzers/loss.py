@@ -20,6 +20,9 @@ from analysis.signals import divergence, first_nonfinite, relative_change, rolli
 
 NAME = "loss"
 NAN_IN_EXCERPT = 0.5
+# a plateau: the smoothed loss wanders under 8% from its level (small batches are noisy) with no
+# trend over 3% between the first and last third of it
+PLATEAU_WANDER, PLATEAU_TREND = 0.08, 0.03
 CHANCE_LR_READING = 0.45    # an LR outside its range beside a loss at chance: a real rival to the data bug
 OVERFIT_POINTS = 3          # three validation reports already show a best and a rise after it
 
@@ -179,7 +182,9 @@ def _plateau(run: Run, s) -> list[Finding]:
                         fix="Check that optimizer.step() runs, that the optimizer holds the model's trainable "
                             "parameters, and that lr > 0", analyzer=NAME, quick_fix="Verify optimizer.step() runs")]
     smooth = rolling_median(late, max(5, len(late) // 10))
-    if np.abs(smooth - level).max() > 0.05 * abs(level):
+    third = len(late) // 3
+    trend = abs(float(np.median(late[:third])) - float(np.median(late[-third:])))
+    if np.abs(smooth - level).max() > PLATEAU_WANDER * abs(level) or trend > PLATEAU_TREND * abs(level):
         return []                          # still moving: not a plateau
     hit = run.config_value("num_classes", "n_classes", "num_labels", "vocab_size", "n_vocab")
     known = hit is not None and isinstance(hit[2], (int, float)) and not isinstance(hit[2], bool) and hit[2] >= 2

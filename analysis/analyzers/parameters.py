@@ -1,7 +1,8 @@
 """Parameter balance and weight health from the latest readable checkpoint.
 
 Thresholds: imbalance = embedding (and untied output-vocabulary) matrices holding 60% or more of
-the parameters while the rest of the model has under 50M; non-finite weights = any NaN/Inf entry.
+the parameters while the rest of the model has under 50M; non-finite weights = any NaN/Inf entry, except in an
+additive attention mask (entries 0 or -inf only).
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from collections import defaultdict
 import numpy as np
 
 from analysis.analyzers.common import train_loss
-from analysis.ingest.checkpoints import Checkpoint, is_embedding
+from analysis.ingest.checkpoints import Checkpoint, arrays, is_embedding
 from analysis.metrics import fmt
 from analysis.model import Evidence, Finding
 from analysis.run import Run
@@ -65,6 +66,21 @@ def _latest(run: Run) -> Checkpoint | None:
     return max(loaded, key=lambda c: (c.step if c.step is not None else -1, c.artifact))
 
 
+def _additive_masks(ckpt: Checkpoint, names) -> set[str]:
+    """Of the named tensors, those that are additive attention masks: every entry 0 or -inf (a
+    causal mask saved as a buffer). Their -inf is by design, not an overflow."""
+    wanted = set(names)
+    if not wanted:
+        return set()
+    masks = set()
+    for name, a in arrays(ckpt):
+        if name in wanted:
+            finite = np.isfinite(a)
+            if not np.isnan(a).any() and not (a == np.inf).any() and not a[finite].any():
+                masks.add(name)
+    return masks
+
+
 def analyze(run: Run) -> list[Finding]:
     ckpt = _latest(run)
     if ckpt is None:
@@ -93,7 +109,8 @@ def analyze(run: Run) -> list[Finding]:
                                    "hold at most ~50% of the parameters", expected_impact="the loss keeps falling past "
                                "its plateau and outputs stop degenerating", analyzer=NAME,
                                quick_fix="Tie embeddings and widen the blocks"))
-    bad = [t for t in ckpt.tensors if t.nonfinite]
+    masks = _additive_masks(ckpt, [t.name for t in ckpt.tensors if t.nonfinite])
+    bad = [t for t in ckpt.tensors if t.nonfinite and t.name not in masks]
     if bad:
         worst = max(bad, key=lambda t: t.nonfinite)
         out.append(Finding("numerical_instability", f"{len(bad)} tensors in {ckpt.artifact} hold NaN/Inf",

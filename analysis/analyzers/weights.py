@@ -1,6 +1,6 @@
 """What the weights themselves say, tensor by tensor: whether they moved between checkpoints and
 by how much per step, which embedding rows never moved (tokens absent from the data), and how many
-ReLU units of an MLP can still fire.
+ReLU units of an MLP or a plain CNN can still fire.
 
 Thresholds: no updates = every tensor bit-identical between two checkpoints some steps apart;
 too small = a median relative change per step under 1e-6 (healthy runs move ~1e-4 to 1e-2 of a
@@ -28,13 +28,20 @@ SAMPLES = 4096
 # 50,000-wide input that 4096 samples would make 800 MB).
 ACTIVATION_ELEMENTS = 16 << 20
 MIN_SAMPLES = 256
+CONV_SIDE = 8          # a convolution is probed on 8x8 inputs: a unit that fires anywhere fires there
 _RELU = re.compile(r"\brelu\b|ReLU\(", re.I)
 _BIAS_INIT = re.compile(r"(init\.\w+_\(|\.fill_\(|\.constant_\().*bias|bias.*(\.fill_\(|init\.\w+_\()")
 _OTHER_ACT = re.compile(r"Sigmoid|Tanh|GELU|SiLU|ELU\(|tanh\(|sigmoid\(|gelu\(")
 
 
 def _ordered(run: Run) -> list[Checkpoint]:
-    return sorted((c for c in run.loaded_checkpoints() if c.step is not None), key=lambda c: c.step)
+    """One checkpoint per step, oldest first: a trainer's own checkpoint-N beside a step_N copy of
+    the same weights is one point in time, not two."""
+    by_step: dict[int, Checkpoint] = {}
+    for c in sorted(run.loaded_checkpoints(), key=lambda c: c.artifact):
+        if c.step is not None:
+            by_step.setdefault(c.step, c)
+    return [by_step[s] for s in sorted(by_step)]
 
 
 def _movement(a: Checkpoint, b: Checkpoint) -> tuple[int, int, list[float], dict[str, tuple[int, int]]]:
@@ -49,11 +56,13 @@ def _movement(a: Checkpoint, b: Checkpoint) -> tuple[int, int, list[float], dict
         if wa is None or wa.shape != wb.shape:
             continue
         compared += 1
-        delta = wb.astype(np.float64) - wa
-        diff = float(np.linalg.norm(delta.ravel()))
-        if diff == 0.0:
+        if np.array_equal(wa, wb, equal_nan=True):
             same += 1
             continue
+        if not (np.isfinite(wa).all() and np.isfinite(wb).all()):
+            continue           # a tensor that changed into or out of NaN/Inf has no finite rate
+        delta = wb.astype(np.float64) - wa
+        diff = float(np.linalg.norm(delta.ravel()))
         ratios.append(diff / max(float(np.linalg.norm(wa.ravel().astype(np.float64))), 1e-12))
         if is_embedding(name, wb.shape):
             # "still": under 10% of the movement of the row that moved most (weight decay alone
@@ -81,6 +90,8 @@ def _updates(run: Run) -> list[Finding]:
                             "re-wrapping, requires_grad is True, and lr > 0",
                         expected_impact="the weights change between checkpoints and the loss falls", analyzer=NAME,
                         quick_fix="Verify optimizer.step() runs on the model's parameters")]
+    if not ratios:
+        return []
     per_step = float(np.median(ratios)) / steps
     out = []
     for name, (still, rows) in still_rows.items():
@@ -125,6 +136,52 @@ def _mlp_chain(ckpt: Checkpoint) -> list[tuple[str, np.ndarray, np.ndarray | Non
     return chain
 
 
+def _conv_chain(ckpt: Checkpoint) -> list[tuple[str, np.ndarray, np.ndarray | None]]:
+    """The checkpoint's convolutions as a plain CNN: 4-D weights in file order whose channels
+    chain, each with its bias, before any 2-D head; empty when any other kind of tensor is present."""
+    tensors = dict(arrays(ckpt))
+    if any(not (n.endswith(".weight") or n.endswith(".bias")) for n in tensors):
+        return []
+    chain = []
+    for n, w in tensors.items():
+        if not n.endswith(".weight") or w.ndim != 4:
+            continue
+        if chain and chain[-1][1].shape[0] != w.shape[1]:
+            return []
+        b = tensors.get(n[: -len("weight")] + "bias")
+        if b is not None and b.shape != (w.shape[0],):
+            return []
+        chain.append((n[: -len(".weight")], w, b))
+    return chain
+
+
+def _conv_same(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
+    """A stride-1 convolution with the padding that keeps the size (kernel // 2), in numpy."""
+    kh, kw = w.shape[2:]
+    xp = np.pad(x, ((0, 0), (0, 0), (kh // 2, kh // 2), (kw // 2, kw // 2)))
+    win = np.lib.stride_tricks.sliding_window_view(xp, (kh, kw), axis=(2, 3))[:, :, : x.shape[2], : x.shape[3]]
+    out = np.einsum("nchwij,ocij->nohw", win, w, optimize=True)
+    return out + (b[None, :, None, None] if b is not None else 0.0)
+
+
+def _worst_layer(chain, samples: int, conv: bool):
+    """(layer, dead share, dead units, units, bias) of the hidden layer with the largest share of
+    ReLU units that never activate for standard-normal inputs propagated through the checkpoint's
+    own layers (a conv unit is a channel, dead when it is at or below 0 at every position)."""
+    rng = np.random.default_rng(0)
+    shape = (samples, chain[0][1].shape[1], CONV_SIDE, CONV_SIDE) if conv else (samples, chain[0][1].shape[1])
+    h = rng.standard_normal(shape, dtype=np.float32)
+    worst = None
+    for name, w, b in (chain if conv else chain[:-1]):
+        h = _conv_same(h, w, b) if conv else h @ w.T + (b if b is not None else 0.0)
+        alive = (h > 0).any(axis=(0, 2, 3) if conv else 0)
+        share = 1.0 - float(alive.mean())
+        if worst is None or share > worst[1]:
+            worst = (name, share, int((~alive).sum()), len(alive), b)
+        h = np.maximum(h, 0.0)
+    return worst
+
+
 def _dead_units(run: Run) -> list[Finding]:
     texts = [c.text for c in run.code]
     if not texts or not any(_RELU.search(t) for t in texts) or any(_OTHER_ACT.search(t) for t in texts):
@@ -132,22 +189,16 @@ def _dead_units(run: Run) -> list[Finding]:
     latest = max(run.loaded_checkpoints(), key=lambda c: (c.step or -1, c.artifact), default=None)
     if latest is None:
         return []
-    chain = _mlp_chain(latest)
+    chain, conv = _mlp_chain(latest), False
+    if not chain:
+        chain, conv = _conv_chain(latest), True
     if not chain:
         return []
-    widest = max(max(w.shape) for _, w, _ in chain)
+    widest = max(max(w.shape[:2]) for _, w, _ in chain) * (CONV_SIDE * CONV_SIDE * 9 if conv else 1)
     samples = min(SAMPLES, ACTIVATION_ELEMENTS // max(widest, 1))
     if samples < MIN_SAMPLES:
         return []
-    h = np.random.default_rng(0).standard_normal((samples, chain[0][1].shape[1]), dtype=np.float32)
-    worst = None
-    for name, w, b in chain[:-1]:
-        h = h @ w.T + (b if b is not None else 0.0)
-        alive = (h > 0).any(axis=0)
-        share = 1.0 - float(alive.mean())
-        if worst is None or share > worst[1]:
-            worst = (name, share, int((~alive).sum()), len(alive), b)
-        h = np.maximum(h, 0.0)
+    worst = _worst_layer(chain, samples, conv)
     if worst is None or worst[1] < DEAD_SHARE:
         return []
     name, share, dead, total, bias = worst
