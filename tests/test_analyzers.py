@@ -245,3 +245,32 @@ def test_gradients_that_explode_under_a_constant_lr_are_not_the_lr(scenario, cap
 def test_a_noisy_loss_at_chance_is_a_plateau(scenario, capsys):
     cause, _ = top(scenario, "labels_permuted_1", capsys)
     assert cause["code"] == "data_pipeline_bug" and "ln(4)" in cause["issue"]
+
+
+def test_an_output_layer_over_the_vocabulary_counts_with_the_embeddings(tmp_path):
+    """An untied output layer is a vocabulary matrix whatever its name: its rows are the vocabulary
+    the embedding declares. A small class head (under MIN_VOCAB rows) is not."""
+    from safetensors.numpy import save_file
+
+    from analysis.analyzers.parameters import balance
+    from analysis.ingest.checkpoints import load_safetensors
+
+    rng = np.random.default_rng(0)
+    tensors = {"embed.weight": rng.standard_normal((500, 16), dtype=np.float32),
+               "block.weight": rng.standard_normal((16, 16), dtype=np.float32),
+               "head.weight": rng.standard_normal((500, 16), dtype=np.float32),
+               "classes.weight": rng.standard_normal((10, 16), dtype=np.float32)}
+    save_file(tensors, tmp_path / "model.safetensors")
+    emb, total, _ = balance(load_safetensors([tmp_path / "model.safetensors"], "model.safetensors"))
+    assert (emb, total) == (2 * 500 * 16, 2 * 500 * 16 + 16 * 16 + 10 * 16)
+
+
+def test_first_layer_units_with_no_positive_weight_are_dead_for_nonnegative_inputs():
+    from analysis.analyzers.weights import _worst_layer
+
+    rng = np.random.default_rng(1)
+    w1 = -np.abs(rng.standard_normal((8, 4), dtype=np.float32))
+    w1[:2] = np.abs(w1[:2])                 # two units keep a positive weight
+    chain = [("fc1", w1, np.zeros(8, np.float32)), ("out", rng.standard_normal((3, 8), dtype=np.float32), None)]
+    name, share, dead, units, _ = _worst_layer(chain, 512, conv=False)
+    assert (name, dead, units) == ("fc1", 6, 8)

@@ -18,6 +18,7 @@ from analysis.run import Run
 from analysis.signals import relative_change
 
 NAME = "parameters"
+MIN_VOCAB = 100
 _PREFIXES = ("model.", "module.", "_orig_mod.", "net.", "transformer.")
 
 
@@ -31,16 +32,27 @@ def group_of(name: str) -> str:
     return parts[0] if len(parts) > 1 else "(top level)"
 
 
+def vocabulary_matrices(ckpt: Checkpoint) -> list[str]:
+    """The embedding matrices and the untied output layers over the same vocabulary: 2-D tensors
+    whose rows are the vocabulary an embedding declares (at least MIN_VOCAB rows: a class head of a
+    few rows is no vocabulary), whatever their names."""
+    names = [t.name for t in ckpt.tensors if is_embedding(t.name, t.shape)]
+    vocab = {t.shape[0] for t in ckpt.tensors if t.name in names and t.shape[0] >= MIN_VOCAB}
+    return names + [t.name for t in ckpt.tensors
+                    if t.name not in names and len(t.shape) == 2 and t.shape[0] in vocab and t.shape[0] > t.shape[1]]
+
+
 def balance(ckpt: Checkpoint) -> tuple[int, int, dict[str, int]]:
     """(embedding parameters, total, parameters per module group)."""
     total = emb = 0
     groups: dict[str, int] = defaultdict(int)
+    vocab = set(vocabulary_matrices(ckpt))
     for t in ckpt.tensors:
         if t.dtype not in ("F32", "F16", "BF16", "F64", "float32", "float16", "bfloat16", "float64"):
             continue
         total += t.numel
         groups[group_of(t.name)] += t.numel
-        if is_embedding(t.name, t.shape):
+        if t.name in vocab:
             emb += t.numel
     return emb, total, dict(groups)
 
@@ -94,7 +106,7 @@ def analyze(run: Run) -> list[Finding]:
             breakdown = ", ".join(f"{g} {n / total:.0%}" for g, n in top)
             hit = run.config_value("d_model", "n_embd", "hidden_size", "embed_dim", "dim", "emb_dim")
             ev = [Evidence(f"embeddings hold {share:.0%} of parameters ({emb:,} of {total:,}); by module: {breakdown}",
-                           ckpt.artifact, "tensors " + ", ".join(t.name for t in ckpt.tensors if is_embedding(t.name, t.shape))[:120])]
+                           ckpt.artifact, "tensors " + ", ".join(vocabulary_matrices(ckpt))[:120])]
             if hit:
                 ev.append(Evidence(f"{hit[1]} = {hit[2]}", hit[0].artifact, f"line {hit[0].lines.get(hit[1], 1)}"))
             conf = 0.65

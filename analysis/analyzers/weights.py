@@ -172,9 +172,14 @@ def _worst_layer(chain, samples: int, conv: bool):
     shape = (samples, chain[0][1].shape[1], CONV_SIDE, CONV_SIDE) if conv else (samples, chain[0][1].shape[1])
     h = rng.standard_normal(shape, dtype=np.float32)
     worst = None
-    for name, w, b in (chain if conv else chain[:-1]):
+    for i, (name, w, b) in enumerate(chain if conv else chain[:-1]):
         h = _conv_same(h, w, b) if conv else h @ w.T + (b if b is not None else 0.0)
         alive = (h > 0).any(axis=(0, 2, 3) if conv else 0)
+        if i == 0:
+            # the data's inputs are often nonnegative (pixels, counts, one-hots): a first-layer unit
+            # whose weights and bias are all <= 0 never fires on them, whatever a normal probe says
+            flat = w.reshape(w.shape[0], -1)
+            alive &= ~((flat <= 0).all(axis=1) & ((b <= 0) if b is not None else True))
         share = 1.0 - float(alive.mean())
         if worst is None or share > worst[1]:
             worst = (name, share, int((~alive).sum()), len(alive), b)
