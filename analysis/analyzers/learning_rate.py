@@ -32,11 +32,19 @@ def _onset(run: Run) -> tuple[float | None, str]:
     bad = first_nonfinite(s.values)
     d = divergence(s.values)
     candidates = []
-    if d is not None:
+    if d is not None and _lasting(s.values, d.level):
         candidates.append((float(s.steps[d.onset]), "diverged"))
     if bad is not None:
         candidates.append((float(s.steps[bad]), "became non-finite"))
     return min(candidates) if candidates else (None, "")
+
+
+def _lasting(values: np.ndarray, best: float) -> bool:
+    """A rise the run kept: the loss over its last tenth stays above the smoothed best before the
+    rise (or turns non-finite). A bump the run later undid entirely did no lasting harm, so no LR
+    reading (a missing warm-up, a jump) is drawn from it."""
+    tail = values[-max(3, len(values) // 10):]
+    return not np.isfinite(tail).all() or float(np.median(tail)) > best
 
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")

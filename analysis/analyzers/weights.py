@@ -3,8 +3,9 @@ by how much per step, which embedding rows never moved (tokens absent from the d
 ReLU units of an MLP or a plain CNN can still fire.
 
 Thresholds: no updates = every tensor bit-identical between two checkpoints some steps apart;
-too small = a median relative change per step under 1e-6 (healthy runs move ~1e-4 to 1e-2 of a
-weight's norm per step); dead units = at least 40% of a hidden layer's units that never activate
+too small = a median relative change per step under 1e-6, or under 1e-5 with a loss that moved
+under 10% over the run (healthy runs move ~1e-4 to 1e-2 of a weight's norm per step; a late, decayed
+LR moves them slowly too, but after the loss fell); dead units = at least 40% of a hidden layer's units that never activate
 for 4096 standard-normal inputs propagated through the checkpoint's own layers.
 """
 from __future__ import annotations
@@ -13,14 +14,18 @@ import re
 
 import numpy as np
 
+from analysis.analyzers.common import train_loss
 from analysis.ingest.checkpoints import Checkpoint, arrays, is_embedding
 from analysis.metrics import fmt
 from analysis.model import Evidence, Finding
 from analysis.patches import set_config_value
 from analysis.run import Run
+from analysis.signals import relative_change
 
 NAME = "weights"
 PER_STEP_TOO_SMALL = 1e-6
+PER_STEP_SLOW = 1e-5       # ten times under the healthy band: too slow when the loss did not move either
+LOSS_FLAT = 0.1            # the loss moved under 10% over the whole run
 DEAD_SHARE = 0.4
 SAMPLES = 4096
 # Activations held at once, in float32 elements (64 MB): a layer wider than this allows gets fewer
@@ -32,6 +37,11 @@ CONV_SIDE = 8          # a convolution is probed on 8x8 inputs: a unit that fire
 _RELU = re.compile(r"\brelu\b|ReLU\(", re.I)
 _BIAS_INIT = re.compile(r"(init\.\w+_\(|\.fill_\(|\.constant_\().*bias|bias.*(\.fill_\(|init\.\w+_\()")
 _OTHER_ACT = re.compile(r"Sigmoid|Tanh|GELU|SiLU|ELU\(|tanh\(|sigmoid\(|gelu\(")
+
+
+def _loss_flat(run: Run) -> bool:
+    s = train_loss(run)
+    return s is not None and len(s) >= 10 and abs(relative_change(s.values)) < LOSS_FLAT
 
 
 def _ordered(run: Run) -> list[Checkpoint]:
@@ -104,7 +114,7 @@ def _updates(run: Run) -> list[Finding]:
                                fix="Shrink the vocabulary to the tokens the data uses (or tie and shrink the embeddings); "
                                    "the parameters freed can go to the layers between them", analyzer=NAME,
                                quick_fix="Shrink the vocabulary to the tokens used"))
-    if per_step < PER_STEP_TOO_SMALL:
+    if per_step < PER_STEP_TOO_SMALL or (per_step < PER_STEP_SLOW and _loss_flat(run)):
         return [Finding("lr_too_low", f"The weights barely move: a median relative change of {fmt(per_step)} per step "
                         f"between step {a.step} and step {b.step}", "high", 0.7,
                         [Evidence(f"median |dW|/|W| {fmt(float(np.median(ratios)))} over {steps} steps "
@@ -191,6 +201,9 @@ def _dead_units(run: Run) -> list[Finding]:
     texts = [c.text for c in run.code]
     if not texts or not any(_RELU.search(t) for t in texts) or any(_OTHER_ACT.search(t) for t in texts):
         return []
+    if any(isinstance(v, str) and (_OTHER_ACT.search(v + "(") or _OTHER_ACT.search(v.capitalize() + "("))
+           for c in run.configs for v in c.values.values()):
+        return []          # the config names another activation (activation: sigmoid): no ReLU units to probe
     latest = max(run.loaded_checkpoints(), key=lambda c: (c.step or -1, c.artifact), default=None)
     if latest is None:
         return []
