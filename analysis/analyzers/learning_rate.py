@@ -32,7 +32,7 @@ def _onset(run: Run) -> tuple[float | None, str]:
     bad = first_nonfinite(s.values)
     d = divergence(s.values)
     candidates = []
-    if d is not None and _lasting(s.values, d.level):
+    if d is not None:
         candidates.append((float(s.steps[d.onset]), "diverged"))
     if bad is not None:
         candidates.append((float(s.steps[bad]), "became non-finite"))
@@ -40,9 +40,9 @@ def _onset(run: Run) -> tuple[float | None, str]:
 
 
 def _lasting(values: np.ndarray, best: float) -> bool:
-    """A rise the run kept: the loss over its last tenth stays above the smoothed best before the
-    rise (or turns non-finite). A bump the run later undid entirely did no lasting harm, so no LR
-    reading (a missing warm-up, a jump) is drawn from it."""
+    """A rise the run kept: the loss over its last tenth stays above the best before the rise (or
+    turns non-finite). An early bump the run later undid entirely did no lasting harm, so no
+    missing warm-up is read from it."""
     tail = values[-max(3, len(values) // 10):]
     return not np.isfinite(tail).all() or float(np.median(tail)) > best
 
@@ -181,7 +181,9 @@ def analyze(run: Run) -> list[Finding]:
             last = float(loss.steps[-1])
             early = onset - first <= 0.1 * max(last - first, 1.0)
             learned_first = np.isfinite(loss.values[:3]).all() and onset > first
-            if early and learned_first and float(v[0]) >= 1e-3:
+            before = loss.values[: index_at_or_after(loss, onset) or 1]
+            kept = _lasting(loss.values, float(np.nanmin(before)) if np.isfinite(before).any() else np.inf)
+            if early and learned_first and kept and float(v[0]) >= 1e-3:
                 out.append(Finding("lr_too_high", f"Loss {how} at {loss.step_kind} {fmt_step(onset)}, early, with the full "
                                    f"learning rate {fmt(float(v[0]))} from the first step (no warm-up)", "high", 0.7,
                                    [Evidence(f"lr {fmt(float(v[0]))} at the first logged step", lr.artifact, lr.locator(0))],
