@@ -41,6 +41,8 @@ SYMPTOM_WORDS = {
     "data_pipeline_bug": ("chance", "random", "stuck", "not learning"),
 }
 LEADING = ("critical", "high", "medium")
+TIE = 0.05             # confidences this close are a tie the evidence has not settled
+CHECKPOINT_SUFFIXES = (".safetensors", ".pt", ".pth", ".bin", ".ckpt")
 NAN_ALONE = 0.7        # the confidence of a NaN loss with nothing else for or against a reading
 DIFFERENTIAL = Path(__file__).parent / "data" / "differential.toml"
 
@@ -214,6 +216,39 @@ def divergence_to_nan_is_the_lr(r: Ranking) -> None:
         num.confidence = round(min(num.confidence, lr.confidence - 0.05), 2)
 
 
+def slow_weights_are_not_still(r: Ranking) -> None:
+    """Too slow vs no updates: weights that moved between two checkpoints, only too little per
+    step, were updated, so a reading of "no updates" from elsewhere (an LR logged as 0 because
+    the log rounds it) is refuted by the checkpoints, and the slow rate leads."""
+    low, none = r.get("lr_too_low"), r.get("no_parameter_updates")
+    if low is None or none is None or none.analyzer == "weights":
+        return
+    if any(e.artifact.endswith(CHECKPOINT_SUFFIXES) for e in low.evidence):
+        low.confidence = round(max(low.confidence, none.confidence), 2)
+        low.severity = "critical" if none.severity == "critical" else low.severity
+        _absorb(low, none.evidence)
+        _demote(none, low, "medium")
+
+
+def low_lr_cannot_diverge(r: Ranking) -> None:
+    """LR too low vs LR too high: an LR below its optimizer's useful range cannot drive a
+    divergence, so a rise of the loss read as one is noise around a model that barely moves."""
+    low, lr = r.get("lr_too_low"), _loss_divergence(r)
+    if low is not None and lr is not None and low.analyzer == "learning_rate":
+        _absorb(low, lr.evidence[:1])
+        _demote(lr, low, "low")
+
+
+def lasting_gap_over_passing_spikes(r: Ranking) -> None:
+    """Overfitting vs loss spikes, when the artifacts support both about equally: spikes recover
+    within a few steps, a validation loss that keeps rising while the training loss falls does
+    not, so the lasting gap is what ends the run badly and leads; the spikes stay listed."""
+    over, spk = r.get("overfitting"), r.get("loss_spikes")
+    if over is not None and spk is not None and over.confidence >= spk.confidence - TIE:
+        over.confidence = round(max(over.confidence, spk.confidence), 2)
+        _demote(spk, over)
+
+
 RULES: tuple[Callable[[Ranking], None], ...] = (
     gradients_before_nan,
     lr_jump_explains_what_follows,
@@ -226,6 +261,9 @@ RULES: tuple[Callable[[Ranking], None], ...] = (
     dead_units_explain_rise,
     zero_variance_explains_nan,
     divergence_to_nan_is_the_lr,
+    slow_weights_are_not_still,
+    low_lr_cannot_diverge,
+    lasting_gap_over_passing_spikes,
 )
 
 

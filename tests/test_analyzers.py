@@ -195,3 +195,82 @@ def test_knn_coverage_against_a_naive_reference():
         naive.append(any(np.linalg.norm(f - r) < radius for f in fake))
     assert knn_coverage(real, fake, k) == np.mean(naive)
     assert knn_coverage(real, np.zeros((40, 3)), k) < 0.2      # everything on one point reaches almost nothing
+
+
+# --- fingerprints that generalise (issue 15), on runs of the tuning families ---------------------
+
+def test_a_causal_mask_buffer_is_not_a_nan_weight(scenario, capsys):
+    """A transformer LM saves its additive mask (0 and -inf) with the weights: no numerical fault."""
+    cause, doc = top(scenario, "plain_3", capsys)
+    assert cause["code"] == "healthy"
+    assert "numerical_instability" not in [c["code"] for c in doc["root_causes"]]
+
+
+def test_identical_weights_through_a_mask_buffer(scenario, capsys):
+    """Checkpoints holding a -inf mask still compare equal when the weights did not move."""
+    cause, _ = top(scenario, "step_missing_2", capsys)
+    assert cause["code"] == "no_parameter_updates" and "bit-identical" in texts(cause)
+
+
+def test_a_trainer_checkpoint_beside_its_copy_is_one_point_in_time(scenario, capsys):
+    cause, _ = top(scenario, "step_missing_1", capsys)
+    assert cause["code"] == "no_parameter_updates"
+    assert "bit-identical after 160 steps" in texts(cause)     # step 80 against step 240, not 240 against 240
+
+
+def test_dead_channels_of_a_cnn_from_the_checkpoint(scenario, capsys):
+    cause, doc = top(scenario, "negative_bias_1", capsys)
+    assert cause["code"] == "dead_relu" and "features.0" in cause["issue"]
+    assert "data_pipeline_bug" in [c["code"] for c in doc["root_causes"][1:3]]     # the rival stays listed
+
+
+def test_slow_weights_outweigh_an_lr_logged_as_zero(scenario, capsys):
+    cause, doc = top(scenario, "lr_tiny_2", capsys)
+    assert cause["code"] == "lr_too_low" and "per step" in texts(cause)
+    assert doc["root_causes"][1]["code"] == "no_parameter_updates"
+
+
+def test_an_lr_below_its_range_reads_a_noisy_rise_as_noise(scenario, capsys):
+    cause, doc = top(scenario, "lr_tiny_1", capsys)
+    assert cause["code"] == "lr_too_low"
+    high = [c for c in doc["root_causes"] if c["code"] == "lr_too_high"]
+    assert high and high[0]["severity"] == "low"
+
+
+def test_gradients_that_explode_under_a_constant_lr_are_not_the_lr(scenario, capsys):
+    cause, _ = top(scenario, "no_zero_grad_0", capsys)
+    assert cause["code"] == "exploding_gradients" and "grew" in cause["issue"]
+
+
+def test_a_noisy_loss_at_chance_is_a_plateau(scenario, capsys):
+    cause, _ = top(scenario, "labels_permuted_1", capsys)
+    assert cause["code"] == "data_pipeline_bug" and "ln(4)" in cause["issue"]
+
+
+def test_an_output_layer_over_the_vocabulary_counts_with_the_embeddings(tmp_path):
+    """An untied output layer is a vocabulary matrix whatever its name: its rows are the vocabulary
+    the embedding declares. A small class head (under MIN_VOCAB rows) is not."""
+    from safetensors.numpy import save_file
+
+    from analysis.analyzers.parameters import balance
+    from analysis.ingest.checkpoints import load_safetensors
+
+    rng = np.random.default_rng(0)
+    tensors = {"embed.weight": rng.standard_normal((500, 16), dtype=np.float32),
+               "block.weight": rng.standard_normal((16, 16), dtype=np.float32),
+               "head.weight": rng.standard_normal((500, 16), dtype=np.float32),
+               "classes.weight": rng.standard_normal((10, 16), dtype=np.float32)}
+    save_file(tensors, tmp_path / "model.safetensors")
+    emb, total, _ = balance(load_safetensors([tmp_path / "model.safetensors"], "model.safetensors"))
+    assert (emb, total) == (2 * 500 * 16, 2 * 500 * 16 + 16 * 16 + 10 * 16)
+
+
+def test_first_layer_units_with_no_positive_weight_are_dead_for_nonnegative_inputs():
+    from analysis.analyzers.weights import _worst_layer
+
+    rng = np.random.default_rng(1)
+    w1 = -np.abs(rng.standard_normal((8, 4), dtype=np.float32))
+    w1[:2] = np.abs(w1[:2])                 # two units keep a positive weight
+    chain = [("fc1", w1, np.zeros(8, np.float32)), ("out", rng.standard_normal((3, 8), dtype=np.float32), None)]
+    name, share, dead, units, _ = _worst_layer(chain, 512, conv=False)
+    assert (name, dead, units) == ("fc1", 6, 8)

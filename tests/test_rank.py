@@ -12,8 +12,8 @@ from analysis.rank import RULES, combine, tell_apart
 
 
 def F(code: str, conf: float, sev: str = "high", analyzer: str = "loss", onset: float | None = None,
-      where: str = "line 1") -> Finding:
-    return Finding(code, f"{code} seen", sev, conf, [Evidence(f"{code} evidence", "train.log", where)],
+      where: str = "line 1", artifact: str = "train.log") -> Finding:
+    return Finding(code, f"{code} seen", sev, conf, [Evidence(f"{code} evidence", artifact, where)],
                    fix="fix it", analyzer=analyzer, onset_step=onset)
 
 
@@ -56,6 +56,17 @@ TABLE = [
      [F("numerical_instability", 0.7, "critical", "loss", 12, "line 12"),
       F("lr_too_high", 0.55, "critical", "excerpt", 8, "lines 8-11")],
      ["lr_too_high", "numerical_instability"], {"lr_too_high": 0.75, "numerical_instability": 0.7}),
+    ("slow_weights_are_not_still",
+     [F("no_parameter_updates", 0.9, "critical", "learning_rate", where="lines 2-241"),
+      F("lr_too_low", 0.7, "high", "weights", where="step_60.safetensors vs step_240.safetensors",
+        artifact="step_240.safetensors")],
+     ["lr_too_low", "no_parameter_updates"], {"lr_too_low": 0.9, "no_parameter_updates": 0.8}),
+    ("low_lr_cannot_diverge",
+     [F("lr_too_high", 0.75, "high", "loss", where="lines 18-300"), F("lr_too_low", 0.8, "high", "learning_rate")],
+     ["lr_too_low", "lr_too_high"], {"lr_too_low": 0.8, "lr_too_high": 0.7}),
+    ("lasting_gap_over_passing_spikes",
+     [F("loss_spikes", 0.8, "medium", "loss", where="line 10"), F("overfitting", 0.78, "medium", "loss", where="line 11")],
+     ["overfitting", "loss_spikes"], {"overfitting": 0.8, "loss_spikes": 0.7}),
 ]
 
 

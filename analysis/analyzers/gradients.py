@@ -124,7 +124,10 @@ def _runaway(run: Run, g, growth) -> bool:
     j = index_at_or_before(loss, float(g.steps[growth.end]))
     if i is None or j is None or j <= i:
         return False
-    a, b = loss.values[i], loss.values[j]
+    a = loss.values[i]
+    # the worst loss over the last quarter of the growth, not its last point: a loss that
+    # overflows to huge values prints 0 now and then between them
+    b = float(np.max(loss.values[i + 3 * (j - i) // 4: j + 1]))
     start = float(np.nanmedian(loss.values[: max(3, len(loss) // 10)]))
     return not np.isfinite(b) or (b > 1.1 * a and b - a > 0.05 * abs(start))
 

@@ -20,6 +20,7 @@ from analysis.signals import divergence, first_nonfinite, relative_change
 
 NAME = "learning_rate"
 LR_KEYS = ("lr", "learning_rate", "base_lr", "max_lr", "peak_lr", "lr_max")
+NOISE_RISE = 1.5      # a loss under 1.5x its start has not diverged, whatever its noise
 WARMUP_KEYS = ("warmup_steps", "warmup", "warmup_iters", "warmup_ratio", "num_warmup_steps", "warmup_epochs")
 
 
@@ -36,6 +37,14 @@ def _onset(run: Run) -> tuple[float | None, str]:
     if bad is not None:
         candidates.append((float(s.steps[bad]), "became non-finite"))
     return min(candidates) if candidates else (None, "")
+
+
+def _lasting(values: np.ndarray, best: float) -> bool:
+    """A rise the run kept: the loss over its last tenth stays above the best before the rise (or
+    turns non-finite). An early bump the run later undid entirely did no lasting harm, so no
+    missing warm-up is read from it."""
+    tail = values[-max(3, len(values) // 10):]
+    return not np.isfinite(tail).all() or float(np.median(tail)) > best
 
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")
@@ -69,6 +78,13 @@ def _lr_value(run: Run, lr) -> tuple[float, Evidence] | None:
     return None
 
 
+def _noise_only(values: np.ndarray) -> bool:
+    """A "divergence" an LR below its optimizer's range cannot have caused: the loss stays finite
+    and within NOISE_RISE of where it started (batch noise around a model that barely moves)."""
+    start = float(np.median(values[: max(3, len(values) // 10)]))
+    return bool(np.isfinite(values).all() and values.max() <= NOISE_RISE * start)
+
+
 def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
     """An LR outside the useful range of the run's optimizer family, with the loss showing it."""
     fam = optimizer_family(run)
@@ -81,7 +97,7 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
     moved = relative_change(loss.values)
     loss_ev = Evidence(f"loss moved {moved * 100:.1f}% over the run ({fmt(float(loss.values[0]))} -> "
                        f"{fmt(float(loss.values[-1]))})", loss.artifact, loss.span_locator(0, len(loss) - 1))
-    if value < low and abs(moved) < 0.1 and onset is None:
+    if value < low and abs(moved) < 0.1 and (onset is None or _noise_only(loss.values)):
         patch, cfg_ev, _ = _config_lr_patch(run, value, min(value * 30, low * 10))
         return [Finding("lr_too_low", f"Learning rate {fmt(value)} is below the useful range for {family} (from "
                         f"~{fmt(low)}); the loss moved only {abs(moved) * 100:.1f}%", "high", 0.8,
@@ -165,7 +181,9 @@ def analyze(run: Run) -> list[Finding]:
             last = float(loss.steps[-1])
             early = onset - first <= 0.1 * max(last - first, 1.0)
             learned_first = np.isfinite(loss.values[:3]).all() and onset > first
-            if early and learned_first and float(v[0]) >= 1e-3:
+            before = loss.values[: index_at_or_after(loss, onset) or 1]
+            kept = _lasting(loss.values, float(np.nanmin(before)) if np.isfinite(before).any() else np.inf)
+            if early and learned_first and kept and float(v[0]) >= 1e-3:
                 out.append(Finding("lr_too_high", f"Loss {how} at {loss.step_kind} {fmt_step(onset)}, early, with the full "
                                    f"learning rate {fmt(float(v[0]))} from the first step (no warm-up)", "high", 0.7,
                                    [Evidence(f"lr {fmt(float(v[0]))} at the first logged step", lr.artifact, lr.locator(0))],

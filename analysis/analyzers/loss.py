@@ -20,6 +20,10 @@ from analysis.signals import divergence, first_nonfinite, relative_change, rolli
 
 NAME = "loss"
 NAN_IN_EXCERPT = 0.5
+# a plateau: the smoothed loss wanders under 8% from its level (small batches are noisy) with no
+# trend over 3% between the first and last third of it
+PLATEAU_WANDER, PLATEAU_TREND = 0.08, 0.03
+BAD_BATCH_SHARE = 0.5      # of the spikes, the share past the starting loss that makes them bad batches
 CHANCE_LR_READING = 0.45    # an LR outside its range beside a loss at chance: a real rival to the data bug
 OVERFIT_POINTS = 3          # three validation reports already show a best and a rise after it
 
@@ -97,7 +101,9 @@ def _halve_lr_fix(run: Run, step: float) -> str:
 
 def _spikes(run: Run, s, sp: list[int]) -> Finding:
     """Isolated spikes, more certain when they throw the loss back past where training started
-    (a batch unlike the rest) and when the gradient norm spiked at the same steps."""
+    (a batch unlike the rest) and when the gradient norm spiked at the same steps. A cause (medium)
+    only when most of them do: spikes that mostly stay below the start are the heavy tail of small
+    batches, a note (low)."""
     v = s.values
     top = sorted(sp, key=lambda i: -float(v[i]))[:3]
     ev = [point(s, i, "loss spike") for i in sorted(top)]
@@ -120,7 +126,7 @@ def _spikes(run: Run, s, sp: list[int]) -> Finding:
     return Finding(
         "loss_spikes", f"{len(sp)} isolated loss spike{'s' if len(sp) > 1 else ''} that recovered, at "
         f"{s.step_kind}{'s' if len(sp) > 1 else ''} " + ", ".join(fmt_step(s.steps[i]) for i in sp[:5]),
-        "medium" if len(sp) > 2 else "low", round(conf, 2), ev,
+        "medium" if len(sp) > 2 and len(past_start) >= BAD_BATCH_SHARE * len(sp) else "low", round(conf, 2), ev,
         fix="Log the batch indices of the spiking steps and inspect those samples; clip gradients "
             "(max_grad_norm 1.0) so one bad batch cannot move the weights far",
         expected_impact="spikes shrink or vanish; the trend is unchanged", analyzer=NAME,
@@ -179,7 +185,9 @@ def _plateau(run: Run, s) -> list[Finding]:
                         fix="Check that optimizer.step() runs, that the optimizer holds the model's trainable "
                             "parameters, and that lr > 0", analyzer=NAME, quick_fix="Verify optimizer.step() runs")]
     smooth = rolling_median(late, max(5, len(late) // 10))
-    if np.abs(smooth - level).max() > 0.05 * abs(level):
+    third = len(late) // 3
+    trend = abs(float(np.median(late[:third])) - float(np.median(late[-third:])))
+    if np.abs(smooth - level).max() > PLATEAU_WANDER * abs(level) or trend > PLATEAU_TREND * abs(level):
         return []                          # still moving: not a plateau
     hit = run.config_value("num_classes", "n_classes", "num_labels", "vocab_size", "n_vocab")
     known = hit is not None and isinstance(hit[2], (int, float)) and not isinstance(hit[2], bool) and hit[2] >= 2

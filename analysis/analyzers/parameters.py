@@ -1,7 +1,8 @@
 """Parameter balance and weight health from the latest readable checkpoint.
 
 Thresholds: imbalance = embedding (and untied output-vocabulary) matrices holding 60% or more of
-the parameters while the rest of the model has under 50M; non-finite weights = any NaN/Inf entry.
+the parameters while the rest of the model has under 50M; non-finite weights = any NaN/Inf entry, except in an
+additive attention mask (entries 0 or -inf only).
 """
 from __future__ import annotations
 
@@ -10,13 +11,14 @@ from collections import defaultdict
 import numpy as np
 
 from analysis.analyzers.common import train_loss
-from analysis.ingest.checkpoints import Checkpoint, is_embedding
+from analysis.ingest.checkpoints import Checkpoint, arrays, is_embedding
 from analysis.metrics import fmt
 from analysis.model import Evidence, Finding
 from analysis.run import Run
 from analysis.signals import relative_change
 
 NAME = "parameters"
+MIN_VOCAB = 100
 _PREFIXES = ("model.", "module.", "_orig_mod.", "net.", "transformer.")
 
 
@@ -30,16 +32,27 @@ def group_of(name: str) -> str:
     return parts[0] if len(parts) > 1 else "(top level)"
 
 
+def vocabulary_matrices(ckpt: Checkpoint) -> list[str]:
+    """The embedding matrices and the untied output layers over the same vocabulary: 2-D tensors
+    whose rows are the vocabulary an embedding declares (at least MIN_VOCAB rows: a class head of a
+    few rows is no vocabulary), whatever their names."""
+    names = [t.name for t in ckpt.tensors if is_embedding(t.name, t.shape)]
+    vocab = {t.shape[0] for t in ckpt.tensors if t.name in names and t.shape[0] >= MIN_VOCAB}
+    return names + [t.name for t in ckpt.tensors
+                    if t.name not in names and len(t.shape) == 2 and t.shape[0] in vocab and t.shape[0] > t.shape[1]]
+
+
 def balance(ckpt: Checkpoint) -> tuple[int, int, dict[str, int]]:
     """(embedding parameters, total, parameters per module group)."""
     total = emb = 0
     groups: dict[str, int] = defaultdict(int)
+    vocab = set(vocabulary_matrices(ckpt))
     for t in ckpt.tensors:
         if t.dtype not in ("F32", "F16", "BF16", "F64", "float32", "float16", "bfloat16", "float64"):
             continue
         total += t.numel
         groups[group_of(t.name)] += t.numel
-        if is_embedding(t.name, t.shape):
+        if t.name in vocab:
             emb += t.numel
     return emb, total, dict(groups)
 
@@ -65,6 +78,21 @@ def _latest(run: Run) -> Checkpoint | None:
     return max(loaded, key=lambda c: (c.step if c.step is not None else -1, c.artifact))
 
 
+def _additive_masks(ckpt: Checkpoint, names) -> set[str]:
+    """Of the named tensors, those that are additive attention masks: every entry 0 or -inf (a
+    causal mask saved as a buffer). Their -inf is by design, not an overflow."""
+    wanted = set(names)
+    if not wanted:
+        return set()
+    masks = set()
+    for name, a in arrays(ckpt):
+        if name in wanted:
+            finite = np.isfinite(a)
+            if not np.isnan(a).any() and not (a == np.inf).any() and not a[finite].any():
+                masks.add(name)
+    return masks
+
+
 def analyze(run: Run) -> list[Finding]:
     ckpt = _latest(run)
     if ckpt is None:
@@ -78,7 +106,7 @@ def analyze(run: Run) -> list[Finding]:
             breakdown = ", ".join(f"{g} {n / total:.0%}" for g, n in top)
             hit = run.config_value("d_model", "n_embd", "hidden_size", "embed_dim", "dim", "emb_dim")
             ev = [Evidence(f"embeddings hold {share:.0%} of parameters ({emb:,} of {total:,}); by module: {breakdown}",
-                           ckpt.artifact, "tensors " + ", ".join(t.name for t in ckpt.tensors if is_embedding(t.name, t.shape))[:120])]
+                           ckpt.artifact, "tensors " + ", ".join(vocabulary_matrices(ckpt))[:120])]
             if hit:
                 ev.append(Evidence(f"{hit[1]} = {hit[2]}", hit[0].artifact, f"line {hit[0].lines.get(hit[1], 1)}"))
             conf = 0.65
@@ -93,7 +121,8 @@ def analyze(run: Run) -> list[Finding]:
                                    "hold at most ~50% of the parameters", expected_impact="the loss keeps falling past "
                                "its plateau and outputs stop degenerating", analyzer=NAME,
                                quick_fix="Tie embeddings and widen the blocks"))
-    bad = [t for t in ckpt.tensors if t.nonfinite]
+    masks = _additive_masks(ckpt, [t.name for t in ckpt.tensors if t.nonfinite])
+    bad = [t for t in ckpt.tensors if t.nonfinite and t.name not in masks]
     if bad:
         worst = max(bad, key=lambda t: t.nonfinite)
         out.append(Finding("numerical_instability", f"{len(bad)} tensors in {ckpt.artifact} hold NaN/Inf",

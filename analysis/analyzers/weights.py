@@ -1,10 +1,11 @@
 """What the weights themselves say, tensor by tensor: whether they moved between checkpoints and
 by how much per step, which embedding rows never moved (tokens absent from the data), and how many
-ReLU units of an MLP can still fire.
+ReLU units of an MLP or a plain CNN can still fire.
 
 Thresholds: no updates = every tensor bit-identical between two checkpoints some steps apart;
-too small = a median relative change per step under 1e-6 (healthy runs move ~1e-4 to 1e-2 of a
-weight's norm per step); dead units = at least 40% of a hidden layer's units that never activate
+too small = a median relative change per step under 1e-6, or under 1e-5 with a loss that moved
+under 10% over the run (healthy runs move ~1e-4 to 1e-2 of a weight's norm per step; a late, decayed
+LR moves them slowly too, but after the loss fell); dead units = at least 40% of a hidden layer's units that never activate
 for 4096 standard-normal inputs propagated through the checkpoint's own layers.
 """
 from __future__ import annotations
@@ -13,14 +14,18 @@ import re
 
 import numpy as np
 
+from analysis.analyzers.common import train_loss
 from analysis.ingest.checkpoints import Checkpoint, arrays, is_embedding
 from analysis.metrics import fmt
 from analysis.model import Evidence, Finding
 from analysis.patches import set_config_value
 from analysis.run import Run
+from analysis.signals import relative_change
 
 NAME = "weights"
 PER_STEP_TOO_SMALL = 1e-6
+PER_STEP_SLOW = 1e-5       # ten times under the healthy band: too slow when the loss did not move either
+LOSS_FLAT = 0.1            # the loss moved under 10% over the whole run
 DEAD_SHARE = 0.4
 SAMPLES = 4096
 # Activations held at once, in float32 elements (64 MB): a layer wider than this allows gets fewer
@@ -28,13 +33,25 @@ SAMPLES = 4096
 # 50,000-wide input that 4096 samples would make 800 MB).
 ACTIVATION_ELEMENTS = 16 << 20
 MIN_SAMPLES = 256
+CONV_SIDE = 8          # a convolution is probed on 8x8 inputs: a unit that fires anywhere fires there
 _RELU = re.compile(r"\brelu\b|ReLU\(", re.I)
 _BIAS_INIT = re.compile(r"(init\.\w+_\(|\.fill_\(|\.constant_\().*bias|bias.*(\.fill_\(|init\.\w+_\()")
 _OTHER_ACT = re.compile(r"Sigmoid|Tanh|GELU|SiLU|ELU\(|tanh\(|sigmoid\(|gelu\(")
 
 
+def _loss_flat(run: Run) -> bool:
+    s = train_loss(run)
+    return s is not None and len(s) >= 10 and abs(relative_change(s.values)) < LOSS_FLAT
+
+
 def _ordered(run: Run) -> list[Checkpoint]:
-    return sorted((c for c in run.loaded_checkpoints() if c.step is not None), key=lambda c: c.step)
+    """One checkpoint per step, oldest first: a trainer's own checkpoint-N beside a step_N copy of
+    the same weights is one point in time, not two."""
+    by_step: dict[int, Checkpoint] = {}
+    for c in sorted(run.loaded_checkpoints(), key=lambda c: c.artifact):
+        if c.step is not None:
+            by_step.setdefault(c.step, c)
+    return [by_step[s] for s in sorted(by_step)]
 
 
 def _movement(a: Checkpoint, b: Checkpoint) -> tuple[int, int, list[float], dict[str, tuple[int, int]]]:
@@ -49,11 +66,13 @@ def _movement(a: Checkpoint, b: Checkpoint) -> tuple[int, int, list[float], dict
         if wa is None or wa.shape != wb.shape:
             continue
         compared += 1
-        delta = wb.astype(np.float64) - wa
-        diff = float(np.linalg.norm(delta.ravel()))
-        if diff == 0.0:
+        if np.array_equal(wa, wb, equal_nan=True):
             same += 1
             continue
+        if not (np.isfinite(wa).all() and np.isfinite(wb).all()):
+            continue           # a tensor that changed into or out of NaN/Inf has no finite rate
+        delta = wb.astype(np.float64) - wa
+        diff = float(np.linalg.norm(delta.ravel()))
         ratios.append(diff / max(float(np.linalg.norm(wa.ravel().astype(np.float64))), 1e-12))
         if is_embedding(name, wb.shape):
             # "still": under 10% of the movement of the row that moved most (weight decay alone
@@ -81,6 +100,8 @@ def _updates(run: Run) -> list[Finding]:
                             "re-wrapping, requires_grad is True, and lr > 0",
                         expected_impact="the weights change between checkpoints and the loss falls", analyzer=NAME,
                         quick_fix="Verify optimizer.step() runs on the model's parameters")]
+    if not ratios:
+        return []
     per_step = float(np.median(ratios)) / steps
     out = []
     for name, (still, rows) in still_rows.items():
@@ -93,7 +114,7 @@ def _updates(run: Run) -> list[Finding]:
                                fix="Shrink the vocabulary to the tokens the data uses (or tie and shrink the embeddings); "
                                    "the parameters freed can go to the layers between them", analyzer=NAME,
                                quick_fix="Shrink the vocabulary to the tokens used"))
-    if per_step < PER_STEP_TOO_SMALL:
+    if per_step < PER_STEP_TOO_SMALL or (per_step < PER_STEP_SLOW and _loss_flat(run)):
         return [Finding("lr_too_low", f"The weights barely move: a median relative change of {fmt(per_step)} per step "
                         f"between step {a.step} and step {b.step}", "high", 0.7,
                         [Evidence(f"median |dW|/|W| {fmt(float(np.median(ratios)))} over {steps} steps "
@@ -125,29 +146,77 @@ def _mlp_chain(ckpt: Checkpoint) -> list[tuple[str, np.ndarray, np.ndarray | Non
     return chain
 
 
-def _dead_units(run: Run) -> list[Finding]:
-    texts = [c.text for c in run.code]
-    if not texts or not any(_RELU.search(t) for t in texts) or any(_OTHER_ACT.search(t) for t in texts):
+def _conv_chain(ckpt: Checkpoint) -> list[tuple[str, np.ndarray, np.ndarray | None]]:
+    """The checkpoint's convolutions as a plain CNN: 4-D weights in file order whose channels
+    chain, each with its bias, before any 2-D head; empty when any other kind of tensor is present."""
+    tensors = dict(arrays(ckpt))
+    if any(not (n.endswith(".weight") or n.endswith(".bias")) for n in tensors):
         return []
-    latest = max(run.loaded_checkpoints(), key=lambda c: (c.step or -1, c.artifact), default=None)
-    if latest is None:
-        return []
-    chain = _mlp_chain(latest)
-    if not chain:
-        return []
-    widest = max(max(w.shape) for _, w, _ in chain)
-    samples = min(SAMPLES, ACTIVATION_ELEMENTS // max(widest, 1))
-    if samples < MIN_SAMPLES:
-        return []
-    h = np.random.default_rng(0).standard_normal((samples, chain[0][1].shape[1]), dtype=np.float32)
+    chain = []
+    for n, w in tensors.items():
+        if not n.endswith(".weight") or w.ndim != 4:
+            continue
+        if chain and chain[-1][1].shape[0] != w.shape[1]:
+            return []
+        b = tensors.get(n[: -len("weight")] + "bias")
+        if b is not None and b.shape != (w.shape[0],):
+            return []
+        chain.append((n[: -len(".weight")], w, b))
+    return chain
+
+
+def _conv_same(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
+    """A stride-1 convolution with the padding that keeps the size (kernel // 2), in numpy."""
+    kh, kw = w.shape[2:]
+    xp = np.pad(x, ((0, 0), (0, 0), (kh // 2, kh // 2), (kw // 2, kw // 2)))
+    win = np.lib.stride_tricks.sliding_window_view(xp, (kh, kw), axis=(2, 3))[:, :, : x.shape[2], : x.shape[3]]
+    out = np.einsum("nchwij,ocij->nohw", win, w, optimize=True)
+    return out + (b[None, :, None, None] if b is not None else 0.0)
+
+
+def _worst_layer(chain, samples: int, conv: bool):
+    """(layer, dead share, dead units, units, bias) of the hidden layer with the largest share of
+    ReLU units that never activate for standard-normal inputs propagated through the checkpoint's
+    own layers (a conv unit is a channel, dead when it is at or below 0 at every position)."""
+    rng = np.random.default_rng(0)
+    shape = (samples, chain[0][1].shape[1], CONV_SIDE, CONV_SIDE) if conv else (samples, chain[0][1].shape[1])
+    h = rng.standard_normal(shape, dtype=np.float32)
     worst = None
-    for name, w, b in chain[:-1]:
-        h = h @ w.T + (b if b is not None else 0.0)
-        alive = (h > 0).any(axis=0)
+    for i, (name, w, b) in enumerate(chain if conv else chain[:-1]):
+        h = _conv_same(h, w, b) if conv else h @ w.T + (b if b is not None else 0.0)
+        alive = (h > 0).any(axis=(0, 2, 3) if conv else 0)
+        if i == 0:
+            # the data's inputs are often nonnegative (pixels, counts, one-hots): a first-layer unit
+            # whose weights and bias are all <= 0 never fires on them, whatever a normal probe says
+            flat = w.reshape(w.shape[0], -1)
+            alive &= ~((flat <= 0).all(axis=1) & ((b <= 0) if b is not None else True))
         share = 1.0 - float(alive.mean())
         if worst is None or share > worst[1]:
             worst = (name, share, int((~alive).sum()), len(alive), b)
         h = np.maximum(h, 0.0)
+    return worst
+
+
+def _dead_units(run: Run) -> list[Finding]:
+    texts = [c.text for c in run.code]
+    if not texts or not any(_RELU.search(t) for t in texts) or any(_OTHER_ACT.search(t) for t in texts):
+        return []
+    if any(isinstance(v, str) and (_OTHER_ACT.search(v + "(") or _OTHER_ACT.search(v.capitalize() + "("))
+           for c in run.configs for v in c.values.values()):
+        return []          # the config names another activation (activation: sigmoid): no ReLU units to probe
+    latest = max(run.loaded_checkpoints(), key=lambda c: (c.step or -1, c.artifact), default=None)
+    if latest is None:
+        return []
+    chain, conv = _mlp_chain(latest), False
+    if not chain:
+        chain, conv = _conv_chain(latest), True
+    if not chain:
+        return []
+    widest = max(max(w.shape[:2]) for _, w, _ in chain) * (CONV_SIDE * CONV_SIDE * 9 if conv else 1)
+    samples = min(SAMPLES, ACTIVATION_ELEMENTS // max(widest, 1))
+    if samples < MIN_SAMPLES:
+        return []
+    worst = _worst_layer(chain, samples, conv)
     if worst is None or worst[1] < DEAD_SHARE:
         return []
     name, share, dead, total, bias = worst
