@@ -214,6 +214,14 @@ def divergence_to_nan_is_the_lr(r: Ranking) -> None:
         num.confidence = round(min(num.confidence, lr.confidence - 0.05), 2)
 
 
+def fault_outranks_health(r: Ranking) -> None:
+    """A healthy reading of a paste's numbers never stands beside a fault: any cause of medium
+    severity or more found anywhere means the lines are not healthy, so the healthy reading leaves
+    the list (its "nothing shows a fault" would be false)."""
+    if "healthy" in r.causes and any(c.code != "healthy" and c.severity in LEADING for c in r.causes.values()):
+        del r.causes["healthy"]
+
+
 RULES: tuple[Callable[[Ranking], None], ...] = (
     gradients_before_nan,
     lr_jump_explains_what_follows,
@@ -226,6 +234,7 @@ RULES: tuple[Callable[[Ranking], None], ...] = (
     dead_units_explain_rise,
     zero_variance_explains_nan,
     divergence_to_nan_is_the_lr,
+    fault_outranks_health,
 )
 
 

@@ -56,6 +56,9 @@ TABLE = [
      [F("numerical_instability", 0.7, "critical", "loss", 12, "line 12"),
       F("lr_too_high", 0.55, "critical", "excerpt", 8, "lines 8-11")],
      ["lr_too_high", "numerical_instability"], {"lr_too_high": 0.75, "numerical_instability": 0.7}),
+    ("fault_outranks_health",
+     [F("healthy", 0.6, "info", "excerpt", where="lines 1-4"), F("overfitting", 0.3, "medium", "excerpt")],
+     ["overfitting"], {"overfitting": 0.3}),
 ]
 
 

@@ -3,6 +3,7 @@ failures, DataLoader worker deaths, zero-variance statistics, NaN detectors and 
 overflows. The signature table is data: analysis/data/signatures.toml."""
 from __future__ import annotations
 
+from analysis.analyzers import error_readings
 from analysis.analyzers.common import NAN_DATA_SETTLE
 from analysis.metrics import clip
 from analysis.model import Event, Evidence, Finding
@@ -250,7 +251,7 @@ def analyze(run: Run) -> list[Finding]:
             out.append(_lr_reading(e))
         if _loss_nan_message(e):
             out.append(_data_reading(e))
-    return out
+    return out + error_readings.analyze_events(run.events)
 
 
 def _broadcasts(text: str) -> bool:

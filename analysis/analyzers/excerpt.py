@@ -20,7 +20,8 @@ Thresholds (named below):
 - GRAD_GROWTH = 100: a gradient norm that grows 100x over a few reports,
 - SPIKE_RATIO = 3, SPIKE_BACK = 1.5: one report 3x the median of the others, the next within 1.5x,
 - a confusion matrix: a square block of at least 2 rows of counts, MATRIX_MAX_BYTES of text read;
-  IMBALANCED = 0.6: the predicted class holding 60% of the rows is a majority learned.
+  IMBALANCED = 0.6: the predicted class holding 60% of the rows is a majority learned,
+- HEALTHY_READ = 0.5 (HEALTHY_FALLING = 0.6 with a falling loss): a short paste read with no fault.
 """
 from __future__ import annotations
 
@@ -64,6 +65,10 @@ LOSS_WORDS = ("loss", "nll", "ppl", "perplexity", "xent", "cost", "objective")
 PLATEAU_POINTS = 20         # from here on the loss analyzer reads a plateau; below it, this one
 EXPLODED = 1000.0           # a loss 1000x its first report exploded, however few the reports
 TURNED = 1.5                # a short curve that climbs at every report after its best to 1.5x it diverged
+HEALTHY_READ = 0.5          # a short paste read with no fault in it: healthy, modestly (a few lines are not a run)
+HEALTHY_FALLING = 0.6       # ...and its loss falls across them
+QUIET_EVENTS = ("benign", "warning")   # messages that leave a paste's numbers to speak for it
+BOOKKEEPING = ("epoch", "step", "iter", "iteration", "global_step", "time", "eta")   # counters, not readings
 
 
 def _short(run: Run, name: str):
@@ -540,7 +545,38 @@ def _short_spike(run: Run) -> list[Finding]:
     return []
 
 
+def _no_fault_read(run: Run) -> list[Finding]:
+    """A short paste whose numbers were read and show no fault is evidence of health, if modest: say
+    `healthy`, with what was checked, rather than "needs more data". Only where nothing else in the
+    paste speaks (an error, a NaN anywhere, a loss above its start, an LR above every optimizer's
+    range); any fault another analyzer finds outranks it (analysis/rank.py)."""
+    if any(e.signature not in QUIET_EVENTS for e in run.events) or _high_lr(run) is not None:
+        return []
+    series = [s for s in (run.metrics.get(n) for n in run.metrics.names())
+              if s is not None and len(s) and s.name not in BOOKKEEPING]
+    if not series or any(len(s) >= SHORT or not np.isfinite(s.values).all() for s in series):
+        return []
+    loss = _main_loss(run)
+    if loss is not None and len(loss) >= 2 and loss.values[-1] > loss.values[0] * (1 + RISE_MIN):
+        return []
+    reports = max(len(s) for s in series)
+    names = ", ".join(s.name for s in series[:6]) + (f" and {len(series) - 6} more" if len(series) > 6 else "")
+    ev = [Evidence(f"read {len(series)} series ({names}) over {reports} report{'s' * (reports > 1)}: every value "
+                   "finite, no error, no LR above its usual range", series[0].artifact,
+                   series[0].span_locator(0, len(series[0]) - 1))]
+    conf = HEALTHY_READ
+    if loss is not None and len(loss) >= 2 and loss.values[-1] < loss.values[0]:
+        ev.append(Evidence(f"{loss.name} fell from {fmt(float(loss.values[0]))} to {fmt(float(loss.values[-1]))}",
+                           loss.artifact, loss.span_locator(0, len(loss) - 1)))
+        conf = HEALTHY_FALLING
+    return [Finding("healthy", "Nothing in these lines shows a fault: the numbers read are finite and in range "
+                    f"({reports} report{'s' * (reports > 1)}, too few to judge a trend with confidence)", "info", conf,
+                    ev, fix="Nothing to fix from these lines; if training misbehaves, share more of the log (the loss "
+                            "per step over a few hundred steps, and the validation metrics)", analyzer=NAME)]
+
+
 def analyze(run: Run) -> list[Finding]:
-    return (_gap(run) + _absurd_lr(run) + _nan_loss(run) + _rising_loss(run) + _stuck_accuracy(run)
-            + _flat_loss(run) + _too_good(run) + _one_column(run) + _growing_gradients(run) + _short_spike(run)
-            + _zero_loss(run))
+    found = (_gap(run) + _absurd_lr(run) + _nan_loss(run) + _rising_loss(run) + _stuck_accuracy(run)
+             + _flat_loss(run) + _too_good(run) + _one_column(run) + _growing_gradients(run) + _short_spike(run)
+             + _zero_loss(run))
+    return found or _no_fault_read(run)
