@@ -256,3 +256,20 @@ def test_a_short_paste_with_no_fault_in_its_numbers_is_healthy_modestly(tmp_path
 def test_a_healthy_reading_never_hides_a_fault(tmp_path, fault):
     d = _top(tmp_path, CAFFE_OK + fault)
     assert "healthy" not in [c.code for c in d.root_causes] and d.status != "no_failure_found"
+
+
+def test_a_detector_validated_on_images_with_no_labels(tmp_path):
+    # multiyolov5 #7 (tests/wild, tune half): "reading the log, the labels were not loaded"
+    d = _top(tmp_path, "    39/999     5.31G    0.1613   0.03633         0    0.1977   0.02364         9       832\n"
+                       "               Class      Images      Labels           P           R      mAP@.5  mAP@.5:.95\n"
+                       "                 all          10           0           0           0           0           0\n")
+    top = d.root_causes[0]
+    assert top.code == "data_pipeline_bug" and top.severity == "high" and top.evidence[0].locator == "line 3"
+    ok = _top(tmp_path, "                 all        5000       36335       0.672       0.541       0.586        0.37\n")
+    assert "data_pipeline_bug" not in [c.code for c in ok.root_causes]
+
+
+@pytest.mark.parametrize("losses,conf", [((0.69, 0.95), 0.35), ((0.69, 0.70, 0.72, 0.80), 0.45)])
+def test_a_short_loss_that_goes_up_at_every_report_is_never_no_cause(tmp_path, losses, conf):
+    d = _top(tmp_path, "".join(f"Epoch {i}/10 loss: {v}\n" for i, v in enumerate(losses, 1)))
+    assert [(c.code, c.confidence) for c in d.root_causes] == [("lr_too_high", conf)] and d.tell_apart
