@@ -97,3 +97,15 @@ def test_a_training_loader_that_never_shuffles(tmp_path):
     assert findings(tmp_path, loaders.format(train=", shuffle=False"))["data_pipeline_bug"].evidence[0].locator == "line 3"
     for ok in (", shuffle=True", ", sampler=DistributedSampler(train_set)", ", shuffle=args.shuffle"):
         assert "data_pipeline_bug" not in findings(tmp_path, loaders.format(train=ok))
+
+
+def test_an_optimizer_built_with_an_lr_above_its_range(tmp_path):
+    built = """
+        import torch
+        LR = {lr}
+        opt = torch.optim.{opt}(model.parameters(), lr=LR)
+    """
+    f = findings(tmp_path, built.format(opt="Adam", lr="0.1"))["lr_too_high"]
+    assert f.evidence[0].locator == "line 4" and "0.1" in f.issue and "adam" in f.issue
+    assert "lr_too_high" not in findings(tmp_path, built.format(opt="Adam", lr="3e-4"))
+    assert "lr_too_high" not in findings(tmp_path, built.format(opt="SGD", lr="0.1"))     # SGD's usual top

@@ -126,6 +126,54 @@ def _unshuffled_training_loader(code: CodeFile) -> Finding | None:
     return None
 
 
+def _constants(tree: ast.Module) -> dict[str, float]:
+    """Module-level names assigned a number (`learning_rate = 1e-5`): what an `lr=learning_rate` reads."""
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and \
+                isinstance(node.value.value, (int, float)) and not isinstance(node.value.value, bool):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    out[t.id] = float(node.value.value)
+    return out
+
+
+def _lr_above_range(code: CodeFile) -> Finding | None:
+    """An optimizer built in the script with a literal learning rate above its family's usual range
+    (common.LR_RANGE: Adam's tops out near 1e-2, SGD's near 0.1): the line, and the LR a tenth of it."""
+    from analysis.analyzers.common import LR_RANGE     # here: at module level the import would be circular
+    try:
+        tree = ast.parse(code.text)
+    except SyntaxError:
+        return None
+    names = _constants(tree)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        callee = _call_name(node.func)
+        fam = next((f for key, f in _FAMILIES if key in callee.lower()), None) if callee in OPTIMIZER_CLASSES else None
+        lr_node = next((k.value for k in node.keywords if k.arg in ("lr", "learning_rate")), None)
+        if fam is None or lr_node is None:
+            continue
+        lr = lr_node.value if isinstance(lr_node, ast.Constant) else names.get(lr_node.id) if isinstance(lr_node, ast.Name) else None
+        if not isinstance(lr, (int, float)) or isinstance(lr, bool) or lr <= LR_RANGE[fam][1]:
+            continue
+        line = code.text.splitlines()[node.lineno - 1]
+        return Finding(
+            "lr_too_high", f"{code.artifact} line {node.lineno} builds {callee} with lr={lr:g}, above the usual range "
+            f"of {fam} (up to ~{LR_RANGE[fam][1]:g})", "medium", 0.5,
+            [Evidence(f"{line.strip()}: lr {lr:g} for {callee}", code.artifact, f"line {node.lineno}")],
+            fix=f"Lower the learning rate to ~{lr / 10:g} (a tenth) and add a warm-up; raise it back only while the "
+                "loss keeps falling", expected_impact="the loss falls instead of diverging or stalling",
+            analyzer=NAME, quick_fix="Lower the LR 10x")
+    return None
+
+
+# optimizer class name (lower case) -> LR_RANGE family
+_FAMILIES = (("adam", "adam"), ("lion", "lion"), ("muon", "muon"), ("adafactor", "adafactor"), ("rmsprop", "rmsprop"),
+             ("sgd", "sgd"))
+
+
 def _frozen(code: CodeFile, opts: dict[str, tuple[str, int]]) -> Finding | None:
     """Every parameter set to requires_grad=False and never back to True before training."""
     lines = code.text.splitlines()
@@ -151,7 +199,7 @@ def analyze(run: Run) -> list[Finding]:
             continue
         opts = optimizers(code)
         out += [f for f in (_unguarded_division(code), _softmax_into_cross_entropy(code), _half_without_scaler(code),
-                            _unshuffled_training_loader(code), _frozen(code, opts)) if f is not None]
+                            _unshuffled_training_loader(code), _lr_above_range(code), _frozen(code, opts)) if f is not None]
         backward = sorted(code.calls.get("backward", []))
         if not opts or not backward:
             continue
