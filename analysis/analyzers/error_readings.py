@@ -14,7 +14,9 @@ from analysis.metrics import clip
 from analysis.model import Event, Evidence, Finding
 
 READINGS = Path(__file__).resolve().parents[1] / "data" / "error_readings.toml"
-UNKNOWN = ("traceback", "error")      # the event signatures of an error no signature names
+# the event signatures of an error no cause is known for: a traceback or an exception line no
+# signature names, and a CUDA error whose own words name no cause (signatures.toml, code "")
+UNKNOWN = ("traceback", "error", "cuda_error")
 
 
 @cache
@@ -78,7 +80,7 @@ def _findings(e: Event) -> list[Finding]:
 def analyze_events(events: list[Event]) -> list[Finding]:
     """The differential of the last unknown error (the one that stopped the run), where no
     signature named any error in the paste: a known one already says what happened."""
-    if any(e.code is not None for e in events):
+    if any(e.code for e in events):
         return []
     unknown = [e for e in events if e.signature in UNKNOWN]
     return _findings(unknown[-1]) if unknown else []
