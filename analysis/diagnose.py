@@ -181,8 +181,9 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
         status = "needs_more_data"
         questions.append("None of the files could be read (see the artifact list): can you share the raw training log?")
     elif (not any(c.severity in ("critical", "high", "medium") for c in causes) and not crashes and not failed
-          and (healthy := _healthy(run) or _benign_only(run) or _warnings_only(run))):     # a run that crashed, or that was not fully analysed, is never healthy
-        causes, status = [healthy] + causes, "no_failure_found"     # minor notes stay below it
+          and (healthy := _healthy(run) or _benign_only(run) or _warnings_only(run)
+               or next((c for c in causes if c.code == "healthy"), None))):     # a run that crashed, or that was not fully analysed, is never healthy
+        causes, status = [healthy] + [c for c in causes if c.code != "healthy"], "no_failure_found"     # minor notes stay below it
     elif not causes:
         status = "needs_more_data"
         questions.append("Nothing in these artifacts shows a fault or a healthy loss curve: what symptom did you see, "

@@ -249,6 +249,14 @@ def lasting_gap_over_passing_spikes(r: Ranking) -> None:
         _demote(spk, over)
 
 
+def fault_outranks_health(r: Ranking) -> None:
+    """A healthy reading of a paste's numbers never stands beside a fault: any cause of medium
+    severity or more found anywhere means the lines are not healthy, so the healthy reading leaves
+    the list (its "nothing shows a fault" would be false)."""
+    if "healthy" in r.causes and any(c.code != "healthy" and c.severity in LEADING for c in r.causes.values()):
+        del r.causes["healthy"]
+
+
 RULES: tuple[Callable[[Ranking], None], ...] = (
     gradients_before_nan,
     lr_jump_explains_what_follows,
@@ -264,6 +272,7 @@ RULES: tuple[Callable[[Ranking], None], ...] = (
     slow_weights_are_not_still,
     low_lr_cannot_diverge,
     lasting_gap_over_passing_spikes,
+    fault_outranks_health,
 )
 
 

@@ -70,3 +70,42 @@ def test_a_correct_loop_raises_nothing(tmp_path):
                 optimizer.step()
                 z = (x - x.mean()) / (x.std() + 1e-6)
     """) == {}
+
+
+def test_a_config_that_trains_in_float16_with_no_scaler(tmp_path):
+    # nanoGPT #167 (tests/wild, tune half): the config block the reporter pasted; fp32 cured the NaN
+    f = findings(tmp_path, """
+        # in train_gpt2.py
+        batch_size = 20
+        learning_rate = 1e-5
+
+        # in train.py
+        dtype = 'float16'
+    """)["numerical_instability"]
+    assert f.evidence[0].locator == "line 7" and "float16" in f.evidence[0].text
+    assert "numerical_instability" not in findings(tmp_path, "dtype = 'bfloat16'\nmodel_dtype = torch_dtype = 'auto'\n")
+
+
+def test_a_training_loader_that_never_shuffles(tmp_path):
+    loaders = """
+        from torch.utils.data import DataLoader
+        train_loader = DataLoader(train_set, batch_size=32{train})
+        val_loader = DataLoader(val_set, batch_size=32, shuffle=False)
+    """
+    f = findings(tmp_path, loaders.format(train=""))["data_pipeline_bug"]
+    assert f.evidence[0].locator == "line 3" and "shuffle=True" in f.patch
+    assert findings(tmp_path, loaders.format(train=", shuffle=False"))["data_pipeline_bug"].evidence[0].locator == "line 3"
+    for ok in (", shuffle=True", ", sampler=DistributedSampler(train_set)", ", shuffle=args.shuffle"):
+        assert "data_pipeline_bug" not in findings(tmp_path, loaders.format(train=ok))
+
+
+def test_an_optimizer_built_with_an_lr_above_its_range(tmp_path):
+    built = """
+        import torch
+        LR = {lr}
+        opt = torch.optim.{opt}(model.parameters(), lr=LR)
+    """
+    f = findings(tmp_path, built.format(opt="Adam", lr="0.1"))["lr_too_high"]
+    assert f.evidence[0].locator == "line 4" and "0.1" in f.issue and "adam" in f.issue
+    assert "lr_too_high" not in findings(tmp_path, built.format(opt="Adam", lr="3e-4"))
+    assert "lr_too_high" not in findings(tmp_path, built.format(opt="SGD", lr="0.1"))     # SGD's usual top

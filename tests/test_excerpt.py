@@ -232,3 +232,44 @@ def test_an_accuracy_hovering_at_one_half_is_a_guess(tmp_path):
     text = "epoch 0, loss 0.6941, acc 0.5012\nepoch 1, loss 0.6925, acc 0.4988\nepoch 2, loss 0.6938, acc 0.5000\n"
     top = _top(tmp_path, text).root_causes[0]
     assert top.code == "data_pipeline_bug" and "1/2" in top.issue
+
+
+CAFFE_OK = """I0815 22:23:39.197793 52129 solver.cpp:232] Iteration 2380, loss = 2.04238
+I0815 22:23:39.198057 52129 solver.cpp:631] Iteration 2380, lr = 0.001
+I0815 22:26:28.971088 52129 solver.cpp:232] Iteration 2400, loss = 2.00524
+I0815 22:26:28.971369 52129 solver.cpp:631] Iteration 2400, lr = 0.001
+"""
+
+
+def test_a_short_paste_with_no_fault_in_its_numbers_is_healthy_modestly(tmp_path):
+    # TSN #2 (tests/wild, tune half): a maintainer called this slow-looking loss normal
+    d = _top(tmp_path, CAFFE_OK)
+    top = d.root_causes[0]
+    assert top.code == "healthy" and d.status == "no_failure_found" and 0.4 <= top.confidence <= 0.6
+    assert "train_loss fell from 2.042 to 2.005" in [e.text for e in top.evidence]
+
+
+@pytest.mark.parametrize("fault", [
+    "I0815 22:29:10.000000 52129 solver.cpp:232] Iteration 2420, loss = nan\n",
+    "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n    step()\nValueError: bad\n",
+])
+def test_a_healthy_reading_never_hides_a_fault(tmp_path, fault):
+    d = _top(tmp_path, CAFFE_OK + fault)
+    assert "healthy" not in [c.code for c in d.root_causes] and d.status != "no_failure_found"
+
+
+def test_a_detector_validated_on_images_with_no_labels(tmp_path):
+    # multiyolov5 #7 (tests/wild, tune half): "reading the log, the labels were not loaded"
+    d = _top(tmp_path, "    39/999     5.31G    0.1613   0.03633         0    0.1977   0.02364         9       832\n"
+                       "               Class      Images      Labels           P           R      mAP@.5  mAP@.5:.95\n"
+                       "                 all          10           0           0           0           0           0\n")
+    top = d.root_causes[0]
+    assert top.code == "data_pipeline_bug" and top.severity == "high" and top.evidence[0].locator == "line 3"
+    ok = _top(tmp_path, "                 all        5000       36335       0.672       0.541       0.586        0.37\n")
+    assert "data_pipeline_bug" not in [c.code for c in ok.root_causes]
+
+
+@pytest.mark.parametrize("losses,conf", [((0.69, 0.95), 0.35), ((0.69, 0.70, 0.72, 0.80), 0.45)])
+def test_a_short_loss_that_goes_up_at_every_report_is_never_no_cause(tmp_path, losses, conf):
+    d = _top(tmp_path, "".join(f"Epoch {i}/10 loss: {v}\n" for i, v in enumerate(losses, 1)))
+    assert [(c.code, c.confidence) for c in d.root_causes] == [("lr_too_high", conf)] and d.tell_apart

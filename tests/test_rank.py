@@ -67,6 +67,9 @@ TABLE = [
     ("lasting_gap_over_passing_spikes",
      [F("loss_spikes", 0.8, "medium", "loss", where="line 10"), F("overfitting", 0.78, "medium", "loss", where="line 11")],
      ["overfitting", "loss_spikes"], {"overfitting": 0.8, "loss_spikes": 0.7}),
+    ("fault_outranks_health",
+     [F("healthy", 0.6, "info", "excerpt", where="lines 1-4"), F("overfitting", 0.3, "medium", "excerpt")],
+     ["overfitting"], {"overfitting": 0.3}),
 ]
 
 

@@ -30,6 +30,10 @@ REAL_LINES = [
      "github.com/NVIDIA/nccl/issues/525"),
     ("nccl_shm", "ubuntu:9621:9688 [3] misc/shmutils.cc:112 NCCL WARN Error while creating shared memory segment "
      "/dev/shm/nccl-KWfVyt (size 5967872)", "github.com/NVIDIA/nccl-tests/issues/166"),
+    ("host_oom", "terminate called after throwing an instance of 'std::bad_alloc'",
+     "github.com/ljanyst/ssd-tensorflow/issues/8 (maintainer: you've run out of memory)"),
+    ("elastic_teardown", "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 899505 closing signal "
+     "SIGTERM", "github.com/yangjianxin1/Firefly/issues/171"),
     ("port_in_use", "RuntimeError: Address already in use", "tests/wild megatron-addr-in-use-343"),
     ("store_barrier", "INFO:root:Waiting in store based barrier to initialize process group for rank: 0, key: "
      "store_based_barrier_key:1 (world_size=8, worker_count=7, timeout=0:30:00)",

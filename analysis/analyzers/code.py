@@ -1,10 +1,12 @@
 """The training code, read statically (AST, never imported or run): a loop that computes
 gradients but never applies them, gradients that are never cleared between steps, divisions by
 a spread or a norm with no epsilon, softmax fed to a cross-entropy loss that applies its own,
-fp16 without a gradient scaler, and a model frozen before its optimizer is built. Each finding names the file and line, and the patch text
-makes the change."""
+fp16 without a gradient scaler, a training DataLoader that never shuffles, and a model frozen
+before its optimizer is built. Each finding names the file and line, and the patch text makes the
+change."""
 from __future__ import annotations
 
+import ast
 import re
 
 from analysis.ingest.configs import CodeFile
@@ -65,12 +67,16 @@ def _softmax_into_cross_entropy(code: CodeFile) -> Finding | None:
     return None
 
 
+# float16 compute: autocast to it, .half(), torch.float16, or a config's dtype = 'float16' (nanoGPT)
+FLOAT16 = r"autocast\([^)]*float16|\.half\(\)|dtype=torch\.float16|torch\.float16|\bdtype\s*=\s*['\"]float16['\"]"
+
+
 def _half_without_scaler(code: CodeFile) -> Finding | None:
     """fp16 autocast or .half() with no GradScaler: small gradients underflow to 0, large ones overflow."""
     if code.uses("GradScaler"):
         return None
     for n, line in enumerate(code.text.splitlines(), start=1):
-        if re.search(r"autocast\([^)]*float16|\.half\(\)|dtype=torch\.float16|torch\.float16", line) and "bfloat16" not in line:
+        if re.search(FLOAT16, line) and "bfloat16" not in line:
             return Finding(
                 "numerical_instability", f"{code.artifact} line {n} computes in float16 with no GradScaler: gradients "
                 "under 6e-8 flush to zero and activations over 65504 become inf", "low", 0.4,
@@ -79,6 +85,93 @@ def _half_without_scaler(code: CodeFile) -> Finding | None:
                     "(scaler.scale(loss).backward(); scaler.step(opt); scaler.update())",
                 analyzer=NAME, quick_fix="Use bf16 or add a GradScaler")
     return None
+
+
+def _call_name(node: ast.expr) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+
+
+def _unshuffled_training_loader(code: CodeFile) -> Finding | None:
+    """A DataLoader over the training set with shuffle off (or not given, whose default is off) and
+    no sampler: batches come in the dataset's order, so data stored by class or source makes the
+    loss drop and jump at the boundaries and the model drift toward what it saw last."""
+    try:
+        tree = ast.parse(code.text)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and _call_name(node.func) == "DataLoader"):
+            continue
+        kw = {k.arg: k.value for k in node.keywords if k.arg}
+        data = node.args[0] if node.args else kw.get("dataset")
+        if data is None or "train" not in ast.unparse(data).lower() or {"sampler", "batch_sampler"} & kw.keys():
+            continue
+        shuffle = kw.get("shuffle")
+        if shuffle is not None and not (isinstance(shuffle, ast.Constant) and shuffle.value is False):
+            continue            # shuffled, or decided by a flag the paste does not show
+        line = code.text.splitlines()[node.lineno - 1]
+        fixed = (line.replace("shuffle=False", "shuffle=True", 1) if shuffle is not None else
+                 line[:line.rindex(")")] + ", shuffle=True" + line[line.rindex(")"):]
+                 if node.end_lineno == node.lineno and ")" in line else line)
+        said = "shuffle=False" if shuffle is not None else "no shuffle argument (the default is False)"
+        return Finding(
+            "data_pipeline_bug", f"{code.artifact} line {node.lineno} loads the training set with {said}: every epoch "
+            "sees the batches in the same, stored order", "low", 0.4,
+            [Evidence(f"{line.strip()}: the training DataLoader does not shuffle", code.artifact, f"line {node.lineno}")],
+            fix="Shuffle the training data (DataLoader(..., shuffle=True) or a sampler); data stored by class or by "
+                "source otherwise gives batches of one kind, and the loss drops and jumps at the boundaries",
+            expected_impact="smooth epoch curves without periodic drops", analyzer=NAME,
+            patch=replace_line(code, node.lineno, fixed) if fixed != line else None,
+            quick_fix="Shuffle the training DataLoader")
+    return None
+
+
+def _constants(tree: ast.Module) -> dict[str, float]:
+    """Module-level names assigned a number (`learning_rate = 1e-5`): what an `lr=learning_rate` reads."""
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and \
+                isinstance(node.value.value, (int, float)) and not isinstance(node.value.value, bool):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    out[t.id] = float(node.value.value)
+    return out
+
+
+def _lr_above_range(code: CodeFile) -> Finding | None:
+    """An optimizer built in the script with a literal learning rate above its family's usual range
+    (common.LR_RANGE: Adam's tops out near 1e-2, SGD's near 0.1): the line, and the LR a tenth of it."""
+    from analysis.analyzers.common import LR_RANGE     # here: at module level the import would be circular
+    try:
+        tree = ast.parse(code.text)
+    except SyntaxError:
+        return None
+    names = _constants(tree)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        callee = _call_name(node.func)
+        fam = next((f for key, f in _FAMILIES if key in callee.lower()), None) if callee in OPTIMIZER_CLASSES else None
+        lr_node = next((k.value for k in node.keywords if k.arg in ("lr", "learning_rate")), None)
+        if fam is None or lr_node is None:
+            continue
+        lr = lr_node.value if isinstance(lr_node, ast.Constant) else names.get(lr_node.id) if isinstance(lr_node, ast.Name) else None
+        if not isinstance(lr, (int, float)) or isinstance(lr, bool) or lr <= LR_RANGE[fam][1]:
+            continue
+        line = code.text.splitlines()[node.lineno - 1]
+        return Finding(
+            "lr_too_high", f"{code.artifact} line {node.lineno} builds {callee} with lr={lr:g}, above the usual range "
+            f"of {fam} (up to ~{LR_RANGE[fam][1]:g})", "medium", 0.5,
+            [Evidence(f"{line.strip()}: lr {lr:g} for {callee}", code.artifact, f"line {node.lineno}")],
+            fix=f"Lower the learning rate to ~{lr / 10:g} (a tenth) and add a warm-up; raise it back only while the "
+                "loss keeps falling", expected_impact="the loss falls instead of diverging or stalling",
+            analyzer=NAME, quick_fix="Lower the LR 10x")
+    return None
+
+
+# optimizer class name (lower case) -> LR_RANGE family
+_FAMILIES = (("adam", "adam"), ("lion", "lion"), ("muon", "muon"), ("adafactor", "adafactor"), ("rmsprop", "rmsprop"),
+             ("sgd", "sgd"))
 
 
 def _frozen(code: CodeFile, opts: dict[str, tuple[str, int]]) -> Finding | None:
@@ -106,7 +199,7 @@ def analyze(run: Run) -> list[Finding]:
             continue
         opts = optimizers(code)
         out += [f for f in (_unguarded_division(code), _softmax_into_cross_entropy(code), _half_without_scaler(code),
-                            _frozen(code, opts)) if f is not None]
+                            _unshuffled_training_loader(code), _lr_above_range(code), _frozen(code, opts)) if f is not None]
         backward = sorted(code.calls.get("backward", []))
         if not opts or not backward:
             continue

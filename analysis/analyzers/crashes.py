@@ -3,6 +3,7 @@ failures, DataLoader worker deaths, zero-variance statistics, NaN detectors and 
 overflows. The signature table is data: analysis/data/signatures.toml."""
 from __future__ import annotations
 
+from analysis.analyzers import error_readings
 from analysis.analyzers.common import NAN_DATA_SETTLE
 from analysis.metrics import clip
 from analysis.model import Event, Evidence, Finding
@@ -135,6 +136,8 @@ _FIXES = {
     "nccl_timeout": ("A collective timed out: one rank stopped reaching it", "Find the rank that stalled first "
                      "(NCCL_DEBUG=INFO, TORCH_NCCL_ASYNC_ERROR_HANDLING=1); look for uneven data per rank, a rank-only "
                      "branch (logging, eval, checkpointing) or a hung dataloader; raise the timeout only once the cause is known"),
+    "elastic_teardown": ("torchrun is stopping the other ranks because one failed", "Read the first failing rank's "
+                         "own error above the SIGTERM lines (or torchrun's error file): the SIGTERMs are its consequence"),
     "rank_failure": ("A worker rank failed and took the job down", "Read the first failing rank's own traceback "
                      "(torchrun's error file); the other ranks' errors are consequences"),
     "dataloader_killed": ("A DataLoader worker died", "The worker was killed (often the host OOM killer or a too-small "
@@ -250,7 +253,7 @@ def analyze(run: Run) -> list[Finding]:
             out.append(_lr_reading(e))
         if _loss_nan_message(e):
             out.append(_data_reading(e))
-    return out
+    return out + error_readings.analyze_events(run.events)
 
 
 def _broadcasts(text: str) -> bool:
@@ -273,7 +276,7 @@ def _broadcasts(text: str) -> bool:
 # always, a label out of range; a target-size warning is a bug only where the shapes broadcast.
 _CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "target_size_mismatch": 0.7, "duplicate_gpu": 0.92,
                # a launcher's report that a rank exited says where, not why: the rank's own error is the cause
-               "rank_failure": 0.7}
+               "rank_failure": 0.7, "elastic_teardown": 0.6}
 # A NaN or an overflow the loop reports has a second reading: updates too large for the weights.
 _LR_READING = {"nonfinite_loss": 0.5, "loss_scale_overflow": 0.45}
 # A trainer's "loss became NaN" (not a gradient's, not the loss scaler's) names no mechanism: the

@@ -14,13 +14,16 @@ Thresholds (named below):
 - STUCK_POINTS = 3: an accuracy (or a loss) identical at 3 or more consecutive reports,
 - RISE_POINTS = 4 and RISE_SHARE = 0.75: a loss that grows at three in four of at least four
   reports, ending RISE_GROWN = 20% above where it started (longer curves: RISE_LONG, RISE_RANK;
-  before a NaN, RISE_MIN = 10% is a climb),
+  before a NaN, RISE_MIN = 10% is a climb; a smaller or shorter rise at every report is a modest
+  LR reading, RISE_FEW/RISE_SOME),
 - TOO_GOOD_LOSS = 0.01 with an accuracy of 1.0 at the first report; a loss of exactly 0 at
   ZERO_REPORTS = 2 reports (nothing scored, or an fp16 underflow),
 - GRAD_GROWTH = 100: a gradient norm that grows 100x over a few reports,
 - SPIKE_RATIO = 3, SPIKE_BACK = 1.5: one report 3x the median of the others, the next within 1.5x,
 - a confusion matrix: a square block of at least 2 rows of counts, MATRIX_MAX_BYTES of text read;
-  IMBALANCED = 0.6: the predicted class holding 60% of the rows is a majority learned.
+  IMBALANCED = 0.6: the predicted class holding 60% of the rows is a majority learned,
+- a YOLO validation row over images with 0 labels: the labels were not loaded,
+- HEALTHY_READ = 0.5 (HEALTHY_FALLING = 0.6 with a falling loss): a short paste read with no fault.
 """
 from __future__ import annotations
 
@@ -47,6 +50,7 @@ RISE_SHARE = 0.75
 RISE_MIN = 0.10
 RISE_GROWN = 0.20           # a short curve must end 20% above its start (a warm-up's early bump does not)
 RISE_LONG = 1.5
+RISE_FEW, RISE_SOME = 0.35, 0.45   # a loss up at each of 2 (or 3+) reports, below the divergence thresholds
 RISE_RANK = 0.7
 FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
 TOO_GOOD_LOSS = 0.01
@@ -64,6 +68,10 @@ LOSS_WORDS = ("loss", "nll", "ppl", "perplexity", "xent", "cost", "objective")
 PLATEAU_POINTS = 20         # from here on the loss analyzer reads a plateau; below it, this one
 EXPLODED = 1000.0           # a loss 1000x its first report exploded, however few the reports
 TURNED = 1.5                # a short curve that climbs at every report after its best to 1.5x it diverged
+HEALTHY_READ = 0.5          # a short paste read with no fault in it: healthy, modestly (a few lines are not a run)
+HEALTHY_FALLING = 0.6       # ...and its loss falls across them
+QUIET_EVENTS = ("benign", "warning")   # messages that leave a paste's numbers to speak for it
+BOOKKEEPING = ("epoch", "step", "iter", "iteration", "global_step", "time", "eta")   # counters, not readings
 
 
 def _short(run: Run, name: str):
@@ -250,8 +258,8 @@ def _rising_loss(run: Run) -> list[Finding]:
     if v[-1] >= EXPLODED * v[0] and len(v) < SHORT:
         said = f"{s.name} exploded to {v[-1] / v[0]:,.0f}x its first report"
         first, last = float(v[0]), float(v[-1])
-    elif len(v) < RISE_POINTS:
-        return []
+    elif len(v) < RISE_POINTS or (len(v) < SHORT and (np.diff(v) > 0).all() and v[-1] < v[0] * (1 + RISE_GROWN)):
+        return _loss_above_start(s, v)
     elif len(v) < SHORT:
         d = np.diff(v)
         b = int(np.argmin(v))
@@ -287,6 +295,22 @@ def _rising_loss(run: Run) -> list[Finding]:
                     fix="Lower the learning rate 10x and add a warm-up; check that the loss is minimised (not "
                         "maximised) and that gradients are zeroed every step (optimizer.zero_grad())",
                     expected_impact="the loss falls from the first epochs", analyzer=NAME,
+                    onset_step=float(s.steps[0]), quick_fix="Lower the LR 10x")]
+
+
+def _loss_above_start(s: Series, v: np.ndarray) -> list[Finding]:
+    """A short loss that went up at every report, by RISE_MIN or more, yet with too few reports or
+    too small a rise to call a divergence: the LR reading, with little confidence, rather than no
+    answer (a loss going up is never evidence of health)."""
+    if len(v) < 2 or not (np.diff(v) > 0).all() or v[-1] < v[0] * (1 + RISE_MIN):
+        return []
+    ev = [Evidence(f"{s.name} went up at each of {len(v)} reports, from {fmt(float(v[0]))} to {fmt(float(v[-1]))}",
+                   s.artifact, s.span_locator(0, len(v) - 1))]
+    return [Finding("lr_too_high", f"{s.name} rises ({fmt(float(v[0]))} -> {fmt(float(v[-1]))}) over {len(v)} reports: "
+                    "too few to call a divergence, and the LR is its most common cause", "medium",
+                    RISE_FEW if len(v) < STUCK_POINTS else RISE_SOME, ev,
+                    fix="Send more of the log (the loss over a few hundred steps) and the config; if the loss keeps "
+                        "climbing, lower the learning rate 10x and add a warm-up", analyzer=NAME,
                     onset_step=float(s.steps[0]), quick_fix="Lower the LR 10x")]
 
 
@@ -490,6 +514,39 @@ def _one_column(run: Run) -> list[Finding]:
     return []
 
 
+# A YOLO validation summary row: `all  <images>  <labels>  P  R  mAP@.5  mAP@.5:.95` (labels named
+# `Labels`, `Instances` or `Targets` in the header, by version).
+_YOLO_ALL = re.compile(r"^\s*all\s+(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)(?:\s+[\d.]+)?\s*$")
+
+
+def _no_labels(run: Run) -> list[Finding]:
+    """A detector validated on images that hold no labels at all (YOLO's `all  10  0  0  0  0`):
+    nothing can be matched, so precision, recall and mAP are 0 whatever the model learned. The
+    labels were not found: a labels folder that does not mirror the images folder, a stale label
+    cache, class ids filtered out."""
+    base = run.root if run.root.is_dir() else run.root.parent
+    for a in run.usable():
+        if a.kind not in ("log", "traceback") or a.size > MATRIX_MAX_BYTES:
+            continue
+        try:
+            text = (base / a.path).read_text(errors="replace")
+        except OSError:
+            continue
+        for n, line in enumerate(text.splitlines(), 1):
+            m = _YOLO_ALL.match(line) if len(line) <= MATRIX_LINE_MAX else None
+            if m and int(m.group(1)) > 0 and int(m.group(2)) == 0:
+                ev = [Evidence(f"{line.strip()}: {m.group(1)} images validated, 0 labels among them, so every "
+                               "metric is 0", a.path, f"line {n}")]
+                return [Finding("data_pipeline_bug", f"Validation found {m.group(1)} images and no labels: the labels "
+                                "were not loaded, so mAP is 0 whatever the model learned", "high", 0.7, ev,
+                                fix="Check that each image has its label file where the loader looks (YOLO maps "
+                                    "images/ to labels/ in the same path), delete the stale *.cache files, and that "
+                                    "the class ids in the label files are below the number of classes in the data "
+                                    "config", expected_impact="validation counts the labels and mAP rises from 0",
+                                analyzer=NAME, quick_fix="Check the label paths and delete the label cache")]
+    return []
+
+
 def _growing_gradients(run: Run) -> list[Finding]:
     """A gradient norm that grows by GRAD_GROWTH or more over a few reports, mostly rising: the
     gradient analyzer's geometric fit needs a longer curve."""
@@ -540,7 +597,38 @@ def _short_spike(run: Run) -> list[Finding]:
     return []
 
 
+def _no_fault_read(run: Run) -> list[Finding]:
+    """A short paste whose numbers were read and show no fault is evidence of health, if modest: say
+    `healthy`, with what was checked, rather than "needs more data". Only where nothing else in the
+    paste speaks (an error, a NaN anywhere, a loss above its start, an LR above every optimizer's
+    range); any fault another analyzer finds outranks it (analysis/rank.py)."""
+    if any(e.signature not in QUIET_EVENTS for e in run.events) or _high_lr(run) is not None:
+        return []
+    series = [s for s in (run.metrics.get(n) for n in run.metrics.names())
+              if s is not None and len(s) and s.name not in BOOKKEEPING]
+    if not series or any(len(s) >= SHORT or not np.isfinite(s.values).all() for s in series):
+        return []
+    loss = _main_loss(run)
+    if loss is not None and len(loss) >= 2 and loss.values[-1] > loss.values[0] * (1 + RISE_MIN):
+        return []
+    reports = max(len(s) for s in series)
+    names = ", ".join(s.name for s in series[:6]) + (f" and {len(series) - 6} more" if len(series) > 6 else "")
+    ev = [Evidence(f"read {len(series)} series ({names}) over {reports} report{'s' * (reports > 1)}: every value "
+                   "finite, no error, no LR above its usual range", series[0].artifact,
+                   series[0].span_locator(0, len(series[0]) - 1))]
+    conf = HEALTHY_READ
+    if loss is not None and len(loss) >= 2 and loss.values[-1] < loss.values[0]:
+        ev.append(Evidence(f"{loss.name} fell from {fmt(float(loss.values[0]))} to {fmt(float(loss.values[-1]))}",
+                           loss.artifact, loss.span_locator(0, len(loss) - 1)))
+        conf = HEALTHY_FALLING
+    return [Finding("healthy", "Nothing in these lines shows a fault: the numbers read are finite and in range "
+                    f"({reports} report{'s' * (reports > 1)}, too few to judge a trend with confidence)", "info", conf,
+                    ev, fix="Nothing to fix from these lines; if training misbehaves, share more of the log (the loss "
+                            "per step over a few hundred steps, and the validation metrics)", analyzer=NAME)]
+
+
 def analyze(run: Run) -> list[Finding]:
-    return (_gap(run) + _absurd_lr(run) + _nan_loss(run) + _rising_loss(run) + _stuck_accuracy(run)
-            + _flat_loss(run) + _too_good(run) + _one_column(run) + _growing_gradients(run) + _short_spike(run)
-            + _zero_loss(run))
+    found = (_gap(run) + _absurd_lr(run) + _nan_loss(run) + _rising_loss(run) + _stuck_accuracy(run)
+             + _flat_loss(run) + _too_good(run) + _one_column(run) + _growing_gradients(run) + _short_spike(run)
+             + _zero_loss(run) + _no_labels(run))
+    return found or _no_fault_read(run)

@@ -1,0 +1,86 @@
+"""Always a differential diagnosis: an error or a traceback that no signature knows still gets
+ranked plausible causes from what it shows, its exception type, the words of its message and the
+library frames it passed through (analysis/data/error_readings.toml). The confidences stay low and
+each cause carries what would settle it, so the reply says "probably one of these, and this would
+tell" instead of "nothing shows a fault"."""
+from __future__ import annotations
+
+import re
+import tomllib
+from functools import cache
+from pathlib import Path
+
+from analysis.metrics import clip
+from analysis.model import Event, Evidence, Finding
+
+READINGS = Path(__file__).resolve().parents[1] / "data" / "error_readings.toml"
+# the event signatures of an error no cause is known for: a traceback or an exception line no
+# signature names, and a CUDA error whose own words name no cause (signatures.toml, code "")
+UNKNOWN = ("traceback", "error", "cuda_error")
+
+
+@cache
+def _table() -> tuple[list[tuple[dict, re.Pattern | None]], dict]:
+    doc = tomllib.loads(READINGS.read_text())
+    out = []
+    for r in doc["reading"]:
+        words = "|".join(rf"(?<![a-z0-9_]){re.escape(w.lower())}(?![a-z0-9_])" for w in r.get("match", []))
+        out.append((r, re.compile(words) if words else None))
+    return out, doc["fallback"]
+
+
+def _frame_place(path: str) -> str:
+    """The part of a frame's path that says whose code it is: below site-packages for a library,
+    the file's own name otherwise (a user's folder named `data` is not the DataLoader)."""
+    low = path.replace("\\", "/").lower()
+    if "site-packages/" in low or "dist-packages/" in low:
+        return low.split("-packages/", 1)[1]
+    if "/lib/python" in low:
+        return low.split("/lib/python", 1)[1]
+    return low.rsplit("/", 1)[-1]
+
+
+def _hits(e: Event) -> list[tuple[dict, str]]:
+    """The readings this error matches, each with what in it matched."""
+    text = e.text.lower()
+    places = [_frame_place(f["file"]) for f in e.fields.get("frames", [])]
+    table, _ = _table()
+    out = []
+    for r, words in table:
+        m = words.search(text) if words else None
+        if m:
+            out.append((r, f"the message says {m.group(0)!r}"))
+            continue
+        lib = next((p for p in places for part in r.get("frames", []) if part.lower() in p), None)
+        if lib:
+            out.append((r, f"it passed through {lib}"))
+    return out
+
+
+def _findings(e: Event) -> list[Finding]:
+    hits = _hits(e)
+    kind = e.text.split(":", 1)[0].strip() if ":" in e.text else "error"
+    if not hits:
+        _, fb = _table()
+        hits = [(fb, f"a {clip(kind, 60)} that names no known failure")]
+    best: dict[str, Finding] = {}
+    for r, why_here in hits:
+        for c in r["causes"]:
+            have = best.get(c["code"])
+            if have is not None and have.confidence >= c["confidence"]:
+                continue
+            ev = [Evidence(f"{clip(e.text, 200)}: {why_here}; {c['why']}", e.artifact, e.locator)]
+            best[c["code"]] = Finding(
+                c["code"], f"An error no signature names ({clip(e.text, 120)}): {c['why']}", "medium",
+                c["confidence"], ev, fix=r["tell"][0].upper() + r["tell"][1:], analyzer="crashes",
+                quick_fix=r["tell"].split(":")[0][:80], settle=r["tell"])
+    return list(best.values())
+
+
+def analyze_events(events: list[Event]) -> list[Finding]:
+    """The differential of the last unknown error (the one that stopped the run), where no
+    signature named any error in the paste: a known one already says what happened."""
+    if any(e.code for e in events):
+        return []
+    unknown = [e for e in events if e.signature in UNKNOWN]
+    return _findings(unknown[-1]) if unknown else []

@@ -1,0 +1,66 @@
+"""Always a differential diagnosis: an error no signature knows still gets ranked plausible causes
+from what it shows (its message words, the library frames), with low confidences and what would
+settle them. Each error below is a real one pasted in a public thread (the source beside it)."""
+from __future__ import annotations
+
+import pytest
+
+from analysis.diagnose import diagnose
+from analysis.ingest.events import match_signature
+
+MTPSL = """Traceback (most recent call last):
+  File "/share/castor/home/leh/projects/MTPSL/cityscapes_mtl_xtc.py", line 191, in <module>
+    con_loss = mapfns(train_pred_ind, train_target_ind, feat_aug[ind_].unsqueeze(0), copy.deepcopy(w), ssl_type=opt.ssl_type)
+ File "/share/castor/home/leh/projects/MTPSL/model/mapfns.py", line 167, in forward
+    mapout_source = self.mapfns(source_pred, input_task=source_task)
+File "/share/castor/home/leh/projects/MTPSL/model/mapfns.py", line 90, in forward
+    g_encoder[i][0] = self.encoder_block[i](x)
+File "/share/castor/home/leh/projects/MTPSL/model/mapfns.py", line 36, in forward
+    gamma = torch.mm(A_taskpair, self.gamma.t())
+RuntimeError: mat1 and mat2 shapes cannot be multiplied (1x2 and 6x64)
+"""
+
+# (pasted text, where it was posted, the cause expected first, every cause expected in the top 3)
+REAL = [
+    (MTPSL, "github.com/VICO-UoE/MTPSL/issues/3", "data_pipeline_bug", {"architecture_imbalance"}),
+    ("RuntimeError: CUDA error: an illegal memory access was encountered\n", "github.com/pytorch/pytorch/issues/34220 "
+     "(batch size 1 runs, larger fails; the cuda_error context signature names no cause)", "out_of_memory", {"data_pipeline_bug"}),
+    ("RuntimeError: expected scalar type Float but found Half\n", "github.com/hiyouga/LlamaFactory/issues/1233",
+     "numerical_instability", {"data_pipeline_bug"}),
+]
+
+
+@pytest.mark.parametrize("text,source,first,also", REAL, ids=[r[1] for r in REAL])
+def test_an_unknown_error_gets_a_ranked_differential(tmp_path, text, source, first, also):
+    sig = match_signature(text)
+    assert sig is None or not sig.code            # no signature names a cause: the differential is all there is
+    (tmp_path / "traceback.txt").write_text(text)
+    d, _ = diagnose(tmp_path)
+    codes = [c.code for c in d.root_causes]
+    assert codes[0] == first and also <= set(codes[:3])
+    assert all(c.confidence <= 0.55 for c in d.root_causes)       # suggests, does not decide
+    assert d.status == "needs_more_data" and d.tell_apart          # and names what would settle it
+    assert all(c.settle for c in d.root_causes)
+
+
+def test_a_known_error_in_the_paste_needs_no_differential(tmp_path):
+    (tmp_path / "traceback.txt").write_text(MTPSL + "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB\n")
+    d, _ = diagnose(tmp_path)
+    assert [c.code for c in d.root_causes] == ["out_of_memory"]
+
+
+UNIPOSE = """Traceback (most recent call last):
+  File "unipose.py", line 270, in <module>
+    trainer = Trainer(args)
+  File "unipose.py", line 64, in __init__
+    self.val_dir, self.sigma, self.stride, self.workers, self.batch_size)
+ValueError: too many values to unpack (expected 2)
+"""
+
+
+def test_an_error_nothing_is_known_about_still_ranks_the_usual_suspects(tmp_path):
+    # github.com/bmartacho/UniPose/issues/35: no word or library frame the table knows
+    (tmp_path / "traceback.txt").write_text(UNIPOSE)
+    d, _ = diagnose(tmp_path)
+    assert [c.code for c in d.root_causes][:2] == ["data_pipeline_bug", "architecture_imbalance"]
+    assert all(c.confidence <= 0.3 for c in d.root_causes) and "whole traceback" in d.tell_apart
