@@ -1,5 +1,7 @@
 """A live run: points appended one step at a time into bounded summaries, and the post-mortem's own
 analyzers run on them, so that an early warning carries the evidence and patch a diagnosis would.
+Each point also feeds the precursor rules (analysis/precursors.py), which warn before the
+analyzers' evidence is conclusive.
 
 Memory is O(1) in the run's length: each metric keeps at most `CAPACITY` points; past that it is
 halved by keeping, of each adjacent pair, the larger value (a NaN counts as largest, as in
@@ -19,6 +21,7 @@ from analysis.diagnose import diagnose_run
 from analysis.metrics import MetricTable, Series
 from analysis.model import Artifact, Diagnosis, Finding
 from analysis.names import canonical
+from analysis.precursors import Precursors
 from analysis.run import Run
 
 CAPACITY = 1024                      # points kept per metric
@@ -94,16 +97,21 @@ class LiveRun:
         self._by_raw: dict[str, BoundedSeries] = {}
         self.last_step = -1.0
         self.points = 0            # steps appended
+        self.precursors = Precursors(self.context, artifact)
 
-    def append(self, step: float | None, values: Mapping[str, float]) -> None:
+    def append(self, step: float | None, values: Mapping[str, float]) -> list[Finding]:
+        """Appends one step's points; returns the early findings (precursors) that fired at it."""
         step = self.last_step + 1 if step is None else float(step)
+        named = {}
         for raw, value in values.items():
             s = self._by_raw.get(raw)
             if s is None:
                 s = self._by_raw[raw] = self._series(canonical(raw))
             s.append(step, value)
+            named[s.name] = value
         self.last_step = step
         self.points += 1
+        return self.precursors.append(step, named)
 
     def _series(self, name: str) -> BoundedSeries:
         s = self.metrics.get(name)
