@@ -12,8 +12,9 @@ The rules, with their thresholds as the constants below:
   geometric growth, not one large batch.
 - `nonfinite_gradient`: the gradient norm is Inf/NaN at `NONFINITE_GRAD_STREAK` consecutive points
   while the loss is still finite (one such step is a loss scaler doing its job; a streak is not).
-- `loss_scale_collapse`: a mixed-precision loss scale fell below `LOSS_SCALE_FLOOR`: gradients
-  overflow even unscaled.
+- `loss_scale_collapse`: a mixed-precision loss scale fell to 1/`LOSS_SCALE_FALL` of its peak:
+  the scaler keeps skipping overflowing steps instead of settling (a healthy one halves a few times
+  at the start, then holds or grows).
 - `loss_trend_up`: after the loss had fallen by `TREND_FELL` of its first block's median, the
   medians of the last `TREND_RISING` blocks of `TREND_BLOCK` points all sit more than `TREND_NOISE`
   times the best block's noise (its median absolute deviation) above the best block's median, and
@@ -41,7 +42,7 @@ RUNAWAY_RISES = 5
 RUNAWAY_GROWTH = 2.0
 RUNAWAY_NEW_HIGH = 1.5
 NONFINITE_GRAD_STREAK = 3
-LOSS_SCALE_FLOOR = 1.0
+LOSS_SCALE_FALL = 1024.0
 TREND_BLOCK = 16
 TREND_FELL = 0.2
 TREND_RISING = 3
@@ -174,6 +175,7 @@ class Precursors:
         self._grad = _GradRunaway()
         self._trend = _TrendUp()
         self._bad_grads = 0
+        self._scale_peak = 0.0
 
     def append(self, step: float, values: Mapping[str, float]) -> list[Finding]:
         out: list[Finding | None] = []
@@ -193,11 +195,15 @@ class Precursors:
         if loss is not None:
             out.append(self._trend.feed(step, loss, self.artifact))
         for name in LOSS_SCALE_NAMES:
-            s = values.get(name)
-            if s is not None and s < LOSS_SCALE_FLOOR:
-                out.append(_early("numerical_instability", f"the loss scale fell to {fmt(s)} (step {fmt_step(step)}): "
-                                  "gradients overflow even unscaled", [Evidence(f"{name} {fmt(s)} at step {fmt_step(step)}",
-                                                                               self.artifact, f"step {fmt_step(step)}")],
+            scale = values.get(name)
+            if scale is None or not math.isfinite(scale):
+                continue
+            self._scale_peak = max(self._scale_peak, scale)
+            if scale <= self._scale_peak / LOSS_SCALE_FALL:
+                out.append(_early("numerical_instability", f"the loss scale fell to {fmt(scale)} from {fmt(self._scale_peak)} "
+                                  f"(step {fmt_step(step)}): the scaler keeps skipping overflowing steps",
+                                  [Evidence(f"{name} {fmt(scale)} at step {fmt_step(step)}, {self._scale_peak / scale:.0f}x "
+                                            "below its peak", self.artifact, f"step {fmt_step(step)}")],
                                   "Find the op that overflows in half precision (bf16, or keep it in fp32)", step))
         new = []
         for f in out:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
+from analysis.diagnose import CONFIDENT
 from analysis.ingest import load_run
 from analysis.live import LiveRun, alarms
 from analysis.metrics import MetricTable
@@ -89,21 +90,24 @@ class Watcher:
         diagnosis = self.live.diagnosis()
         loss = self.live.metrics.get(LOSS)
         found = alarms(diagnosis, loss.n * loss.stride if loss else 0)
-        sure = {f.code for f in found}
-        early = [f for code, f in self.live.precursors.fired.items() if code not in sure]
-        new = (sure | {f.code for f in early}) - self.warned
-        confirmed = sure & self.warned_early - self.confirmed
+        named = {f.code for f in found}
+        certain = {f.code for f in found if f.confidence >= CONFIDENT}
+        precursors = [f for code, f in self.live.precursors.fired.items() if code not in named]
+        alarming = [f.code for f in found] + [f.code for f in precursors]
+        early = set(alarming) - certain          # warned, and not (yet) what the post-mortem is sure of
+        new = set(alarming) - self.warned
+        confirmed = certain & self.warned_early - self.confirmed
         if new or confirmed or action:
             self.warned |= new
-            self.warned_early |= new & {f.code for f in early}
+            self.warned_early |= new & early
             self.confirmed |= confirmed
             doc = diagnosis.to_dict()
-            if early:      # the precursors lead, marked early; a "healthy" verdict no longer stands beside them
-                doc["root_causes"] = ([{**f.to_dict(), "early": True} for f in early]
-                                      + [c for c in doc["root_causes"] if c["code"] != "healthy"])
-            doc["watch"] = {"step": self.live.last_step, "update": len(self.posts),
-                            "alarms": [f.code for f in found] + [f.code for f in early],
-                            "early": [f.code for f in early], "confirmed": sorted(confirmed),
+            # the precursors lead; a "healthy" verdict no longer stands beside them
+            causes = [f.to_dict() for f in precursors] + [c for c in doc["root_causes"]
+                                                         if not (precursors and c["code"] == "healthy")]
+            doc["root_causes"] = [{**c, "early": True} if c["code"] in early else c for c in causes]
+            doc["watch"] = {"step": self.live.last_step, "update": len(self.posts), "alarms": alarming,
+                            "early": sorted(early), "confirmed": sorted(confirmed),
                             "action": action, "checkpoint": checkpoint}
             self.posts.append(doc)
             try:
