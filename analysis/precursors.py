@@ -15,10 +15,13 @@ The rules, with their thresholds as the constants below:
 - `loss_scale_collapse`: a mixed-precision loss scale fell to 1/`LOSS_SCALE_FALL` of its peak:
   the scaler keeps skipping overflowing steps instead of settling (a healthy one halves a few times
   at the start, then holds or grows).
-- `loss_trend_up`: after the loss had fallen by `TREND_FELL` of its first block's median, the
-  medians of the last `TREND_RISING` blocks of `TREND_BLOCK` points all sit more than `TREND_NOISE`
-  times the best block's noise (its median absolute deviation) above the best block's median, and
-  the last has given back `TREND_GIVEN_BACK` of the progress made: a sustained climb, not a spike.
+- `loss_trend_up`: the loss's level (the median of the last `TREND_LEVEL` medians of blocks of
+  `TREND_BLOCK` points), after it had fallen by `TREND_FELL` of its first value and by more than
+  its noise allows (below), with a quarter of `TREND_SCATTER` jumps seen, sits more than
+  `TREND_NOISE` times its noise (the median jump between consecutive block medians over the last
+  `TREND_SCATTER` blocks) above its best (the lowest median of `TREND_BEST` block medians) for
+  `TREND_RISING` blocks in a row, and has given back
+  `TREND_GIVEN_BACK` of the progress made: a sustained climb, not a spike or a lucky batch.
 
 A sudden fault (an LR switched at step N, a batch of zeros dividing by its std) shows nothing
 before it happens; no rule here pretends otherwise.
@@ -26,6 +29,7 @@ before it happens; no rule here pretends otherwise.
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Mapping
 
 import numpy as np
@@ -44,9 +48,12 @@ RUNAWAY_NEW_HIGH = 1.5
 NONFINITE_GRAD_STREAK = 3
 LOSS_SCALE_FALL = 1024.0
 TREND_BLOCK = 16
+TREND_LEVEL = 3
+TREND_BEST = 8
+TREND_SCATTER = 32
 TREND_FELL = 0.2
-TREND_RISING = 3
-TREND_NOISE = 3.0
+TREND_RISING = 2
+TREND_NOISE = 6.0
 TREND_GIVEN_BACK = 0.25
 
 LOSS, GRAD_NORM = "train_loss", "grad_norm"
@@ -128,15 +135,22 @@ class _GradRunaway:
 
 
 class _TrendUp:
-    __slots__ = ("block", "n", "first", "best", "best_noise", "medians")
+    """The loss's level = the median of the last `TREND_LEVEL` block medians (blocks of `TREND_BLOCK`
+    points); its noise = the median jump between consecutive block medians over the last
+    `TREND_SCATTER` blocks; its best = the lowest median of `TREND_BEST` consecutive block medians.
+    A lucky block or a lucky stretch sets neither the best nor the noise."""
+
+    __slots__ = ("block", "n", "medians", "jumps", "first", "best", "above", "long")
 
     def __init__(self) -> None:
         self.block = np.empty(TREND_BLOCK)
         self.n = 0
-        self.first = math.nan          # the first block's median
-        self.best = math.inf           # the lowest block median, and its block's noise (MAD)
-        self.best_noise = math.nan
-        self.medians: list[float] = []  # the last TREND_RISING block medians
+        self.medians: deque[float] = deque(maxlen=TREND_LEVEL)
+        self.jumps: deque[float] = deque(maxlen=TREND_SCATTER)
+        self.first = math.nan          # the first level
+        self.best = math.inf           # the lowest long level (the median of the last TREND_BEST block medians)
+        self.long: deque[float] = deque(maxlen=TREND_BEST)
+        self.above = 0                 # consecutive levels above the best by more than the noise
 
     def feed(self, step: float, v: float, artifact: str) -> Finding | None:
         if not math.isfinite(v):
@@ -147,20 +161,31 @@ class _TrendUp:
             return None
         self.n = 0
         med = float(np.median(self.block))
-        noise = float(np.median(np.abs(self.block - med)))
+        if self.medians:
+            self.jumps.append(abs(med - self.medians[-1]))
+        self.medians.append(med)
+        self.long.append(med)
+        if len(self.long) == TREND_BEST:
+            self.best = min(self.best, float(np.median(self.long)))
+        if len(self.medians) < TREND_LEVEL:
+            return None
+        level = float(np.median(self.medians))
         if math.isnan(self.first):
-            self.first = med
-        if med < self.best:
-            self.best, self.best_noise = med, noise
-        self.medians = (self.medians + [med])[-TREND_RISING:]
+            self.first = level
+        if math.isinf(self.best):
+            return None
+        noise = float(np.median(self.jumps))
         fell = self.first - self.best
-        above = len(self.medians) == TREND_RISING and min(self.medians) - self.best > TREND_NOISE * self.best_noise
-        if above and fell >= TREND_FELL * abs(self.first) and med - self.best >= TREND_GIVEN_BACK * fell:
-            ev = [Evidence(f"loss median over {TREND_BLOCK} points above its best for {TREND_RISING} blocks, {fmt(med)} at "
-                           f"step {fmt_step(step)}, from a best of {fmt(self.best)} (noise {fmt(self.best_noise)}); it had "
-                           f"fallen from {fmt(self.first)}", artifact, f"step {fmt_step(step)}")]
+        self.above = self.above + 1 if level - self.best > TREND_NOISE * noise else 0
+        if (self.above >= TREND_RISING and len(self.jumps) >= TREND_SCATTER // 4
+                and fell >= max(TREND_FELL * abs(self.first), TREND_NOISE * noise)
+                and level - self.best >= TREND_GIVEN_BACK * fell):
+            ev = [Evidence(f"loss level (median of the last {TREND_LEVEL * TREND_BLOCK} points) {fmt(level)} at step "
+                           f"{fmt_step(step)}, above its best of {fmt(self.best)} by more than {TREND_NOISE:g}x its noise "
+                           f"({fmt(noise)}) for {self.above} blocks; it had fallen from {fmt(self.first)}",
+                           artifact, f"step {fmt_step(step)}")]
             return _early("lr_too_high", f"the loss has been climbing since it bottomed out (step {fmt_step(step)}, "
-                          f"median {fmt(med)}); a divergence is starting", ev,
+                          f"level {fmt(level)}); a divergence is starting", ev,
                           "Lower the learning rate (or stop and resume from the best checkpoint with a lower one)", step)
         return None
 

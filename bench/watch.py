@@ -5,8 +5,8 @@ warnings on healthy runs, the callback's overhead, and the guard.
 
 Lead: each faulty run (divergence, exploding gradients, NaN) and each healthy run is replayed point
 by point through `Watcher` at its default cadence (the overhead budget off: a replay has no
-training time to budget against), with the run's config and code as context and none of its log
-events (they would tell the future). The step where the post-mortem becomes certain is the first
+training time to budget against), with the run's config and code as context, and none of its log
+events, checkpoints, samples or trainer state (written as the run goes, they would tell the future). The step where the post-mortem becomes certain is the first
 prefix of the run's metrics at which `diagnose_run` names the expected cause at confidence >= 0.8
 (among its root causes: a run may show two at once), found by bisection. Lead, in steps, =
 certain - warned, and in percent, = (certain - warned) / (certain - first logged step): the share of
@@ -89,11 +89,14 @@ def certain_at(run: Run, steps: np.ndarray, code: str) -> float | None:
 
 def replay(run: Run, *, with_files: bool = True) -> list[dict]:
     """Every warning the watch posts when the run's metrics arrive one step at a time; without
-    `with_files`, the watch sees the metrics alone (no config, code or checkpoint)."""
+    `with_files`, the watch sees the metrics alone (no config or code)."""
     sink = Collect()
-    context = replace(run, metrics=MetricTable(), events=[], notes=[])
+    # what exists when the run starts: its config and code; not its checkpoints, samples or trainer
+    # state, which are written as it goes (the final ones would tell the future)
+    context = replace(run, metrics=MetricTable(), events=[], notes=[], checkpoints=[], samples=[], params={},
+                      artifacts=[a for a in run.artifacts if a.kind in ("config", "code")])
     if not with_files:
-        context = replace(context, artifacts=[], configs=[], code=[], checkpoints=[], samples=[], params={})
+        context = replace(context, artifacts=[], configs=[], code=[])
     w = Watcher(run.id, notifier=sink, context=context, budget=None)
     series = list(run.metrics.series.values())
     steps = np.unique(np.concatenate([s.steps for s in series]))

@@ -10,7 +10,7 @@ import torch
 
 from analysis.diagnose import CONFIDENT, diagnose_run
 from analysis.live import LiveRun
-from analysis.precursors import EARLY_CONFIDENCE, TREND_BLOCK, TREND_RISING
+from analysis.precursors import EARLY_CONFIDENCE, TREND_BLOCK, TREND_LEVEL, TREND_SCATTER
 from handlers.watch import Watcher, watch
 
 LATE = 10 ** 9      # a check cadence that never comes: only the precursors (and a first NaN) post
@@ -195,4 +195,6 @@ def test_the_precursors_keep_constant_state():
     for i in range(50_000):
         live.append(i, {"loss": 1.0 / (1 + i) + (i % 7) * 1e-3, "grad_norm": 1.0 + (i % 3)})
     p = live.precursors
-    assert len(p._trend.medians) <= TREND_RISING and len(p._trend.block) == TREND_BLOCK and p.fired == {}
+    t = p._trend
+    assert len(t.medians) <= TREND_LEVEL and len(t.jumps) <= TREND_SCATTER and len(t.block) == TREND_BLOCK
+    assert p.fired == {}
