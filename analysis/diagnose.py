@@ -13,7 +13,7 @@ from analysis.ingest import load_run
 from analysis.metrics import clip, fmt, fmt_step
 from analysis.model import Diagnosis, Evidence, Finding
 from analysis.performance import observe
-from analysis.rank import combine
+from analysis.rank import combine, tell_apart
 from analysis.run import Run
 from analysis.signals import relative_change
 
@@ -50,11 +50,32 @@ def _adversarial_balance(run: Run) -> Finding | None:
                    "info", 0.8, ev, fix="Nothing to fix; judge progress by sample quality", analyzer="diagnose")
 
 
+HEALTHY_POINTS = 3          # a falling loss over three reports already says the run learns
+WARNINGS_ONLY = 0.55        # warnings alone say little either way: healthy, without confidence
+
+
+def _improving_metric(run: Run) -> Finding | None:
+    """Healthy where a paste holds no loss but an accuracy or mAP that rises report after report."""
+    for name in ("val_acc", "train_acc", "map", "val_map", "map50", "mAP"):
+        s = run.metrics.get(name)
+        if s is None or len(s) < HEALTHY_POINTS or not np.isfinite(s.values).all():
+            continue
+        v = s.values
+        if v[-1] > v[0] * 1.02 and (np.diff(v) >= 0).mean() >= 0.5:
+            return Finding("healthy", f"The run looks healthy: {name} rose from {fmt(float(v[0]))} to {fmt(float(v[-1]))}, "
+                           "with no divergence, NaN, crash or warning that points to a fault", "info", 0.7,
+                           [Evidence(f"{name} rose from {fmt(float(v[0]))} to {fmt(float(v[-1]))} over {s.step_kind}s "
+                                     f"{fmt_step(s.steps[0])}-{fmt_step(s.steps[-1])}", s.artifact,
+                                     s.span_locator(0, len(s) - 1))],
+                           fix="Nothing to fix; keep training", analyzer="diagnose")
+    return None
+
+
 def _healthy(run: Run) -> Finding | None:
     s = train_loss(run)
     if s is None:
-        return _adversarial_balance(run)
-    if len(s) < 4:
+        return _adversarial_balance(run) or _improving_metric(run)
+    if len(s) < HEALTHY_POINTS:
         return None
     change = relative_change(s.values)
     if change <= 0.02:
@@ -77,14 +98,30 @@ def _benign_only(run: Run) -> Finding | None:
     for e in run.events:
         if e.signature == "benign":
             seen.setdefault(e.fields["benign"], e)
-    if not seen or any(e.code or e.signature in ("error", "traceback") for e in run.events):
-        return None
+    if not seen or any(e.signature != "benign" for e in run.events):
+        return None               # an unknown warning among them: _warnings_only says so, with less confidence
     ev = [Evidence(f"{clip(e.text, 160)}{f' (x{e.count})' if e.count > 1 else ''}: harmless. {e.fields['why']}",
                    e.artifact, e.locator) for e in seen.values()]
     return Finding("healthy", "No fault shown: the only messages are warnings that are harmless ("
                    + ", ".join(n.replace("_", " ") for n in seen) + ")", "info", 0.8, ev,
                    fix="Nothing to fix; if training misbehaves, share the training log with the loss per step",
                    analyzer="diagnose")
+
+
+def _warnings_only(run: Run) -> Finding | None:
+    """Healthy, with little confidence, where a paste holds no metrics and no error, only warnings
+    that name no known failure: a warning does not stop training, and none of these is one that
+    matters (those are signatures). A harmless one among them is said so with why."""
+    if run.metrics.series or not run.events or any(e.signature not in ("warning", "benign") for e in run.events):
+        return None
+    seen = {e.text: e for e in run.events}
+    ev = [Evidence(clip(e.text, 160) + (f": harmless. {e.fields['why']}" if e.signature == "benign" else
+                                        ": a warning that names no known failure"), e.artifact, e.locator)
+          for e in list(seen.values())[:4]]
+    return Finding("healthy", "No fault shown: the only messages are warnings, and none of them names a known failure",
+                   "info", WARNINGS_ONLY, ev,
+                   fix="Nothing to fix from these lines; if training misbehaves, share the training log with the loss "
+                       "per step", analyzer="diagnose")
 
 
 def _missing(run: Run, causes: list[Finding], status: str) -> list[str]:
@@ -144,7 +181,7 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
         status = "needs_more_data"
         questions.append("None of the files could be read (see the artifact list): can you share the raw training log?")
     elif (not any(c.severity in ("critical", "high", "medium") for c in causes) and not crashes and not failed
-          and (healthy := _healthy(run) or _benign_only(run))):     # a run that crashed, or that was not fully analysed, is never healthy
+          and (healthy := _healthy(run) or _benign_only(run) or _warnings_only(run))):     # a run that crashed, or that was not fully analysed, is never healthy
         causes, status = [healthy] + causes, "no_failure_found"     # minor notes stay below it
     elif not causes:
         status = "needs_more_data"
@@ -154,8 +191,9 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
         status = "diagnosis_complete"
     else:
         status = "needs_more_data"
-        questions.append(f"The leading hypothesis ({causes[0].code}, confidence {causes[0].confidence:.2f}) needs more "
-                         "evidence: see the missing artifacts.")
+        ranked = ", ".join(f"{c.code} ({c.confidence:.2f})" for c in causes[:3] if c.code != "healthy")
+        questions.append(f"No cause reaches {CONFIDENT}: the artifacts point to {ranked}; which artifact would tell "
+                         "them apart is named above.")
     if failed and status != "diagnosis_complete":
         status = "incomplete"           # the renderers name each failed analyzer in one line
     if crashes and status != "diagnosis_complete":
@@ -177,4 +215,5 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
         status=status,
         run={"id": run.id, "source": run.source, "artifacts": [a.to_dict() for a in run.artifacts]},
         symptoms=list(symptoms), root_causes=causes, quick_fixes=quick[:4],
-        missing_artifacts=_missing(run, causes, status), questions=questions, engine=engine)
+        missing_artifacts=_missing(run, causes, status), questions=questions, engine=engine,
+        tell_apart=tell_apart(causes) if status in ("needs_more_data", "incomplete") else "")

@@ -156,15 +156,14 @@ class LogTail:
         self._rest = b""
 
     def feed(self, data: bytes) -> list[tuple[float | None, dict[str, float]]]:
-        from analysis.ingest import _logscan
-        from analysis.ingest.textlog import _events, _literals
+        from analysis.ingest.textlog import _events, _literals, _scan, _section_initials
         data = self._rest + data
         cut = data.rfind(b"\n") + 1
         self._rest = data[cut:]
         if not cut:
             return []
         chunk = memoryview(data)[: cut - 1]
-        n_lines, _, columns, hits, _, chunk_last, _ = _logscan.scan(chunk, self.families.resolve, _literals())
+        n_lines, _, columns, hits, _, chunk_last, *_ = _scan(chunk, self.families.resolve, _literals(), _section_initials())
         self.events = (self.events + _events(chunk, np.frombuffer(hits, np.int64), self.lines, self.artifact))[-self.MAX_EVENTS:]
         rows: dict[int, tuple[float, dict[str, float]]] = {}
         for fam, row_ids, _, steps, values in columns:

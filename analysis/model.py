@@ -47,6 +47,7 @@ class Finding:
     analyzer: str = ""
     onset_step: float | None = None
     quick_fix: str | None = None
+    settle: str = ""          # the artifact or number that would confirm this cause over its rivals
 
     def __post_init__(self) -> None:
         if self.code not in CODES:
@@ -115,6 +116,8 @@ class Diagnosis:
     quick_fixes: list[str] = field(default_factory=list)
     missing_artifacts: list[str] = field(default_factory=list)
     questions: list[str] = field(default_factory=list)
+    # when no cause is confident: the one artifact or number that would tell the ranked causes apart
+    tell_apart: str = ""
     analysis_artifacts: dict[str, str] = field(default_factory=dict)
     engine: dict[str, Any] = field(default_factory=dict)
 
@@ -127,6 +130,7 @@ class Diagnosis:
             "quick_fixes": list(self.quick_fixes),
             "missing_artifacts": list(self.missing_artifacts),
             "questions": list(self.questions),
+            "tell_apart": self.tell_apart,
             "analysis_artifacts": dict(self.analysis_artifacts),
             "engine": dict(self.engine),
         }

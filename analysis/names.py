@@ -34,8 +34,25 @@ def canonical(raw: str) -> str:
     return name
 
 
-STEP_COLUMNS = ("step", "global_step", "_step", "iter", "iteration", "trainer/global_step", "it", "steps")
+STEP_COLUMNS = ("step", "global_step", "_step", "iter", "iteration", "trainer/global_step", "it", "steps",
+                "num_updates")
+# In a line of text `Steps: 3` is a count of steps (Time-Series-Library's `Epoch: 5, Steps: 3`), not a position.
+TEXT_STEP_KEYS = tuple(k for k in STEP_COLUMNS if k != "steps")
 
+@lru_cache(maxsize=1)
+def sections() -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """Words that open a section of a line (`valid` -> `val`), and per section what a training
+    name becomes in it (`train_loss` -> `val_loss`; a name without an entry is none there)."""
+    data = tomllib.loads(resources.files("analysis").joinpath("data/metric_names.toml").read_text())["sections"]
+    names = data.pop("names")
+    return {w: section for section, words in data.items() for w in words}, names
+
+
+@lru_cache(maxsize=1)
+def table_columns() -> dict[str, str]:
+    """Names that are a metric only as a column of a printed table (YOLO's `total`, `obj`)."""
+    data = tomllib.loads(resources.files("analysis").joinpath("data/metric_names.toml").read_text())
+    return {raw: canon for canon, raws in data["table_columns"].items() for raw in raws}
 
 
 @lru_cache(maxsize=1)

@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from analysis import diagnose  # noqa: E402
 from bot.render.plot import plot_title, render_plot  # noqa: E402
-from tests.scenarios import SCENARIOS, cache_all  # noqa: E402
+from tests.scenarios import ALL, cache_all  # noqa: E402
 
 
 def main() -> None:
@@ -32,7 +32,7 @@ def main() -> None:
     for name, folder in sorted(cache_all().items()):
         diagnosis, run = diagnose(folder)
         png = render_plot(run.metrics, diagnosis.root_causes, args.out / f"{name}.png", title=plot_title(diagnosis))
-        print(f"{name:28} {SCENARIOS[name][1]:22} {'plot' if png else 'nothing to plot'}")
+        print(f"{name:28} {ALL[name][1]:22} {'plot' if png else 'nothing to plot'}")
         if png:
             written.append((name, png))
     cols = 5

@@ -64,7 +64,7 @@ def run_checks(settings: Settings) -> list[Check]:
 
     if settings.slack_bot_token:
         def slack():
-            from bot.worker import slack_client
+            from bot.slack_port import client as slack_client
             r = slack_client(settings).auth_test()
             return f"team {r.get('team')}, bot {r.get('user')}"
         out.append(_try("Slack", slack, "check SLACK_BOT_TOKEN and MLTD_SLACK_API_URL; reinstall the app"))

@@ -1,5 +1,6 @@
 """Bringing a run's artifacts into a local folder: S3 (any S3-compatible store), a local folder an
-operator's `MLTD_RUN_URI` points at, files attached to a Slack message, or a traceback pasted in it.
+operator's `MLTD_RUN_URI` points at, or a traceback pasted into a message (attachments come through
+the platform's port: `bot.slack_port`).
 
 Everything here is untrusted: object keys cannot escape the destination, sizes are capped per
 file and per run, only allowed buckets are read. A problem the user can act on raises
@@ -8,7 +9,6 @@ file and per run, only allowed buckets are read. A problem the user can act on r
 from __future__ import annotations
 
 import re
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -124,29 +124,3 @@ def save_pasted(text: str, dest: Path) -> Path | None:
     path = dest / "pasted.log"
     path.write_text(body.strip() + "\n")
     return path
-
-
-def slack_files(files: list[dict], dest: Path, token: str, settings: Settings) -> list[str]:
-    """Download the files attached to a Slack message (with the bot token), under the caps."""
-    notes = []
-    dest.mkdir(parents=True, exist_ok=True)
-    for f in files:
-        url = f.get("url_private_download") or f.get("url_private")
-        name = PurePosixPath(f.get("name") or f.get("id") or "file").name
-        if not url or not name or name in (".", ".."):
-            continue
-        if int(f.get("size") or 0) > settings.max_file_bytes:
-            notes.append(f"skipped attachment {name}: over the per-file cap")
-            continue
-        req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
-        written = 0
-        with urllib.request.urlopen(req, timeout=30) as resp, open(dest / name, "wb") as out:
-            while chunk := resp.read(1 << 20):
-                written += len(chunk)
-                if written > settings.max_file_bytes:        # the size Slack reported can be wrong
-                    break
-                out.write(chunk)
-        if written > settings.max_file_bytes:
-            (dest / name).unlink()
-            notes.append(f"skipped attachment {name}: over the per-file cap")
-    return notes

@@ -1,23 +1,31 @@
 """A GitHub request, start to finish: who asked (permission asked of the API), which run, its
-job logs and artifacts, the diagnosis, and the one sticky comment on each pull request (or a
-commit comment, or a Slack alert, for a push without one)."""
+job logs and artifacts, the reply through the pipeline, and the one sticky comment on each pull
+request (or a commit comment, and a Slack alert, for a push without one). A job whose last try
+failed says so on the same comment."""
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 
-from bot import agent
 from bot import github_port as gp
+from bot import pipeline
 from bot.render.github import neutralise, render_github
+from bot.settings import Settings
+from bot.slack_port import SlackPort
+from bot.store import Request, Store
 from bot.unzip import UnsafeArchive
-from bot.store import Request
 
+log = logging.getLogger("mltd.github")
 _RUN_REF = re.compile(r"(?:actions/runs/|\brun\s*#?\s*)(\d{3,})")
+LOCK_TTL_S = 120
+FAILED = ("### mltd\nSorry, I hit an internal error while diagnosing {what} ({error}). It is logged under request "
+          "`{key}`; comment `/diagnose` to try again.")
 
 
-def process(worker, req: Request, tmp: Path, owner: str) -> dict:
+def process(req: Request, tmp: Path, owner: str, *, store: Store, slack: SlackPort, settings: Settings) -> dict:
+    """Answer the request on its pull requests; what the store keeps of the answer."""
     p = req.params
-    settings = worker.settings
     gh = gp.client(settings, p.get("installation_id"))
     repo = gh.get_repo(p["repo"])
     me = gp.own_login(gh, settings)
@@ -50,39 +58,56 @@ def process(worker, req: Request, tmp: Path, owner: str) -> dict:
         notes = gp.fetch_run(gh, run, tmp / "run", settings)
     except (gp.Refused, UnsafeArchive) as exc:        # hostile or oversized input: say so, on the same comment
         body = f"### mltd\nI could not diagnose [this run]({run.html_url}): {neutralise(str(exc))}."
-        return {"status": "refused", "error": str(exc), "comments": _post(worker, repo, me, p, targets, body, owner)}
-    from analysis import diagnose
-
-    diagnosis, loaded = diagnose(tmp / "run", [symptom] if symptom else [], source=run.html_url, run_id=str(run.id),
-                                budget=settings.budget())
-    doc = diagnosis.to_dict()
-    doc["questions"] = doc.get("questions", []) + notes
-    doc = agent.review(tmp / "run", loaded, doc, settings)
+        return {"status": "refused", "error": str(exc), "comments": _post(store, repo, me, p, targets, body, owner)}
     jobs = [(j.name, j.html_url) for j in run.jobs() if j.conclusion in gp.TRAINING_CONCLUSIONS]
-    body = render_github(doc, run.html_url, jobs)
-    outcome = _post(worker, repo, me, p, targets, body, owner)
+    out = pipeline.reply(tmp / "run", lambda doc: render_github(doc, run.html_url, jobs),
+                         symptoms=[symptom] if symptom else [], source=run.html_url, run_id=str(run.id), notes=notes,
+                         budget=settings.budget(), agent_settings=settings)
+    outcome = _post(store, repo, me, p, targets, out.body, owner)
     if not targets:
-        repo.get_commit(run.head_sha).create_comment(gp.MARKER + "\n" + body)
+        repo.get_commit(run.head_sha).create_comment(gp.MARKER + "\n" + out.body)
         outcome["commit"] = run.head_sha
         if settings.slack_alert_channel:
-            worker.slack.chat_postMessage(channel=settings.slack_alert_channel, unfurl_links=False,
-                                          text=f"mltd: training run {run.html_url} failed on {run.head_branch}: "
-                                               f"{doc['root_causes'][0]['code'] if doc['root_causes'] else 'no cause found'}")
-    top = doc["root_causes"][0] if doc["root_causes"] else {}
-    return {"status": doc["status"], "top": top.get("code"), "comments": outcome, "agent": doc["engine"].get("agent")}
+            top = out.doc["root_causes"][0]["code"] if out.doc["root_causes"] else "no cause found"
+            slack.alert(settings.slack_alert_channel,
+                        f"mltd: training run {run.html_url} failed on {run.head_branch}: {top}")
+    summary = out.summary()
+    return {"status": summary["status"], "top": summary["top"], "comments": outcome, "agent": summary["agent"]}
 
 
-def _post(worker, repo, me: str, p: dict, targets: list[int], body: str, owner: str) -> dict:
+def fail(req: Request, exc: Exception, owner: str, *, store: Store, slack: SlackPort, settings: Settings) -> None:
+    """The reply of a request whose last try failed: the sticky comment on each of its pull
+    requests says so (a /diagnose only for someone who may ask)."""
+    p = req.params
+    if p["kind"] == "resolve":
+        return
+    gh = gp.client(settings, p.get("installation_id"))
+    repo = gh.get_repo(p["repo"])
+    if p["kind"] == "comment":
+        if not gp.may_trigger(repo, p["sender"], settings):
+            return
+        targets, what = [p["number"]], "this pull request's run"
+    else:
+        targets = gp.pulls_for_run(repo, p["payload_run"])
+        what = f"[this run]({p['payload_run'].get('html_url') or ''})"
+    if not targets:
+        log.warning("no pull request to tell that %s failed", req.key)
+        return
+    body = FAILED.format(what=what, error=type(exc).__name__, key=req.key)
+    _post(store, repo, gp.own_login(gh, settings), p, targets, body, owner)
+
+
+def _post(store: Store, repo, me: str, p: dict, targets: list[int], body: str, owner: str) -> dict:
     """Upsert the sticky comment on each pull request, one worker per PR at a time."""
     outcome = {}
     for number in targets:
         lock = f"gh:{p['repo']}#{number}"
-        if not worker.store.lock(lock, owner, ttl_s=120):
+        if not store.lock(lock, owner, ttl_s=LOCK_TTL_S):
             raise RuntimeError(f"could not lock {lock}")
         try:
             outcome[number] = gp.upsert_comment(repo.get_issue(number), body, me)
         finally:
-            worker.store.release(lock, owner)
+            store.release(lock, owner)
     return outcome
 
 

@@ -132,42 +132,25 @@ def _budget():
 
 
 def _diagnose_in(args, tmp: Path) -> int:
-    from analysis import diagnose
-    from bot.render import render_json, render_markdown, render_text
+    from bot import pipeline
 
     path, source = _locate(args, tmp)
     if path is None:
         return EXIT_INPUT
     args.path = str(path) if source is None else source
-    diagnosis, run = diagnose(path, args.symptom, source=source, budget=_budget())
-    if args.plot:
-        from bot.render.plot import plot_title, render_plot
-        try:
-            written = render_plot(run.metrics, diagnosis.root_causes, args.plot, title=plot_title(diagnosis))
-        except OSError as exc:
-            _say(f"mltd: cannot write plot {args.plot}: {exc.strerror}")
-            written = None
-        if written is not None:
-            diagnosis.analysis_artifacts["loss_visualization"] = str(written)
-        else:
-            _say("mltd: no loss, grad-norm or LR series to plot")
-    doc = diagnosis.to_dict()
+    agent_settings = None
     if args.agent:
-        from bot import agent
         from bot.settings import Settings
 
-        doc = agent.review(path, run, doc, Settings())
-    if args.top is not None:
-        doc["root_causes"] = doc["root_causes"][: max(args.top, 0)]
-    if args.format == "json":
-        sys.stdout.write(render_json(doc, redact=args.redact))
-    elif args.format == "markdown":
-        sys.stdout.write(render_markdown(doc, redact=args.redact))
-    else:
-        color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
-        # the terminal's width on a terminal; no wrapping at all into a pipe or a CI log
-        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 100_000
-        sys.stdout.write(render_text(doc, color=color, redact=args.redact, width=width, brief=args.quiet))
+        agent_settings = Settings()
+    out = pipeline.reply(path, lambda doc: _render(args, doc), symptoms=args.symptom, source=source, budget=_budget(),
+                         agent_settings=agent_settings, plot=Path(args.plot) if args.plot else None)
+    if out.plot_error:
+        _say(f"mltd: cannot write plot {args.plot}: {out.plot_error}")
+    elif args.plot and out.plot is None:
+        _say("mltd: no loss, grad-norm or LR series to plot")
+    sys.stdout.write(out.body)
+    run = out.run
     if not run.usable():
         if not run.artifacts:
             _say(f"mltd: {args.path}: no artifacts found (expected logs, metrics, configs or checkpoints)")
@@ -196,6 +179,21 @@ def _watch(args) -> int:
         return EXIT_OK
     _say(f"mltd watch: {watcher.live.points} steps read, {len(watcher.posts)} warning(s) posted")
     return EXIT_OK
+
+
+def _render(args, doc: dict) -> str:
+    from bot.render import render_json, render_markdown, render_text
+
+    if args.top is not None:
+        doc = {**doc, "root_causes": doc["root_causes"][: max(args.top, 0)]}
+    if args.format == "json":
+        return render_json(doc, redact=args.redact)
+    if args.format == "markdown":
+        return render_markdown(doc, redact=args.redact)
+    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
+    # the terminal's width on a terminal; no wrapping at all into a pipe or a CI log
+    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 100_000
+    return render_text(doc, color=color, redact=args.redact, width=width, brief=args.quiet)
 
 
 def _doctor() -> int:

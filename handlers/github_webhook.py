@@ -5,15 +5,15 @@ import asyncio
 import hashlib
 import hmac
 import json
-
-from fastapi import Request
-from fastapi.responses import JSONResponse
-
 import logging
+
+from fastapi import Request as HttpRequest
+from fastapi.responses import JSONResponse
 
 from bot import metrics
 from bot.github_port import TRAINING_CONCLUSIONS, is_training
 from bot.settings import Settings
+from handlers.events import Ignored, Request, accept
 
 log = logging.getLogger("mltd.github")
 
@@ -26,36 +26,42 @@ def signature_ok(secret: str, body: bytes, header: str) -> bool:
     return hmac.compare_digest(expected, header)
 
 
-def parse(event: str, delivery: str, payload: dict, settings: Settings) -> tuple[str, dict] | str:
-    """(request key, params), or why the event is ignored."""
+def parse(event: str, delivery: str, payload: dict, settings: Settings) -> Request | Ignored:
+    """The request an event makes, or why it is ignored."""
     sender = payload.get("sender") or {}
     if sender.get("type") == "Bot" or str(sender.get("login", "")).endswith("[bot]"):
-        return "from a bot"
+        return Ignored("from a bot")
     repo = (payload.get("repository") or {}).get("full_name")
     installation = (payload.get("installation") or {}).get("id")
     if event == "issue_comment":
         issue, comment = payload.get("issue") or {}, payload.get("comment") or {}
         if payload.get("action") != "created" or "pull_request" not in issue:
-            return "not a new comment on a pull request"
+            return Ignored("not a new comment on a pull request")
         text = (comment.get("body") or "").strip()
         if not text.startswith("/diagnose"):
-            return "not a /diagnose command"
-        return f"gh:{delivery}", {"kind": "comment", "repo": repo, "number": issue["number"], "comment_id": comment["id"],
-                                  "sender": sender.get("login", ""), "text": text[:1000], "installation_id": installation}
+            return Ignored("not a /diagnose command")
+        return _request(f"gh:{delivery}", {"kind": "comment", "repo": repo, "number": issue["number"],
+                                           "comment_id": comment["id"], "sender": sender.get("login", ""),
+                                           "text": text[:1000], "installation_id": installation})
     if event == "workflow_run" and payload.get("action") == "completed":
         run = payload.get("workflow_run") or {}
         if not is_training(run.get("name", ""), run.get("path", ""), settings):
-            return "not a training workflow"
+            return Ignored("not a training workflow")
         keep = {k: run.get(k) for k in ("pull_requests", "head_repository", "head_branch", "head_sha", "html_url")}
         keep["pull_requests"] = [{"number": p["number"]} for p in keep["pull_requests"] or []]
-        keep["head_repository"] = {"owner": {"login": ((run.get("head_repository") or {}).get("owner") or {}).get("login")}}
+        head_owner = ((run.get("head_repository") or {}).get("owner") or {}).get("login")
+        keep["head_repository"] = {"owner": {"login": head_owner}}
         base = {"repo": repo, "run_id": run["id"], "payload_run": keep, "installation_id": installation}
         if run.get("conclusion") in TRAINING_CONCLUSIONS:
-            return f"gh:run:{run['id']}:{run.get('run_attempt', 1)}", {"kind": "workflow_run", **base}
+            return _request(f"gh:run:{run['id']}:{run.get('run_attempt', 1)}", {"kind": "workflow_run", **base})
         if run.get("conclusion") == "success":
-            return f"gh:ok:{run['id']}:{run.get('run_attempt', 1)}", {"kind": "resolve", **base}
-        return f"conclusion {run.get('conclusion')}"
-    return f"event {event} is not handled"
+            return _request(f"gh:ok:{run['id']}:{run.get('run_attempt', 1)}", {"kind": "resolve", **base})
+        return Ignored(f"conclusion {run.get('conclusion')}")
+    return Ignored(f"event {event} is not handled")
+
+
+def _request(key: str, params: dict) -> Request:
+    return Request(key, {"params": params})
 
 
 def _acknowledge(settings: Settings, params: dict) -> None:
@@ -76,7 +82,7 @@ def register(app, settings: Settings, worker) -> None:
     pending: set[asyncio.Task] = set()
 
     @app.post("/github/webhook")
-    async def github_webhook(request: Request):
+    async def github_webhook(request: HttpRequest):
         body = await request.body()
         if not signature_ok(settings.github_webhook_secret, body, request.headers.get("X-Hub-Signature-256", "")):
             metrics.REQUESTS.labels("/github/webhook", "401").inc()
@@ -91,17 +97,15 @@ def register(app, settings: Settings, worker) -> None:
         except ValueError:
             return JSONResponse({"error": "body is not JSON"}, status_code=400)
         parsed = parse(event, delivery, payload, settings)
-        if isinstance(parsed, str):
-            metrics.EVENTS.labels("github", "ignored").inc()
-            return {"ignored": parsed}
-        key, params = parsed
-        created = await asyncio.to_thread(store.open, key, "github", lease_s=settings.lease_s, params=params)
-        if created:
-            await asyncio.to_thread(worker.enqueue, key)
-            if params["kind"] == "comment":          # 👀 at once, after the answer to GitHub
-                task = asyncio.create_task(asyncio.to_thread(_acknowledge, settings, params))
-                pending.add(task)
-                task.add_done_callback(pending.discard)
-        metrics.EVENTS.labels("github", "queued" if created else "duplicate").inc()
-        log.info("%s %s", event, "queued" if created else "duplicate", extra={"event": "queued", "request_id": key})
+        if isinstance(parsed, Ignored):
+            metrics.EVENTS.labels("github", parsed.outcome).inc()
+            return {"ignored": parsed.reason}
+        created = await accept("github", parsed, store=store, worker=worker, lease_s=settings.lease_s)
+        params = parsed.fields["params"]
+        if created and params["kind"] == "comment":    # 👀 at once, after the answer to GitHub
+            task = asyncio.create_task(asyncio.to_thread(_acknowledge, settings, params))
+            pending.add(task)
+            task.add_done_callback(pending.discard)
+        log.info("%s %s", event, "queued" if created else "duplicate",
+                 extra={"event": "queued", "request_id": parsed.key})
         return {"queued": created}

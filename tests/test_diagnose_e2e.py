@@ -9,7 +9,7 @@ from handlers.cli import main
 from tests.scenarios import SCENARIOS
 
 KEYS = ["status", "run", "symptoms", "root_causes", "quick_fixes", "missing_artifacts", "questions",
-        "analysis_artifacts", "engine"]
+        "tell_apart", "analysis_artifacts", "engine"]
 
 
 def run_json(path, *extra, capsys=None):

@@ -1,6 +1,8 @@
 """Short pasted excerpts: a few lines must give the best answer they support."""
 from __future__ import annotations
 
+import pytest
+
 from analysis.diagnose import diagnose
 
 
@@ -36,4 +38,197 @@ def test_accuracy_stuck_at_one_value_lists_why(tmp_path):
     lines = "".join(f"Epoch {i}/5\n10/10 - 1s - loss: {0.69 - i * 0.0001:.4f} - accuracy: 0.5000\n" for i in range(1, 6))
     d = _top(tmp_path, lines)
     top = next(c for c in d.root_causes if c.code == "data_pipeline_bug")
-    assert "labels" in top.fix and "one class" in top.fix
+    assert "not learning" in top.issue and "labels" in top.fix and "one class" in top.fix
+    # the other readings of the same lines stay listed, each saying what in them points to it
+    assert {"mode_collapse", "lr_too_high"} <= {c.code for c in d.root_causes[:4]}
+    assert d.status == "needs_more_data" and d.tell_apart.startswith("To tell data_pipeline_bug from")
+
+
+def test_an_accuracy_frozen_after_the_loss_turned_nan_is_the_nans_consequence(tmp_path):
+    # Keras: accuracy 0 at every epoch after the NaN (tests/wild cnn-sentence-keras-nan-7, tune half)
+    lines = "Epoch 1/3\n9595/9595 - 1s - loss: 0.6242 - acc: 0.6295\n" + "".join(
+        f"Epoch {i}/3\n9595/9595 - 1s - loss: nan - acc: 0.0000e+00\n" for i in (2, 3, 4))
+    d = _top(tmp_path, lines)
+    assert [c.code for c in d.root_causes] == ["numerical_instability", "lr_too_high", "data_pipeline_bug"]
+
+
+@pytest.mark.parametrize("text,line", [
+    ("Epoch 3/10 - loss: nan - accuracy: 0.1000\n", "line 1"),
+    ("step 40 | loss 2.31 | lr 3e-4\nstep 50 | loss nan | lr 3e-4\n", "line 2"),
+])
+def test_the_line_where_the_loss_turns_nan_names_its_three_readings(tmp_path, text, line):
+    d = _top(tmp_path, text)
+    codes = [c.code for c in d.root_causes]
+    # the overflow is the mechanism and leads; the LR and bad data are the causes the threads settle on
+    assert codes == ["numerical_instability", "lr_too_high", "data_pipeline_bug"]
+    assert all(c.evidence[0].locator == line for c in d.root_causes)
+    assert max(c.confidence for c in d.root_causes) < 0.8
+    assert "1e-3" in d.tell_apart and d.status == "needs_more_data"
+
+
+def test_a_loss_that_climbs_before_the_nan_puts_the_lr_first(tmp_path):
+    text = "".join(f"iter {i * 100}: loss {v}\n" for i, v in enumerate(["2.10", "2.40", "3.90", "8.70", "nan"], 1))
+    d = _top(tmp_path, text)
+    assert [c.code for c in d.root_causes[:2]] == ["lr_too_high", "numerical_instability"]
+    assert any("from 2.1 to 8.7" in e.text for e in d.root_causes[0].evidence)
+
+
+def test_a_nan_in_the_validation_loss_alone_points_to_the_evaluation_data(tmp_path):
+    text = "".join(f"epoch {e} train_loss {t} val_loss {v}\n" for e, t, v in
+                   [(1, "1.52", "1.61"), (2, "1.41", "nan"), (3, "1.36", "nan")])
+    d = _top(tmp_path, text)
+    assert [c.code for c in d.root_causes] == ["data_pipeline_bug", "numerical_instability"]
+    assert any("training loss stays finite" in e.text for e in d.root_causes[0].evidence)
+
+
+def test_a_loss_growing_epoch_over_epoch_is_a_divergence_with_four_points(tmp_path):
+    text = "".join(f"Epoch {i}/10\n60000/60000 - 5s - loss: {v} - acc: {a}\n" for i, (v, a) in
+                   enumerate([("0.4523", "0.8712"), ("0.6134", "0.8101"), ("1.2245", "0.6312"), ("3.5512", "0.2013")], 1))
+    d = _top(tmp_path, text)
+    top = d.root_causes[0]
+    assert top.code == "lr_too_high" and top.evidence[0].locator == "lines 2-8" and top.confidence < 0.8
+
+
+def test_a_loss_that_falls_is_not_a_divergence(tmp_path):
+    text = "".join(f"Epoch {i}/10\n60000/60000 - 5s - loss: {v}\n" for i, v in
+                   enumerate(["3.5512", "1.2245", "0.6134", "0.4523"], 1))
+    d = _top(tmp_path, text)
+    assert "lr_too_high" not in [c.code for c in d.root_causes] and d.root_causes[0].code == "healthy"
+
+
+def test_a_loss_near_zero_with_perfect_accuracy_from_the_first_epoch_is_too_good_to_be_true(tmp_path):
+    text = ("Epoch 1/5\n - 2s - loss: 1.2e-04 - accuracy: 1.0000 - val_loss: 8.1e-05 - val_accuracy: 1.0000\n"
+            "Epoch 2/5\n - 2s - loss: 3.1e-05 - accuracy: 1.0000 - val_loss: 2.0e-05 - val_accuracy: 1.0000\n")
+    top = _top(tmp_path, text).root_causes[0]
+    assert top.code == "data_pipeline_bug" and "Too good to be true" in top.issue and "leak" in top.fix
+
+
+def test_a_confusion_matrix_with_one_nonzero_column_is_a_collapse_to_one_class(tmp_path):
+    d = _top(tmp_path, "Test accuracy: 0.5\nConfusion matrix:\n[[  0 500]\n [  0 500]]\n", "output.txt")
+    top = d.root_causes[0]
+    assert top.code == "mode_collapse" and "class 1" in top.issue and top.evidence[0].locator == "lines 3-4"
+    assert d.root_causes[1].code == "lr_too_high"             # balanced classes: not the majority class
+    imbalanced = _top(tmp_path, "[[  0 900]\n [  0 100]]\n", "output.txt")
+    assert [c.code for c in imbalanced.root_causes] == ["mode_collapse"]   # column 1, yet class 0 is the majority
+
+
+def test_two_bare_rows_of_counts_are_no_confusion_matrix(tmp_path):
+    d = _top(tmp_path, "0 5\n0 7\n", "output.txt")
+    assert "mode_collapse" not in [c.code for c in d.root_causes]
+    named = _top(tmp_path, "Confusion matrix:\n0 5\n0 7\n", "output.txt")
+    assert named.root_causes[0].code == "mode_collapse"
+
+
+def test_a_spread_confusion_matrix_is_no_collapse(tmp_path):
+    d = _top(tmp_path, "[[480  20]\n [ 35 465]]\n", "output.txt")
+    assert "mode_collapse" not in [c.code for c in d.root_causes]
+
+
+def test_a_flat_loss_at_chance_lists_the_causes_of_not_learning(tmp_path):
+    text = "".join(f"[{e}, {i * 2000:5d}] loss: {v}\n" for e, i, v in
+                   [(1, 1, "2.304"), (1, 2, "2.303"), (1, 3, "2.304"), (2, 1, "2.303"), (2, 2, "2.304")])
+    d = _top(tmp_path, text)
+    codes = [c.code for c in d.root_causes]
+    assert codes[0] == "data_pipeline_bug" and "ln(10)" in d.root_causes[0].issue and "lr_too_high" in codes[:3]
+
+
+@pytest.mark.parametrize("text,code", [
+    ("Epoch 2/10 - loss: nan - accuracy: 0.1000\n", "numerical_instability"),
+    ("RuntimeError: CUDA error: out of memory\n", "out_of_memory"),
+    ("[E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=469508, "
+     "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 milliseconds before timing out.\n", "distributed_failure"),
+    ("epoch 1 loss 0.52\nepoch 2 loss 0.61\nepoch 3 loss 0.83\nepoch 4 loss 1.40\n", "lr_too_high"),
+])
+def test_no_short_excerpt_with_a_fault_gets_no_cause(tmp_path, text, code):
+    d = _top(tmp_path, text)
+    assert d.root_causes and d.root_causes[0].code == code
+
+
+def test_the_question_is_a_symptom_never_evidence(tmp_path):
+    (tmp_path / "train.log").write_text("Starting training\nloading data from /data/train\n")
+    d, _ = diagnose(tmp_path, ["the loss is nan and it diverged, out of memory?"])
+    assert d.root_causes == [] and d.status == "needs_more_data" and d.tell_apart == ""
+
+
+def test_a_loss_that_drops_to_exactly_zero_is_nothing_scored(tmp_path):
+    text = "".join(f"{{'loss': {v}, 'learning_rate': 4.9e-05, 'epoch': {e}}}\n" for v, e in
+                   [("2.1234", 0.1), ("0.0", 0.2), ("0.0", 0.3), ("0.0", 0.4)])
+    d = _top(tmp_path, text)
+    assert [c.code for c in d.root_causes[:2]] == ["data_pipeline_bug", "numerical_instability"]
+    assert "-100" in d.root_causes[0].fix and d.status == "needs_more_data"
+
+
+def test_a_loss_that_creeps_down_to_a_printed_zero_converged(tmp_path):
+    text = "".join(f"epoch {i} loss {v}\n" for i, v in enumerate(["0.5000", "0.0200", "0.0010", "0.0000", "0.0000"], 1))
+    d = _top(tmp_path, text)
+    assert "data_pipeline_bug" not in [c.code for c in d.root_causes]
+
+
+def test_an_sgd_sized_lr_is_no_evidence_when_the_optimizer_is_unknown(tmp_path):
+    # mmdet's default SGD LR of 0.02 is above Adam's range, not above every optimizer's
+    text = ("Epoch [1][50/1000]\tlr: 2.000e-02, loss_cls: 1.2301, loss: 2.4348\n"
+            "Epoch [1][100/1000]\tlr: 2.000e-02, loss_cls: nan, loss: nan\n")
+    d = _top(tmp_path, text)
+    lr = next(c for c in d.root_causes if c.code == "lr_too_high")
+    assert lr.confidence < 0.8 and not any(e.text.startswith("lr") for e in lr.evidence)
+
+
+def test_a_loss_that_explodes_in_two_reports_is_a_divergence(tmp_path):
+    d = _top(tmp_path, "iter 10 loss 2.31\niter 20 loss 8.9e+07\n")
+    assert d.root_causes[0].code == "lr_too_high" and "exploded" in d.root_causes[0].evidence[0].text
+
+
+
+def test_a_gradient_norm_growing_100x_with_the_loss_is_an_explosion(tmp_path):
+    text = "".join(f"step {s} loss {l} grad_norm {g}\n" for s, l, g in
+                   [(10, 2.3, 1.2), (20, 2.2, 15.4), (30, 2.6, 480.1), (40, 7.9, 25123.0)])
+    assert _top(tmp_path, text).root_causes[0].code == "exploding_gradients"
+
+
+def test_a_gradient_norm_growing_while_the_loss_falls_is_a_warm_up(tmp_path):
+    text = "".join(f"step {s} loss {l} grad_norm {g}\n" for s, l, g in
+                   [(10, 2.3, 0.01), (20, 1.9, 0.2), (30, 1.5, 0.9), (40, 1.2, 1.4)])
+    d = _top(tmp_path, text)
+    assert "exploding_gradients" not in [c.code for c in d.root_causes] and d.root_causes[0].code == "healthy"
+
+
+def test_a_short_spike_that_comes_back(tmp_path):
+    text = "".join(f"step {i * 10} loss {v}\n" for i, v in enumerate(["1.20", "1.05", "9.80", "0.98", "0.93", "0.90"], 1))
+    top = _top(tmp_path, text).root_causes[0]
+    assert top.code == "loss_spikes" and top.evidence[0].locator == "line 3"
+
+
+def test_a_short_curve_that_falls_then_climbs_at_every_report_diverged(tmp_path):
+    text = "".join(f"epoch {i} loss {v}\n" for i, v in enumerate(["1.00", "0.80", "0.60", "0.90", "1.50", "2.40"], 1))
+    top = _top(tmp_path, text).root_causes[0]
+    assert top.code == "lr_too_high" and "climbed at each of the last 3 reports" in top.issue
+    noisy = "".join(f"epoch {i} loss {v}\n" for i, v in enumerate(["1.00", "0.80", "0.60", "0.70", "0.62", "0.58"], 1))
+    assert "lr_too_high" not in [c.code for c in _top(tmp_path, noisy).root_causes]
+
+
+def test_three_epochs_of_a_rising_validation_loss_under_a_falling_training_loss_is_overfitting(tmp_path):
+    text = "".join(f"epoch {e} train_loss {t} val_loss {v}\n" for e, t, v in
+                   [(1, "0.40", "0.50"), (2, "0.30", "0.60"), (3, "0.20", "0.80")])
+    assert _top(tmp_path, text).root_causes[0].code == "overfitting"
+
+
+def test_a_low_loss_that_settled_converged(tmp_path):
+    text = "".join(f"epoch {i} loss {v}\n" for i, v in enumerate(["0.0512", "0.0511", "0.0510", "0.0511"], 1))
+    assert "data_pipeline_bug" not in [c.code for c in _top(tmp_path, text).root_causes]
+
+
+def test_a_loss_at_chance_under_an_lr_far_above_its_optimizers_range_lists_the_lr(tmp_path):
+    (tmp_path / "config.yaml").write_text("optimizer: adam\nlr: 0.5\n")
+    wobble = [0.004, -0.003, 0.002, -0.004, 0.001]
+    text = "".join(f"step {i * 10} loss {2.3026 + wobble[i % 5]:.4f} lr 0.5\n" for i in range(30))
+    d = _top(tmp_path, text)
+    codes = [c.code for c in d.root_causes]
+    assert codes[0] == "data_pipeline_bug" and "lr_too_high" in codes[1:3]
+    lr = next(c for c in d.root_causes if c.code == "lr_too_high")
+    assert any(e.text.startswith("lr 0.5") for e in lr.evidence) and "pins the loss at ln(10)" in lr.issue
+
+
+def test_an_accuracy_hovering_at_one_half_is_a_guess(tmp_path):
+    text = "epoch 0, loss 0.6941, acc 0.5012\nepoch 1, loss 0.6925, acc 0.4988\nepoch 2, loss 0.6938, acc 0.5000\n"
+    top = _top(tmp_path, text).root_causes[0]
+    assert top.code == "data_pipeline_bug" and "1/2" in top.issue

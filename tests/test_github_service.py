@@ -224,3 +224,31 @@ def test_eyes_come_at_once_even_before_a_worker_runs(gh, tmp_path, monkeypatch):
         assert not gh.mltd_comments(7)                   # the diagnosis itself waits for a worker
     finally:
         slack.close()
+
+
+def test_a_job_that_fails_says_so_on_the_pull_request(gh, tmp_path, monkeypatch):
+    """A run GitHub no longer has (404 on its first read) fails the job on its last try; the PR
+    gets one clear comment naming the request instead of silence, and a /diagnose gets the same."""
+    from bot.store import Store
+
+    slack = SlackStandIn()
+    for k, v in env(slack.api_url, "http://127.0.0.1:9", tmp_path, MLTD_GITHUB_TOKEN=TOKEN, MLTD_GITHUB_API_URL=gh.url,
+                    MLTD_GITHUB_WEBHOOK_SECRET=SECRET, MLTD_GITHUB_WORKFLOWS="train*", MLTD_JOB_RETRIES="0",
+                    MLTD_GITHUB_WRITE_INTERVAL_S="0").items():
+        monkeypatch.setenv(k, v)
+    try:
+        with TestClient(create_app(Settings(), run_worker=True)) as client:
+            store = Store(client.app.state.worker.settings.database_url)
+            hook(client, "workflow_run", run_payload(gh, 999))
+            failed = wait_for(lambda: [c for c in gh.mltd_comments(7) if "internal error" in c["body"]])[0]
+            assert failed["body"].startswith(MARKER) and "`gh:run:999:1`" in failed["body"]
+            assert "UnknownObjectException" in failed["body"] and "actions/runs/999" in failed["body"]
+            wait_for(lambda: store.get("gh:run:999:1").status == "failed")
+            assert "404" in store.get("gh:run:999:1").error
+
+            delivery = str(uuid.uuid4())
+            hook(client, "issue_comment", comment_payload(gh, "/diagnose run 998"), delivery)
+            wait_for(lambda: f"`gh:{delivery}`" in gh.comments[failed["id"]]["body"])    # the same comment, updated
+            assert len(gh.mltd_comments(7)) == 1
+    finally:
+        slack.close()

@@ -6,6 +6,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from bot.settings import Settings
+from bot.store import Store
 from handlers.web import create_app
 from tests.fakes.service import S3, env, mention, signed, wait_for
 from tests.fakes.slack_api import SlackStandIn
@@ -51,6 +52,12 @@ def answers(slack, thread_ts, needle=""):
             and (needle in str(u.get("blocks")) or needle in u.get("text", ""))]
 
 
+def events(client, outcome: str) -> float:
+    """The service's Slack events counter for `outcome`, as /metrics reports it."""
+    line = f'mltd_events_total{{outcome="{outcome}",source="slack"}} '
+    return next((float(x[len(line):]) for x in client.get("/metrics").text.splitlines() if x.startswith(line)), 0.0)
+
+
 def test_bad_signatures_and_timestamps_get_401(service):
     with service() as client:
         body = mention("<@UBOT> run 42")
@@ -74,8 +81,11 @@ def test_mention_gets_one_reply_in_its_thread(service, slack):
         blocks = str(update[0]["blocks"])
         assert "0.02 to 0.8" in blocks and "config.yaml" in blocks
         wait_for(lambda: [c for c in slack.called("files.completeUploadExternal") if c.get("thread_ts") == thread])
+        duplicates = events(client, "duplicate")
         assert post(client, body, retry=1).status_code == 200                     # Slack's retry: nothing more
-        time.sleep(1.0)
+        assert events(client, "duplicate") == duplicates + 1                      # known before the ack
+        store = Store(client.app.state.worker.settings.database_url)
+        assert sum(store.counts().values()) == 1 and store.get(f"slack:{body['event_id']}").attempts == 1
         assert len(placeholders(slack, thread)) == 1 and len(answers(slack, thread)) == 1
         assert len([c for c in slack.called("files.completeUploadExternal") if c.get("thread_ts") == thread]) == 1
 
@@ -125,8 +135,10 @@ def test_rate_limits_are_honoured(service, slack):
 def test_channel_allow_list(service, slack):
     with service(MLTD_SLACK_CHANNELS="C1") as client:
         body = mention("<@UBOT> run 42", channel="C2")
+        refused = events(client, "refused")
         assert post(client, body).status_code == 200
-        time.sleep(1.0)
+        assert events(client, "refused") == refused + 1                           # decided before the ack
+        assert Store(client.app.state.worker.settings.database_url).get(f"slack:{body['event_id']}") is None
         assert not [p for p in slack.called("chat.postMessage") if p.get("channel") == "C2"]
 
 
@@ -146,8 +158,6 @@ def test_a_worker_that_dies_mid_job_still_leads_to_one_answer(slack, s3, tmp_pat
     import subprocess
     import sys
     from pathlib import Path
-
-    from bot.store import Store
 
     e = env(slack.api_url, s3.url, tmp_path, MLTD_DATABASE_URL="postgresql://postgres@127.0.0.1:5432/test",
             MLTD_QUEUE_URL="redis://127.0.0.1:6379/0", MLTD_LEASE_S="3", MLTD_REAP_EVERY_S="1", MLTD_WORKERS="1")
@@ -218,7 +228,6 @@ def test_cli_reads_the_same_stores(s3, tmp_path, monkeypatch, capsys):
 
 
 def test_the_agents_verified_answer_reaches_the_thread(service, slack, scenario):
-    from bot.store import Store
     from tests.fakes.anthropic_api import KEY, AnthropicStandIn, tool_use
 
     lines = (scenario("lr_jump_mlp") / "train.log").read_text().splitlines()

@@ -11,17 +11,18 @@ from bot.queue import JSONSerializer, make_huey
 from bot.store import Store
 
 PG = "postgresql://postgres@127.0.0.1:5432/test"
+PREFIX = f"test:{uuid.uuid4().hex[:8]}:"    # this run's keys: PostgreSQL is shared with other runs and the bench
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store(request, tmp_path):
     s = Store(f"sqlite:///{tmp_path / 'state.db'}" if request.param == "sqlite" else PG)
     yield s
-    s.delete("test:")                        # PostgreSQL is shared with the other tests and the bench
+    s.delete(PREFIX)                         # only this run's rows: another run may be mid-test
 
 
 def key():
-    return f"test:{uuid.uuid4().hex}"
+    return f"{PREFIX}{uuid.uuid4().hex}"
 
 
 def test_a_request_is_opened_once(store):

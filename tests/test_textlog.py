@@ -142,3 +142,19 @@ def test_thinned_series_keep_their_nan_and_spike(tmp_path, monkeypatch):
     assert series.steps[i] == 3999 and series.lines[i] == 4000
     gaps = np.diff(series.steps)
     assert gaps.max() <= 2 * series.stride                          # evenly thinned, old and new alike
+
+
+def test_a_step_counter_that_restarts_each_epoch_keeps_the_lines_in_order(tmp_path, monkeypatch):
+    """yunjey/pytorch-tutorial's `Epoch [2/5], Step [100/600], Loss: x`: the step restarts each
+    epoch, so it continues from where it was instead of folding the epochs onto each other; across
+    chunk edges too."""
+    import analysis.ingest.textlog as tl
+    lines = [f"Epoch [{e}/4], Step [{s}/600], Loss: {4 - e - s / 1000:.4f}" for e in range(1, 5) for s in range(100, 700, 100)]
+    for chunk in (1 << 20, 256):
+        monkeypatch.setattr(tl, "CHUNK_BYTES", chunk)
+        _, s = _parse(tmp_path, "\n".join(lines) + "\n")
+        loss = s["train_loss"]
+        assert loss.lines.tolist() == list(range(1, 25))              # in the order logged
+        assert np.all(np.diff(loss.steps) > 0)
+        assert loss.steps[:7].tolist() == [100, 200, 300, 400, 500, 600, 700]
+        assert loss.values[-1] == float(lines[-1].rsplit(" ", 1)[1])

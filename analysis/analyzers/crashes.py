@@ -3,6 +3,7 @@ failures, DataLoader worker deaths, zero-variance statistics, NaN detectors and 
 overflows. The signature table is data: analysis/data/signatures.toml."""
 from __future__ import annotations
 
+from analysis.analyzers.common import NAN_DATA_SETTLE
 from analysis.metrics import clip
 from analysis.model import Event, Evidence, Finding
 from analysis.patches import set_config_value
@@ -78,8 +79,10 @@ def _oom(run: Run, e: Event) -> Finding:
                "num_workers and the data held in memory per worker (load lazily, memory-map), load checkpoints "
                "with mmap=True / low_cpu_mem_usage, and check `dmesg` for the oom-kill line")
     elif e.signature == "cudnn_oom_in_disguise":
-        fix = ("cuDNN could not get memory for its workspace: halve the batch size first; if it still fails at "
-               "batch size 1, check that the PyTorch build matches the CUDA/cuDNN driver")
+        fix = ("cuDNN or cuBLAS could not get memory for its handle or workspace: check nvidia-smi for other "
+               "processes on the GPU and halve the batch size first; if it still fails at batch size 1, check that "
+               "the PyTorch build matches the CUDA/cuDNN driver (and, for cuBLAS, that no token id exceeds the "
+               "embedding size)")
     return Finding("out_of_memory", f"{title}: " + ", ".join(parts) if parts else title, "critical",
                    0.75 if e.signature == "cudnn_oom_in_disguise" else 0.97, ev, fix=fix,
                    expected_impact="the step fits in memory; throughput per sample roughly unchanged",
@@ -87,7 +90,7 @@ def _oom(run: Run, e: Event) -> Finding:
 
 
 _OOM_TITLES = {"host_oom": "Host out of memory", "tf_oom": "GPU out of memory (TensorFlow ResourceExhaustedError)",
-               "cudnn_oom_in_disguise": "cuDNN error that is most often GPU memory exhausted", "cuda_oom": "GPU out of memory"}
+               "cudnn_oom_in_disguise": "A cuDNN/cuBLAS error that is most often GPU memory exhausted", "cuda_oom": "GPU out of memory"}
 
 
 def _budget(run: Run):
@@ -140,8 +143,9 @@ _FIXES = {
     "dataloader_handover": ("A DataLoader worker died while handing a batch to the training process",
                             "The worker vanished mid-transfer (often the host OOM killer or a too-small /dev/shm): "
                             "lower num_workers, give the container more shared memory (--shm-size) or use "
-                            "torch.multiprocessing.set_sharing_strategy('file_system'), and check the sample the "
-                            "worker was loading"),
+                            "torch.multiprocessing.set_sharing_strategy('file_system') (also the fix when the process runs "
+                            "out of file descriptors: ancdata, too many open files; or raise ulimit -n), and check the "
+                            "sample the worker was loading"),
     "dataloader_worker_error": ("A DataLoader worker failed while loading a sample", "The worker's own error names "
                                 "the record: fix or skip it in the dataset's __getitem__ (catch the decode error, log the "
                                 "index, filter the file list); num_workers=0 reproduces it in the main process"),
@@ -172,6 +176,27 @@ _FIXES = {
                     "clamp before log/sqrt/div, add eps, compute it in fp32"),
     "loss_scale_overflow": ("fp16 loss-scale overflows: gradients exceed fp16 range", "Use bf16 autocast, or keep "
                             "the GradScaler and lower the LR; check for a layer that produces very large activations"),
+    "duplicate_gpu": ("Two ranks are on the same GPU", "Bind each process to its own device before init: "
+                      "torch.cuda.set_device(local_rank) (LOCAL_RANK from the launcher); remove a device fixed in the "
+                      "script (cuda:0, CUDA_VISIBLE_DEVICES set per process) and check nproc_per_node <= GPUs"),
+    "ddp_ready_twice": ("DDP saw a parameter's gradient twice in one step (reentrant gradient checkpointing, or a "
+                        "parameter shared or used outside forward)",
+                        "Use non-reentrant checkpointing (torch.utils.checkpoint with use_reentrant=False, "
+                        "gradient_checkpointing_kwargs={'use_reentrant': False}), or call model._set_static_graph(); "
+                        "TORCH_DISTRIBUTED_DEBUG=DETAIL names the parameter"),
+    "embedding_index_out_of_range": ("An id beyond the embedding table: a token or category id >= num_embeddings",
+                                     "After adding tokens call model.resize_token_embeddings(len(tokenizer)); check "
+                                     "that the largest input id is below the embedding size (vocab_size in the config "
+                                     "matching the tokenizer, categorical ids built from the same data)"),
+    "device_assert": ("A device-side assert: an index out of range, most often a class label outside "
+                      "[0, number of classes) or a token id beyond the vocabulary",
+                      "Rerun with CUDA_LAUNCH_BLOCKING=1 (or on the CPU) to see the failing op; check "
+                      "labels.min() >= 0 and labels.max() < the model's output size (a class count off by one, "
+                      "an ignore label of -1 or 255 without ignore_index, 1-based labels), and token ids < vocab_size"),
+    "target_size_mismatch": ("The loss compares predictions and targets of different shapes: they broadcast, so "
+                             "every prediction is scored against every label",
+                             "Make the shapes equal before the loss: squeeze the model's output ([N, 1] -> [N]) "
+                             "or unsqueeze the target; the model otherwise learns only the labels' mean"),
     "nonfinite_loss": ("The training loop reported a non-finite loss", "Find the first op that overflows "
                        "(set_detect_anomaly for a few steps), compute the loss in fp32, add eps"),
 }
@@ -206,16 +231,82 @@ def analyze(run: Run) -> list[Finding]:
                 lines = code.calls.get("var", []) + code.calls.get("std", [])
                 for ln in lines[:2]:
                     ev.append(Evidence(code.text.splitlines()[ln - 1].strip(), code.artifact, f"line {ln}"))
-        if e.signature == "store_barrier":
-            if e.fields.get("world_size") == e.fields.get("worker_count"):
+        if e.signature == "target_size_mismatch" and not _broadcasts(e.text):
+            continue              # [1] against [] has one element either way: nothing is paired wrongly
+        if e.signature == "store_barrier" and "world_size" in e.fields:
+            if e.fields["world_size"] == e.fields["worker_count"]:
                 continue          # every rank arrived: the barrier is just being passed
-            title = (f"{title}: {e.fields.get('worker_count')} workers registered for world_size "
-                     f"{e.fields.get('world_size')}")
-        conf = {"distributed_failure": 0.9, "dataloader_failure": 0.9, "zero_variance": 0.9,
-                "numerical_instability": 0.75, "data_pipeline_bug": 0.9}.get(e.code, 0.7)
+            title = (f"{title}: {e.fields['worker_count']} workers registered for world_size "
+                     f"{e.fields['world_size']}")
+        conf = _CONFIDENCE.get(e.signature) or (NAN_LOSS_MESSAGE if _loss_nan_message(e) else None) or {"distributed_failure": 0.9, "dataloader_failure": 0.9,
+                                                 "zero_variance": 0.9, "numerical_instability": 0.75,
+                                                 "data_pipeline_bug": 0.9}.get(e.code, 0.7)
         sev = "critical" if e.context or e.code in ("distributed_failure", "dataloader_failure", "data_pipeline_bug") else "high"
         count = f" ({e.count} times)" if e.count > 1 else ""
         issue = f"{title}{count}" if title else f"{clip(e.text, 160)}{count}"
         out.append(Finding(e.code, issue, sev, conf, ev, fix=fix, patch=patch,
                            analyzer=NAME, quick_fix=fix.split(";")[0].split(":")[0][:80]))
+        if e.signature in _LR_READING:
+            out.append(_lr_reading(e))
+        if _loss_nan_message(e):
+            out.append(_data_reading(e))
     return out
+
+
+def _broadcasts(text: str) -> bool:
+    """Whether the two torch.Size shapes of a target-size warning pair elements wrongly: the
+    broadcast shape holds more elements than one of them (an unreadable pair counts as wrong)."""
+    import re
+    from math import prod
+
+    shapes = [[int(x) for x in re.findall(r"\d+", m)] for m in re.findall(r"Size\(\[([\d, ]*)\]\)", text)]
+    if len(shapes) != 2:
+        return True
+    a, b = shapes
+    n = max(len(a), len(b))
+    a, b = [1] * (n - len(a)) + a, [1] * (n - len(b)) + b
+    out = prod(max(x, y) for x, y in zip(a, b))
+    return not (out == prod(a) == prod(b))
+
+
+# Signatures whose confidence differs from their code's: a device-side assert is most often, not
+# always, a label out of range; a target-size warning is a bug only where the shapes broadcast.
+_CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "target_size_mismatch": 0.7, "duplicate_gpu": 0.92,
+               # a launcher's report that a rank exited says where, not why: the rank's own error is the cause
+               "rank_failure": 0.7}
+# A NaN or an overflow the loop reports has a second reading: updates too large for the weights.
+_LR_READING = {"nonfinite_loss": 0.5, "loss_scale_overflow": 0.45}
+# A trainer's "loss became NaN" (not a gradient's, not the loss scaler's) names no mechanism: the
+# overflow reading leads without confidence, the LR's is next (first where the trainer itself says
+# the training diverged), and bad data (a NaN input, a broken target) is listed after them.
+NAN_LOSS_MESSAGE, LR_OVER_NAN_LOSS, LR_DIVERGED, DATA_OVER_NAN_LOSS = 0.65, 0.6, 0.7, 0.45
+
+
+def _loss_nan_message(e: Event) -> bool:
+    low = e.text.lower()
+    return e.signature == "nonfinite_loss" and "grad" not in low and ("loss" in low or "diverg" in low)
+
+
+def _data_reading(e: Event) -> Finding:
+    """The data reading of a trainer's NaN loss: a non-finite input or a target the loss cannot
+    score makes the loss NaN at whatever LR."""
+    return Finding("data_pipeline_bug", "A NaN or Inf in the inputs, or a target the loss cannot score: "
+                   + clip(e.text, 120), "high", DATA_OVER_NAN_LOSS,
+                   [_ev(e, f"{e.text.strip()} (a NaN input or a broken target, such as an empty box, ends this way too)")],
+                   fix="Assert torch.isfinite on each batch's inputs and targets, and drop samples with empty or "
+                       "degenerate boxes or out-of-range labels", analyzer=NAME, quick_fix="Assert the inputs are finite",
+                   settle=NAN_DATA_SETTLE)
+
+
+def _lr_reading(e: Event) -> Finding:
+    """The LR reading of a reported NaN or overflow: close behind the numerical reading where the
+    trainer says the loss (not a gradient) became NaN, ahead of it where it says the training
+    diverged, and well below it for a NaN gradient or a loss-scale overflow."""
+    loss_msg = _loss_nan_message(e)
+    conf = (LR_DIVERGED if "diverg" in e.text.lower() else LR_OVER_NAN_LOSS) if loss_msg else _LR_READING[e.signature]
+    return Finding("lr_too_high", "Updates too large for the weights: " + clip(e.text, 120),
+                   "critical" if loss_msg else "high", conf,
+                   [_ev(e, f"{e.text.strip()} (a learning rate too high ends this way as often as an overflow does)")],
+                   fix="Lower the learning rate 10x (or lengthen the warm-up) and clip gradients (max_norm 1.0); if "
+                       "the NaN stops, raise it back gradually",
+                   expected_impact="the loss stays finite", analyzer=NAME, quick_fix="Lower the LR 10x")

@@ -1,34 +1,92 @@
 """What a short pasted excerpt (a few epochs, even one line) supports, where the trend analyzers
-need 12-20 points: a train/validation gap at the same epoch, an LR above the range of every common
-optimizer, an accuracy stuck at one value. Confidences stay below 0.8: a few lines suggest a cause,
-the reply says what would settle it.
+need 12-20 points: a loss that turns NaN, a loss that grows report after report, a flat loss, an
+accuracy stuck at one value, a result too good to be true, a confusion matrix with one column, a
+train/validation gap at the same epoch, an LR above the range of every common optimizer.
+Confidences stay below 0.8: a few lines suggest causes, the reply ranks them and says what would
+tell them apart. Where the same lines have several readings (a NaN is an overflow, an LR too high or
+bad data; a stuck accuracy is a data bug, a collapse or an LR too high), each is a finding with the
+evidence that points to it, so the ranking keeps them as real alternatives.
 
-Thresholds:
+Thresholds (named below):
 - GAP_LOSS_RATIO = 3: validation loss at least 3x the training loss at the same epoch,
 - GAP_ACC = 0.2: training accuracy at least 20 points above validation accuracy,
 - LR_ABSURD = 1.0: above every optimizer family's usual range (SGD's tops out near 0.1),
-- STUCK_POINTS = 3: an accuracy identical at 3 or more consecutive reports.
+- STUCK_POINTS = 3: an accuracy (or a loss) identical at 3 or more consecutive reports,
+- RISE_POINTS = 4 and RISE_SHARE = 0.75: a loss that grows at three in four of at least four
+  reports, ending RISE_GROWN = 20% above where it started (longer curves: RISE_LONG, RISE_RANK;
+  before a NaN, RISE_MIN = 10% is a climb),
+- TOO_GOOD_LOSS = 0.01 with an accuracy of 1.0 at the first report; a loss of exactly 0 at
+  ZERO_REPORTS = 2 reports (nothing scored, or an fp16 underflow),
+- GRAD_GROWTH = 100: a gradient norm that grows 100x over a few reports,
+- SPIKE_RATIO = 3, SPIKE_BACK = 1.5: one report 3x the median of the others, the next within 1.5x,
+- a confusion matrix: a square block of at least 2 rows of counts, MATRIX_MAX_BYTES of text read;
+  IMBALANCED = 0.6: the predicted class holding 60% of the rows is a majority learned.
 """
 from __future__ import annotations
 
+import math
+import re
+
 import numpy as np
 
-from analysis.analyzers.common import LR_RANGE, optimizer_family, point
-from analysis.metrics import fmt
-from analysis.model import Finding
+from analysis.analyzers.common import LR_RANGE, NAN_DATA_SETTLE, SHORT_CURVE, optimizer_family, point
+from analysis.metrics import Series, fmt, fmt_step
+from analysis.model import Evidence, Finding
 from analysis.run import Run
+from analysis.signals import divergence, rolling_median
 
 NAME = "excerpt"
-SHORT = 12
+SHORT = SHORT_CURVE
 GAP_LOSS_RATIO = 3.0
 GAP_ACC = 0.2
 LR_ABSURD = 1.0
 STUCK_POINTS = 3
+CHANCE_CLASSES, CHANCE_BAND = 10, 0.01   # an accuracy within 1 point of 1/K (K <= 10) at every report guesses
+RISE_POINTS = 4
+RISE_SHARE = 0.75
+RISE_MIN = 0.10
+RISE_GROWN = 0.20           # a short curve must end 20% above its start (a warm-up's early bump does not)
+RISE_LONG = 1.5
+RISE_RANK = 0.7
+FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
+TOO_GOOD_LOSS = 0.01
+ZERO_REPORTS = 2            # a loss of exactly 0 at two reports is no loss at all...
+ZERO_JUMP = 0.05            # ...when it drops there from above 0.05, not when it creeps down to it
+GRAD_GROWTH = 100.0         # a gradient norm 100x its first report within a short excerpt
+SPIKE_POINTS, SPIKE_RATIO, SPIKE_BACK = 5, 3.0, 1.5
+LONG_NAN_LR = 0.45          # the LR reading of a NaN in a long curve stays below the loss analyzer's
+EXCERPT_MAX = 0.75          # a few lines never make a confident diagnosis on their own
+MATRIX_MAX_BYTES = 256 * 1024
+MATRIX_LINE_MAX = 400       # a confusion-matrix row is short; longer lines are not tried (bounded regex work)
+IMBALANCED = 0.6            # one class holding 60% or more of a confusion matrix's rows is a majority
+LOSS_FIRST = ("train_loss", "train_loss_epoch", "val_loss", "test_loss")
+LOSS_WORDS = ("loss", "nll", "ppl", "perplexity", "xent", "cost", "objective")
+PLATEAU_POINTS = 20         # from here on the loss analyzer reads a plateau; below it, this one
+EXPLODED = 1000.0           # a loss 1000x its first report exploded, however few the reports
+TURNED = 1.5                # a short curve that climbs at every report after its best to 1.5x it diverged
 
 
 def _short(run: Run, name: str):
     s = run.metrics.get(name)
     return s if s is not None and 1 <= len(s) < SHORT else None
+
+
+def _losses(run: Run) -> list[Series]:
+    """Every loss series, the training loss first: `loss_cls`, `val_loss`, `mloss0`... a loss under
+    any name the reader kept."""
+    names = [n for n in LOSS_FIRST if n in run.metrics] + sorted(
+        n for n in run.metrics.names() if any(w in n for w in LOSS_WORDS) and n not in LOSS_FIRST and "/" not in n)
+    return [run.metrics.get(n) for n in names if len(run.metrics.get(n))]
+
+
+def _main_loss(run: Run) -> Series | None:
+    """The training loss, or the one loss series a paste holds (a GAN's two losses are not one
+    curve to judge)."""
+    for name in LOSS_FIRST[:2]:
+        if name in run.metrics and len(run.metrics.get(name)):
+            return run.metrics.get(name)
+    others = [s for s in _losses(run) if s.name not in LOSS_FIRST]
+    return others[0] if len(others) == 1 else None
 
 
 def _gap(run: Run) -> list[Finding]:
@@ -72,23 +130,417 @@ def _absurd_lr(run: Run) -> list[Finding]:
                     quick_fix="Lower the LR with a warm-up")]
 
 
+def _first_nonfinite(run: Run) -> tuple[Series, int] | None:
+    """The series and index where a loss (or the gradient norm) first turns NaN/Inf, the earliest
+    line of all."""
+    hits = []
+    for s in _losses(run) + [g for g in (run.metrics.get("grad_norm"),) if g is not None]:
+        bad = np.flatnonzero(~np.isfinite(s.values))
+        if len(bad):
+            i = int(bad[0])
+            hits.append((int(s.lines[i]) if s.lines is not None else 0, s, i))
+    if not hits:
+        return None
+    _, s, i = min(hits, key=lambda h: h[0])
+    return s, i
+
+
+def _nan_loss(run: Run) -> list[Finding]:
+    """A loss that turns NaN has three readings, each listed with what points to it: numerical
+    instability (an overflow, a log(0), fp16: the mechanism, and the reading nothing contradicts),
+    an LR too high (a loss that climbed first, an LR above its optimizer's range), and bad data (a
+    NaN in the inputs, an empty box, a target out of range: a NaN from the very first report, or in
+    the validation loss alone while training stays finite). A climb puts the LR first; a NaN only in
+    validation puts the data first; otherwise the overflow leads and the reply says what would tell
+    them apart."""
+    hit = _first_nonfinite(run)
+    if hit is None:
+        return []
+    s, i = hit
+    line = Evidence(f"{s.name} became {fmt(float(s.values[i]))} at {s.step_kind} {fmt_step(s.steps[i])}",
+                    s.artifact, s.locator(i))
+    before = s.values[:i][np.isfinite(s.values[:i])]
+    ev_num, ev_lr, ev_data = [line], [line], [line]
+    rose = len(before) >= 2 and before[-1] > before[0] * (1 + RISE_MIN)
+    if len(before):
+        last = point(s, i - 1, f"last finite {s.name}")
+        if rose:
+            ev_lr.append(Evidence(f"{s.name} climbed from {fmt(float(before[0]))} to {fmt(float(before[-1]))} before "
+                                  "it turned non-finite: a divergence, the LR's signature", s.artifact,
+                                  s.span_locator(i - len(before), i - 1)))
+        else:
+            ev_num.append(Evidence(f"{last.text}: finite and not climbing, then non-finite in one report, the "
+                                   "signature of an overflow", last.artifact, last.locator))
+    else:
+        ev_data.append(Evidence(f"{s.name} is non-finite from its first report: nothing was learned yet, so the "
+                                "inputs or targets of the first batches are the first suspects", s.artifact, s.locator(i)))
+    train = _main_loss(run)
+    val_only = s.name in LOSS_FIRST[2:] and train is not None and train is not s and bool(np.isfinite(train.values).all())
+    if val_only:
+        ev_data.append(Evidence(f"the training loss stays finite ({fmt(float(train.values[-1]))} at its last report) "
+                                f"while {s.name} is NaN: the evaluation data, not the weights, carry the NaN",
+                                train.artifact, train.locator(len(train) - 1)))
+    high_lr = _high_lr(run)
+    if high_lr is not None:
+        ev_lr.append(high_lr)
+    step = float(s.steps[i])
+    if len(s) >= SHORT:
+        # a long curve has the trend analyzers: the loss analyzer reads the NaN and the climb before
+        # it; here only the LR reading is added, below theirs
+        return [_nan_lr(s, i, ev_lr[:1] + ([high_lr] if high_lr else []), LONG_NAN_LR, step, False)]
+    c_num = 0.5 if val_only else (0.45 if rose else 0.55)
+    c_lr = min(EXCERPT_MAX, 0.5 + (0.2 if rose else 0) + (0.1 if high_lr is not None else 0))
+    c_data = 0.6 if val_only else (0.5 if len(before) == 0 else 0.45)
+    out = [
+        Finding("numerical_instability", f"{s.name} turned {fmt(float(s.values[i]))} at {s.step_kind} "
+                f"{fmt_step(s.steps[i])}: a value overflowed (fp16, a log of 0, a division by ~0) or the updates "
+                "were too large", "critical", c_num, ev_num,
+                fix="Find the first op that overflows: run a few steps with torch.autograd.set_detect_anomaly(True); "
+                    "compute the loss in fp32, add an eps to logs and divisions, and clip gradients",
+                expected_impact="training continues past the step where the loss turned NaN",
+                analyzer=NAME, onset_step=step, quick_fix="Guard the loss against NaN/Inf"),
+        Finding("data_pipeline_bug", f"{s.name} turned {fmt(float(s.values[i]))}: a NaN or Inf in the inputs, or a "
+                "target the loss cannot score (an empty or inverted box, a label out of range), gives a NaN whatever "
+                "the LR", "critical" if val_only else "high", c_data, ev_data,
+                fix="Check the data for non-finite values and broken targets: assert torch.isfinite(x).all() on each "
+                    "batch, normalise the inputs (per feature, with the training set's statistics), and drop samples "
+                    "with empty or degenerate boxes",
+                expected_impact="the loss stays finite on every batch", analyzer=NAME, onset_step=step,
+                quick_fix="Assert the inputs are finite", settle=NAN_DATA_SETTLE)]
+    if not val_only:        # an LR too high would break the training loss first
+        out.append(_nan_lr(s, i, ev_lr, c_lr, step, rose))
+    return out
+
+
+def _high_lr(run: Run) -> Evidence | None:
+    """The LR where it exceeds its optimizer family's range; with the family unknown, every
+    family's (0.02 is SGD's norm, not an excess)."""
+    lr = run.metrics.get("lr")
+    if lr is None or not len(lr) or not np.isfinite(lr.values).any():
+        return None
+    j = int(np.nanargmax(lr.values))
+    fam = optimizer_family(run)
+    hi = LR_RANGE[fam[0]][1] if fam else max(h for _, h in LR_RANGE.values())
+    if lr.values[j] <= hi:
+        return None
+    return point(lr, j, f"lr (above ~{fmt(hi)}, the top of {fam[0] if fam else 'every optimizer'}'s usual range)")
+
+
+def _nan_lr(s: Series, i: int, ev: list[Evidence], conf: float, step: float, rose: bool) -> Finding:
+    return Finding("lr_too_high", f"{s.name} turned {fmt(float(s.values[i]))} at {s.step_kind} {fmt_step(s.steps[i])}: "
+                   "a learning rate too high drives the weights to overflow" + (" after the loss climbed" if rose else ""),
+                   "critical" if conf > LONG_NAN_LR else "high", conf, ev,
+                   fix="Lower the learning rate 10x (Adam ~1e-4, SGD ~0.01) with a warm-up and clip gradients "
+                       "(max_norm 1.0); if the NaN goes away, raise it back gradually",
+                   expected_impact="the loss keeps falling instead of turning NaN", analyzer=NAME,
+                   onset_step=step - (1 if rose else 0), quick_fix="Lower the LR 10x and clip gradients")
+
+
+def _rising_loss(run: Run) -> list[Finding]:
+    """A loss that grows from the start: a divergence even with four points (the trend analyzer
+    needs twelve, and a fall first), with two when it ends EXPLODED times its start. On a longer curve, the smoothed loss of the last fifth at
+    least RISE_LONG times that of the first fifth, rising in rank order (Spearman >= RISE_RANK)."""
+    s = _main_loss(run)
+    if s is None:
+        return []
+    end = np.flatnonzero(~np.isfinite(s.values))
+    v = s.values[: int(end[0])] if len(end) else s.values
+    if len(v) < 2 or v[0] <= 0:
+        return []
+    if v[-1] >= EXPLODED * v[0] and len(v) < SHORT:
+        said = f"{s.name} exploded to {v[-1] / v[0]:,.0f}x its first report"
+        first, last = float(v[0]), float(v[-1])
+    elif len(v) < RISE_POINTS:
+        return []
+    elif len(v) < SHORT:
+        d = np.diff(v)
+        b = int(np.argmin(v))
+        if (d > 0).mean() >= RISE_SHARE and v[-1] >= v[0] * (1 + RISE_GROWN):
+            said = f"{s.name} grew at {int((d > 0).sum())} of {len(d)} reports"
+            first, last = float(v[0]), float(v[-1])
+        elif 1 <= b <= len(v) - 3 and (d[b:] > 0).all() and v[-1] >= v[b] * TURNED:
+            # it fell, then climbed at every report after its best: the divergence the trend rule
+            # would read on a longer curve
+            return [Finding("lr_too_high", f"{s.name} fell to {fmt(float(v[b]))}, then climbed at each of the last "
+                            f"{len(v) - 1 - b} reports to {fmt(float(v[-1]))}", "high", 0.6,
+                            [point(s, b, f"lowest {s.name}"),
+                             Evidence(f"{s.name} rose from {fmt(float(v[b]))} to {fmt(float(v[-1]))}, "
+                                      f"{v[-1] / v[b]:.1f}x its best", s.artifact, s.span_locator(b, len(v) - 1))],
+                            fix="Lower the learning rate where the loss turns (halve it, or decay it from there) and "
+                                "clip gradients", expected_impact="the loss keeps falling past its best", analyzer=NAME,
+                            onset_step=float(s.steps[b]), quick_fix="Reduce LR by 50%")]
+        else:
+            return []
+    else:
+        if divergence(v) is not None:
+            return []            # it fell first: the loss analyzer reads that divergence
+        k = max(2, len(v) // 5)
+        first, last = float(np.median(v[:k])), float(np.median(v[-k:]))
+        sm = rolling_median(v, max(3, len(v) // 10))
+        if first <= 0 or last < RISE_LONG * first or _spearman(sm) < RISE_RANK:
+            return []
+        said = f"the median {s.name} of the last {k} reports is {last / first:.1f}x that of the first {k}"
+    ev = [Evidence(f"{said}, from {fmt(first)} to {fmt(last)} ({s.step_kind}s {fmt_step(s.steps[0])}-"
+                   f"{fmt_step(s.steps[len(v) - 1])})", s.artifact, s.span_locator(0, len(v) - 1))]
+    return [Finding("lr_too_high", f"{s.name} grows epoch over epoch from the start ({fmt(first)} -> {fmt(last)}): the "
+                    "updates overshoot", "high", 0.65, ev,
+                    fix="Lower the learning rate 10x and add a warm-up; check that the loss is minimised (not "
+                        "maximised) and that gradients are zeroed every step (optimizer.zero_grad())",
+                    expected_impact="the loss falls from the first epochs", analyzer=NAME,
+                    onset_step=float(s.steps[0]), quick_fix="Lower the LR 10x")]
+
+
+def _spearman(x: np.ndarray) -> float:
+    r = np.argsort(np.argsort(x, kind="stable"), kind="stable").astype(float)
+    t = np.arange(len(x), dtype=float)
+    return float(np.corrcoef(r, t)[0, 1]) if r.std() > 0 else 0.0
+
+
+def _finite(s: Series | None, most: float = math.inf) -> bool:
+    """At least STUCK_POINTS reports, fewer than `most`, all finite."""
+    return s is not None and STUCK_POINTS <= len(s) < most and bool(np.isfinite(s.values).all())
+
+
+def _as_share(v: np.ndarray) -> np.ndarray:
+    return v / 100.0 if np.nanmax(v) > 1.0 else v
+
+
 def _stuck_accuracy(run: Run) -> list[Finding]:
+    """An accuracy identical at every report, or hovering at chance (1/K): the model answers the same
+    (or guesses) whatever the input. Three
+    readings, each listed: labels disconnected from the inputs (a data bug), one class predicted
+    for everything (a collapse, often onto the majority class), or an LR so high it pinned the
+    model to a constant."""
+    if _first_nonfinite(run) is not None:
+        return []            # an accuracy frozen after a NaN is the NaN's consequence
     for name in ("val_acc", "train_acc"):
-        s = _short(run, name)
-        if s is None or len(s) < STUCK_POINTS or not np.isfinite(s.values).all():
+        s = run.metrics.get(name)
+        if not _finite(s):       # at any length: no other analyzer reads accuracy
             continue
-        v = s.values
-        if np.all(v == v[0]) and np.unique(s.steps).size >= STUCK_POINTS:
-            return [Finding("data_pipeline_bug", f"{name} is {fmt(float(v[0]))} at every one of {len(v)} reports: the "
-                            "model predicts the same answer whatever the input", "medium", 0.5,
-                            [point(s, 0, name), point(s, len(s) - 1, name)],
-                            fix="Likely causes, in order: labels disconnected from inputs (print a few (input, label) "
-                                "pairs), one class dominating (the accuracy equals its share), an output layer that "
-                                "cannot express the classes (one unit with softmax, a sigmoid on multi-class), an LR "
-                                "so high the model collapsed to a constant",
-                            analyzer=NAME, quick_fix="Print a batch of (input, label) pairs")]
+        v, share = s.values, _as_share(s.values)
+        if np.unique(s.steps).size < STUCK_POINTS or share[0] >= 0.999:
+            continue
+        chance = next((k for k in range(2, CHANCE_CLASSES + 1) if np.all(np.abs(share - 1 / k) <= CHANCE_BAND)), None)
+        if not np.all(v == v[0]) and chance is None:
+            continue
+        ev = [point(s, 0, name), point(s, len(s) - 1, name)]
+        said = (f"{name} is {fmt(float(v[0]))} at every one of {len(v)} reports" if np.all(v == v[0]) else
+                f"{name} stays within {CHANCE_BAND:.0%} of 1/{chance} (chance for {chance} classes) at every one of "
+                f"{len(v)} reports")
+        return [Finding("data_pipeline_bug", f"{said}: the model is not learning; it predicts the same answer "
+                        "whatever the input", "medium", 0.5, ev,
+                        fix="Why this happens, most likely first: labels disconnected from inputs (print a few "
+                            "(input, label) pairs), one class dominating (the accuracy equals its share), an output "
+                            "layer that cannot express the classes (one unit with softmax, a sigmoid on multi-class), "
+                            "inputs not normalised, an LR so high the model collapsed to a constant",
+                        analyzer=NAME, quick_fix="Print a batch of (input, label) pairs"),
+                Finding("mode_collapse", f"{said}: every input gets the same class, and the accuracy is that "
+                        "class's share", "medium", 0.4, ev,
+                        fix="Compare the accuracy with the share of the largest class; weight the loss by class or "
+                            "rebalance the sampler, and check the output layer matches the number of classes",
+                        analyzer=NAME, quick_fix="Check the class balance"),
+                Finding("lr_too_high", f"{said}: an LR too high pins a classifier to one constant answer",
+                        "medium", 0.35, ev,
+                        fix="Lower the learning rate 10x (Adam ~1e-4) and watch whether the accuracy starts to move",
+                        analyzer=NAME, quick_fix="Lower the LR 10x")]
+    return []
+
+
+def _flat_loss(run: Run) -> list[Finding]:
+    """A loss at one value at every report of a short excerpt, near ln(K) (a uniform guess over K
+    classes) or identical to the last digit: nothing is learned. A low loss that settled converged."""
+    s = _main_loss(run)
+    if not _finite(s, PLATEAU_POINTS) or np.unique(s.steps).size < STUCK_POINTS:
+        return []
+    v = s.values
+    level = float(np.median(v))
+    if level <= 0 or float(np.max(np.abs(v - level))) > FLAT_REL * level:
+        return []
+    chance = next((k for k in range(2, 1001) if abs(level - math.log(k)) <= 0.01 * math.log(k)), None)
+    ev = [point(s, 0, f"first {s.name}"), point(s, len(s) - 1, f"last {s.name}")]
+    said = f"{s.name} stays at {fmt(level)} at every one of {len(v)} reports" + (
+        f", ln({chance}) = {math.log(chance):.3f}: a uniform guess over {chance} classes" if chance else "")
+    exact = bool(np.all(v == v[0]))
+    if not (chance or exact):
+        return []               # a low loss that settled (0.05, 0.051, 0.05) converged; it is not stuck
+    return [Finding("data_pipeline_bug", f"{said}: the model learns nothing from its inputs", "medium",
+                    0.5 if chance else 0.4, ev,
+                    fix="Check that labels still match their inputs: print a batch of (input, label) pairs after the "
+                        "dataset, the collate function and any shuffling", analyzer=NAME,
+                    quick_fix="Print a batch of (input, label) pairs"),
+            Finding("lr_too_high", f"{said}: an LR far too high pins the loss at chance", "medium", 0.4, ev,
+                    fix="Lower the learning rate 10x and see whether the loss starts to fall", analyzer=NAME,
+                    quick_fix="Lower the LR 10x"),
+            Finding("no_parameter_updates" if exact else "lr_too_low",
+                    f"{said}: " + ("identical to the last digit, as if the weights never change" if exact else
+                                   "the updates are too small to move it"), "medium", 0.35, ev,
+                    fix="Check that optimizer.step() runs over the model's parameters and that lr > 0" if exact else
+                        "Raise the learning rate toward its optimizer's usual range (Adam ~1e-4 to 1e-3)",
+                    analyzer=NAME, quick_fix="Verify optimizer.step() runs" if exact else "Raise the LR")]
+
+
+def _zero_loss(run: Run) -> list[Finding]:
+    """A loss that drops to exactly 0 and stays there for ZERO_REPORTS or more reports: no real loss
+    is exactly zero. Either nothing is scored (every label masked, -100 everywhere, an empty target)
+    or the loss underflows in half precision."""
+    s = _main_loss(run)
+    if s is None or len(s) < ZERO_REPORTS:
+        return []
+    zero = np.flatnonzero(s.values == 0)
+    if len(zero) < ZERO_REPORTS or not np.all(s.values[zero[0]:] == 0):
+        return []                # zeros among other values are rounding, not a loss that stays at nothing
+    if zero[0] > 0 and 0 <= s.values[zero[0] - 1] < ZERO_JUMP:
+        return []                # a loss that crept down to a printed 0.0000 converged; it did not drop to 0
+    ev = [point(s, int(zero[0]), s.name), point(s, int(zero[-1]), s.name)]
+    said = f"{s.name} is exactly 0 at {len(zero)} of {len(s)} reports"
+    return [Finding("data_pipeline_bug", f"{said}: nothing is being scored", "high", 0.6, ev,
+                    fix="Check that some labels are real: with every label masked (-100, padding, a prompt-only "
+                        "mask) the loss is 0 and nothing is learned; print the count of unmasked labels per batch",
+                    expected_impact="a non-zero loss that falls", analyzer=NAME, quick_fix="Count the unmasked labels"),
+            Finding("numerical_instability", f"{said}: a half-precision loss that underflowed (or overflowed and "
+                    "was zeroed) reads 0", "high", 0.45, ev,
+                    fix="Train in bf16 or fp32 for a few steps; if the loss comes back, keep the loss computation in "
+                        "fp32 (autocast off around it)", analyzer=NAME, quick_fix="Compute the loss in fp32")]
+
+
+def _too_good(run: Run) -> list[Finding]:
+    """A loss near zero with an accuracy of 1.0 from the first report: too good to be true. The
+    model sees the answer (a label leaked into the inputs, validation overlapping training) or the
+    labels are constant."""
+    loss = _main_loss(run)
+    for name in ("train_acc", "val_acc"):
+        acc = run.metrics.get(name)
+        if acc is None or not len(acc) or loss is None or not np.isfinite(loss.values[0]) or not np.isfinite(acc.values[0]):
+            continue
+        if acc.step_kind != "index" and acc.steps[0] > 1:
+            continue             # the paste starts mid-training: a model may well be that good by then
+        if _as_share(acc.values)[0] >= 0.999 and 0 <= float(loss.values[0]) <= TOO_GOOD_LOSS:
+            ev = [point(loss, 0, f"first {loss.name}"), point(acc, 0, f"first {name}")]
+            return [Finding("data_pipeline_bug", f"Too good to be true: {name} is {fmt(float(acc.values[0]))} and "
+                            f"{loss.name} {fmt(float(loss.values[0]))} from the first report", "high", 0.65, ev,
+                            fix="Look for a leak, the answer in the inputs: a label column left in the features, validation "
+                                "samples also in training, labels that are all one value, or a metric computed "
+                                "against the predictions themselves",
+                            expected_impact="a realistic loss that falls over the first epochs", analyzer=NAME,
+                            quick_fix="Check for a label leak")]
+    return []
+
+
+_ROW = re.compile(r"^\s*\[*\s*((?:\d+\.?\s+)+\d+\.?)\s*\]*\s*$")
+
+
+def _matrices(text: str):
+    """Square blocks of count rows that read as a confusion matrix: numpy's bracketed rows
+    (`[[ 0 12]` / ` [ 0 30]]`), or bare rows under a line that says "confusion". Yields (first
+    line, rows)."""
+    lines = text.splitlines() + [""]
+    block, start = [], 0
+    for n, line in enumerate(lines, 1):
+        m = _ROW.match(line) if len(line) <= MATRIX_LINE_MAX else None
+        row = [int(float(x)) for x in m.group(1).split()] if m else None
+        if row and (not block or len(row) == len(block[0])):
+            start = start if block else n
+            block.append(row)
+            continue
+        named = any("confusion" in lines[k].lower() for k in range(max(0, start - 4), max(0, start - 1)))
+        if len(block) >= 2 and len(block) == len(block[0]) and (named or lines[start - 1].lstrip().startswith("[")):
+            yield start, block
+        block, start = ([row], n) if row else ([], 0)
+
+
+def _one_column(run: Run) -> list[Finding]:
+    """A confusion matrix whose counts sit in one column: every sample is predicted as one class."""
+    base = run.root if run.root.is_dir() else run.root.parent
+    for a in run.usable():
+        if a.kind not in ("log", "traceback", "samples") or a.size > MATRIX_MAX_BYTES:
+            continue
+        try:
+            text = (base / a.path).read_text(errors="replace")
+        except OSError:
+            continue
+        for line, rows in _matrices(text):
+            m = np.array(rows)
+            cols = np.flatnonzero(m.sum(axis=0))
+            if len(cols) != 1 or m.sum() == 0:
+                continue
+            j, share = int(cols[0]), m.sum(axis=1) / m.sum()
+            where = f"lines {line}-{line + len(rows) - 1}"
+            ev = [Evidence(f"confusion matrix {m.shape[0]}x{m.shape[1]}: all {int(m.sum())} predictions in column "
+                           f"{j}, none in the others", a.path, where)]
+            out = [Finding("mode_collapse", f"The model predicts class {j} for every sample: the confusion matrix has "
+                           "one non-zero column", "high", 0.7, ev,
+                           fix="Weight the loss by class or rebalance the sampler, check the output layer has one "
+                               "unit per class, and lower the LR if the collapse came after a few good epochs",
+                           expected_impact="predictions spread over the classes", analyzer=NAME,
+                           quick_fix="Rebalance the classes")]
+            rows_ev = Evidence(f"row {j} holds {int(m[j].sum())} of {int(m.sum())} samples ({share[j]:.0%}; "
+                               f"{1 / len(share):.0%} if balanced)", a.path, where)
+            if share[j] >= IMBALANCED and share[j] == share.max():
+                out.append(Finding("data_pipeline_bug", f"Class {j} holds {share[j]:.0%} of the samples: the model "
+                                   "learned the majority class", "medium", 0.45, [rows_ev],
+                                   fix="Rebalance the training data (oversample, class weights) and report a "
+                                       "per-class metric", analyzer=NAME, quick_fix="Rebalance the classes"))
+            elif share.max() < IMBALANCED:
+                out.append(Finding("lr_too_high", f"The classes are about balanced, yet every sample goes to class {j}: "
+                                   "an LR too high collapses a classifier onto one class", "medium", 0.4, [rows_ev],
+                                   fix="Lower the learning rate 10x (Adam ~1e-4) and check the output layer and loss "
+                                       "match the task (one unit per class with cross-entropy)",
+                                   analyzer=NAME, quick_fix="Lower the LR 10x"))
+            return out
+    return []
+
+
+def _growing_gradients(run: Run) -> list[Finding]:
+    """A gradient norm that grows by GRAD_GROWTH or more over a few reports, mostly rising: the
+    gradient analyzer's geometric fit needs a longer curve."""
+    g = run.metrics.get("grad_norm")
+    if g is None or not (STUCK_POINTS <= len(g) < SHORT):
+        return []
+    end = np.flatnonzero(~np.isfinite(g.values))
+    v = g.values[: int(end[0])] if len(end) else g.values
+    if len(v) < STUCK_POINTS or v[0] <= 0 or v[-1] < GRAD_GROWTH * v[0] or (np.diff(v) > 0).mean() < RISE_SHARE:
+        return []
+    loss = _main_loss(run)
+    if loss is not None and len(loss) >= 2 and np.isfinite(loss.values[[0, -1]]).all() and \
+            loss.values[-1] < 0.95 * loss.values[0]:
+        return []                # gradients that grow while the loss falls are a warm-up, not an explosion
+    ev = [Evidence(f"grad_norm grew {v[-1] / v[0]:,.0f}x in {len(v)} reports, from {fmt(float(v[0]))} to "
+                   f"{fmt(float(v[-1]))}", g.artifact, g.span_locator(0, len(v) - 1))]
+    conf = 0.6
+    if loss is not None and len(loss) >= 2 and np.isfinite(loss.values[[0, -1]]).all() and \
+            loss.values[-1] > loss.values[0]:
+        # the loss rose with them: the gradients are the mechanism seen, ahead of the LR reading of the rise
+        ev.append(Evidence(f"{loss.name} rose with them, from {fmt(float(loss.values[0]))} to "
+                           f"{fmt(float(loss.values[-1]))}", loss.artifact, loss.span_locator(0, len(loss) - 1)))
+        conf = 0.65
+    return [Finding("exploding_gradients", f"The gradient norm grows {v[-1] / v[0]:,.0f}x over {len(v)} reports",
+                    "high", conf, ev,
+                    fix="Clip the gradient norm (max_norm 1.0), lower the learning rate, and check for a missing "
+                        "normalisation layer or an unscaled target", analyzer=NAME,
+                    onset_step=float(g.steps[0]), quick_fix="Clip gradients")]
+
+
+def _short_spike(run: Run) -> list[Finding]:
+    """One report of a short loss curve SPIKE_RATIO times the median of the others, and the next
+    back near it: a transient spike (the trend analyzer's spike search needs 21 points)."""
+    s = _main_loss(run)
+    if s is None or not (SPIKE_POINTS <= len(s) < SHORT) or not np.isfinite(s.values).all():
+        return []
+    v = s.values
+    for i in range(1, len(v) - 1):
+        rest = float(np.median(np.delete(v, i)))
+        if rest > 0 and v[i] >= SPIKE_RATIO * rest and v[i + 1] <= SPIKE_BACK * rest:
+            ev = [point(s, i, f"{s.name} spike"), point(s, i + 1, f"{s.name} back")]
+            return [Finding("loss_spikes", f"{s.name} spiked to {fmt(float(v[i]))} ({v[i] / rest:.0f}x the other reports) "
+                            f"at {s.step_kind} {fmt_step(s.steps[i])} and came back", "medium", 0.55, ev,
+                            fix="Log the batch indices of the spiking step and inspect those samples; clip gradients "
+                                "(max_grad_norm 1.0) so one bad batch cannot move the weights far",
+                            expected_impact="spikes shrink or vanish; the trend is unchanged", analyzer=NAME,
+                            onset_step=float(s.steps[i]), quick_fix="Inspect the spiking batch; clip gradients")]
     return []
 
 
 def analyze(run: Run) -> list[Finding]:
-    return _gap(run) + _absurd_lr(run) + _stuck_accuracy(run)
+    return (_gap(run) + _absurd_lr(run) + _nan_loss(run) + _rising_loss(run) + _stuck_accuracy(run)
+            + _flat_loss(run) + _too_good(run) + _one_column(run) + _growing_gradients(run) + _short_spike(run)
+            + _zero_loss(run))

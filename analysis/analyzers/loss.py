@@ -12,13 +12,16 @@ import math
 
 import numpy as np
 
-from analysis.analyzers.common import point, train_loss
+from analysis.analyzers.common import SHORT_CURVE, point, train_loss
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
 from analysis.signals import divergence, first_nonfinite, relative_change, rolling_median, spikes
 
 NAME = "loss"
+NAN_IN_EXCERPT = 0.5
+CHANCE_LR_READING = 0.45    # an LR outside its range beside a loss at chance: a real rival to the data bug
+OVERFIT_POINTS = 3          # three validation reports already show a best and a rise after it
 
 
 def analyze(run: Run) -> list[Finding]:
@@ -34,7 +37,9 @@ def analyze(run: Run) -> list[Finding]:
         if prev is not None:
             ev.append(point(s, prev, "last finite loss"))
         n_bad = int((~np.isfinite(v[bad:])).sum())
-        conf, patch = 0.7, None
+        # a NaN in a few pasted lines is as much the LR's as an overflow's (excerpt.py weighs both);
+        # the history of a longer curve, calm gradients and fp16 speak for the overflow
+        conf, patch = (0.7 if len(v) >= SHORT_CURVE else NAN_IN_EXCERPT), None
         calm = _calm_gradients(run, float(s.steps[bad]))
         if calm is not None:
             ev.append(calm)
@@ -201,13 +206,37 @@ def _plateau(run: Run, s) -> list[Finding]:
                         fix="Check that labels still match their inputs: print a batch of (input, label) pairs "
                             "after the dataset, the collate function and any shuffling",
                         expected_impact="loss drops below ln(K) within the first epoch", analyzer=NAME,
-                        quick_fix="Print a batch of (input, label) pairs")]
+                        quick_fix="Print a batch of (input, label) pairs")] + _lr_at_chance(run, ev[0], k)
     return []
+
+
+def _lr_at_chance(run: Run, stuck: Evidence, k: int) -> list[Finding]:
+    """The LR reading of a loss pinned at chance, where the LR itself is outside its optimizer
+    family's range: far too high pins a classifier at a uniform guess, far too low never moves it.
+    An alternative below the data reading, with the LR as its own evidence."""
+    from analysis.analyzers.common import LR_RANGE, optimizer_family
+
+    lr, fam = run.metrics.get("lr"), optimizer_family(run)
+    if lr is None or not len(lr) or fam is None or not np.isfinite(lr.values).any():
+        return []
+    low, high = LR_RANGE[fam[0]]
+    top = float(np.nanmax(lr.values))
+    if low <= top <= high:
+        return []
+    code, why = ("lr_too_high", f"above {fam[0]}'s usual range (up to ~{fmt(high)}): an LR that high pins the loss "
+                 f"at ln({k})") if top > high else \
+        ("lr_too_low", f"below {fam[0]}'s useful range (from ~{fmt(low)}): the weights barely move off chance")
+    i = int(np.nanargmax(lr.values))
+    return [Finding(code, f"Learning rate {fmt(top)} is {why}", "medium", CHANCE_LR_READING,
+                    [point(lr, i, "lr"), fam[1], stuck],
+                    fix=f"Bring the learning rate into {fam[0]}'s range (~{fmt(low * 10)} to ~{fmt(high / 2)}) and "
+                        "watch whether the loss leaves ln(K) in the first epoch",
+                    analyzer=NAME, quick_fix="Move the LR into its optimizer's range")]
 
 
 def _overfitting(run: Run, train) -> list[Finding]:
     val = run.metrics.get("val_loss")
-    if val is None or len(val) < 4:
+    if val is None or len(val) < OVERFIT_POINTS:
         return []
     vv = val.values
     if not np.isfinite(vv).all():

@@ -3,14 +3,22 @@
    Python's `re` reads such logs at ~13 MB/s and one regex pass per metric family caps polars at
    ~60 MB/s; a single hand-written scan of the bytes is what reaches grep-like speeds. The scanner
    knows no metric names: each candidate key is handed once per chunk to a Python callable that
-   answers a family id (>= 0) or -1, so naming stays in analysis/data/metric_names.toml.
+   answers a family id (>= 0), -1, or a section code (<= -2) for a word that opens a section of a
+   line, so naming stays in analysis/data/metric_names.toml. logscan_fallback.py is the same
+   scanner in Python, for an install without a compiler; a test holds the two to one result.
 
    Per line: progress-bar rewrites (`\r`) reduce to the last state, ANSI colour is skipped, then
    a key is a run of [A-Za-z_][A-Za-z0-9_./-]*, optionally quoted, optionally the second word of a
-   two-word name (`grad norm`, `val loss`), followed by `=`, `:`, `|` or spaces, an optional
-   `tensor(`, and a number, nan or inf. The first value of each family per line wins. A known key
-   with `=`/`:` and no value marks the line malformed. Lines holding one of the failure literals
-   are reported so that Python can read their events. The GIL is released while scanning. */
+   two-word name (`grad norm`, `Training Loss`), followed by `=`, `:` (or a full-width one), `|` or spaces, an optional
+   `[` (`Epoch [1][50/500]`), an optional wrapper (`tensor(`, `np.float64(`), and a number (units such as `ms` or `%` end
+   it), nan, inf or infinity. The first value of each family per line wins. A lone word that opens
+   a section (`| valid | loss 9.4`, `Epoch(val)`, `Test: [10/100]`) has the keys after it looked
+   up as `val|loss`. A line of three or more names apart by `|`, tabs or two spaces, two of them
+   metrics, is a table header (YOLO, a Trainer's notebook table): the rows of numbers after it
+   are read by column until a line with pairs (within a chunk: a table cut by a chunk edge loses
+   its header, which YOLO repeats every epoch anyway). A known key with `=`/`:` and no value marks the
+   line malformed. Lines holding one of the failure literals are reported so that Python can read
+   their events. The GIL is released while scanning. */
 #define _GNU_SOURCE   /* memrchr */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -50,6 +58,8 @@ typedef struct {
     PyThreadState *ts;   /* saved while the GIL is released */
     int failed;
     int *last_line; int n_fams;   /* dedup: the last line each family was emitted on */
+    Buf key;                      /* a key with its section prefix (`val|loss`) */
+    uint8_t initial[256];         /* 1: some section word starts with this byte */
 } Ctx;
 
 static int table_grow(Table *t) {
@@ -115,17 +125,20 @@ static inline int is_keych(unsigned char ch) { return cls[ch] & KEYCH; }
 static inline int is_digit(unsigned char ch) { return ch >= '0' && ch <= '9'; }
 static inline int is_blank(unsigned char ch) { return ch == ' ' || ch == '\t'; }
 
-/* A number at s[i..n): [-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)? or nan/inf (not the start of a word). */
-static int parse_number(const char *s, Py_ssize_t i, Py_ssize_t n, double *out, Py_ssize_t *end) {
+/* A number at s[i..n): [-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?, nan, inf or infinity (not the start of a word). */
+static inline __attribute__((always_inline)) int parse_number(const char *s, Py_ssize_t i, Py_ssize_t n, double *out, Py_ssize_t *end) {
     Py_ssize_t j = i;
     int neg = 0;
     if (j < n && (s[j] == '-' || s[j] == '+')) { neg = s[j] == '-'; j++; }
     if (j + 3 <= n && (!memcmp(s + j, "nan", 3) || !memcmp(s + j, "NaN", 3) || !memcmp(s + j, "NAN", 3) ||
                        !memcmp(s + j, "inf", 3) || !memcmp(s + j, "Inf", 3) || !memcmp(s + j, "INF", 3))) {
-        if (j + 3 < n && is_keych((unsigned char)s[j + 3]) && s[j + 3] != '.' && s[j + 3] != '-' && s[j + 3] != '/')
+        Py_ssize_t k = j + 3;
+        if ((s[j] == 'i' || s[j] == 'I') && k + 5 <= n && (!memcmp(s + k, "inity", 5) || !memcmp(s + k, "INITY", 5)))
+            k += 5;
+        if (k < n && is_keych((unsigned char)s[k]) && s[k] != '.' && s[k] != '-' && s[k] != '/')
             return 0;
         *out = (s[j] == 'n' || s[j] == 'N') ? NAN : (neg ? -INFINITY : INFINITY);
-        *end = j + 3;
+        *end = k;
         return 1;
     }
     Py_ssize_t d0 = j;
@@ -187,14 +200,16 @@ typedef struct { Buf rows, lines, steps, values; } Column;
 
 typedef struct {
     Column *cols; int n_cols;
-    int32_t *line_fams; double *line_values; int line_n, line_cap;   /* the current line's pairs */
+    int32_t *line_fams; double *line_values; int32_t *line_idx;      /* the current line's pairs, and the */
+    int line_n, line_cap;                                              /* index of each in its list (else 0) */
     double step;        /* the last step seen in this chunk, NaN before */
+    double raw_first, raw_last, offset;   /* the step counter as logged, and what its restarts add */
     int32_t rows;       /* metric lines so far */
     Buf hits;
     long malformed;
 } Out;
 
-static int line_add(Out *o, int32_t fam, double v) {
+static inline __attribute__((always_inline)) int line_add(Out *o, int32_t fam, double v, int32_t idx) {
     if (o->line_n == o->line_cap) {
         int cap = o->line_cap ? o->line_cap * 2 : 16;
         int32_t *f = realloc(o->line_fams, cap * sizeof *f);
@@ -203,21 +218,35 @@ static int line_add(Out *o, int32_t fam, double v) {
         double *x = realloc(o->line_values, cap * sizeof *x);
         if (!x) return -1;
         o->line_values = x;
+        int32_t *ix = realloc(o->line_idx, cap * sizeof *ix);
+        if (!ix) return -1;
+        o->line_idx = ix;
         o->line_cap = cap;
     }
     o->line_fams[o->line_n] = fam;
+    o->line_idx[o->line_n] = idx;
     o->line_values[o->line_n++] = v;
     return 0;
 }
 
-/* At the end of a line: its step (family 0) applies to all its pairs, in whatever order logged. */
+/* At the end of a line: its step (family 0) applies to all its pairs, in whatever order logged; the
+   k-th value of a list (`'loss': [0.7, 0.5]`) is the k-th of as many rows. */
 static int line_flush(Out *o, int32_t ln) {
     if (!o->line_n) return 0;
-    for (int k = 0; k < o->line_n; k++)
-        if (o->line_fams[k] == 0 && isfinite(o->line_values[k])) o->step = o->line_values[k];
+    for (int k = 0; k < o->line_n; k++) {
+        double v = o->line_values[k];
+        if (o->line_fams[k] != 0 || !isfinite(v)) continue;
+        if (isnan(o->raw_first)) o->raw_first = v;
+        else if (v < o->raw_last) o->offset += o->raw_last;   /* a counter that restarts each epoch */
+        o->raw_last = v;
+        o->step = o->offset + v;
+    }
+    int32_t span = 1;
     for (int k = 0; k < o->line_n; k++) {
         int32_t f = o->line_fams[k];
         if (f == 0) continue;
+        int32_t row = o->rows + o->line_idx[k];
+        if (o->line_idx[k] >= span) span = o->line_idx[k] + 1;
         if (f >= o->n_cols) {
             int m = f + 16;
             Column *c = realloc(o->cols, m * sizeof *c);
@@ -226,11 +255,11 @@ static int line_flush(Out *o, int32_t ln) {
             o->cols = c; o->n_cols = m;
         }
         Column *c = &o->cols[f];
-        if (buf_put(&c->rows, &o->rows, sizeof o->rows) || buf_put(&c->lines, &ln, sizeof ln) ||
+        if (buf_put(&c->rows, &row, sizeof row) || buf_put(&c->lines, &ln, sizeof ln) ||
             buf_put(&c->steps, &o->step, sizeof o->step) || buf_put(&c->values, &o->line_values[k], sizeof(double)))
             return -1;
     }
-    o->rows++;
+    o->rows += span;
     o->line_n = 0;
     return 0;
 }
@@ -255,10 +284,32 @@ static int has_literal(const Literals *L, const char *s, Py_ssize_t n) {
     return 0;
 }
 
-/* Scan one cleaned line; `ln` is its index within the chunk. */
-static int scan_line(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
+#define FULLWIDTH_COLON "\xef\xbc\x9a"   /* `：` in UTF-8, as logs written in Chinese or Japanese have it */
+
+enum { SECTION_VAL = -2, SECTION_TEST = -3, SECTION_TRAIN = -4, TABLE_COLUMN = 1 };
+
+/* The section a lone word opens, or 0; only words with the initial of a section word are looked up. */
+static int section_of(Ctx *c, const char *k, Py_ssize_t n) {
+    if (!c->initial[(unsigned char)k[0]]) return 0;
+    int fam = family(c, k, n);
+    return fam <= SECTION_VAL ? fam : 0;
+}
+
+/* The family of a key inside a section (`val|loss`, `test|acc`; none outside one), or of a table
+   column's header (`col|total`: some names are metrics only as a column). */
+static int family_in(Ctx *c, int section, const char *k, Py_ssize_t n) {
+    const char *prefix = section == SECTION_VAL ? "val|" : section == SECTION_TEST ? "test|" :
+                         section == TABLE_COLUMN ? "col|" : NULL;
+    if (!prefix) return family(c, k, n);
+    c->key.len = 0;
+    if (buf_put(&c->key, prefix, strlen(prefix)) || buf_put(&c->key, k, n)) { c->failed = 1; return -1; }
+    return family(c, c->key.data, (Py_ssize_t)c->key.len);
+}
+
+/* The pairs of one cleaned line (`ln`: its index within the chunk) into o's current line. */
+static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
     Py_ssize_t i = 0, prev = -1;   /* prev: start of the word before, when a single space joins them */
-    int bad = 0;
+    int bad = 0, section = 0;
     while (i < n) {
         unsigned char ch = (unsigned char)s[i];
         if (!is_keych(ch)) { i++; prev = -1; continue; }
@@ -266,40 +317,211 @@ static int scan_line(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
         while (i < n && is_keych((unsigned char)s[i])) i++;
         if (!is_start(ch)) { prev = -1; continue; }
         Py_ssize_t we = i, j = i;
-        if (j < n && (s[j] == '\'' || s[j] == '"')) j++;
+        if (j + 1 < n && s[j] == '(' && is_start((unsigned char)s[j + 1])) {   /* `Epoch(val) [1]` */
+            Py_ssize_t k = j + 1;
+            while (k < n && is_keych((unsigned char)s[k])) k++;
+            if (k < n && s[k] == ')') {
+                int sec = section_of(c, s + j + 1, k - j - 1);
+                if (sec) { section = sec; j = k + 1; }
+            }
+        }
+        int quoted = j < n && (s[j] == '\'' || s[j] == '"');
+        if (quoted) j++;
         Py_ssize_t b0 = j;
         while (j < n && is_blank((unsigned char)s[j])) j++;
-        int assign = 0;
-        if (j < n && (s[j] == '=' || s[j] == ':' || s[j] == '|')) {
-            assign = s[j] != '|';
-            j++;
+        char sep = 0;
+        if (j + 2 < n && (unsigned char)s[j] == 0xef && !memcmp(s + j, FULLWIDTH_COLON, 3)) {   /* `loss：0.5` */
+            sep = ':';
+            j += 3;
+            while (j < n && is_blank((unsigned char)s[j])) j++;
+        } else if (j < n && (s[j] == '=' || s[j] == ':' || s[j] == '|')) {
+            sep = s[j++];
             while (j < n && is_blank((unsigned char)s[j])) j++;
         } else if (j == b0) {           /* neither a separator nor blanks: no value follows */
+            if (j < n && (s[j] == ')' || s[j] == ']') && ws > 0 && (s[ws - 1] == '(' || s[ws - 1] == '[')) {
+                int sec = section_of(c, s + ws, we - ws);       /* `[valid] loss=` */
+                if (sec) section = sec;
+            }
             prev = -1;
             continue;
         }
-        if (j + 7 <= n && memcmp(s + j, "tensor(", 7) == 0) j += 7;
+        int listed = j < n && s[j] == '[';
+        if (listed) {                    /* `Epoch [1][50/500]`, `Iter [50/40000]`, `'loss': [0.7, 0.5]` */
+            j++;
+            while (j < n && is_blank((unsigned char)s[j])) j++;
+        }
         double v;
         Py_ssize_t end;
-        if (parse_number(s, j, n, &v, &end)) {
+        int found = parse_number(s, j, n, &v, &end);
+        if (!found && j < n && is_start((unsigned char)s[j])) {   /* a wrapper: `tensor(0.5`, `np.float64(0.5)` */
+            Py_ssize_t k = j;
+            while (k < n && (is_keych((unsigned char)s[k]) && s[k] != '/' && s[k] != '-')) k++;
+            if (k < n && s[k] == '(') {
+                j = k + 1;
+                if (j < n && s[j] == '[') j++;
+                found = parse_number(s, j, n, &v, &end);
+            }
+        }
+        if (found) {
             Py_ssize_t ks = prev >= 0 ? prev : ws;
-            int fam = family(c, s + ks, we - ks);
-            if (fam >= 0 && c->last_line[fam] != ln) {
+            int fam = family_in(c, section, s + ks, we - ks);
+            if (fam <= SECTION_VAL) section = fam;
+            else if (fam >= 0 && c->last_line[fam] != ln) {
                 c->last_line[fam] = ln;
-                if (line_add(o, fam, v)) return -1;
+                if (line_add(o, fam, v, 0)) return -1;
+                /* a quoted key's list, as Keras' `history.history` prints it: every value (an unquoted
+                   `lr=[1e-05, 1e-05]` lists param groups, one step) */
+                for (int32_t idx = 1; quoted && sep == ':' && listed; idx++) {
+                    Py_ssize_t k = end;
+                    while (k < n && is_blank((unsigned char)s[k])) k++;
+                    if (k == n || s[k] != ',') break;
+                    k++;
+                    while (k < n && is_blank((unsigned char)s[k])) k++;
+                    if (!parse_number(s, k, n, &v, &end)) break;
+                    if (line_add(o, fam, v, idx)) return -1;
+                }
             }
             i = end;
             prev = -1;
             continue;
         }
-        if (assign && (j == n || s[j] == ',' || s[j] == ';' || s[j] == '}' || s[j] == '|') &&
+        if ((sep == '=' || sep == ':') && (j == n || s[j] == ',' || s[j] == ';' || s[j] == '}' || s[j] == '|') &&
             family(c, s + ws, we - ws) >= 0)
             bad = 1;
         /* a word, one space, then a word: perhaps a two-word name */
-        prev = (we + 1 < n && s[we] == ' ' && is_start((unsigned char)s[we + 1])) ? ws : -1;
-        if (prev >= 0) i = we + 1;
+        int two_word = we + 1 < n && s[we] == ' ' && is_start((unsigned char)s[we + 1]);
+        if (!two_word && (sep == '|' || j == n)) {       /* `| valid | epoch 2` */
+            int sec = section_of(c, s + ws, we - ws);
+            if (sec) section = sec;
+        }
+        if (prev >= 0) {                                 /* `Test net output #0: accuracy = 0.9` */
+            int sec = section_of(c, s + prev, ws - 1 - prev);
+            if (sec) section = sec;
+        }
+        prev = two_word ? ws : -1;
+        if (two_word) i = we + 1;
     }
     o->malformed += bad;
+    return 0;
+}
+
+/* Table cells: at `|` and tabs (after one leading `|`), or at runs of blanks. */
+#define MAX_COLUMNS 64
+typedef struct { const char *p; Py_ssize_t n; } Cell;
+
+static Py_ssize_t trim(const char **p, Py_ssize_t n) {
+    while (n && is_blank((unsigned char)**p)) { (*p)++; n--; }
+    while (n && is_blank((unsigned char)(*p)[n - 1])) n--;
+    return n;
+}
+
+static int split_cells(const char *s, Py_ssize_t n, int pipes, Cell *out, int max) {
+    int k = 0;
+    if (pipes) {
+        n = trim(&s, n);
+        if (n && *s == '|') { s++; n--; }
+        Py_ssize_t a = 0;
+        for (Py_ssize_t i = 0; i <= n; i++) {
+            if (i < n && s[i] != '|' && s[i] != '\t') continue;
+            if (k == max) return max + 1;
+            const char *p = s + a;
+            out[k].n = trim(&p, i - a);
+            out[k++].p = p;
+            a = i + 1;
+        }
+        return k;
+    }
+    for (Py_ssize_t i = 0; i < n;) {
+        while (i < n && is_blank((unsigned char)s[i])) i++;
+        if (i == n) break;
+        Py_ssize_t a = i;
+        while (i < n && !is_blank((unsigned char)s[i])) i++;
+        if (k == max) return max + 1;
+        out[k++] = (Cell){s + a, i - a};
+    }
+    return k;
+}
+
+/* A cell that is a number with at most a unit (`7.17G`, `1/100`, `41%`, `640:`). */
+static int numeric_cell(Cell c, double *v) {
+    Py_ssize_t end;
+    if (!c.n || !parse_number(c.p, 0, c.n, v, &end)) return 0;
+    if (end < c.n && c.p[end] == '/' && end + 1 < c.n && is_digit((unsigned char)c.p[end + 1])) {
+        end++;
+        while (end < c.n && is_digit((unsigned char)c.p[end])) end++;
+        return end == c.n;
+    }
+    for (int u = 0; u < 3 && end < c.n && (((cls[(unsigned char)c.p[end]] & START) && c.p[end] != '_') || c.p[end] == '%'); u++) end++;
+    if (end < c.n && c.p[end] == ':') end++;
+    return end == c.n;
+}
+
+typedef struct { int fams[MAX_COLUMNS]; int n; int pipes; } Header;   /* n = 0: no table in force */
+
+static int table_row(Ctx *c, Out *o, const Header *t, const char *s, Py_ssize_t n, int ln) {
+    Cell cells[MAX_COLUMNS + 1];
+    int k = split_cells(s, n, t->pipes, cells, MAX_COLUMNS);
+    if (k > t->n) k = t->n;
+    double vals[MAX_COLUMNS];
+    int ok[MAX_COLUMNS], count = 0;
+    for (int i = 0; i < k; i++) count += ok[i] = numeric_cell(cells[i], &vals[i]);
+    int need = (t->n + 1) / 2 > 2 ? (t->n + 1) / 2 : 2;
+    if (!k || !ok[0] || count < need) return 0;
+    for (int i = 0; i < k; i++) {
+        int fam = t->fams[i];
+        if (ok[i] && fam >= 0 && c->last_line[fam] != ln) {
+            c->last_line[fam] = ln;
+            if (line_add(o, fam, vals[i], 0)) return -1;
+        }
+    }
+    return 0;
+}
+
+/* A header row: 3 to MAX_COLUMNS names apart by `|`, tabs or two blanks, two of them metrics. */
+static int table_header(Ctx *c, Header *t, const char *s, Py_ssize_t n) {
+    int pipes = memchr(s, '|', n) || memchr(s, '\t', n);
+    Cell cells[MAX_COLUMNS + 1];
+    int k = 0;
+    if (pipes) {
+        k = split_cells(s, n, 1, cells, MAX_COLUMNS + 1);
+        if (k && !cells[k - 1].n) k--;
+    } else {
+        n = trim(&s, n);
+        Py_ssize_t a = 0;
+        for (Py_ssize_t i = 0; i <= n && k <= MAX_COLUMNS; i++) {
+            if (i < n && !(s[i] == ' ' && i + 1 < n && s[i + 1] == ' ')) continue;
+            cells[k++] = (Cell){s + a, i - a};
+            while (i < n && s[i] == ' ') i++;
+            a = i;
+        }
+    }
+    if (k < 3 || k > MAX_COLUMNS) return 0;
+    int known = 0, fams[MAX_COLUMNS];
+    for (int i = 0; i < k; i++) {
+        Cell x = cells[i];
+        if (!x.n || !is_start((unsigned char)x.p[0])) return 0;
+        for (Py_ssize_t q = 0; q < x.n; q++)
+            if (!(is_keych((unsigned char)x.p[q]) || (x.p[q] == ' ' && !(q + 1 < x.n && x.p[q + 1] == ' ')))) return 0;
+        int fam = family_in(c, TABLE_COLUMN, x.p, x.n);
+        fams[i] = fam >= 0 ? fam : -1;
+        known += fam >= 0;
+    }
+    if (known < 2) return 0;
+    memcpy(t->fams, fams, sizeof fams);
+    t->n = k;
+    t->pipes = pipes;
+    return 1;
+}
+
+/* One cleaned line: its pairs, else a row of the table in force, else perhaps a new header. */
+static int scan_line(Ctx *c, Out *o, Header *t, const char *s, Py_ssize_t n, int ln) {
+    if (scan_pairs(c, o, s, n, ln)) return -1;
+    if (o->line_n) t->n = 0;
+    else if (t->n && table_row(c, o, t, s, n, ln)) return -1;
+    if (!o->line_n && !c->failed) {
+        const char *p = s;
+        if (trim(&p, n)) table_header(c, t, s, n);
+    }
     return line_flush(o, ln);
 }
 
@@ -307,18 +529,22 @@ static void free_all(Ctx *c, Out *o, char *scratch) {
     for (size_t i = 0; i < c->table.cap; i++) free(c->table.slots[i].key);
     free(c->table.slots);
     free(c->last_line);
+    free(c->key.data);
     for (int f = 0; f < o->n_cols; f++) {
         Column *col = &o->cols[f];
         free(col->rows.data); free(col->lines.data); free(col->steps.data); free(col->values.data);
     }
-    free(o->cols); free(o->line_fams); free(o->line_values); free(o->hits.data);
+    free(o->cols); free(o->line_fams); free(o->line_values); free(o->line_idx); free(o->hits.data);
     free(scratch);
 }
 
 static PyObject *scan(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer view;
     PyObject *resolve, *literals;
-    if (!PyArg_ParseTuple(args, "y*OO!", &view, &resolve, &PyTuple_Type, &literals)) return NULL;
+    const char *initials = "";
+    Py_ssize_t n_initials = 0;
+    if (!PyArg_ParseTuple(args, "y*OO!|y#", &view, &resolve, &PyTuple_Type, &literals, &initials, &n_initials))
+        return NULL;
     Literals *lits = malloc(sizeof *lits);
     if (!lits) { PyBuffer_Release(&view); return PyErr_NoMemory(); }
     memset(lits->lead, 0, sizeof lits->lead);
@@ -340,8 +566,10 @@ static PyObject *scan(PyObject *Py_UNUSED(self), PyObject *args) {
 
     Ctx c = {0};
     c.resolve = resolve;
+    for (Py_ssize_t k = 0; k < n_initials; k++) c.initial[(unsigned char)initials[k]] = 1;
     Out o = {0};
-    o.step = NAN;
+    o.step = o.raw_first = o.raw_last = NAN;
+    Header table = {.n = 0};
     const char *data = view.buf;
     Py_ssize_t size = view.len, pos = 0;
     char *scratch = NULL;
@@ -376,7 +604,7 @@ static PyObject *scan(PyObject *Py_UNUSED(self), PyObject *args) {
             }
             s = scratch; n = m;
         }
-        if (scan_line(&c, &o, s, n, ln) < 0) { oom = 1; break; }
+        if (scan_line(&c, &o, &table, s, n, ln) < 0) { oom = 1; break; }
         if (c.failed) break;
         if (has_literal(lits, s, n)) {
             int64_t hit[2] = {ln, pos};
@@ -404,8 +632,8 @@ static PyObject *scan(PyObject *Py_UNUSED(self), PyObject *args) {
         if (!t || PyList_Append(columns, t) < 0) Py_CLEAR(columns);
         Py_XDECREF(t);
     }
-    PyObject *res = columns ? Py_BuildValue("(iiNy#ldi)", ln + 1, o.rows, columns, BYTES(o.hits), o.malformed,
-                                            o.step, has_cr) : NULL;
+    PyObject *res = columns ? Py_BuildValue("(iiNy#ldddi)", ln + 1, o.rows, columns, BYTES(o.hits), o.malformed,
+                                            o.step, o.raw_first, o.raw_last, has_cr) : NULL;
 #undef BYTES
     free_all(&c, &o, scratch);
     return res;
@@ -413,8 +641,9 @@ static PyObject *scan(PyObject *Py_UNUSED(self), PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS,
-     "scan(chunk, resolve, literals) -> (lines, metric lines, [(family, rows int32, lines int32, steps float64, "
-     "values float64)], hits int64 pairs (line, byte offset), malformed lines, last step, had carriage returns)"},
+     "scan(chunk, resolve, literals, section_initials=b'') -> (lines, metric lines, [(family, rows int32, lines int32, steps float64, "
+     "values float64)], hits int64 pairs (line, byte offset), malformed lines, last step, first and last step as "
+     "logged, had carriage returns); a step counter that goes back (one per epoch) continues from where it was"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -5,11 +5,13 @@ scanner (`_logscan.c`) that returns every `key <sep> number` pair with its line:
 reads such logs at ~13 MB/s, a regex pass per metric family at ~60 MB/s, the single pass at
 grep-like speed (bench/ingest.py). Keys are named through `data/metric_names.toml`, as in every
 other format. Lines that hold a failure literal go to Python for the traceback and its numbers.
-Two chunks are in flight at once: the scanner releases the GIL.
+Two chunks are in flight at once: the scanner releases the GIL. Where the C scanner was not built
+(no compiler at install), `logscan_fallback.py` gives the same result in pure Python, slower.
 """
 from __future__ import annotations
 
 import re
+import sys
 import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -19,11 +21,20 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.ingest import _logscan
 from analysis.ingest.events import build_event, fold, prefilter_literals
+from analysis.ingest.logscan_fallback import SECTION_TEST, SECTION_TRAIN, SECTION_VAL
 from analysis.metrics import Series, SeriesBuilder
 from analysis.model import Event
-from analysis.names import STEP_COLUMNS, canonical, known_names
+from analysis.names import TEXT_STEP_KEYS, canonical, known_names, normalise, sections, table_columns
+
+try:
+    from analysis.ingest._logscan import scan as _scan
+except ImportError:          # installed without a C compiler: the same scanner in Python, ~100x slower
+    from analysis.ingest.logscan_fallback import scan as _scan
+    _FAST = False
+else:
+    _FAST = True
+_told_slow = False
 
 CHUNK_BYTES = 8 << 20
 TRACEBACK_LINES = 400
@@ -50,12 +61,12 @@ class _Families:
 
     def resolve(self, key: str) -> int:
         """The family of a key as written in the log (`loss`, `'eval_loss'`, `grad norm`, or a
-        word and the key when two words may form one name), or -1 for a word that is no metric."""
-        name = _metric_name(key)
-        if name is None and " " in key:
-            name = _metric_name(key.rsplit(" ", 1)[1])
+        word and the key when two words may form one name; `val|loss` inside a validation section),
+        -1 for a word that is no metric, or the section a lone word opens (`valid`, `Test`)."""
+        section, _, key = key.rpartition("|")
+        name = _name_in(section, key)
         if name is None:
-            return -1
+            return _SECTION_CODES.get(sections()[0].get(key.lower(), ""), -1)
         with self._lock:
             if name not in self._ids:
                 self._ids[name] = len(self.names)
@@ -63,18 +74,40 @@ class _Families:
             return self._ids[name]
 
 
+PART_PREFIX = "train_loss/"
+_SECTION_CODES = {"val": SECTION_VAL, "test": SECTION_TEST, "train": SECTION_TRAIN}
+
+
+@lru_cache(maxsize=4096)
+def _name_in(section: str, key: str) -> str | None:
+    if section == "col":                  # a table's header cell: some names are metrics only there
+        return table_columns().get(normalise(key)) or _name_in("", key)
+    name = _metric_name(key)
+    if " " in key and (name is None or name.startswith(PART_PREFIX)):   # prose: `final loss`, `with loss`;
+        name = _metric_name(key.rsplit(" ", 1)[1]) or name              # parts are identifiers (`loss_cls`)
+    if not section or name in (None, "step", "epoch") or name.startswith(("val_", "test_")):
+        return name
+    return sections()[1].get(section, {}).get(name)
+
+
 @lru_cache(maxsize=4096)
 def _metric_name(key: str) -> str | None:
     key = key.strip("./-")
-    if key.lower() in STEP_COLUMNS:
+    if key.lower() in TEXT_STEP_KEYS:
         return "step"
     name = canonical(key)
-    return name if name in known_names() or name.startswith(("grad_norm/", "weight_norm/")) else None
+    return name if name in known_names() or name.startswith(("grad_norm/", "weight_norm/", PART_PREFIX)) else None
 
 
 @lru_cache(maxsize=1)
 def _literals() -> tuple[bytes, ...]:
     return tuple(lit.encode() for lit in prefilter_literals())
+
+
+@lru_cache(maxsize=1)
+def _section_initials() -> bytes:
+    """The first bytes of the words that open a section, both cases: the scanner asks about no other word."""
+    return bytes(sorted({ord(c) for w in sections()[0] for c in (w[0].lower(), w[0].upper())}))
 
 
 def _clean(raw: bytes) -> str:
@@ -135,39 +168,69 @@ def _events(chunk: memoryview, hits: np.ndarray, base: int, artifact: str) -> li
     return events
 
 
+def _summed_parts(columns: list, families: _Families) -> list:
+    """The loss of the lines that print only its parts (YOLO's box/obj/cls, a detectron2 loss dict):
+    their sum, which is what the trainer minimises, as a train_loss column; a NaN part makes it NaN."""
+    parts = [c for c in columns if families.names[c[0]].startswith(PART_PREFIX)]
+    if len(parts) < 2:
+        return []
+    fam = families.resolve("loss")
+    rows = np.concatenate([np.frombuffer(c[1], np.int32) for c in parts])
+    lines = np.concatenate([np.frombuffer(c[2], np.int32) for c in parts])
+    steps = np.concatenate([np.frombuffer(c[3], np.float64) for c in parts])
+    values = np.concatenate([np.frombuffer(c[4], np.float64) for c in parts])
+    uniq, first, inverse, counts = np.unique(rows, return_index=True, return_inverse=True, return_counts=True)
+    total = np.bincount(inverse, weights=values, minlength=len(uniq))
+    have = [np.frombuffer(c[1], np.int32) for c in columns if c[0] == fam]
+    keep = (counts >= 2) & ~np.isin(uniq, have[0] if have else [])
+    if not keep.any():
+        return []
+    return [(fam, uniq[keep].tobytes(), lines[first][keep].tobytes(), steps[first][keep].tobytes(), total[keep].tobytes())]
+
+
 def _scan_chunk(buf: memoryview, families: _Families):
     """Runs in a worker thread; the scanner holds the GIL only to name a new key."""
-    return buf, _logscan.scan(buf, families.resolve, _literals())
+    return buf, _scan(buf, families.resolve, _literals(), _section_initials())
 
 
 def parse_text_log(path: Path, artifact: str) -> TextLogResult:
+    global _told_slow
+    if not _FAST and not _told_slow:
+        _told_slow = True
+        print("mltd: the fast log scanner (analysis/ingest/_logscan.c) is not built, so text logs are read "
+              "by its pure-Python twin, about 100x slower; install a C compiler and reinstall to build it", file=sys.stderr)
     families = _Families()
     builders: dict[int, SeriesBuilder] = {}
     events: list[Event] = []
     total = metric_lines = bad = 0
     has_cr = False
     last_step: float | None = None
+    last_raw: float | None = None         # the last step as logged: a chunk that starts below it restarts the counter
     ordinal = 0
     saw_step = False
 
     def consume(result) -> None:
-        nonlocal total, metric_lines, bad, has_cr, last_step, ordinal, saw_step
-        buf, (n_lines, n_rows, columns, hits, n_bad, chunk_last_step, cr) = result
+        nonlocal total, metric_lines, bad, has_cr, last_step, last_raw, ordinal, saw_step
+        buf, (n_lines, n_rows, columns, hits, n_bad, chunk_last_step, first_raw, chunk_last_raw, cr) = result
+        base = 0.0                        # what the counter's restarts before this chunk add to its steps
+        if last_step is not None and last_raw is not None:
+            base = last_step if first_raw < last_raw else last_step - last_raw
         events.extend(_events(buf, np.frombuffer(hits, np.int64), total, artifact))
         bad += n_bad
         has_cr |= bool(cr)
         saw_step |= bool(np.isfinite(chunk_last_step))
+        columns += _summed_parts(columns, families)
         for fam, rows, lines, steps, values in columns:
             steps = np.frombuffer(steps, np.float64)
             if saw_step:                  # before the chunk's first step: the last one before it
-                steps = np.where(np.isnan(steps), last_step if last_step is not None else 0.0, steps)
+                steps = np.where(np.isnan(steps), last_step if last_step is not None else 0.0, steps + base)
             else:
                 steps = ordinal + np.frombuffer(rows, np.int32).astype(np.float64)
             if fam not in builders:
                 builders[fam] = SeriesBuilder(families.names[fam], artifact)
             builders[fam].extend(steps, np.frombuffer(values, np.float64), np.frombuffer(lines, np.int32) + (total + 1))
         if np.isfinite(chunk_last_step):
-            last_step = chunk_last_step
+            last_step, last_raw = base + chunk_last_step, chunk_last_raw
         total += n_lines
         metric_lines += n_rows
         ordinal += n_rows

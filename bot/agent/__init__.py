@@ -10,7 +10,6 @@ import time
 from importlib import resources
 from pathlib import Path
 
-from analysis.diagnose import status_of
 from bot.agent.tools import TOOLS, RunTools
 from bot.agent.verify import SUBMIT, Invalid, check_schema, clean_answer, sanitise
 from bot.redact import clean_doc, redact
@@ -82,8 +81,7 @@ def review(root: Path, run, doc: dict, settings: Settings, client=None) -> dict:
     doc["root_causes"] = causes + [c for c in doc["root_causes"] if c["code"] not in spoken]
     if quick:
         doc["quick_fixes"] = [sanitise(q, 200) for q in quick[:4]]
-    doc["status"] = status_of(doc["root_causes"], engine.get("failed_analyzers", []))
-    return doc
+    return doc                              # bot.pipeline states the status these causes earn
 
 
 def _investigate(root: Path, run, doc: dict, settings: Settings, client, usage: dict, info: dict):

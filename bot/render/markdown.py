@@ -46,6 +46,8 @@ def render_markdown(doc: dict, *, redact: bool = True) -> str:
         out += ["**Artifacts with problems:**"] + [f"- {inline(p)}" for p in problems] + [""]
     if doc["missing_artifacts"]:
         out += ["**Would settle it:** " + "; ".join(map(inline, doc["missing_artifacts"])), ""]
+    if doc.get("tell_apart"):
+        out += ["**Would tell them apart:** " + inline(doc["tell_apart"]), ""]
     out += [f"> {inline(q)}" for q in doc["questions"]]
     if doc.get("engine", {}).get("agent_note"):
         out += ["", f"<sub>{inline(doc['engine']['agent_note'])}</sub>"]

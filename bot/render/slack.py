@@ -54,6 +54,7 @@ def render(doc: dict) -> tuple[list[dict], str, bool]:
         blocks.append(_section("*Speed:*\n" + "\n".join(f"• {esc(p['text'])} — _{esc(where(p))}_" for p in perf)))
     extra = [esc(doc["engine"]["agent_note"])] if doc.get("engine", {}).get("agent_note") else []
     extra += [f"Would settle it: {esc(m)}" for m in doc.get("missing_artifacts", [])]
+    extra += [f"Would tell them apart: {esc(doc['tell_apart'])}"] if doc.get("tell_apart") else []
     extra += [esc(q) for q in doc.get("questions", [])]
     if extra:
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": "\n".join(extra)[:SECTION_MAX]}]})

@@ -74,6 +74,8 @@ def render_text(doc: dict, *, color: bool = False, width: int = 100, redact: boo
     if doc["missing_artifacts"]:
         con.print()
         con.print("[bold]Would settle it[/bold]: " + escape("; ".join(doc["missing_artifacts"])))
+    if doc.get("tell_apart"):
+        con.print("[bold]Would tell them apart[/bold]: " + escape(doc["tell_apart"]))
     for q in doc["questions"]:
         con.print(f"? {escape(q)}")
     for key, path in doc["analysis_artifacts"].items():

@@ -2,7 +2,13 @@
 
 `build(name, dest)` runs scenario `name` and writes its artifacts into `dest`; `cached(name)`
 returns a folder built once per source version (tests/.scenario-cache, keyed by a hash of this
-package), so the suite stays fast. Expected codes live here, never in the artifacts.
+package, built in parallel), so the suite stays fast. Expected codes live here, never in the artifacts.
+
+The suite is split once, by generator, into a tuning set and a measuring set (`SPLIT`): the
+hand-written scenarios below (`SCENARIOS`, asserted one by one by the end-to-end tests) and the
+`tuning` families of the grid modules are what the analyzers may be tuned on; the `measuring`
+families are never looked at one by one, only measured (bench/accuracy.py), so that no variant of
+a measuring run is tuned on.
 """
 from __future__ import annotations
 
@@ -12,7 +18,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.scenarios import data_runs, healthy_runs, optim_runs, runs, system_runs
+import os
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+
+from tests.scenarios import (data_runs, grid_data, grid_healthy, grid_optim, grid_system, healthy_runs, long_runs,
+                             optim_runs, runs, system_runs)
 
 SCENARIOS = {
     # name: (writer, expected top code). Writer names stay neutral: they name the run's folder.
@@ -59,6 +70,18 @@ SCENARIOS = {
     "healthy_but_starved": (healthy_runs.mlp_decoded_rows, "healthy"),
 }
 
+# The generated families: each one generator, all its variants in one split (grid.Family.split).
+FAMILIES = [*long_runs.FAMILIES, *grid_system.FAMILIES, *grid_optim.FAMILIES, *grid_data.FAMILIES,
+            *grid_healthy.FAMILIES]
+GENERATED = {name: (writer, fam.code) for fam in FAMILIES for name, writer in fam.writers().items()}
+GENERATOR = {**{name: writer.__name__ for name, (writer, _) in SCENARIOS.items()},
+             **{name: fam.name for fam in FAMILIES for name in fam.writers()}}
+SPLIT = {**{name: "tuning" for name in SCENARIOS},
+         **{name: fam.split for fam in FAMILIES for name in fam.writers()}}
+ALL = {**SCENARIOS, **GENERATED}
+TUNING = {name: s for name, s in ALL.items() if SPLIT[name] == "tuning"}
+MEASURING = {name: s for name, s in ALL.items() if SPLIT[name] == "measuring"}
+
 _HERE = Path(__file__).resolve().parent
 CACHE = _HERE.parent / ".scenario-cache"
 
@@ -71,12 +94,12 @@ def _version() -> str:
 
 
 def cache_all() -> dict[str, Path]:
-    """Every scenario's folder, building the missing ones."""
-    return {name: cached(name) for name in SCENARIOS}
+    """Every scenario's folder (both sets), building the missing ones."""
+    return {name: cached(name) for name in ALL}
 
 
 def build(name: str, dest: Path) -> Path:
-    writer, _ = SCENARIOS[name]
+    writer, _ = ALL[name]
     dest = Path(dest)
     if dest.exists():
         shutil.rmtree(dest)
@@ -94,7 +117,7 @@ def _prune() -> None:
 
 
 def _folder(name: str) -> Path:
-    return CACHE / _version() / SCENARIOS[name][0].__name__    # no label in the run's own path
+    return CACHE / _version() / ALL[name][0].__name__    # no label in the run's own path
 
 
 def cached(name: str) -> Path:
@@ -106,31 +129,44 @@ def cached(name: str) -> Path:
     return dest
 
 
-def _build_missing() -> None:
+def _build_one(name: str) -> None:
+    import torch
+
+    torch.set_num_threads(1)       # the jobs run side by side: one core each
+    dest = _folder(name)
+    tmp = dest.with_name(dest.name + ".tmp")
+    build(name, tmp)
+    if dest.exists():
+        shutil.rmtree(dest)
+    tmp.rename(dest)
+    (dest / ".complete").write_text("ok")
+
+
+def _build_missing(jobs: int) -> None:
     if not (CACHE / _version()).is_dir():
         _prune()
-    for name in SCENARIOS:
-        dest = _folder(name)
-        if (dest / ".complete").exists():
-            continue
-        tmp = dest.with_name(dest.name + ".tmp")
-        build(name, tmp)
-        if dest.exists():
-            shutil.rmtree(dest)
-        tmp.rename(dest)
-        (dest / ".complete").write_text("ok")
+    # FAMILIES lists the longest runs (100k steps, several ranks) first: started first, they pack best
+    missing = [name for name in [*GENERATED, *SCENARIOS] if not (_folder(name) / ".complete").exists()]
+    if not missing:
+        return
+    # jobs in interpreters of their own (spawn), apart from the caller: the runs set global torch
+    # flags, logging and warning filters, and start processes and threads
+    with ProcessPoolExecutor(max(1, min(jobs, len(missing))), mp_context=get_context("spawn")) as pool:
+        list(pool.map(_build_one, missing))
 
 
 def main() -> None:
     import argparse
 
     p = argparse.ArgumentParser(description="write a scenario's run folder, or fill the cache")
-    p.add_argument("name", nargs="?", choices=sorted(SCENARIOS))
+    p.add_argument("name", nargs="?", choices=sorted(ALL))
     p.add_argument("dest", nargs="?")
     p.add_argument("--cache", action="store_true", help="build every scenario missing from the cache")
+    p.add_argument("--jobs", type=int, default=int(os.environ.get("MLTD_SCENARIO_JOBS", os.cpu_count() or 1)),
+                   help="runs built side by side (default: one per core, or $MLTD_SCENARIO_JOBS)")
     args = p.parse_args()
     if args.cache:
-        _build_missing()
+        _build_missing(args.jobs)
         return
     if not (args.name and args.dest):
         p.error("NAME and DEST, or --cache")

@@ -1,0 +1,330 @@
+"""The text-log scanner in pure Python, for an install without a C compiler.
+
+Line for line what `_logscan.c` does, with the same results (tests/test_logscan_fallback.py holds
+them to that): read the C file's header for the forms it reads. It runs at a few MB/s rather than
+hundreds, so a log-only diagnosis still works, only slower on big logs.
+"""
+from __future__ import annotations
+
+import re
+from array import array
+from collections.abc import Callable
+
+# the scanner's answers from `resolve` besides a family id (>= 0) or -1: a word that opens a section
+SECTION_VAL, SECTION_TEST, SECTION_TRAIN = -2, -3, -4
+_PREFIX = {SECTION_VAL: b"val|", SECTION_TEST: b"test|"}
+MAX_COLUMNS = 64
+
+_START = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_KEYCH = _START | frozenset(b"0123456789./-")
+_BLANK = frozenset(b" \t")
+_WORD = re.compile(rb"[A-Za-z0-9_./-]+")
+_MANTISSA = re.compile(rb"(\d*)(?:\.(\d*))?")
+_EXPONENT = re.compile(rb"[eE][-+]?\d+")
+_SPECIAL = (b"nan", b"NaN", b"NAN", b"inf", b"Inf", b"INF")
+_ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+_CALLEE = re.compile(rb"[A-Za-z0-9_.]*")
+FULLWIDTH_COLON = "：".encode()
+_UNIT = re.compile(rb"/\d+|[A-Za-z%]{0,3}:?")
+_NAN = float("nan")
+_INF = float("inf")
+
+
+def parse_number(s: bytes, i: int) -> tuple[float, int] | None:
+    """A number at s[i:] and where it ends: [-+]?(\\d+\\.?\\d*|\\.\\d+)([eE][-+]?\\d+)?, nan, inf or
+    infinity (not the start of a longer word)."""
+    n, j = len(s), i
+    neg = False
+    if j < n and s[j] in b"-+":
+        neg = s[j] == 45
+        j += 1
+    if s[j:j + 3] in _SPECIAL:
+        k = j + 3
+        if s[j] in b"iI" and s[k:k + 5] in (b"inity", b"INITY"):
+            k += 5
+        if k < n and s[k] in _KEYCH and s[k] not in b"./-":
+            return None
+        return (_NAN if s[j] in b"nN" else -_INF if neg else _INF), k
+    m = _MANTISSA.match(s, j)
+    int_digits, frac = m.group(1), m.group(2)
+    if not int_digits and not frac:
+        return None
+    end = m.end()
+    e = _EXPONENT.match(s, end)
+    if e:
+        end = e.end()
+    digits = len(int_digits) + len(frac or b"")
+    # the C scanner hands anything off its exact fast path to strtod through a 64-byte buffer
+    exp10 = -len(frac or b"") + (int(e.group()[1:]) if e else 0)
+    if not (digits <= 15 and -22 <= exp10 <= 22) and end - i >= 64:
+        return None
+    return float(s[i:end]), end
+
+
+class _Table:
+    """A column table: the family of each header cell, and whether its cells split at `|`/tab."""
+
+    def __init__(self, fams: list[int], pipes: bool) -> None:
+        self.fams, self.pipes = fams, pipes
+
+
+def _cells(s: bytes, pipes: bool) -> list[bytes]:
+    if pipes:
+        t = s.strip(b" \t")
+        if t.startswith(b"|"):
+            t = t[1:]
+        return [c.strip(b" \t") for c in re.split(rb"[|\t]", t)]
+    return s.split()
+
+
+def _numeric_cell(c: bytes) -> float | None:
+    """A table cell that is a number with at most a unit (`7.17G`, `1/100`, `41%`, `640:`)."""
+    if not c:
+        return None
+    r = parse_number(c, 0)
+    if r is None:
+        return None
+    u = _UNIT.match(c, r[1])
+    return r[0] if u.end() == len(c) else None
+
+
+class Scanner:
+    def __init__(self, resolve: Callable[[str], int], literals: tuple[bytes, ...], initials: bytes = b"") -> None:
+        self.resolve = resolve
+        self.initials = frozenset(initials)
+        self.literals = tuple(lit for lit in literals[:255] if isinstance(lit, bytes) and len(lit) >= 2)
+        self.cache: dict[bytes, int] = {}
+        self.cols: dict[int, tuple[array, array, array, array]] = {}
+        self.step = self.raw_first = self.raw_last = _NAN
+        self.offset = 0.0
+        self.rows = 0
+        self.malformed = 0
+        self.table: _Table | None = None
+
+    def family(self, key: bytes) -> int:
+        fam = self.cache.get(key)
+        if fam is None:
+            fam = self.cache[key] = int(self.resolve(key.decode("utf-8", "replace")))
+        return fam
+
+    def section_of(self, word: bytes) -> int:
+        """The section a lone word opens, or 0 (only words with a section word's initial are asked)."""
+        if word[0] not in self.initials:
+            return 0
+        fam = self.family(word)
+        return fam if fam <= SECTION_VAL else 0
+
+    def flush(self, pairs: list[tuple[int, float, int]], ln: int) -> None:
+        """The line's step applies to all its pairs; the k-th value of a list is the k-th of as many rows."""
+        if not pairs:
+            return
+        for fam, v, _ in pairs:
+            if fam != 0 or v != v or abs(v) == _INF:
+                continue
+            if self.raw_first != self.raw_first:
+                self.raw_first = v
+            elif v < self.raw_last:                  # a counter that restarts each epoch
+                self.offset += self.raw_last
+            self.raw_last = v
+            self.step = self.offset + v
+        span = 1
+        for fam, v, idx in pairs:
+            if fam == 0:
+                continue
+            col = self.cols.get(fam)
+            if col is None:
+                col = self.cols[fam] = (array("i"), array("i"), array("d"), array("d"))
+            col[0].append(self.rows + idx)
+            col[1].append(ln)
+            col[2].append(self.step)
+            col[3].append(v)
+            span = max(span, idx + 1)
+        self.rows += span
+
+    def pairs(self, s: bytes) -> tuple[list[tuple[int, float, int]], bool]:
+        """Every `key <sep> number` of a line (the first per family), and whether it is malformed."""
+        n = len(s)
+        i, prev, bad, section = 0, -1, False, 0
+        out: list[tuple[int, float, int]] = []
+        seen: set[int] = set()
+        while i < n:
+            m = _WORD.search(s, i)               # the next run of key bytes; anything before it parts words
+            if m is None:
+                break
+            if m.start() != i:
+                prev = -1
+            ws, i = m.span()
+            if s[ws] not in _START:
+                prev = -1
+                continue
+            we = j = i
+            if j + 1 < n and s[j] == 40 and s[j + 1] in _START:                  # `Epoch(val) [1]`
+                k = _WORD.match(s, j + 1).end()
+                if k < n and s[k] == 41:
+                    sec = self.section_of(s[j + 1:k])
+                    if sec:
+                        section, j = sec, k + 1
+            quoted = j < n and s[j] in b"'\""
+            if quoted:
+                j += 1
+            b0 = j
+            while j < n and s[j] in _BLANK:
+                j += 1
+            sep = 0
+            if s.startswith(FULLWIDTH_COLON, j):                                # `loss：0.5`
+                sep = 58
+                j += 3
+                while j < n and s[j] in _BLANK:
+                    j += 1
+            elif j < n and s[j] in b"=:|":
+                sep = s[j]
+                j += 1
+                while j < n and s[j] in _BLANK:
+                    j += 1
+            elif j == b0:
+                if j < n and s[j] in b")]" and ws > 0 and s[ws - 1] in b"([":   # `[valid] loss=`
+                    section = self.section_of(s[ws:we]) or section
+                prev = -1
+                continue
+            listed = j < n and s[j] == 91              # `Epoch [1][50/500]`, `'loss': [0.7, 0.5]`
+            if listed:
+                j += 1
+                while j < n and s[j] in _BLANK:
+                    j += 1
+            num = parse_number(s, j)
+            if num is None and j < n and s[j] in _START:     # a wrapper: `tensor(0.5`, `np.float64(0.5)`
+                k = _CALLEE.match(s, j).end()
+                if k < n and s[k] == 40:
+                    j = k + 1
+                    if j < n and s[j] == 91:
+                        j += 1
+                    num = parse_number(s, j)
+            if num is not None:
+                key = s[prev if prev >= 0 else ws:we]
+                fam = self.family(_PREFIX[section] + key if section in _PREFIX else key)
+                if fam <= SECTION_VAL:
+                    section = fam
+                elif fam >= 0 and fam not in seen:
+                    seen.add(fam)
+                    out.append((fam, num[0], 0))
+                    if quoted and sep == 58 and listed:   # Keras' history.history; `lr=[a, b]` is param groups
+                        num = self.rest_of_list(s, num, fam, out)
+                i = num[1]
+                prev = -1
+                continue
+            if sep in b"=:" and (j == n or s[j] in b",;}|") and self.family(s[ws:we]) >= 0:
+                bad = True
+            two_word = we + 1 < n and s[we] == 32 and s[we + 1] in _START
+            if not two_word and (sep == 124 or j == n):                      # `| valid | epoch 2`
+                section = self.section_of(s[ws:we]) or section
+            if prev >= 0:                              # `Test net output #0: accuracy = 0.9`
+                section = self.section_of(s[prev:ws - 1]) or section
+            prev = ws if two_word else -1
+            if two_word:
+                i = we + 1
+        return out, bad
+
+    @staticmethod
+    def rest_of_list(s: bytes, num: tuple[float, int], fam: int, out: list) -> tuple[float, int]:
+        """The values after the first of `[a, b, c]`, each with its index; the last one read."""
+        n, idx = len(s), 1
+        while True:
+            k = num[1]
+            while k < n and s[k] in _BLANK:
+                k += 1
+            if k == n or s[k] != 44:
+                return num
+            k += 1
+            while k < n and s[k] in _BLANK:
+                k += 1
+            nxt = parse_number(s, k)
+            if nxt is None:
+                return num
+            out.append((fam, nxt[0], idx))
+            num, idx = nxt, idx + 1
+
+    def table_row(self, s: bytes) -> list[tuple[int, float, int]]:
+        t = self.table
+        cells = _cells(s, t.pipes)[:len(t.fams)]
+        values = [_numeric_cell(c) for c in cells]
+        if not values or values[0] is None or sum(v is not None for v in values) < max(2, (len(t.fams) + 1) // 2):
+            return []
+        out, seen = [], set()
+        for fam, v in zip(t.fams, values):
+            if v is not None and fam >= 0 and fam not in seen:
+                seen.add(fam)
+                out.append((fam, v, 0))
+        return out
+
+    def header(self, s: bytes) -> _Table | None:
+        """A table's header row: three or more names apart by `|`, tabs or two spaces, two of them metrics."""
+        pipes = b"|" in s or b"\t" in s
+        cells = _cells(s, True) if pipes else re.split(rb"[ \t]{2,}", s.strip(b" \t"))
+        if pipes and cells and not cells[-1]:
+            cells.pop()
+        if not 3 <= len(cells) <= MAX_COLUMNS:
+            return None
+        fams = []
+        for c in cells:
+            if not c or c[0] not in _START or any(ch not in _KEYCH and ch != 32 for ch in c) or b"  " in c:
+                return None
+            fam = self.family(b"col|" + c)
+            fams.append(fam if fam >= 0 else -1)
+        return _Table(fams, pipes) if sum(f >= 0 for f in fams) >= 2 else None
+
+    def line(self, s: bytes, ln: int) -> None:
+        found, bad = self.pairs(s)
+        self.malformed += bad
+        if found:
+            self.table = None
+        elif self.table is not None and (found := self.table_row(s)):
+            pass
+        elif s.strip(b" \t"):
+            self.table = self.header(s) or self.table
+        self.flush(found, ln)
+
+
+def clean(raw: bytes) -> tuple[bytes, bool]:
+    """The last state of a `\\r` rewrite, without ANSI colour; and whether it had a `\\r`."""
+    cr = b"\r" in raw
+    if cr:
+        raw = raw.rstrip(b"\r")
+        raw = raw[raw.rfind(b"\r") + 1:]
+    if b"\x1b" in raw:
+        raw = _ANSI.sub(b"", raw)
+    return raw, cr
+
+
+def _near_literals(data: bytes, literals: tuple[bytes, ...]) -> set[int]:
+    """The start of every line whose bytes hold a literal: one search per literal over the chunk,
+    not one per line (a line that cleaning changed is checked as cleaned anyway)."""
+    starts = set()
+    for lit in literals:
+        at = data.find(lit)
+        while at >= 0:
+            start = data.rfind(b"\n", 0, at) + 1
+            starts.add(start)
+            nl = data.find(b"\n", at)
+            at = data.find(lit, nl) if nl >= 0 else -1
+    return starts
+
+
+def scan(chunk, resolve: Callable[[str], int], literals: tuple[bytes, ...], section_initials: bytes = b""):
+    """Same signature and result as `_logscan.scan` (see its docstring)."""
+    data = bytes(chunk)
+    sc = Scanner(resolve, literals, section_initials)
+    hits = array("q")
+    has_cr = False
+    pos = 0
+    lines = data.split(b"\n")
+    near = _near_literals(data, sc.literals)
+    for ln, raw in enumerate(lines):
+        s, cr = clean(raw)
+        has_cr |= cr
+        sc.line(s, ln)
+        if (pos in near or s is not raw) and any(lit in s for lit in sc.literals):
+            hits.extend((ln, pos))
+        pos += len(raw) + 1
+    columns = [(fam, c[0].tobytes(), c[1].tobytes(), c[2].tobytes(), c[3].tobytes())
+               for fam, c in sorted(sc.cols.items())]
+    return len(lines), sc.rows, columns, hits.tobytes(), sc.malformed, sc.step, sc.raw_first, sc.raw_last, int(has_cr)

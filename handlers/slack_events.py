@@ -1,0 +1,89 @@
+"""`POST /slack/events` (or Socket Mode): verify, parse, record, enqueue, ack, then post the
+placeholder; well within Slack's 3 s. bolt routes the event; `parse` decides what it asks."""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from fastapi import Request as HttpRequest
+from fastapi.responses import JSONResponse
+from slack_bolt.adapter.fastapi.async_handler import AsyncSlackRequestHandler
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.signature import SignatureVerifier
+
+from bot import metrics
+from bot.mentions import parse as parse_mention
+from bot.settings import Settings
+from handlers.events import Ignored, Request, accept
+
+log = logging.getLogger("mltd.web")
+REPLAY_WINDOW_S = 300
+ROUTE = "/slack/events"
+FILE_FIELDS = ("id", "name", "size", "url_private_download", "url_private")
+
+
+def verified(settings: Settings, body: bytes, headers) -> bool:
+    """Slack's signature over the raw body, and a numeric timestamp inside the replay window:
+    anything else is a 401 here, before bolt (which answers 500 to a non-numeric timestamp)."""
+    ts = headers.get("X-Slack-Request-Timestamp", "")
+    if not ts.isdigit() or abs(time.time() - int(ts)) > REPLAY_WINDOW_S:
+        return False
+    return SignatureVerifier(settings.slack_signing_secret).is_valid(body, ts, headers.get("X-Slack-Signature", ""))
+
+
+def parse(body: dict, settings: Settings) -> Request | Ignored:
+    """An `app_mention` event callback: the request it makes, or why it is ignored."""
+    event = body.get("event") or {}
+    if event.get("bot_id") or event.get("subtype") == "bot_message":
+        return Ignored("from a bot")
+    team, channel = body.get("team_id", ""), event.get("channel", "")
+    if settings.teams and team not in settings.teams:
+        return Ignored(f"workspace {team} is not allowed", "refused")
+    if settings.channels and channel not in settings.channels:
+        return Ignored(f"channel {channel} is not allowed", "refused")
+    ask = parse_mention(event.get("text", ""))
+    files = [{k: f.get(k) for k in FILE_FIELDS} for f in event.get("files", [])]
+    return Request(f"slack:{body.get('event_id') or event.get('client_msg_id') or event['ts']}", {
+        "team": team, "channel": channel, "thread_ts": event.get("thread_ts") or event["ts"], "user": event.get("user"),
+        "text": event.get("text", ""), "params": {"run": ask.run, "kind": ask.kind, "symptom": ask.symptom,
+                                                  "files": files}})
+
+
+def register(app, settings: Settings, worker) -> AsyncApp:
+    """The events route on `app`; the bolt app it dispatches to (Socket Mode connects it too)."""
+    store, port = worker.store, worker.slack
+    # the signature is checked once, in the route below, before bolt sees the request
+    bolt = AsyncApp(signing_secret=settings.slack_signing_secret, client=port.async_web, process_before_response=True,
+                    request_verification_enabled=False)
+    pending: set[asyncio.Task] = set()
+
+    @bolt.event("app_mention")
+    async def on_mention(body):
+        parsed = parse(body, settings)
+        if isinstance(parsed, Ignored):
+            metrics.EVENTS.labels("slack", parsed.outcome).inc()
+            return
+        if not await accept("slack", parsed, store=store, worker=worker, lease_s=settings.lease_s):
+            return                                     # Slack's retry of an event we already hold
+        log.info("queued: %s", parsed.fields["params"]["run"] or "no run named",
+                 extra={"event": "queued", "request_id": parsed.key})
+        task = asyncio.create_task(port.post_placeholder_async(store, parsed.key))     # after the ack
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+
+    handler = AsyncSlackRequestHandler(bolt)
+
+    @app.post(ROUTE)
+    async def slack_events(request: HttpRequest):
+        t = time.perf_counter()
+        body = await request.body()
+        if not verified(settings, body, request.headers):
+            metrics.REQUESTS.labels(ROUTE, "401").inc()
+            return JSONResponse({"error": "invalid signature or timestamp"}, status_code=401)
+        response = await handler.handle(request)
+        metrics.REQUESTS.labels(ROUTE, str(response.status_code)).inc()
+        metrics.ACK_SECONDS.labels(ROUTE).observe(time.perf_counter() - t)
+        return response
+
+    return bolt

@@ -1,0 +1,236 @@
+"""Lines as each framework prints them (the format of its logger, values of our own), and the numbers
+that must come out of them. One table row per dialect: the framework, where its format comes from,
+the text, and per canonical name the values read; `steps` where the line carries one. A name that
+must NOT come out (validation read as training) is listed with an empty list."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import analysis.ingest.textlog as textlog
+from analysis.ingest import logscan_fallback
+from analysis.ingest.textlog import parse_text_log
+
+BAR = "\u2588" * 10
+
+DIALECTS = [
+    ("mmdet v2 (mmcv TextLoggerHook)", "\n".join([
+        "2020-11-11 18:27:52,420 - mmdet - INFO - Epoch [1][2150/29317]\tlr: 2.000e-02, eta: 1 day, 16:24:41, time: 0.391, "
+        "data_time: 0.009, memory: 3946, loss_rpn_cls: 0.1059, loss_rpn_bbox: 0.0825, loss_cls: 0.4929, acc: 90.0684, "
+        "loss_bbox: 0.3225, loss: 1.0037",
+        "2020-11-11 18:28:12,003 - mmdet - INFO - Epoch [1][2200/29317]\tlr: 2.000e-02, eta: 1 day, 16:21:04, time: 0.391, "
+        "data_time: 0.009, memory: 3946, loss_rpn_cls: 0.1057, loss_rpn_bbox: nan, loss_cls: 0.4423, acc: 90.4268, "
+        "loss_bbox: 0.3018, loss: nan",
+        "2020-11-11 19:00:00,000 - mmdet - INFO - Epoch(val) [1][5000]\tbbox_mAP: 0.0010, bbox_mAP_50: 0.0030, loss: 9.9",
+    ]), {"epoch": [1, 1, 1], "lr": [0.02, 0.02], "train_loss": [1.0037, np.nan], "train_loss/cls": [0.4929, 0.4423],
+         "memory_allocated": [3946, 3946], "step_time": [0.391, 0.391], "train_acc": [90.0684, 90.4268],
+         "val_loss": [9.9]}),
+    ("mmdet v3 (mmengine LoggerHook)", "\n".join([
+        "07/04 08:12:50 - mmengine - INFO - Epoch(train)  [1][ 750/7393]  base_lr: 3.7531e-05 lr: 3.7531e-05  eta: 3 days, "
+        "9:40:59  time: 0.5451  data_time: 0.0148  memory: 14765  grad_norm: 45.8713  loss: 37.4994  loss_cls: 0.5150  "
+        "d0.loss_cls: 0.5015",
+        "07/04 09:00:00 - mmengine - INFO - Epoch(val) [1][500/500]    coco/bbox_mAP: 0.0010  data_time: 0.0021  time: 0.0634",
+        "07/04 09:10:00 - mmengine - INFO - Iter(train) [  50/90000]  lr: 1.0000e-02  eta: 9:00:00  time: 0.4  loss: 2.5",
+    ]), {"epoch": [1, 1], "lr": [3.7531e-05, 1e-2], "grad_norm": [45.8713], "train_loss": [37.4994, 2.5],
+         "step_time": [0.5451, 0.4], "train_loss/cls": [0.5150]}),
+    ("detectron2 (CommonMetricPrinter)", "\n".join([
+        "[04/05 01:30:24 d2.utils.events]:  eta: 0:03:35  iter: 19  total_loss: 1.36  loss_cls: 0.6522  loss_box_reg: 0.5817"
+        "  loss_rpn_cls: 0.07138  loss_rpn_loc: 0.003773  time: 0.3636  data_time: 0.1102  lr: 3.8077e-06  max_mem: 433M",
+        "[04/05 01:30:31 d2.utils.events]:  eta: 0:03:14  iter: 39  total_loss: 1.353  loss_cls: 0.6354  loss_box_reg: 0.637"
+        "  loss_rpn_cls: 0.0653  loss_rpn_loc: 0.00412  time: 0.3633  data_time: 0.0641  lr: 7.5527e-06  max_mem: 433M",
+    ]), {"train_loss": [1.36, 1.353], "steps": [19, 39], "lr": [3.8077e-06, 7.5527e-06], "memory_allocated": [433, 433],
+         "data_time": [0.1102, 0.0641], "train_loss/box_reg": [0.5817, 0.637]}),
+    ("detectron2 (FloatingPointError with the loss dict)", "\n".join([
+        "FloatingPointError: Loss became infinite or NaN at iteration=27!",
+        "loss_dict = {'loss_cls': tensor(nan, device='cuda:0', grad_fn=), 'loss_box_reg': tensor(0.2576, device='cuda:0', grad_fn=)}",
+    ]), {"train_loss": [np.nan], "train_loss/cls": [np.nan], "train_loss/box_reg": [0.2576]}),
+    ("maskrcnn-benchmark (MetricLogger, value and running average)",
+     "2019-05-27 10:48:54,461 maskrcnn_benchmark.trainer INFO: eta: 0:17:37  iter: 87940  loss: 0.6097 (0.9191)  "
+     "loss_classifier: 0.1472 (0.3151)  loss_box_reg: 0.0702 (0.1441)  time: 0.5063 (0.5132)  data: 0.0062 (0.0078)  "
+     "lr: 0.000025  max mem: 4358",
+     {"train_loss": [0.6097], "steps": [87940], "step_time": [0.5063], "lr": [0.000025], "memory_allocated": [4358]}),
+    ("fairseq (progress_bar: train_inner, train and valid rows)", "\n".join([
+        "2020-03-23 11:38:13 | INFO | train | epoch 002 | loss 9.803 | nll_loss 8.89 | ppl 474.37 | wps 31194.9 | ups 0.07 | "
+        "wpb 430468 | bsz 14485.4 | num_updates 695 | lr 0.00017375 | gnorm 55.005 | loss_scale 0 | train_wall 4512 | wall 9786",
+        "2020-03-23 11:38:31 | INFO | valid | epoch 002 | valid on 'valid' subset | loss 9.393 | nll_loss 8.328 | ppl 321.26 | "
+        "wps 84912.1 | wpb 11298 | bsz 382.5 | num_updates 695 | best_loss 9.393",
+        "2020-03-23 11:39:44 | INFO | train_inner | epoch 003:      5 / 356 loss=9.44, nll_loss=8.44, ppl=347.28, "
+        "wps=30690.8, ups=0.07, wpb=427295, bsz=14390.4, num_updates=700, lr=0.000175, gnorm=156.036, loss_scale=0, "
+        "train_wall=1281, wall=9877",
+    ]), {"train_loss": [9.803, 9.44], "val_loss": [9.393], "steps": [695, 700], "grad_norm": [55.005, 156.036],
+         "throughput": [31194.9, 30690.8], "perplexity": [474.37, 347.28], "val_perplexity": [321.26],
+         "loss_scale": [0, 0], "epoch": [2, 2, 3]}),
+    ("Keras 2 progbar (epoch line, then `- key: value` pairs)", "\n".join([
+        "Epoch 1/10",
+        "9595/9595 [==============================] - 1s - loss: 0.6242 - acc: 0.6295 - val_loss: 0.5265 - val_acc: 0.7470",
+        "Epoch 2/10",
+        "9595/9595 [==============================] - 1s - loss: nan - acc: 0.4117 - val_loss: nan - val_acc: 0.0000e+00",
+    ]), {"epoch": [1, 2], "train_loss": [0.6242, np.nan], "train_acc": [0.6295, 0.4117], "val_loss": [0.5265, np.nan],
+         "val_acc": [0.7470, 0.0]}),
+    ("tf.keras progbar (step time and long names)",
+     "1875/1875 [==============================] - 3s 2ms/step - loss: 0.2950 - accuracy: 0.9151 - val_loss: 0.1436 - "
+     "val_accuracy: 0.9573",
+     {"train_loss": [0.2950], "train_acc": [0.9151], "val_loss": [0.1436], "val_acc": [0.9573]}),
+    ("Hugging Face Trainer (log dicts)", "\n".join([
+        "{'loss': 6.4776, 'learning_rate': 1.9914000000000003e-05, 'epoch': 4.17}",
+        "{'loss': 2.0588, 'grad_norm': 12.5, 'learning_rate': 1.9814000000000004e-05, 'epoch': 8.33}",
+        "{'eval_loss': 2.5, 'eval_accuracy': 0.61, 'eval_runtime': 1.2, 'eval_samples_per_second': 80.0, 'epoch': 8.33}",
+    ]), {"train_loss": [6.4776, 2.0588], "lr": [1.9914000000000003e-05, 1.9814000000000004e-05], "val_loss": [2.5],
+         "val_acc": [0.61], "grad_norm": [12.5], "throughput": []}),
+    ("Keras `print(history.history)` (a list per key, one value per epoch)", "\n".join([
+        "{'loss': [0.6931, 0.6012, 0.9843, 2.7710], 'accuracy': [0.51, 0.66, 0.58, 0.5], "
+        "'val_loss': [0.6822, 0.6523, 1.2001, 3.1025], 'val_accuracy': [0.55, 0.63, 0.52, 0.49]}",
+        "[2024-09-11 17:52:18,030] [INFO] [logging.py:96:log_dist] [Rank 0] step=10, skipped=0, lr=[1e-05, 1e-05]",
+    ]), {"train_loss": [0.6931, 0.6012, 0.9843, 2.7710], "val_loss": [0.6822, 0.6523, 1.2001, 3.1025],
+         "train_acc": [0.51, 0.66, 0.58, 0.5], "val_acc": [0.55, 0.63, 0.52, 0.49], "lr": [1e-05]}),
+    ("Hugging Face Trainer (notebook table pasted as text, tab-separated)", "\n".join([
+        "Epoch\tTraining Loss\tValidation Loss\tAccuracy",
+        "1\tNo log\t0.693100\t0.500000",
+        "2\t0.686900\t0.690200\t0.520000",
+        "3\t0.650000\tnan\t0.510000",
+    ]), {"epoch": [1, 2, 3], "train_loss": [0.6869, 0.65], "val_loss": [0.6931, 0.6902, np.nan],
+         "train_acc": [0.5, 0.52, 0.51]}),
+    ("PyTorch Lightning (tqdm bar, rewritten with \\r)",
+     f"Epoch 0:  97%|{BAR}| 1651/1702 [13:00<00:24,  2.11it/s, loss=0.158, v_num=0, train_loss=0.149]\r"
+     f"Epoch 0:  98%|{BAR}| 1660/1702 [13:02<00:19,  2.12it/s, loss=0.157, v_num=0, train_loss=0.150]\n"
+     f"Epoch 1: 100%|{BAR}| 2/2 [00:00<00:00, 12.05it/s, loss=2.29, v_num=0, val_acc=0.166]",
+     {"epoch": [0, 1], "train_loss": [0.157, 2.29], "val_acc": [0.166]}),
+    ("PyTorch Lightning (RichProgressBar)",
+     "Epoch 3/9  \u2501\u2501\u2501\u2501\u2501\u2501\u2501\u2501 100/100 0:00:05 \u2022 0:00:00 20.00it/s v_num: 0 train_loss: 0.500 "
+     "val_loss: 0.400",
+     {"epoch": [3], "train_loss": [0.5], "val_loss": [0.4]}),
+    ("TensorFlow 1 Estimator (`INFO:tensorflow:loss = x, step = n`)", "\n".join([
+        "INFO:tensorflow:loss = 0.6931472, step = 1",
+        "INFO:tensorflow:global_step/sec: 95.2",
+        "INFO:tensorflow:loss = 0.31274, step = 101 (1.051 sec)",
+    ]), {"train_loss": [0.6931472, 0.31274], "steps": [1, 101]}),
+    ("Weights & Biases run summary printed at the end", "\n".join([
+        "wandb: Run history:",
+        "wandb:       loss \u2588\u2587\u2586\u2585\u2584\u2583\u2582\u2581",
+        "wandb: Run summary:",
+        "wandb:       loss 0.12345",
+        "wandb:   val_loss 0.2",
+    ]), {"train_loss": [0.12345], "val_loss": [0.2]}),
+    ("YOLOv8 (ultralytics): a header row per epoch, then the row, then the validation table", "\n".join([
+        "      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size",
+        f"      21/55      9.95G     0.2338       5.07      2.977         12        640: 100%|{BAR}| 787/787 [09:07<00:00,  1.44it/s]",
+        f"                 Class     Images  Instances      Box(P          R      mAP50  mAP50-95): 100%|{BAR}| 66/66 [00:34<00:00]",
+        "                   all       1049       1186      0.914      0.898      0.938      0.559",
+        "",
+        "      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size",
+        f"      22/55      9.87G        nan        nan        nan         11        640: 100%|{BAR}| 787/787 [09:06<00:00,  1.44it/s]",
+    ]), {"epoch": [21, 22], "memory_allocated": [9.95, 9.87], "train_loss/box": [0.2338, np.nan],
+         "train_loss": [0.2338 + 5.07 + 2.977, np.nan]}),
+    ("YOLOv3 (a `|` table: header, rule, rows)", "\n".join([
+        "epoch|mem|box_loss|obj_loss|cls_loss|targets|imgsize",
+        "-|-|-|-|-|-|-",
+        "0/299|7.17G| 3.28| 2.15|0.816|    5|  576|",
+        "1/299|7.35G| 3.46| 1.92|0.969|    5|  512|",
+    ]), {"epoch": [0, 1], "memory_allocated": [7.17, 7.35], "train_loss/obj": [2.15, 1.92],
+         "train_loss": [3.28 + 2.15 + 0.816, 3.46 + 1.92 + 0.969]}),
+    ("YOLOv5 early / YOLOv3 (ultralytics): `total` is the loss as a column, nothing as a key", "\n".join([
+        "     Epoch   gpu_mem       box       obj       cls     total   targets  img_size",
+        "     0/299     4.11G   0.06629   0.02983         0    0.0961        37       416",
+        "     1/299     4.11G   0.05912   0.02811         0    0.0872        41       416",
+        "Total: 1234 images, obj: 5",
+    ]), {"epoch": [0, 1], "train_loss": [0.0961, 0.0872], "train_loss/box": [0.06629, 0.05912]}),
+    ("Time-Series-Library (`Vali Loss`; `Steps:` counts the steps of an epoch)", "\n".join([
+        "Epoch: 1, Steps: 3 | Train Loss: 1.5646304 Vali Loss: 1.6120000 Test Loss: 1.6440242",
+        "Validation loss decreased (inf --> 1.612000).  Saving model ...",
+        "Epoch: 2, Steps: 3 | Train Loss: 1.3646304 Vali Loss: nan Test Loss: 1.4440242",
+    ]), {"epoch": [1, 2], "train_loss": [1.5646304, 1.3646304], "val_loss": [1.612, np.nan],
+         "test_loss": [1.6440242, 1.4440242], "steps": [0, 1]}),
+    ("PyTorch ImageNet example (ProgressMeter: `Epoch: [0][ 10/5005]`, value (average))", "\n".join([
+        "Epoch: [0][  10/5005]\tTime  0.500 ( 0.600)\tData  0.100 ( 0.200)\tLoss 6.9100e+00 (6.9500e+00)\tAcc@1   0.00 (  0.10)",
+        "Epoch: [0][  20/5005]\tTime  0.480 ( 0.590)\tData  0.090 ( 0.190)\tLoss 6.8800e+00 (6.9300e+00)\tAcc@1   0.39 (  0.12)",
+        "Test: [ 10/196]\tTime  0.300 ( 0.400)\tLoss 6.9000e+00 (6.9000e+00)\tAcc@1   0.00 (  0.10)",
+    ]), {"epoch": [0, 0], "train_loss": [6.91, 6.88], "step_time": [0.5, 0.48], "test_loss": [6.9]}),
+    ("PyTorch MNIST example (`[128/60000 (0%)]` counter)", "\n".join([
+        "Train Epoch: 1 [0/60000 (0%)]\tLoss: 2.305400",
+        "Train Epoch: 1 [640/60000 (1%)]\tLoss: 1.359780",
+        "Test set: Average loss: 0.1018, Accuracy: 9663/10000 (97%)",
+    ]), {"epoch": [1, 1], "train_loss": [2.3054, 1.35978], "test_loss": [0.1018]}),
+    ("OpenNMT-py (`Step 50/100000000;` and `;`-separated pairs)", "\n".join([
+        "[2018-08-01 18:29:48,221 INFO] Step 50/100000000; acc:   0.00; ppl: 26881171418161356094253400435962903554686976.00; "
+        "xent: 6776.20; lr: 2.00000; 4132/2064 tok/s;     52 sec",
+        "[2018-08-01 18:35:00,000 INFO] Validation perplexity: 5.2",
+        "[2018-08-01 18:35:00,000 INFO] Validation accuracy: 60.1",
+    ]), {"steps": [50], "train_acc": [0.0], "train_loss": [6776.2], "lr": [2.0], "perplexity": [2.6881171418161356e43],
+         "val_perplexity": [5.2], "val_acc": [60.1]}),
+    ("Caffe (solver: `Iteration N, loss = x`, train/test net outputs)", "\n".join([
+        "I0420 16:50:00.000001 29735 solver.cpp:228] Iteration 100, loss = 0.5312",
+        "I0420 16:50:00.000002 29735 solver.cpp:244]     Train net output #0: loss = 0.5312 (* 1 = 0.5312 loss)",
+        "I0420 16:50:00.000003 29735 sgd_solver.cpp:106] Iteration 100, lr = 0.01",
+        "I0420 16:54:21.603490 29735 solver.cpp:315]     Test net output #0: accuracy = 0.9012",
+        "I0420 16:54:21.603502 29735 solver.cpp:315]     Test net output #1: loss = 0.3321 (* 1 = 0.3321 loss)",
+    ]), {"steps": [100, 100], "train_loss": [0.5312, 0.5312], "lr": [0.01], "test_acc": [0.9012], "test_loss": [0.3321]}),
+    ("nanoGPT (`iter N: loss x, time y ms, mfu z%`)", "\n".join([
+        "step 2000: train loss 1.7050, val loss 1.8530",
+        "iter 2000: loss 1.7200, time 12.34ms, mfu 3.20%",
+    ]), {"steps": [2000, 2000], "train_loss": [1.705, 1.72], "val_loss": [1.853], "step_time": [12.34], "mfu": [3.2]}),
+    ("Megatron-LM (`|`-separated multi-word keys)",
+     " iteration      100/  500000 | consumed samples:        51200 | elapsed time per iteration (ms): 1200.5 | learning "
+     "rate: 1.500E-04 | global batch size:   512 | lm loss: 7.403930E+00 | loss scale: 65536.0 | grad norm: 1.234 | "
+     "number of skipped iterations:   0 | number of nan iterations:   0 |",
+     {"steps": [100], "lr": [1.5e-4], "train_loss": [7.40393], "loss_scale": [65536.0], "grad_norm": [1.234]}),
+    ("DeepSpeed (log_dist: `step=N, skipped=M, lr=[x]`)",
+     "[2024-09-11 17:52:18,030] [INFO] [logging.py:96:log_dist] [Rank 0] step=10, skipped=2, lr=[1e-05], mom=[(0.9, 0.999)]",
+     {"steps": [10], "lr": [1e-05]}),
+    ("ESPnet (`key=value` with `[train]`/`[valid]` sections)",
+     "[host] 2021-06-01 12:00:00,000 (trainer:259) INFO: 1epoch results: [train] iter_time=1.2e-04, loss=100.5, "
+     "loss_att=50.2, loss_ctc=150.1, acc=0.1, lr_0=1.0e-05, [valid] loss=54.4, acc=0.5",
+     {"train_loss": [100.5], "train_acc": [0.1], "lr": [1e-05], "val_loss": [54.4], "val_acc": [0.5]}),
+    ("hand-written print loop (multi-word keys, `/` counters)", "\n".join([
+        "Epoch 1/10, Train Loss: 0.5000, Train Acc: 0.8000, Val Loss: 0.6000, Val Acc: 0.7500",
+        "epoch: 2 | loss: inf | accuracy score: 0.81 | learning rate = 3e-4",
+        "[Epoch 3] loss=-inf acc=0.82",
+        "epoch 4: loss is nan, gnorm value: 3.5",
+        "Epoch 5 finished with loss 0.45 and best acc 0.83",
+    ]), {"epoch": [1, 2, 3, 4, 5], "train_loss": [0.5, np.inf, -np.inf, np.nan, 0.45], "train_acc": [0.8, 0.81, 0.82, 0.83],
+         "grad_norm": [3.5], "val_loss": [0.6],
+         "val_acc": [0.75], "lr": [3e-4]}),
+    ("Python logging (`- key: value -` with a level and a logger)",
+     "2024-01-01 12:00:00,000 - trainer - INFO - Epoch 3 - step 1500 - train_loss: 0.3000 - val_loss: 0.4000 - lr: 1e-4",
+     {"epoch": [3], "steps": [1500], "train_loss": [0.3], "val_loss": [0.4], "lr": [1e-4]}),
+    ("a dict of NumPy 2 / torch values (`np.float64(x)`, `tensor([x])` reprs)",
+     "{'loss': np.float64(0.6931), 'lr': tensor([1.0000e-03]), 'grad_norm': np.float32(nan), 'epoch': 1}",
+     {"train_loss": [0.6931], "lr": [1e-3], "grad_norm": [np.nan], "epoch": [1]}),
+    ("a print loop written in Chinese (full-width colon)", "\n".join([
+        "第 1 轮 loss：2.3051, acc：0.1120, 学习率 lr：0.01",
+        "第 2 轮 loss：nan, acc：0.0980, 学习率 lr：0.01",
+    ]), {"train_loss": [2.3051, np.nan], "train_acc": [0.112, 0.098], "lr": [0.01, 0.01]}),
+    ("markdown table a user typed into the thread", "\n".join([
+        "| Epoch | Train Loss | Val Loss |",
+        "|---|---|---|",
+        "| 1 | 0.90 | 0.95 |",
+        "| 2 | 0.70 | 1.10 |",
+    ]), {"epoch": [1, 2], "train_loss": [0.9, 0.7], "val_loss": [0.95, 1.1]}),
+]
+
+
+def _read(tmp_path: Path, text: str) -> dict:
+    p = tmp_path / "train.log"
+    p.write_text(text + "\n")
+    return {s.name: s for s in parse_text_log(p, "train.log").series}
+
+
+@pytest.fixture(params=["c", "python"])
+def scanner(request, monkeypatch):
+    """Each dialect through the C scanner and through its pure-Python twin."""
+    if request.param == "python":
+        monkeypatch.setattr(textlog, "_scan", logscan_fallback.scan)
+    elif not textlog._FAST:
+        pytest.skip("the C scanner is not built here")
+
+
+@pytest.mark.parametrize("framework,text,want", DIALECTS, ids=[d[0].split(" (")[0] for d in DIALECTS])
+def test_dialect(tmp_path, scanner, framework, text, want):
+    series = _read(tmp_path, text)
+    for name, values in want.items():
+        if name == "steps":
+            got = series["train_loss"] if "train_loss" in series else next(iter(series.values()))
+            assert sorted(set(got.steps.tolist())) == sorted(set(values)), framework
+            continue
+        got = series[name].values.tolist() if name in series else []
+        assert len(got) == len(values), (framework, name, got)
+        np.testing.assert_allclose(got, values, rtol=1e-12, err_msg=f"{framework}: {name}")

@@ -1,0 +1,157 @@
+"""The pure-Python scanner (for an install without a compiler) gives what the C one gives, byte for
+byte: on the bundled example, on every tuning case of tests/wild, and on lines built to be awkward."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from analysis.ingest import logscan_fallback
+from analysis.ingest.textlog import _Families, _literals, _section_initials
+
+_logscan = pytest.importorskip("analysis.ingest._logscan", reason="the C scanner is not built here")
+
+ROOT = Path(__file__).resolve().parents[1]
+WILD = ROOT / "tests" / "wild"
+
+
+def _named(result, families: _Families):
+    """A scan's result with family ids replaced by names (each scanner met them in its own order)."""
+    lines, rows, columns, hits, malformed, last_step, first_raw, last_raw, cr = result
+    cols = {families.names[f]: (r, ln, np.frombuffer(st, np.float64).tobytes(), v) for f, r, ln, st, v in columns}
+    return lines, rows, cols, hits, malformed, np.array([last_step, first_raw, last_raw]).tobytes(), cr
+
+
+def _same(data: bytes) -> None:
+    fast, slow = _Families(), _Families()
+    c = _named(_logscan.scan(data, fast.resolve, _literals(), _section_initials()), fast)
+    py = _named(logscan_fallback.scan(data, slow.resolve, _literals(), _section_initials()), slow)
+    assert c[:2] == py[:2] and c[3:] == py[3:]
+    assert c[2].keys() == py[2].keys()
+    for name in c[2]:
+        assert c[2][name] == py[2][name], name
+
+
+def _tune_files():
+    labels = json.loads((WILD / "labels.json").read_text())
+    return [f for lab in labels if lab["split"] == "tune" for f in sorted((WILD / "cases" / lab["id"]).iterdir())]
+
+
+def test_same_on_the_bundled_example():
+    _same((ROOT / "examples" / "diverging-run" / "train.log").read_bytes())
+
+
+@pytest.mark.parametrize("path", _tune_files(), ids=lambda p: p.parent.name)
+def test_same_on_every_tuning_case(path):
+    _same(path.read_bytes())
+
+
+TRICKY = [
+    "Epoch 1:  45%|####  | 450/1000 [00:10<00:12, 43.21it/s, loss=2.31]\rEpoch 1:  46%|####  | 460/1000 [00:10<00:12, loss=1.99]\r\r",
+    "\x1b[1mstep=1\x1b[0m loss=2.5 \x1b[31mlr=1e-3\x1b[0m \x1b[?25h \x1b]junk",
+    "step=3 loss=nan grad_norm=inf lr=-inf acc=NaN val_loss=-nan x=INF lr=Infinity loss_scale=infinityX",
+    "step=4 lr=-Infinity grad_norm=INFINITY loss=+inf",
+    "loss= lr=, grad_norm: ; acc=} | loss | lr:",
+    "info inflation nanny loss: nanometer lr: 1e5x",
+    "step 1 loss 1e 2 lr 1.e-3 grad_norm .5 acc 5. ppl 1" + "0" * 70 + ".5 wps 9007199254740993",
+    "loss: " + "9" * 63 + " lr: 1e-400 grad_norm: 1e400 acc: 0.1234567890123456789e-5",
+    "\x00\xff garbage \x80 loss=1.5 \xe2\x96\x88\xe2\x96\x88 lr=2",
+    "2020-03-23 11:38:31 | INFO | valid | epoch 002 | valid on 'valid' subset | loss 9.393 | nll_loss 8.328 | ppl 321.26 | wps 84912.1 | num_updates 695",
+    "2020-03-23 11:39:44 | INFO | train_inner | epoch 003:      5 / 356 loss=9.44, nll_loss=8.44, ppl=347.28, gnorm=156.036, num_updates=700",
+    "Epoch(val) [1][625]  bbox_mAP: 0.3 loss: 0.9",
+    "Epoch(train)  [1][  50/1000]  base_lr: 2.0000e-02 lr: 2.0000e-02  eta: 1 day, 6:35:57  time: 0.4  loss: 1.5  loss_cls: 0.5",
+    "Epoch [1][50/7330]\tlr: 1.996e-03, eta: 1 day, 6:35:57, time: 0.633, data_time: 0.052, memory: 3837, loss_cls: 1.5, acc: 85.4, loss: 2.4",
+    "Test: [ 10/100]\tTime  0.5 ( 0.6)\tLoss 6.9 (6.9)\tAcc@1 0.0 ( 0.1)",
+    "Epoch: [0][  10/5005]\tTime  0.5 ( 0.6)\tData 0.1\tLoss 6.9 (6.9)",
+    " eta: 0:10:00  iter: 19  total_loss: 2.1  loss_cls: 0.7  loss_box_reg: 0.1  time: 0.5  lr: 0.0002  max_mem: 3000M",
+    "9595/9595 [==============================] - 1s - loss: 0.6242 - acc: 0.6295 - val_loss: 0.5265 - val_acc: 0.7470",
+    "Train Epoch: 1 [128/60000 (0%)]\tLoss: 2.301 Accuracy score: 0.5 Training Loss: 2.0 Validation Loss: 2.2",
+    # a YOLO table: header, a row with a progress bar, a validation table that is no header, rows
+    "      Epoch    GPU_mem   box_loss   obj_loss   cls_loss  Instances       Size",
+    "      1/100      2.61G      1.234      2.345     1.1234         45        640: 100%|\xe2\x96\x88\xe2\x96\x88| 8/8 [00:02<00:00,  3.21it/s]",
+    "                 Class     Images  Instances          P          R      mAP50   mAP50-95: 100%|##| 4/4",
+    "                   all        128        929      0.669      0.588      0.642      0.472",
+    "      2/100      2.61G        nan      2.345     1.1234         45        640:",
+    "      3/100     12.5ms    0.9x/2     1.2abc    1.1abcd         45        640:",
+    "",
+    "epoch|mem|mloss0|mloss1|targets|imgsize|p|r|map",
+    "-|-|-|-|-|-|-|-|-",
+    "0/299|7.17G| 3.28| 2.15|    5|  576|0.409|0.723|0.623|",
+    "1/299|7.35G| 3.46|     |    5|  512| 0.49|0.709|0.647|",
+    "Epoch\tTraining Loss\tValidation Loss\tAccuracy",
+    "1\tNo log\t0.4\t0.8",
+    "2\t0.35\t0.3\t0.85",
+    "| Epoch | Train Loss | Val Loss |",
+    "|---|---|---|",
+    "| 3 | 0.25 | 0.28 |",
+    "step=10 loss=1.0",
+    "4 0.1 0.2",
+    "Step  Training Loss  Validation Loss   a  b  c  d  e  f  g  h  i  j  k  l  m  n  o  p  q  r  s  t  u  v  w  x  y  z "
+    + "  ".join(f"c{i}" for i in range(50)),
+    "{'loss': np.float64(0.25), 'lr': tensor([1e-3]), 'grad_norm': array(2.5, dtype=float32), 'acc': f(}",
+    "训练 loss：0.5, lr： 1e-3, acc：, epoch：1/10",
+    "{'loss': [0.6931, 0.52, nan, inf], 'accuracy': [0.5, 0.7], 'val_loss': [ 0.6 ,0.55,], 'lr': [1e-3, x]}",
+    "{\"loss\": [1, 2, 3], 'loss': [4, 5]} lr=[1e-05, 1e-05] step=3",
+    "I0420 16:54:21.603490 29735 solver.cpp:315]     Test net output #0: accuracy = 0.9 loss = 0.3",
+    "I0420 16:54:21.603490 29735 solver.cpp:228] Iteration 100, loss = 0.5",
+    "{'loss': 6.4776, 'learning_rate': 1.9914000000000003e-05, 'epoch': 4.17}",
+    "Traceback (most recent call last):",
+    "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB",
+]
+
+
+def test_same_on_awkward_lines():
+    text = "\n".join(TRICKY).encode("utf-8", "surrogateescape")
+    _same(text)
+    _same(text + b"\n")
+    _same(b"")
+    for i in range(0, len(TRICKY), 3):       # every slice of it, so tables and sections start anywhere
+        _same("\n".join(TRICKY[i:]).encode())
+
+
+def test_without_the_extension_the_install_says_so_once(tmp_path):
+    """A Python that cannot import the C scanner reads the same numbers and says once that it is slow."""
+    log = tmp_path / "train.log"
+    log.write_text("step=1 loss=2.0\nstep=2 loss=nan\n")
+    code = (
+        "import sys; sys.modules['analysis.ingest._logscan'] = None\n"
+        "from pathlib import Path\n"
+        "from analysis.ingest.textlog import parse_text_log\n"
+        f"for _ in range(2): r = parse_text_log(Path({str(log)!r}), 'train.log')\n"
+        "print([s.values.tolist() for s in r.series if s.name == 'train_loss'])\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert p.stdout.strip() == "[[2.0, nan]]"
+    assert p.stderr.count("fast log scanner") == 1
+
+
+def test_same_on_random_lines():
+    """Lines assembled at random from the pieces logs are made of (fixed seed: the same every run)."""
+    pieces = ["loss", "Loss", "val", "valid", "Test", "Epoch", "epoch", "step", "iter", "lr", "acc", "Training Loss",
+              "grad norm", "loss_cls", "box_loss", "eval_loss", "GPU_mem", "x", "'loss'", '"lr"', "train",
+              "=", ":", "|", " ", "  ", "\t", " - ", ", ", "[", "]", "(", ")", "(val)", "tensor(", "%", "ms", "G",
+              "1", "0.5", "-2.5e-3", "1/100", "nan", "-inf", "Infinity", "7.", ".5", "1e", "12:00:00", "\r", "\x1b[32m",
+              "100%|##|", "\u2588", "\uff1a", "np.float64(", "', '", "Traceback", "CUDA out of memory"]
+    rng = np.random.default_rng(14)
+    lines = ["".join(rng.choice(pieces, rng.integers(0, 14))) for _ in range(3000)]
+    _same("\n".join(lines).encode())
+
+
+def test_the_build_succeeds_without_a_compiler(tmp_path):
+    """Both C extensions are optional: a build whose compiler fails still succeeds, without them."""
+    import os
+    lib = tmp_path / "lib"
+    p = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--build-lib", str(lib), "--build-temp",
+                        str(tmp_path / "tmp")], cwd=ROOT, capture_output=True, text=True,
+                       env={**os.environ, "CC": "/bin/false", "LDSHARED": "/bin/false"})
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert not list(lib.rglob("*.so")) and "_logscan" in p.stderr
+
+
+def test_same_on_random_bytes():
+    """Arbitrary bytes (a binary file named .log, a truncated UTF-8 paste) read alike and never crash."""
+    rng = np.random.default_rng(17)
+    alphabet = np.frombuffer(b"loss=:|[]()'\" \t\r\n\x1b\xef\xbc\x9a0123456789.-eEnaifLTtvV_,%/", np.uint8)
+    _same(rng.choice(alphabet, 200_000).tobytes())
+    _same(rng.integers(0, 256, 100_000, dtype=np.uint8).tobytes())
