@@ -49,7 +49,7 @@ from analysis.live import CAPACITY, LiveRun  # noqa: E402
 from analysis.metrics import MetricTable, Series, fmt_step  # noqa: E402
 from analysis.run import Run  # noqa: E402
 from handlers.watch import Watcher  # noqa: E402
-from tests.scenarios import SCENARIOS, cached  # noqa: E402
+from tests.scenarios import ALL, cached  # noqa: E402
 
 LEAD_CODES = ("lr_too_high", "exploding_gradients", "numerical_instability")
 LEAD_FLOOR_PCT = 20
@@ -132,7 +132,7 @@ def lead_table() -> tuple[list[float], list[float], list[float], int]:
     leads, lead_steps, live_leads, healthy_warnings = [], [], [], 0
     print(f"{'scenario':24} {'expected':21} {'first':>5} {'warned':>6} {'certain':>7} {'lead':>10}  "
           f"{'live-only':>9} {'lead':>10}  first warning")
-    for name, (_, code) in SCENARIOS.items():
+    for name, (_, code) in ALL.items():
         if code not in LEAD_CODES and code != "healthy":
             continue
         run = load_run(cached(name))

@@ -138,8 +138,10 @@ def test_a_half_precision_overflow_warns_before_the_loss_goes_non_finite(logged)
     first = sink.docs[0]
     cause = _early(first)
     assert cause["code"] == "numerical_instability"
-    if logged == "grad_norm":
-        assert first["watch"]["step"] == 3 and "in a row while the loss is finite" in cause["issue"]
+    if logged == "grad_norm":      # the post-mortem's own reading of a NaN grad norm may speak first, unsure
+        streak = w.live.precursors.fired["numerical_instability"]
+        assert first["watch"]["step"] <= 3 and streak.onset_step == 3
+        assert "in a row while the loss is finite" in streak.issue
     else:
         assert first["watch"]["step"] == 11 and "loss scale fell to 64 from 65536" in cause["issue"]
     assert first["watch"]["step"] < first_nan
