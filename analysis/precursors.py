@@ -32,7 +32,6 @@ import math
 from collections import deque
 from collections.abc import Mapping
 
-import numpy as np
 
 from analysis.analyzers.common import LR_RANGE, optimizer_family
 from analysis.metrics import fmt, fmt_step
@@ -61,6 +60,13 @@ LOSS_SCALE_NAMES = ("loss_scale", "grad_scale", "scaler_scale", "amp_scale")
 LR_KEY_ENDINGS = ("lr", "learning_rate", "base_lr", "max_lr", "peak_lr")
 WARMUP_KEYS = ("warmup_steps", "warmup", "warmup_iters", "warmup_ratio", "num_warmup_steps", "warmup_epochs")
 NAME = "precursors"
+
+
+def _median(xs) -> float:
+    """The median of a few numbers (sorting a short list beats numpy's per-call cost here)."""
+    s = sorted(xs)
+    k = len(s) // 2
+    return s[k] if len(s) % 2 else (s[k - 1] + s[k]) / 2
 
 
 def _early(code: str, issue: str, evidence: list[Evidence], fix: str, step: float | None) -> Finding:
@@ -143,7 +149,7 @@ class _TrendUp:
     __slots__ = ("block", "n", "medians", "jumps", "first", "best", "above", "long")
 
     def __init__(self) -> None:
-        self.block = np.empty(TREND_BLOCK)
+        self.block = [0.0] * TREND_BLOCK
         self.n = 0
         self.medians: deque[float] = deque(maxlen=TREND_LEVEL)
         self.jumps: deque[float] = deque(maxlen=TREND_SCATTER)
@@ -160,21 +166,21 @@ class _TrendUp:
         if self.n < TREND_BLOCK:
             return None
         self.n = 0
-        med = float(np.median(self.block))
+        med = _median(self.block)
         if self.medians:
             self.jumps.append(abs(med - self.medians[-1]))
         self.medians.append(med)
         self.long.append(med)
         if len(self.long) == TREND_BEST:
-            self.best = min(self.best, float(np.median(self.long)))
+            self.best = min(self.best, _median(self.long))
         if len(self.medians) < TREND_LEVEL:
             return None
-        level = float(np.median(self.medians))
+        level = _median(self.medians)
         if math.isnan(self.first):
             self.first = level
         if math.isinf(self.best):
             return None
-        noise = float(np.median(self.jumps))
+        noise = _median(self.jumps)
         fell = self.first - self.best
         self.above = self.above + 1 if level - self.best > TREND_NOISE * noise else 0
         if (self.above >= TREND_RISING and len(self.jumps) >= TREND_SCATTER // 4
