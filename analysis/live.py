@@ -1,5 +1,7 @@
 """A live run: points appended one step at a time into bounded summaries, and the post-mortem's own
 analyzers run on them, so that an early warning carries the evidence and patch a diagnosis would.
+Each point also feeds the precursor rules (analysis/precursors.py), which warn before the
+analyzers' evidence is conclusive.
 
 Memory is O(1) in the run's length: each metric keeps at most `CAPACITY` points; past that it is
 halved by keeping, of each adjacent pair, the larger value (a NaN counts as largest, as in
@@ -15,15 +17,22 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.diagnose import diagnose_run
+from analysis.diagnose import CONFIDENT, diagnose_run
 from analysis.metrics import MetricTable, Series
 from analysis.model import Artifact, Diagnosis, Finding
 from analysis.names import canonical
+from analysis.precursors import Precursors
 from analysis.run import Run
 
 CAPACITY = 1024                      # points kept per metric
 ALARM_SEVERITIES = ("critical", "high")
-ALARM_CONFIDENCE = 0.5               # a finding this sure, at an alarm severity, is worth a warning
+# On a prefix of a run, the post-mortem's findings under CONFIDENT are too often wrong to interrupt
+# someone (a noisy loss reads as a divergence, an early plateau as a loss at chance: nine false
+# warnings on the suite's healthy runs at 0.5); the precursor rules give the early warning instead.
+# A NaN or an OOM is an event, not a reading of a trend: it warns from EVENT_CONFIDENCE.
+ALARM_CONFIDENCE = CONFIDENT
+EVENT_CODES = ("numerical_instability", "out_of_memory")
+EVENT_CONFIDENCE = 0.5
 # Causes a live run shows suddenly (a NaN, a blow-up, a divergence) warn as soon as they are found;
 # the others (a stall, a slow LR, a leak) only once the run has this many loss points, because on a
 # short prefix every run looks stalled.
@@ -94,16 +103,21 @@ class LiveRun:
         self._by_raw: dict[str, BoundedSeries] = {}
         self.last_step = -1.0
         self.points = 0            # steps appended
+        self.precursors = Precursors(self.context, artifact)
 
-    def append(self, step: float | None, values: Mapping[str, float]) -> None:
+    def append(self, step: float | None, values: Mapping[str, float]) -> list[Finding]:
+        """Appends one step's points; returns the early findings (precursors) that fired at it."""
         step = self.last_step + 1 if step is None else float(step)
+        named = {}
         for raw, value in values.items():
             s = self._by_raw.get(raw)
             if s is None:
                 s = self._by_raw[raw] = self._series(canonical(raw))
             s.append(step, value)
+            named[s.name] = value
         self.last_step = step
         self.points += 1
+        return self.precursors.append(step, named)
 
     def _series(self, name: str) -> BoundedSeries:
         s = self.metrics.get(name)
@@ -126,7 +140,8 @@ def alarms(diagnosis: Diagnosis, loss_points: int) -> list[Finding]:
     """The root causes worth interrupting someone for: at a critical or high severity, sure enough,
     and, unless acute, seen over a settled stretch of the run."""
     return [c for c in diagnosis.root_causes
-            if c.code != "healthy" and c.severity in ALARM_SEVERITIES and c.confidence >= ALARM_CONFIDENCE
+            if c.code != "healthy" and c.severity in ALARM_SEVERITIES
+            and c.confidence >= (EVENT_CONFIDENCE if c.code in EVENT_CODES else ALARM_CONFIDENCE)
             and (c.code in ACUTE_CODES or loss_points >= SETTLED_POINTS)]
 
 

@@ -5,13 +5,17 @@ warnings on healthy runs, the callback's overhead, and the guard.
 
 Lead: each faulty run (divergence, exploding gradients, NaN) and each healthy run is replayed point
 by point through `Watcher` at its default cadence (the overhead budget off: a replay has no
-training time to budget against), with the run's config and code as context and none of its log
-events (they would tell the future). The step where the post-mortem becomes certain is the first
+training time to budget against), with the run's config and code as context, and none of its log
+events, checkpoints, samples or trainer state (written as the run goes, they would tell the future). The step where the post-mortem becomes certain is the first
 prefix of the run's metrics at which `diagnose_run` names the expected cause at confidence >= 0.8
-(among its root causes: a run may show two at once), found by bisection. Lead = (certain - warned)
-/ (certain - first step): the share of the steps the post-mortem needed that the warning came
-before it; the warning counted is the first that names that cause. The table says whether that
-warning's evidence came from the live metrics or from the config/code alone (a pre-flight finding).
+(among its root causes: a run may show two at once), found by bisection. Lead, in steps, =
+certain - warned, and in percent, = (certain - warned) / (certain - first logged step): the share of
+the steps the post-mortem needed that the warning came before it; the warning counted is the first
+that names that cause, early (a precursor rule, analysis/precursors.py) or not. The table says
+whether that warning's evidence came from the live metrics or from the config/code alone (a
+pre-flight finding), and gives a second lead, "live-only", of the same watch replayed without the
+run's files (config, code, checkpoints): what the metrics alone tell. A fault that is sudden in the
+metrics (an LR switched at step N, a NaN from one batch) shows nothing there before it happens.
 
 Overhead: a small CNN (LeNet-sized, batch 32) trained on the CPU with `handlers.watch.watch` at default
 settings; the time spent inside the watch (its optimizer hook, `log` and the checks, timed around
@@ -44,8 +48,8 @@ from analysis.ingest import load_run  # noqa: E402
 from analysis.live import CAPACITY, LiveRun  # noqa: E402
 from analysis.metrics import MetricTable, Series, fmt_step  # noqa: E402
 from analysis.run import Run  # noqa: E402
-from mltd import Watcher  # noqa: E402
-from tests.scenarios import SCENARIOS, cached  # noqa: E402
+from handlers.watch import Watcher  # noqa: E402
+from tests.scenarios import ALL, cached  # noqa: E402
 
 LEAD_CODES = ("lr_too_high", "exploding_gradients", "numerical_instability")
 LEAD_FLOOR_PCT = 20
@@ -83,10 +87,16 @@ def certain_at(run: Run, steps: np.ndarray, code: str) -> float | None:
     return float(steps[lo])
 
 
-def replay(run: Run) -> list[dict]:
-    """Every warning the watch posts when the run's metrics arrive one step at a time."""
+def replay(run: Run, *, with_files: bool = True) -> list[dict]:
+    """Every warning the watch posts when the run's metrics arrive one step at a time; without
+    `with_files`, the watch sees the metrics alone (no config or code)."""
     sink = Collect()
-    context = replace(run, metrics=MetricTable(), events=[], notes=[])
+    # what exists when the run starts: its config and code; not its checkpoints, samples or trainer
+    # state, which are written as it goes (the final ones would tell the future)
+    context = replace(run, metrics=MetricTable(), events=[], notes=[], checkpoints=[], samples=[], params={},
+                      artifacts=[a for a in run.artifacts if a.kind in ("config", "code")])
+    if not with_files:
+        context = replace(context, artifacts=[], configs=[], code=[])
     w = Watcher(run.id, notifier=sink, context=context, budget=None)
     series = list(run.metrics.series.values())
     steps = np.unique(np.concatenate([s.steps for s in series]))
@@ -100,36 +110,59 @@ def replay(run: Run) -> list[dict]:
     return sink.docs
 
 
-def lead_table() -> tuple[list[float], int]:
-    leads, healthy_warnings = [], 0
-    print(f"{'scenario':26} {'expected':22} {'warned':>7} {'certain':>8} {'lead':>6}  first warning")
-    for name, (_, code) in SCENARIOS.items():
+def _first(docs: list[dict], code: str) -> dict | None:
+    """The first warning naming `code`."""
+    return next((d for d in docs if code in d["watch"]["alarms"]), None)
+
+
+def _lead(sure: float | None, doc: dict | None, first: float) -> tuple[float | None, float | None]:
+    """(lead in steps, lead in % of the steps from the first logged step to the certain one)."""
+    if sure is None or doc is None:
+        return None, None
+    steps = sure - doc["watch"]["step"]
+    return steps, 100.0 * steps / max(sure - first, 1.0)
+
+
+def _cell(steps: float | None, pct: float | None) -> str:
+    return "-" if steps is None else f"{fmt_step(steps)} ({pct:.0f}%)"
+
+
+def lead_table() -> tuple[list[float], list[float], list[float], int]:
+    """(leads in %, leads in steps, leads in % from live metrics alone, warnings on healthy runs)."""
+    leads, lead_steps, live_leads, healthy_warnings = [], [], [], 0
+    print(f"{'scenario':24} {'expected':21} {'first':>5} {'warned':>6} {'certain':>7} {'lead':>10}  "
+          f"{'live-only':>9} {'lead':>10}  first warning")
+    for name, (_, code) in ALL.items():
         if code not in LEAD_CODES and code != "healthy":
             continue
         run = load_run(cached(name))
         steps = np.unique(np.concatenate([s.steps for s in run.metrics.series.values()]))
+        first = float(steps[0])
         docs = replay(run)
         if code == "healthy":
             healthy_warnings += len(docs)
-            first = docs[0]["watch"] if docs else None
-            print(f"{name:26} {code:22} {fmt_step(first['step']) if first else '-':>7} {'-':>8} {'-':>6}  "
-                  f"{','.join(first['alarms']) if first else 'none'}")
+            w = docs[0]["watch"] if docs else None
+            print(f"{name:24} {code:21} {fmt_step(first):>5} {fmt_step(w['step']) if w else '-':>6} {'-':>7} {'-':>10}  "
+                  f"{'-':>9} {'-':>10}  {','.join(w['alarms']) if w else 'none'}")
             continue
         sure = certain_at(run, steps, code)
-        hit = next((d["watch"] for d in docs if code in d["watch"]["alarms"]), None)
-        lead = None
-        if sure is not None and hit is not None:
-            lead = 100.0 * (sure - hit["step"]) / max(sure - float(steps[0]), 1.0)
-            leads.append(lead)
+        hit, live = _first(docs, code), _first(replay(run, with_files=False), code)
+        n, pct = _lead(sure, hit, first)
+        live_n, live_pct = _lead(sure, live, first)
+        if pct is not None:
+            leads.append(pct)
+            lead_steps.append(n)
+        if live_pct is not None:
+            live_leads.append(live_pct)
         basis = ""
         if hit is not None:
-            doc = next(d for d in docs if d["watch"] is hit)
-            cause = next(c for c in doc["root_causes"] if c["code"] == code)
-            live = any(e["artifact"] == "live metrics" for e in cause["evidence"])
-            basis = f"{code} ({'live metrics' if live else 'config/code only'})"
-        print(f"{name:26} {code:22} {fmt_step(hit['step']) if hit else 'never':>7} "
-              f"{fmt_step(sure) if sure is not None else 'never':>8} {f'{lead:.0f}%' if lead is not None else '-':>6}  {basis}")
-    return leads, healthy_warnings
+            cause = next(c for c in hit["root_causes"] if c["code"] == code)
+            src = "live metrics" if any(e["artifact"] == "live metrics" for e in cause["evidence"]) else "config/code only"
+            basis = f"{code} ({src}{', early' if cause.get('early') else ''})"
+        print(f"{name:24} {code:21} {fmt_step(first):>5} {fmt_step(hit['watch']['step']) if hit else 'never':>6} "
+              f"{fmt_step(sure) if sure is not None else 'never':>7} {_cell(n, pct):>10}  "
+              f"{fmt_step(live['watch']['step']) if live else 'never':>9} {_cell(live_n, live_pct):>10}  {basis}")
+    return leads, lead_steps, live_leads, healthy_warnings
 
 
 def _small_cnn() -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
@@ -219,10 +252,12 @@ def guard_ok() -> bool:
 
 
 def main() -> None:
-    leads, healthy_warnings = lead_table()
+    leads, lead_steps, live_leads, healthy_warnings = lead_table()
     median = statistics.median(leads) if leads else 0.0
-    print(f"\nlead over {len(leads)} faulty runs: median {median:.0f}% (floor {LEAD_FLOOR_PCT}%), "
-          f"values {', '.join(f'{v:.0f}%' for v in leads)}")
+    print(f"\nlead over {len(leads)} faulty runs: median {median:.0f}% (floor {LEAD_FLOOR_PCT}%), median "
+          f"{statistics.median(lead_steps) if lead_steps else 0:g} steps; values {', '.join(f'{v:.0f}%' for v in leads)}")
+    print(f"live-only (the watch given the metrics, not the run's files): median "
+          f"{statistics.median(live_leads) if live_leads else 0:.0f}%, values {', '.join(f'{v:.0f}%' for v in live_leads)}")
     over, ab, step_s = overhead_pct()
     print(f"overhead: {over:.2f}% of a {step_s * 1e3:.2f} ms step spent inside the watch (its hook, log and checks, "
           f"timed); A/B step times say {ab:+.1f}% (noisy on a shared machine); small CNN, CPU, 1 thread, defaults")

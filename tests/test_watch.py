@@ -88,11 +88,11 @@ def test_a_divergence_warns_once_with_the_diagnosis_evidence_and_fix():
     assert {"lr_too_high", "exploding_gradients", "numerical_instability"} & set(first["watch"]["alarms"]), codes
     cause = first["root_causes"][0]
     assert cause["fix"] and any(e["artifact"] == "live metrics" for e in cause["evidence"])
-    # later posts are updates that name a new cause, never a repeat of the same one
+    # later posts are updates that name a new cause or confirm an early one, never a repeat of the same one
     seen = set()
     for doc in sink.docs:
         new = set(doc["watch"]["alarms"]) - seen
-        assert new or doc["watch"]["action"], doc["watch"]
+        assert new or doc["watch"]["confirmed"] or doc["watch"]["action"], doc["watch"]
         seen |= set(doc["watch"]["alarms"])
 
 

@@ -43,9 +43,15 @@ def test_a_growing_log_warns_once_at_the_divergence_with_the_config_patch(scenar
                poll_s=1.0, idle_exit_s=2.0, sleep=grow)
     assert len(sizes) >= (len(data) - 4000) // 1531      # it really followed the file as it grew
     assert w.live.metrics["train_loss"].n == 300
-    assert len(sink.docs) == 1
-    doc = sink.docs[0]
-    assert 211 <= doc["watch"]["step"] <= 240 and doc["watch"]["alarms"][0] == "lr_too_high"
+    # first the pre-flight warning, from the config (the curriculum's 0.8 for SGD), marked early;
+    # then one update when the post-mortem's analyzers confirm it after the switch at step 211
+    assert len(sink.docs) == 2
+    early, doc = sink.docs
+    assert early["watch"]["early"] == ["lr_too_high"] and early["watch"]["step"] <= 5
+    cause = early["root_causes"][0]
+    assert cause["early"] and cause["confidence"] < 0.8 and "0.8" in cause["evidence"][0]["text"]
+    assert cause["evidence"][0]["artifact"] == "config.yaml"
+    assert 211 <= doc["watch"]["step"] <= 240 and doc["watch"]["confirmed"] == ["lr_too_high"]
     top = doc["root_causes"][0]
     assert top["code"] == "lr_too_high" and "+    lr: 0.06" in top["patch"]
     assert any(e["artifact"] == "train.log" for e in top["evidence"])
@@ -63,7 +69,8 @@ def test_the_command_prints_the_warning_and_a_bad_path_is_exit_2(scenario, tmp_p
                        capture_output=True, text=True, cwd=ROOT, env={"PATH": "", "MLTD_WATCH_FILE": ""})
     assert p.returncode == 0, p.stderr
     assert "early warning at step" in p.stdout and "lr_too_high" in p.stdout
-    assert "1 warning(s) posted" in p.stderr
+    assert "(early: confidence 0.6" in p.stdout and "confirmed by the post-mortem's analyzers: lr_too_high" in p.stdout
+    assert "2 warning(s) posted" in p.stderr
     p = subprocess.run([sys.executable, "-m", "handlers.cli", "watch", str(tmp_path / "nope")],
                        capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 2 and "no such file or folder" in p.stderr

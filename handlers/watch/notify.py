@@ -33,6 +33,10 @@ def headline(doc: dict) -> str:
     what = f"{top['code']}: {top['issue']}" if top else "see below"
     first = "early warning" if w["update"] == 0 else f"update {w['update']}"
     line = f"mltd watch · run {doc['run']['id']} · {first} at step {w['step']:g} · {what}"
+    if top and top.get("early"):
+        line += f" (early: confidence {top['confidence']:g}, the evidence is not conclusive yet)"
+    if w.get("confirmed"):
+        line += f"\nconfirmed by the post-mortem's analyzers: {', '.join(w['confirmed'])}"
     if w.get("action"):
         line += f"\nguard: {w['action']}"
     return clean(line)

@@ -1,5 +1,7 @@
-"""The watcher: a live run's points in, at most one early warning per run out (then an update
-only when the set of alarming causes changes).
+"""The watcher: a live run's points in, at most one warning per cause out: an early one when a
+precursor rule fires (analysis/precursors.py: "early", at a confidence below the post-mortem's),
+or the post-mortem's own finding when an analyzer crosses into critical/high; then an update only
+when a new cause alarms or the post-mortem confirms an early one.
 
 Cost is bounded twice: the analyzers run every `every` logged steps (and at once on the first
 non-finite value), and never while the time spent checking exceeds `budget` of the wall time
@@ -14,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
+from analysis.diagnose import CONFIDENT
 from analysis.ingest import load_run
 from analysis.live import LiveRun, alarms
 from analysis.metrics import MetricTable
@@ -51,6 +54,8 @@ class Watcher:
         self.notifier = notifier or from_env()
         self.every, self.budget, self.clock = every, budget, clock
         self.warned: set[str] = set()
+        self.warned_early: set[str] = set()  # causes whose first warning was early (a precursor)
+        self.confirmed: set[str] = set()     # of those, the ones the post-mortem's analyzers have since confirmed
         self.posts: list[dict] = []          # what was posted, in order (the documents)
         self.checks = 0
         self.spent_s = 0.0
@@ -67,12 +72,12 @@ class Watcher:
     def append(self, step: float | None, values: Mapping[str, float], *, action: str | None = None,
                checkpoint: str | None = None) -> list[Finding]:
         """One step's canonical-or-raw metrics; `action`: what the guard did at this step (checked and said at once)."""
-        self.live.append(step, values)
+        early = self.live.append(step, values)
         self._since += 1
         first_bad = not self._nonfinite_seen and not all(math.isfinite(v) for v in values.values())
         if first_bad:
             self._nonfinite_seen = True
-        if first_bad or action or (self._since >= self.every and self._affordable()):
+        if first_bad or action or early or (self._since >= self.every and self._affordable()):
             return self.check(action=action, checkpoint=checkpoint)
         return []
 
@@ -85,12 +90,25 @@ class Watcher:
         diagnosis = self.live.diagnosis()
         loss = self.live.metrics.get(LOSS)
         found = alarms(diagnosis, loss.n * loss.stride if loss else 0)
-        new = {f.code for f in found} - self.warned
-        if new or action:
+        named = {f.code for f in found}
+        certain = {f.code for f in found if f.confidence >= CONFIDENT}
+        precursors = [f for code, f in self.live.precursors.fired.items() if code not in named]
+        alarming = [f.code for f in found] + [f.code for f in precursors]
+        early = set(alarming) - certain          # warned, and not (yet) what the post-mortem is sure of
+        new = set(alarming) - self.warned
+        confirmed = certain & self.warned_early - self.confirmed
+        if new or confirmed or action:
             self.warned |= new
+            self.warned_early |= new & early
+            self.confirmed |= confirmed
             doc = diagnosis.to_dict()
-            doc["watch"] = {"step": self.live.last_step, "update": len(self.posts),
-                            "alarms": [f.code for f in found], "action": action, "checkpoint": checkpoint}
+            # the precursors lead; a "healthy" verdict no longer stands beside them
+            causes = [f.to_dict() for f in precursors] + [c for c in doc["root_causes"]
+                                                         if not (precursors and c["code"] == "healthy")]
+            doc["root_causes"] = [{**c, "early": True} if c["code"] in early else c for c in causes]
+            doc["watch"] = {"step": self.live.last_step, "update": len(self.posts), "alarms": alarming,
+                            "early": sorted(early), "confirmed": sorted(confirmed),
+                            "action": action, "checkpoint": checkpoint}
             self.posts.append(doc)
             try:
                 self.notifier.post(doc)
@@ -100,4 +118,4 @@ class Watcher:
         self._since = 0
         self._last_cost = self.clock() - t0
         self.spent_s += self._last_cost
-        return found
+        return found        # the post-mortem's alarms only: the guard never acts on an early warning

@@ -1,0 +1,244 @@
+"""Precursors: what an engineer watching a live run flags before the post-mortem's evidence is
+conclusive. Each rule is fed a run's points one step at a time, keeps O(1) state (a few numbers or
+one fixed-size block), and says at most once per cause: "early: <cause> likely", as a Finding at
+`EARLY_CONFIDENCE` (below the post-mortem's CONFIDENT) whose evidence names the step and value.
+
+The rules, with their thresholds as the constants below:
+
+- `config_lr_far_above_range` (pre-flight, at the first point): an LR set in the config (a schedule's
+  stages included) at `PREFLIGHT_LR_FACTOR`x or more the top of its optimizer's usual range.
+- `grad_norm_runaway`: the gradient norm rose at `RUNAWAY_RISES` consecutive points, by
+  `RUNAWAY_GROWTH`x or more over them, to a new high `RUNAWAY_NEW_HIGH`x the largest before the rise:
+  geometric growth, not one large batch.
+- `nonfinite_gradient`: the gradient norm is Inf/NaN at `NONFINITE_GRAD_STREAK` consecutive points
+  while the loss is still finite (one such step is a loss scaler doing its job; a streak is not).
+- `loss_scale_collapse`: a mixed-precision loss scale fell to 1/`LOSS_SCALE_FALL` of its peak:
+  the scaler keeps skipping overflowing steps instead of settling (a healthy one halves a few times
+  at the start, then holds or grows).
+- `loss_trend_up`: the loss's level (the median of the last `TREND_LEVEL` medians of blocks of
+  `TREND_BLOCK` points), after it had fallen by `TREND_FELL` of its first value and by more than
+  its noise allows (below), with a quarter of `TREND_SCATTER` jumps seen, sits more than
+  `TREND_NOISE` times its noise (the median jump between consecutive block medians over the last
+  `TREND_SCATTER` blocks) above its best (the lowest median of `TREND_BEST` block medians) for
+  `TREND_RISING` blocks in a row, and has given back
+  `TREND_GIVEN_BACK` of the progress made: a sustained climb, not a spike or a lucky batch.
+
+A sudden fault (an LR switched at step N, a batch of zeros dividing by its std) shows nothing
+before it happens; no rule here pretends otherwise.
+"""
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Mapping
+
+
+from analysis.analyzers.common import LR_RANGE, optimizer_family
+from analysis.metrics import fmt, fmt_step
+from analysis.model import Evidence, Finding
+from analysis.run import Run
+
+EARLY_CONFIDENCE = 0.6
+EARLY_SEVERITY = "high"
+PREFLIGHT_LR_FACTOR = 2.0
+RUNAWAY_RISES = 5
+RUNAWAY_GROWTH = 2.0
+RUNAWAY_NEW_HIGH = 1.5
+NONFINITE_GRAD_STREAK = 3
+LOSS_SCALE_FALL = 1024.0
+TREND_BLOCK = 16
+TREND_LEVEL = 3
+TREND_BEST = 8
+TREND_SCATTER = 32
+TREND_FELL = 0.2
+TREND_RISING = 2
+TREND_NOISE = 6.0
+TREND_GIVEN_BACK = 0.25
+
+LOSS, GRAD_NORM = "train_loss", "grad_norm"
+LOSS_SCALE_NAMES = ("loss_scale", "grad_scale", "scaler_scale", "amp_scale")
+LR_KEY_ENDINGS = ("lr", "learning_rate", "base_lr", "max_lr", "peak_lr")
+WARMUP_KEYS = ("warmup_steps", "warmup", "warmup_iters", "warmup_ratio", "num_warmup_steps", "warmup_epochs")
+NAME = "precursors"
+
+
+def _median(xs) -> float:
+    """The median of a few numbers (sorting a short list beats numpy's per-call cost here)."""
+    s = sorted(xs)
+    k = len(s) // 2
+    return s[k] if len(s) % 2 else (s[k - 1] + s[k]) / 2
+
+
+def _early(code: str, issue: str, evidence: list[Evidence], fix: str, step: float | None) -> Finding:
+    return Finding(code, f"Early warning: {issue}", EARLY_SEVERITY, EARLY_CONFIDENCE, evidence, fix=fix,
+                   analyzer=NAME, onset_step=step)
+
+
+def _config_lrs(run: Run):
+    """(config, key, value) for every positive LR a config sets, list items (a schedule's stages) included."""
+    def walk(cfg, key, value):
+        if isinstance(value, list):
+            for item in value:
+                yield from walk(cfg, key, item)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                yield from walk(cfg, f"{key}.{k}", v)
+        elif (isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+              and key.rsplit(".", 1)[-1].lower() in LR_KEY_ENDINGS):
+            yield cfg, key, float(value)
+    for cfg in run.configs:
+        for key, value in cfg.values.items():
+            yield from walk(cfg, key, value)
+
+
+def config_lr_far_above_range(run: Run, step: float) -> Finding | None:
+    fam = optimizer_family(run)
+    if fam is None:
+        return None
+    (family, fam_ev), high = fam, LR_RANGE[fam[0]][1]
+    hits = [h for h in _config_lrs(run) if h[2] >= PREFLIGHT_LR_FACTOR * high]
+    if not hits:
+        return None
+    cfg, key, value = max(hits, key=lambda h: h[2])
+    warm = run.config_value(*WARMUP_KEYS)
+    ev = [Evidence(f"{key} = {fmt(value)} is {value / high:.0f}x the top of {family}'s usual range (~{fmt(high)})",
+                   cfg.artifact, f"line {cfg.lines.get(key, 1)}"), fam_ev]
+    return _early("lr_too_high", f"the config sets lr {fmt(value)} for {family}, far above its usual range"
+                  + ("" if warm else ", with no warm-up") + f"; a divergence is likely (before {fmt_step(step)})",
+                  ev, f"Lower the learning rate to ~{fmt(high / 2)} for {family}, or warm it up over the first 1-5% of steps",
+                  step)
+
+
+class _GradRunaway:
+    __slots__ = ("prev", "rises", "start", "high_before", "high")
+
+    def __init__(self) -> None:
+        self.prev = math.nan
+        self.rises = 0
+        self.start = math.nan          # the value the current rise started from
+        self.high_before = math.nan    # the largest value before the current rise
+        self.high = -math.inf          # the largest value so far
+
+    def feed(self, step: float, g: float, artifact: str) -> Finding | None:
+        if not math.isfinite(g):
+            self.rises = 0
+            return None
+        if g > self.prev:
+            if self.rises == 0:
+                self.start, self.high_before = self.prev, max(self.high, self.prev)
+            self.rises += 1
+        else:
+            self.rises = 0
+        self.prev, self.high = g, max(self.high, g)
+        if (self.rises >= RUNAWAY_RISES and g >= RUNAWAY_GROWTH * self.start
+                and g >= RUNAWAY_NEW_HIGH * self.high_before):
+            ev = [Evidence(f"grad_norm rose {self.rises} points in a row, {fmt(self.start)} -> {fmt(g)} "
+                           f"({g / self.start:.1f}x), a new high, at step {fmt_step(step)}", artifact, f"step {fmt_step(step)}")]
+            return _early("exploding_gradients", f"the gradient norm is growing geometrically (step {fmt_step(step)}, "
+                          f"{fmt(g)}); it will overflow if this goes on", ev,
+                          "Clip gradients (max_grad_norm 1.0) and check the input/target scale and the LR", step)
+        return None
+
+
+class _TrendUp:
+    """The loss's level = the median of the last `TREND_LEVEL` block medians (blocks of `TREND_BLOCK`
+    points); its noise = the median jump between consecutive block medians over the last
+    `TREND_SCATTER` blocks; its best = the lowest median of `TREND_BEST` consecutive block medians.
+    A lucky block or a lucky stretch sets neither the best nor the noise."""
+
+    __slots__ = ("block", "n", "medians", "jumps", "first", "best", "above", "long")
+
+    def __init__(self) -> None:
+        self.block = [0.0] * TREND_BLOCK
+        self.n = 0
+        self.medians: deque[float] = deque(maxlen=TREND_LEVEL)
+        self.jumps: deque[float] = deque(maxlen=TREND_SCATTER)
+        self.first = math.nan          # the first level
+        self.best = math.inf           # the lowest long level (the median of the last TREND_BEST block medians)
+        self.long: deque[float] = deque(maxlen=TREND_BEST)
+        self.above = 0                 # consecutive levels above the best by more than the noise
+
+    def feed(self, step: float, v: float, artifact: str) -> Finding | None:
+        if not math.isfinite(v):
+            return None
+        self.block[self.n] = v
+        self.n += 1
+        if self.n < TREND_BLOCK:
+            return None
+        self.n = 0
+        med = _median(self.block)
+        if self.medians:
+            self.jumps.append(abs(med - self.medians[-1]))
+        self.medians.append(med)
+        self.long.append(med)
+        if len(self.long) == TREND_BEST:
+            self.best = min(self.best, _median(self.long))
+        if len(self.medians) < TREND_LEVEL:
+            return None
+        level = _median(self.medians)
+        if math.isnan(self.first):
+            self.first = level
+        if math.isinf(self.best):
+            return None
+        noise = _median(self.jumps)
+        fell = self.first - self.best
+        self.above = self.above + 1 if level - self.best > TREND_NOISE * noise else 0
+        if (self.above >= TREND_RISING and len(self.jumps) >= TREND_SCATTER // 4
+                and fell >= max(TREND_FELL * abs(self.first), TREND_NOISE * noise)
+                and level - self.best >= TREND_GIVEN_BACK * fell):
+            ev = [Evidence(f"loss level (median of the last {TREND_LEVEL * TREND_BLOCK} points) {fmt(level)} at step "
+                           f"{fmt_step(step)}, above its best of {fmt(self.best)} by more than {TREND_NOISE:g}x its noise "
+                           f"({fmt(noise)}) for {self.above} blocks; it had fallen from {fmt(self.first)}",
+                           artifact, f"step {fmt_step(step)}")]
+            return _early("lr_too_high", f"the loss has been climbing since it bottomed out (step {fmt_step(step)}, "
+                          f"level {fmt(level)}); a divergence is starting", ev,
+                          "Lower the learning rate (or stop and resume from the best checkpoint with a lower one)", step)
+        return None
+
+
+class Precursors:
+    """The rules above over one live run; `append` returns the early findings that fired at this step."""
+
+    def __init__(self, context: Run, artifact: str) -> None:
+        self.context, self.artifact = context, artifact
+        self.fired: dict[str, Finding] = {}       # by code: at most one early finding per cause
+        self._started = False
+        self._grad = _GradRunaway()
+        self._trend = _TrendUp()
+        self._bad_grads = 0
+        self._scale_peak = 0.0
+
+    def append(self, step: float, values: Mapping[str, float]) -> list[Finding]:
+        out: list[Finding | None] = []
+        if not self._started:
+            self._started = True
+            out.append(config_lr_far_above_range(self.context, step))
+        loss, g = values.get(LOSS), values.get(GRAD_NORM)
+        if g is not None:
+            out.append(self._grad.feed(step, g, self.artifact))
+            self._bad_grads = self._bad_grads + 1 if not math.isfinite(g) and loss is not None and math.isfinite(loss) else 0
+            if self._bad_grads == NONFINITE_GRAD_STREAK:
+                out.append(_early("numerical_instability", f"grad_norm is {fmt(g)} for {self._bad_grads} steps in a row "
+                                  f"while the loss is finite ({fmt(loss)}); the weights are about to go non-finite",
+                                  [Evidence(f"grad_norm {fmt(g)} at step {fmt_step(step)}, loss {fmt(loss)}", self.artifact,
+                                            f"step {fmt_step(step)}")],
+                                  "Skip non-finite steps (a loss scaler or the watch's guard) and find the overflowing op", step))
+        if loss is not None:
+            out.append(self._trend.feed(step, loss, self.artifact))
+        for name in LOSS_SCALE_NAMES:
+            scale = values.get(name)
+            if scale is None or not math.isfinite(scale):
+                continue
+            self._scale_peak = max(self._scale_peak, scale)
+            if scale <= self._scale_peak / LOSS_SCALE_FALL:
+                out.append(_early("numerical_instability", f"the loss scale fell to {fmt(scale)} from {fmt(self._scale_peak)} "
+                                  f"(step {fmt_step(step)}): the scaler keeps skipping overflowing steps",
+                                  [Evidence(f"{name} {fmt(scale)} at step {fmt_step(step)}, {self._scale_peak / scale:.0f}x "
+                                            "below its peak", self.artifact, f"step {fmt_step(step)}")],
+                                  "Find the op that overflows in half precision (bf16, or keep it in fp32)", step))
+        new = []
+        for f in out:
+            if f is not None and f.code not in self.fired:
+                self.fired[f.code] = f
+                new.append(f)
+        return new
