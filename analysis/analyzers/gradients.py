@@ -66,8 +66,13 @@ def analyze(run: Run) -> list[Finding]:
             healthy = float(np.median(v[np.isfinite(v)][: max(3, a)]))
             clip_at = float(f"{max(2 * healthy, 1e-3):.1g}")
             patch, clip_ev = clipping_patch(run, clip_at)
-            ev = [Evidence(f"grad_norm grew {growth.factor:,.0f}x from {fmt(float(v[a]))} at {g.step_kind} {fmt_step(g.steps[a])} "
-                           f"to {fmt(float(v[b]))} at {g.step_kind} {fmt_step(g.steps[b])}", g.artifact, g.span_locator(a, b))]
+            # cite the peak, not the growth's last point: a diverged run's log can print 0 between huge values
+            seg = np.where(np.isfinite(v[a:b + 1]), v[a:b + 1], -np.inf)
+            top = a + int(np.argmax(seg))
+            ev = [Evidence(f"grad_norm grew {growth.factor:,.0f}x (smoothed) from {fmt(float(v[a]))} at {g.step_kind} "
+                           f"{fmt_step(g.steps[a])}, peaking at {fmt(float(v[top]))} at {g.step_kind} {fmt_step(g.steps[top])}",
+                           g.artifact,
+                           g.span_locator(a, b))]
             nf = first_nonfinite(v)
             if nf is not None:
                 ev.append(point(g, nf, "grad_norm"))
