@@ -48,6 +48,7 @@ class Finding:
     onset_step: float | None = None
     quick_fix: str | None = None
     settle: str = ""          # the artifact or number that would confirm this cause over its rivals
+    rules_out: tuple[str, ...] = ()   # rival codes this finding's own evidence excludes (ranking demotes them)
 
     def __post_init__(self) -> None:
         if self.code not in CODES:

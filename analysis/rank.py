@@ -129,6 +129,21 @@ def gradients_explain_divergence(r: Ranking) -> None:
         _demote(lr, exp, "high")
 
 
+def evidence_rules_out_a_rival(r: Ranking) -> None:
+    """A finding whose own evidence excludes a rival (gradients exploding from step 1 under a
+    constant LR inside its optimizer's range exclude the LR: the architecture or the
+    initialisation explodes) leads that rival, which stays listed below it as the alternative.
+    Never against an LR jump: a rate raised right before a blow-up is its cause."""
+    for f in list(r.causes.values()):
+        for code in f.rules_out:
+            rival = r.get(code)
+            if rival is None or rival is f or (code == "lr_too_high" and _lr_jump(r) is not None):
+                continue
+            f.confidence = round(max(f.confidence, rival.confidence, 0.85), 2)
+            _absorb(f, rival.evidence[:1])
+            _demote(rival, f, "medium")
+
+
 def spikes_inside_divergence(r: Ranking) -> None:
     """Spikes seen while the loss diverges are part of the divergence: cited there as evidence."""
     lr, spk = _loss_divergence(r), r.get("loss_spikes")
@@ -261,6 +276,7 @@ RULES: tuple[Callable[[Ranking], None], ...] = (
     gradients_before_nan,
     lr_jump_explains_what_follows,
     gradients_explain_divergence,
+    evidence_rules_out_a_rival,
     spikes_inside_divergence,
     spike_inside_a_failure,
     parameter_budget_explains_collapse,

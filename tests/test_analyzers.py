@@ -34,6 +34,21 @@ def test_gradients_never_cleared(scenario, capsys):
     assert "+        optimizer.zero_grad()\n         loss.backward()" in cause["patch"]
 
 
+def test_explosion_from_step_one_under_a_calm_lr_rules_the_lr_out(scenario):
+    """Gradients growing from the first steps under a constant, in-range LR exclude the LR; growth
+    after an LR jump does not."""
+    from analysis.analyzers import gradients
+    from analysis.ingest import load_run
+
+    def exploding(name):
+        return next(f for f in gradients.analyze(load_run(scenario(name))) if f.code == "exploding_gradients")
+
+    calm = exploding("no_zero_grad_0")
+    assert calm.rules_out == ("lr_too_high",)
+    assert any("inside momentum" in e.text or "inside sgd" in e.text for e in calm.evidence)
+    assert exploding("lr_jump_mlp").rules_out == ()
+
+
 def test_dead_units_from_the_checkpoint(scenario, capsys):
     cause, _ = top(scenario, "negative_bias_mlp", capsys)
     assert cause["code"] == "dead_relu" and "fc1" in cause["issue"]

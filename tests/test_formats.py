@@ -204,3 +204,20 @@ def test_console_output_named_like_samples_is_read_as_a_log(tmp_path, capsys):
     kinds = {a["path"]: a["kind"] for a in doc["run"]["artifacts"]}
     assert kinds == {"output.txt": "log", "generated_samples.txt": "samples"}
     assert {c["code"] for c in doc["root_causes"]} >= {"out_of_memory", "mode_collapse"}
+
+
+def test_mlflow_params_are_the_runs_config(tmp_path, capsys):
+    """A tuning generator's run (an LR 1e-4 of SGD's usual one) written as an MLflow file store: its
+    logged `params/` are the run's config, so the optimizer and its LR are judged as from a YAML."""
+    from tests.scenarios.grid import Variant
+    from tests.scenarios.grid_optim import BASE_LR, lr_ten_thousand_times_small
+
+    lr_ten_thousand_times_small(tmp_path, Variant("mlp", "sgd", fmt="mlflow", seed=111))
+    assert not (tmp_path / "config.yaml").exists()
+    run = load_run(tmp_path)
+    assert run.config_value("optimizer")[2] == "sgd" and run.config_value("lr")[2] == pytest.approx(BASE_LR["sgd"] * 1e-4)
+    assert any(a.format == "mlflow_param" and a.path.endswith("params/lr") for a in run.artifacts)
+    assert main(["diagnose", str(tmp_path), "--format", "json"]) == 0
+    top = json.loads(capsys.readouterr().out)["root_causes"][0]
+    assert top["code"] == "lr_too_low"
+    assert any(e["artifact"].endswith("params/optimizer") for e in top["evidence"])

@@ -4,6 +4,7 @@ alternatives with their own evidence, and the question's words never move a conf
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import pytest
 
@@ -31,6 +32,10 @@ TABLE = [
      [F("lr_too_high", 0.55, "critical", "loss", 50, "lines 50-90"),
       F("exploding_gradients", 0.5, "critical", "gradients", 40, "line 40")],
      ["exploding_gradients", "lr_too_high"], {"exploding_gradients": 0.85, "lr_too_high": 0.55}),
+    ("evidence_rules_out_a_rival",
+     [F("lr_too_high", 0.7, "high", "learning_rate", 20, "line 20"),
+      dataclasses.replace(F("exploding_gradients", 0.6, "critical", "gradients", 1, "line 1"), rules_out=("lr_too_high",))],
+     ["exploding_gradients", "lr_too_high"], {"exploding_gradients": 0.85, "lr_too_high": 0.7}),
     ("spike_inside_a_failure",
      [F("numerical_instability", 0.8, "critical", "loss", 10, "line 10"),
       F("loss_spikes", 0.85, "medium", "loss", 30, "line 30")],
@@ -127,3 +132,10 @@ def test_tell_apart_names_the_number_that_separates_the_leaders():
     one = combine([F("out_of_memory", 0.6, "critical", "crashes")])
     assert tell_apart(one).startswith("To confirm out_of_memory") and "batch size" in tell_apart(one)
     assert tell_apart([]) == ""
+
+
+def test_a_rival_ruled_out_by_a_calm_lr_still_wins_with_an_lr_jump():
+    """Gradients that rule the LR out do not overrule an LR raised right before the blow-up."""
+    jump = F("lr_too_high", 0.92, "critical", "learning_rate", 100, "line 100")
+    exp = dataclasses.replace(F("exploding_gradients", 0.8, "critical", "gradients", 1, "line 1"), rules_out=("lr_too_high",))
+    assert [c.code for c in combine([jump, exp])][0] == "lr_too_high"

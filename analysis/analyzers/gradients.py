@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 
-from analysis.analyzers.common import index_at_or_after, index_at_or_before, point, train_loss
+from analysis.analyzers.common import LR_RANGE, index_at_or_after, index_at_or_before, optimizer_family, point, train_loss
 from analysis.ingest.checkpoints import second_moments
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
@@ -20,6 +20,9 @@ from analysis.run import Run
 from analysis.signals import first_nonfinite, geometric_growth, spikes
 
 NAME = "gradients"
+FROM_THE_START = 0.1      # growth leaving its floor within this share of the logged steps starts "from step 1"
+CONSTANT_LR = 1.01        # an LR whose max/min up to the blow-up stays under this ratio never changed
+LR_KEYS = ("lr", "learning_rate", "base_lr")
 CLIP_KEYS = ("max_grad_norm", "grad_clip", "clip_grad_norm", "gradient_clip_val", "clip_grad", "grad_clip_norm", "clip_norm")
 
 
@@ -82,11 +85,17 @@ def analyze(run: Run) -> list[Finding]:
             if scale is not None:
                 ev.append(scale[0])
                 fix = scale[1] + "; then " + fix[0].lower() + fix[1:]
+            calm = _calm_lr(run, g, a, b)
+            if calm is not None:
+                ev.append(calm)
+                fix = ("Check the architecture and the initialisation (a missing normalisation layer, an init too wide "
+                       "for the depth, gradients never cleared): the LR is not the cause; " + fix[0].lower() + fix[1:])
             out.append(Finding(
                 "exploding_gradients", f"Gradient norm grew geometrically ({growth.factor:,.0f}x) "
                 f"from {g.step_kind} {fmt_step(g.steps[a])} to {fmt_step(g.steps[b])}", "critical", 0.8, ev + clip_ev,
                 fix=fix, expected_impact="grad_norm stays bounded and the loss stays finite", patch=patch, analyzer=NAME,
-                onset_step=float(g.steps[a]), quick_fix=f"Clip gradients at {fmt(clip_at)}"))
+                onset_step=float(g.steps[a]), quick_fix=f"Clip gradients at {fmt(clip_at)}",
+                rules_out=("lr_too_high",) if calm is not None else ()))
         else:
             sp = spikes(v, z=8.0)
             if sp:
@@ -100,6 +109,34 @@ def analyze(run: Run) -> list[Finding]:
                     onset_step=float(g.steps[i]), quick_fix="Enable gradient clipping"))
     out += _vanishing(run)
     return out
+
+
+def _calm_lr(run: Run, g, a: int, b: int) -> Evidence | None:
+    """Exploding gradients vs LR too high: growth from the first steps under an LR that stayed
+    constant (no change before the blow-up) and inside its optimizer's useful range points at the
+    architecture or the initialisation, not the LR. The evidence that says so, else None."""
+    span = float(g.steps[-1] - g.steps[0]) or 1.0
+    if float(g.steps[a] - g.steps[0]) > FROM_THE_START * span:
+        return None
+    fam = optimizer_family(run)
+    if fam is None:
+        return None
+    lr = run.metrics.get("lr")
+    if lr is not None and len(lr):
+        upto = lr.values[(lr.steps <= g.steps[b]) & np.isfinite(lr.values)]
+        if not len(upto) or upto.min() <= 0 or upto.max() > CONSTANT_LR * upto.min():
+            return None
+        value, artifact, where = float(upto[0]), lr.artifact, lr.span_locator(0, index_at_or_before(lr, float(g.steps[b])) or 0)
+    else:
+        hit = run.config_value(*LR_KEYS)
+        if hit is None or isinstance(hit[2], bool) or not isinstance(hit[2], (int, float)):
+            return None
+        value, artifact, where = float(hit[2]), hit[0].artifact, f"line {hit[0].lines.get(hit[1], 1)}"
+    low, high = LR_RANGE[fam[0]]
+    if not low <= value <= high:
+        return None
+    return Evidence(f"lr constant at {fmt(value)} from the first step to the blow-up, inside {fam[0]}'s usual range "
+                    f"({fmt(low)}-{fmt(high)}): the gradients grew from step 1 under a calm LR", artifact, where)
 
 
 def _unscaled_targets(run: Run) -> tuple[Evidence, str] | None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from analysis.budget import DEFAULT, Budget, OverBudget, time_limit
 from analysis.ingest.checkpoints import load_safetensors, load_sharded_safetensors, load_torch, shard_paths, step_from_name
-from analysis.ingest.configs import parse_code, parse_config
+from analysis.ingest.configs import mlflow_param, parse_code, parse_config
 from analysis.ingest.discover import discover
 from analysis.ingest.events import fold
 from analysis.ingest.samples import parse_samples
@@ -87,6 +87,10 @@ def load_run(path: str | Path, *, source: str | None = None, run_id: str | None 
             run.metrics.add(s)
         art.skipped_lines = result.skipped
         run.params.update(result.params)
+        for name, value in result.params.items():
+            param_rel = rel(run_dir / "params" / name)
+            run.artifacts.append(Artifact(param_rel, "config", "mlflow_param"))
+            run.configs.append(mlflow_param(name, str(value), param_rel))
         run.notes.extend(result.notes)
         if not result.series:
             art.problem = "MLflow run holds no metric values"

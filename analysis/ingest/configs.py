@@ -178,6 +178,26 @@ def _read_capped(path: Path, cap: int, what: str) -> str:
     return path.read_text(encoding="utf-8", errors="replace")
 
 
+def _scalar(text: str) -> object:
+    """A logged value as the type it was logged from: MLflow writes `str(value)` (`0.001`, `True`)."""
+    if text in ("True", "False"):
+        return text == "True"
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def mlflow_param(name: str, text: str, artifact: str) -> ConfigFile:
+    """One MLflow `params/<name>` file (the value is the file's content) as a one-key config, so
+    the analyzers see a logged optimizer and LR as they see a config's. Nested names
+    (`optimizer/lr`) become dotted keys."""
+    key = name.replace("/", ".")
+    return ConfigFile(artifact, "mlflow_param", {key: _scalar(text)}, {key: 1}, text)
+
+
 def parse_config(path: Path, artifact: str, budget: Budget = DEFAULT) -> ConfigFile:
     """Raises ValueError with a readable message when the file is not valid in its format, and
     OverBudget when it would cost more than its budget to read."""
