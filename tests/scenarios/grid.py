@@ -7,6 +7,7 @@ and check at generation time that the change shows; `Knobs` is that one thing, n
 because its source is saved beside the run as the training code."""
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass, field, replace
@@ -248,7 +249,8 @@ def config(v: Variant, k: Knobs) -> dict:
 
 
 def _mlflow(dest: Path, rows: list[dict], cfg: dict) -> None:
-    run = dest / "mlruns" / "0" / f"{abs(hash(json.dumps(cfg, sort_keys=True))) % 16 ** 8:08x}"
+    # the same run id on every build (hash() of a str changes with PYTHONHASHSEED)
+    run = dest / "mlruns" / "0" / hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:8]
     (run / "metrics").mkdir(parents=True)
     (run / "params").mkdir()
     (run / "meta.yaml").write_text(f"run_id: {run.name}\nexperiment_id: '0'\nstatus: 3\n")
