@@ -15,23 +15,7 @@ from handlers.watch import Watcher, watch
 from analysis.live import CAPACITY, LiveRun
 from handlers.watch.notify import FileNotifier, StreamNotifier, WebhookNotifier
 from tests.fakes.slack_webhook import FakeSlackWebhook
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """A tiny model's steps must not swell with a busy machine's thread contention."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-class Collect:
-    def __init__(self) -> None:
-        self.docs: list[dict] = []
-
-    def post(self, doc: dict) -> None:
-        self.docs.append(doc)
+from tests.watching import Collect, one_thread  # noqa: F401 (one_thread: an autouse fixture)
 
 
 def _data(seed: int = 0):

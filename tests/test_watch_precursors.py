@@ -12,24 +12,9 @@ from analysis.diagnose import CONFIDENT, diagnose_run
 from analysis.live import LiveRun
 from analysis.precursors import EARLY_CONFIDENCE, TREND_BLOCK, TREND_LEVEL, TREND_SCATTER
 from handlers.watch import Watcher, watch
+from tests.watching import Collect, one_thread  # noqa: F401 (one_thread: an autouse fixture)
 
 LATE = 10 ** 9      # a check cadence that never comes: only the precursors (and a first NaN) post
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-class Collect:
-    def __init__(self) -> None:
-        self.docs: list[dict] = []
-
-    def post(self, doc: dict) -> None:
-        self.docs.append(doc)
 
 
 def _data(seed: int = 0, noise: float = 0.0):
