@@ -1,10 +1,10 @@
 """The engine's one entry point: a run folder or file in, a ranked `Diagnosis` out."""
 from __future__ import annotations
 
-import numpy as np
-
 import time
 from pathlib import Path
+
+import numpy as np
 
 from analysis.analyzers import ANALYZERS
 from analysis.analyzers.common import train_loss

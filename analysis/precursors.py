@@ -32,7 +32,6 @@ import math
 from collections import deque
 from collections.abc import Mapping
 
-
 from analysis.analyzers.common import LR_RANGE, optimizer_family
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-
 EXACT_WIDTH = 64            # windows up to this wide are computed exactly
 BLOCKS_PER_WINDOW = 32      # a wider window is computed over medians of blocks, 32 blocks a window
 _CHUNK = 1 << 21            # window x points materialised at once (16 MB of float64)

@@ -141,7 +141,7 @@ def _constants(tree: ast.Module) -> dict[str, float]:
 def _lr_above_range(code: CodeFile) -> Finding | None:
     """An optimizer built in the script with a literal learning rate above its family's usual range
     (common.LR_RANGE: Adam's tops out near 1e-2, SGD's near 0.1): the line, and the LR a tenth of it."""
-    from analysis.analyzers.common import LR_RANGE     # here: at module level the import would be circular
+    from analysis.analyzers.common import LR_RANGE  # here: at module level the import would be circular
     try:
         tree = ast.parse(code.text)
     except SyntaxError:

@@ -6,7 +6,13 @@ import os
 from pathlib import Path
 
 from analysis.budget import DEFAULT, Budget, OverBudget, time_limit
-from analysis.ingest.checkpoints import load_safetensors, load_sharded_safetensors, load_torch, shard_paths, step_from_name
+from analysis.ingest.checkpoints import (
+    load_safetensors,
+    load_sharded_safetensors,
+    load_torch,
+    shard_paths,
+    step_from_name,
+)
 from analysis.ingest.configs import parse_code, parse_config
 from analysis.ingest.discover import discover
 from analysis.ingest.events import fold

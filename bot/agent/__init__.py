@@ -114,9 +114,9 @@ def _investigate(root: Path, run, doc: dict, settings: Settings, client, usage: 
                 if retried:
                     raise
                 retried = True
-                messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": submit["id"],
-                                                              "is_error": True, "content": f"Invalid submission: {exc}. "
-                                                              "Fix it and call submit_diagnosis again."}]})
+                refusal = {"type": "tool_result", "tool_use_id": submit["id"], "is_error": True,
+                           "content": f"Invalid submission: {exc}. Fix it and call submit_diagnosis again."}
+                messages.append({"role": "user", "content": [refusal]})
                 continue
             causes, removed = clean_answer(submit["input"], root, run)
             return causes, submit["input"].get("quick_fixes"), removed

@@ -10,9 +10,10 @@ import numpy as np
 
 from bot.redact import redact
 
-CODES = ("lr_too_high", "lr_too_low", "exploding_gradients", "vanishing_gradients", "numerical_instability", "dead_relu",
-         "mode_collapse", "architecture_imbalance", "overfitting", "no_parameter_updates", "data_pipeline_bug",
-         "zero_variance", "out_of_memory", "loss_spikes", "distributed_failure", "dataloader_failure", "healthy")
+CODES = ("lr_too_high", "lr_too_low", "exploding_gradients", "vanishing_gradients", "numerical_instability",
+         "dead_relu", "mode_collapse", "architecture_imbalance", "overfitting", "no_parameter_updates",
+         "data_pipeline_bug", "zero_variance", "out_of_memory", "loss_spikes", "distributed_failure",
+         "dataloader_failure", "healthy")
 SEVERITIES = ("critical", "high", "medium", "low", "info")
 LINK_ALLOW = ("pytorch.org", "docs.pytorch.org", "huggingface.co", "github.com/pytorch", "docs.python.org")
 _NUM = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
