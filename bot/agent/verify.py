@@ -5,6 +5,7 @@ mentions neutralised and its length capped."""
 from __future__ import annotations
 
 import re
+from collections.abc import Set
 
 import numpy as np
 
@@ -94,7 +95,7 @@ def _close(a: float, b: float) -> bool:
     return a == b or abs(a - b) <= 1e-3 * max(abs(a), abs(b))
 
 
-def _quoted(text: str, target: str, exclude: set[float] = frozenset()) -> bool:
+def _quoted(text: str, target: str, exclude: Set[float] = frozenset()) -> bool:
     """The evidence quotes the target: one of its numbers (other than the locator's own) is there,
     or, with no numbers, a quoted phrase or most of its words."""
     nums = [x for x in _numbers(text) if x not in exclude]
