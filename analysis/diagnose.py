@@ -11,7 +11,7 @@ from analysis.analyzers.common import train_loss
 from analysis.budget import DEFAULT, Budget
 from analysis.ingest import load_run
 from analysis.metrics import clip, fmt, fmt_step
-from analysis.model import Diagnosis, Evidence, Finding
+from analysis.model import Diagnosis, Event, Evidence, Finding
 from analysis.performance import observe
 from analysis.rank import combine, tell_apart
 from analysis.run import Run
@@ -94,7 +94,7 @@ def _healthy(run: Run) -> Finding | None:
 def _benign_only(run: Run) -> Finding | None:
     """Healthy where the artifacts hold only warnings a maintainer calls harmless
     (analysis/data/benign.toml), each with why."""
-    seen = {}
+    seen: dict[str, Event] = {}
     for e in run.events:
         if e.signature == "benign":
             seen.setdefault(e.fields["benign"], e)

@@ -216,7 +216,7 @@ class Precursors:
         if g is not None:
             out.append(self._grad.feed(step, g, self.artifact))
             self._bad_grads = self._bad_grads + 1 if not math.isfinite(g) and loss is not None and math.isfinite(loss) else 0
-            if self._bad_grads == NONFINITE_GRAD_STREAK:
+            if self._bad_grads == NONFINITE_GRAD_STREAK and loss is not None:     # a streak needs a finite loss
                 out.append(_early("numerical_instability", f"grad_norm is {fmt(g)} for {self._bad_grads} steps in a row "
                                   f"while the loss is finite ({fmt(loss)}); the weights are about to go non-finite",
                                   [Evidence(f"grad_norm {fmt(g)} at step {fmt_step(step)}, loss {fmt(loss)}", self.artifact,

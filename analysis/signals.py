@@ -102,7 +102,7 @@ def spikes(values: np.ndarray, *, z: float = 6.0, window: int = 21, recover: int
     level = float(np.median(v[: max(3, len(v) // 10)]))
     big = (resid > z * mad) & (v > min_ratio * np.abs(med)) & (resid > 0.05 * abs(level)) & (resid > 0.25 * (level - med))
     hits = np.flatnonzero(big)
-    out = []
+    out: list[int] = []
     for i in hits:
         if i < max(3, len(v) // 20):
             continue

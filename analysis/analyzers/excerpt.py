@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TypeGuard
 
 import numpy as np
 
@@ -84,15 +85,15 @@ def _losses(run: Run) -> list[Series]:
     any name the reader kept."""
     names = [n for n in LOSS_FIRST if n in run.metrics] + sorted(
         n for n in run.metrics.names() if any(w in n for w in LOSS_WORDS) and n not in LOSS_FIRST and "/" not in n)
-    return [run.metrics.get(n) for n in names if len(run.metrics.get(n))]
+    return [s for n in names if (s := run.metrics.get(n)) is not None and len(s)]
 
 
 def _main_loss(run: Run) -> Series | None:
     """The training loss, or the one loss series a paste holds (a GAN's two losses are not one
     curve to judge)."""
     for name in LOSS_FIRST[:2]:
-        if name in run.metrics and len(run.metrics.get(name)):
-            return run.metrics.get(name)
+        if (s := run.metrics.get(name)) is not None and len(s):
+            return s
     others = [s for s in _losses(run) if s.name not in LOSS_FIRST]
     return others[0] if len(others) == 1 else None
 
@@ -183,8 +184,9 @@ def _nan_loss(run: Run) -> list[Finding]:
         ev_data.append(Evidence(f"{s.name} is non-finite from its first report: nothing was learned yet, so the "
                                 "inputs or targets of the first batches are the first suspects", s.artifact, s.locator(i)))
     train = _main_loss(run)
-    val_only = s.name in LOSS_FIRST[2:] and train is not None and train is not s and bool(np.isfinite(train.values).all())
-    if val_only:
+    val_only = (s.name in LOSS_FIRST[2:] and train is not None and train is not s
+                and bool(np.isfinite(train.values).all()))
+    if val_only and train is not None:
         ev_data.append(Evidence(f"the training loss stays finite ({fmt(float(train.values[-1]))} at its last report) "
                                 f"while {s.name} is NaN: the evaluation data, not the weights, carry the NaN",
                                 train.artifact, train.locator(len(train) - 1)))
@@ -320,7 +322,7 @@ def _spearman(x: np.ndarray) -> float:
     return float(np.corrcoef(r, t)[0, 1]) if r.std() > 0 else 0.0
 
 
-def _finite(s: Series | None, most: float = math.inf) -> bool:
+def _finite(s: Series | None, most: float = math.inf) -> TypeGuard[Series]:
     """At least STUCK_POINTS reports, fewer than `most`, all finite."""
     return s is not None and STUCK_POINTS <= len(s) < most and bool(np.isfinite(s.values).all())
 
@@ -458,7 +460,8 @@ def _matrices(text: str):
     (`[[ 0 12]` / ` [ 0 30]]`), or bare rows under a line that says "confusion". Yields (first
     line, rows)."""
     lines = text.splitlines() + [""]
-    block, start = [], 0
+    block: list[list[int]] = []
+    start = 0
     for n, line in enumerate(lines, 1):
         m = _ROW.match(line) if len(line) <= MATRIX_LINE_MAX else None
         row = [int(float(x)) for x in m.group(1).split()] if m else None

@@ -181,8 +181,8 @@ def analyze(run: Run) -> list[Finding]:
             last = float(loss.steps[-1])
             early = onset - first <= 0.1 * max(last - first, 1.0)
             learned_first = np.isfinite(loss.values[:3]).all() and onset > first
-            before = loss.values[: index_at_or_after(loss, onset) or 1]
-            kept = _lasting(loss.values, float(np.nanmin(before)) if np.isfinite(before).any() else np.inf)
+            pre_onset = loss.values[: index_at_or_after(loss, onset) or 1]
+            kept = _lasting(loss.values, float(np.nanmin(pre_onset)) if np.isfinite(pre_onset).any() else np.inf)
             if early and learned_first and kept and float(v[0]) >= 1e-3:
                 out.append(Finding("lr_too_high", f"Loss {how} at {loss.step_kind} {fmt_step(onset)}, early, with the full "
                                    f"learning rate {fmt(float(v[0]))} from the first step (no warm-up)", "high", 0.7,

@@ -87,6 +87,7 @@ def _updates(run: Run) -> list[Finding]:
     if len(ckpts) < 2:
         return []
     a, b = ckpts[-2], ckpts[-1]
+    assert a.step is not None and b.step is not None     # _ordered keeps only checkpoints with a step
     steps = b.step - a.step
     compared, same, ratios, still_rows = _movement(a, b)
     if not compared or steps <= 0:
@@ -134,7 +135,7 @@ def _mlp_chain(ckpt: Checkpoint) -> list[tuple[str, np.ndarray, np.ndarray | Non
         return []
     if any(not (n.endswith(".weight") or n.endswith(".bias")) for n in tensors):
         return []
-    chain = []
+    chain: list[tuple[str, np.ndarray, np.ndarray | None]] = []
     for n in weights:
         w = tensors[n]
         if chain and chain[-1][1].shape[0] != w.shape[1]:
@@ -152,7 +153,7 @@ def _conv_chain(ckpt: Checkpoint) -> list[tuple[str, np.ndarray, np.ndarray | No
     tensors = dict(arrays(ckpt))
     if any(not (n.endswith(".weight") or n.endswith(".bias")) for n in tensors):
         return []
-    chain = []
+    chain: list[tuple[str, np.ndarray, np.ndarray | None]] = []
     for n, w in tensors.items():
         if not n.endswith(".weight") or w.ndim != 4:
             continue
@@ -192,7 +193,7 @@ def _worst_layer(chain, samples: int, conv: bool):
             alive &= ~((flat <= 0).all(axis=1) & ((b <= 0) if b is not None else True))
         share = 1.0 - float(alive.mean())
         if worst is None or share > worst[1]:
-            worst = (name, share, int((~alive).sum()), len(alive), b)
+            worst = (name, share, int((~alive).sum()), int(alive.size), b)
         h = np.maximum(h, 0.0)
     return worst
 

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -143,7 +144,7 @@ def _read_chunks(path: Path):
 
 def _events(chunk: memoryview, hits: np.ndarray, base: int, artifact: str) -> list[Event]:
     """Events of the lines the scanner flagged; a traceback reads on from its first line."""
-    buf, limit = chunk.obj, len(chunk)    # the chunk is a view on the start of these bytes
+    buf, limit = cast(bytes, chunk.obj), len(chunk)    # the chunk is a view on the start of these bytes
     events: list[Event] = []
     skip_until = 0
     for idx, offset in hits.reshape(-1, 2).tolist():
