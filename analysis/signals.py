@@ -100,7 +100,8 @@ def spikes(values: np.ndarray, *, z: float = 6.0, window: int = 21, recover: int
     resid = v - med
     mad = np.median(np.abs(resid)) * 1.4826 + 1e-12
     level = float(np.median(v[: max(3, len(v) // 10)]))
-    big = (resid > z * mad) & (v > min_ratio * np.abs(med)) & (resid > 0.05 * abs(level)) & (resid > 0.25 * (level - med))
+    big = ((resid > z * mad) & (v > min_ratio * np.abs(med)) & (resid > 0.05 * abs(level))
+           & (resid > 0.25 * (level - med)))
     hits = np.flatnonzero(big)
     out: list[int] = []
     for i in hits:
