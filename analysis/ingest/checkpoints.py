@@ -25,11 +25,16 @@ from analysis.tensorstats import FLOAT_KINDS, pick_device, stream_file_stats, te
 
 _ST_ITEMSIZE = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1,
                 "BOOL": 1, "U16": 2, "U32": 4, "U64": 8, "F8_E4M3": 1, "F8_E5M2": 1}
-_ST_DTYPES: dict[str, type[np.generic] | str] = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32,
-              "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_, "BF16": "bf16"}
+_ST_DTYPES: dict[str, type[np.generic] | str] = {
+    "F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32,
+    "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_, "BF16": "bf16"}
 # Globals a plain state dict or Lightning checkpoint may reference; anything else is reported.
-_BENIGN_GLOBALS = re.compile(r"^(torch\b|collections (OrderedDict|defaultdict)|builtins (set|frozenset|slice|complex|bytearray)|numpy\.core\.multiarray (scalar|_reconstruct)|numpy (dtype|ndarray)|_codecs encode|pathlib)")
-_EMBED_NAME = re.compile(r"(^|[._])(embed\w*|wte|wpe|tok_emb\w*|pos_emb\w*|word_embeddings|position_embeddings|token_embedding\w*|shared|lm_head|output_projection|decoder\.weight$)", re.I)
+_BENIGN_GLOBALS = re.compile(r"^(torch\b|collections (OrderedDict|defaultdict)"
+                             r"|builtins (set|frozenset|slice|complex|bytearray)"
+                             r"|numpy\.core\.multiarray (scalar|_reconstruct)|numpy (dtype|ndarray)"
+                             r"|_codecs encode|pathlib)")
+_EMBED_NAME = re.compile(r"(^|[._])(embed\w*|wte|wpe|tok_emb\w*|pos_emb\w*|word_embeddings|position_embeddings"
+                         r"|token_embedding\w*|shared|lm_head|output_projection|decoder\.weight$)", re.I)
 _STEP_IN_NAME = re.compile(r"(?:checkpoint|step|iter|global_step|ckpt)[-_=]?(\d+)", re.I)
 
 
@@ -125,7 +130,8 @@ def read_safetensors_header(path: Path, budget: Budget = DEFAULT) -> tuple[dict,
     data_bytes = size - 8 - n
     need = max((int(v["data_offsets"][1]) for k, v in header.items() if k != "__metadata__"), default=0)
     if need > data_bytes:
-        raise ValueError(f"truncated: the header describes {need:,} bytes of tensor data, the file holds {data_bytes:,}")
+        raise ValueError(f"truncated: the header describes {need:,} bytes of tensor data, "
+                         f"the file holds {data_bytes:,}")
     return header, 8 + n
 
 

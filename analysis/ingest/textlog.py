@@ -186,7 +186,8 @@ def _summed_parts(columns: list, families: _Families) -> list:
     keep = (counts >= 2) & ~np.isin(uniq, have[0] if have else [])
     if not keep.any():
         return []
-    return [(fam, uniq[keep].tobytes(), lines[first][keep].tobytes(), steps[first][keep].tobytes(), total[keep].tobytes())]
+    return [(fam, uniq[keep].tobytes(), lines[first][keep].tobytes(), steps[first][keep].tobytes(),
+             total[keep].tobytes())]
 
 
 def _scan_chunk(buf: memoryview, families: _Families):
@@ -199,7 +200,8 @@ def parse_text_log(path: Path, artifact: str) -> TextLogResult:
     if not _FAST and not _told_slow:
         _told_slow = True
         print("mltd: the fast log scanner (analysis/ingest/_logscan.c) is not built, so text logs are read "
-              "by its pure-Python twin, about 100x slower; install a C compiler and reinstall to build it", file=sys.stderr)
+              "by its pure-Python twin, about 100x slower; install a C compiler and reinstall to build it",
+              file=sys.stderr)
     families = _Families()
     builders: dict[int, SeriesBuilder] = {}
     events: list[Event] = []
