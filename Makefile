@@ -17,6 +17,8 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/lint-imports
+	$(BIN)/ruff check analysis bot handlers
+	$(BIN)/mypy analysis bot
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)

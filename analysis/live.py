@@ -170,8 +170,10 @@ class LogTail:
         if not cut:
             return []
         chunk = memoryview(data)[: cut - 1]
-        n_lines, _, columns, hits, _, chunk_last, *_ = _scan(chunk, self.families.resolve, _literals(), _section_initials())
-        self.events = (self.events + _events(chunk, np.frombuffer(hits, np.int64), self.lines, self.artifact))[-self.MAX_EVENTS:]
+        n_lines, _, columns, hits, _, chunk_last, *_ = _scan(chunk, self.families.resolve, _literals(),
+                                                             _section_initials())
+        new_events = _events(chunk, np.frombuffer(hits, np.int64), self.lines, self.artifact)
+        self.events = (self.events + new_events)[-self.MAX_EVENTS:]
         rows: dict[int, tuple[float, dict[str, float]]] = {}
         for fam, row_ids, _, steps, values in columns:
             for r, st, v in zip(np.frombuffer(row_ids, np.int32).tolist(), np.frombuffer(steps, np.float64).tolist(),

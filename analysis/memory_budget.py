@@ -41,7 +41,8 @@ def estimate(run, family: str | None = None) -> Budget | None:
         return None
     width = sum(t.numel * _BYTES[t.dtype] for t in floats) / params
     b = Budget(params, sources=[f"{params:,} parameters at {width:g} bytes each ({ck.artifact})"])
-    mixed = any(run.config_value(k) and run.config_value(k)[2] is True for k in ("fp16", "bf16", "amp", "mixed_precision"))
+    mixed = any(run.config_value(k) and run.config_value(k)[2] is True
+                for k in ("fp16", "bf16", "amp", "mixed_precision"))
     b.parts["weights"] = params * (2 if mixed else width)
     b.parts["gradients"] = params * (2 if mixed else width)
     if mixed:
@@ -58,7 +59,8 @@ def estimate(run, family: str | None = None) -> Budget | None:
         b.sources += [s for s in (bsrc, ssrc, hsrc, lsrc) if s]
         act = b.parts["activations"]
         b.remedies.append(f"halving the micro-batch frees ~{act / 2 / GIB:.1f} GiB of activations")
-        b.remedies.append(f"gradient checkpointing keeps ~1/{layers} of them: frees ~{act * (1 - 1 / layers) / GIB:.1f} GiB")
+        freed = act * (1 - 1 / layers) / GIB
+        b.remedies.append(f"gradient checkpointing keeps ~1/{layers} of them: frees ~{freed:.1f} GiB")
     if not mixed and width >= 4:
         b.remedies.append(f"bf16 weights and gradients free ~{params * 4 / GIB:.1f} GiB")
     if family == "adam":

@@ -37,8 +37,8 @@ class Series:
         if self.lines is not None and self.lines[i] > 0 and self.lines[j] > 0:
             a, b = int(self.lines[i]), int(self.lines[j])
             return f"line {a}" if a == b else f"lines {a}-{b}"
-        a, b = fmt_step(self.steps[i]), fmt_step(self.steps[j])
-        return f"{self.step_kind} {a}" if a == b else f"{self.step_kind}s {a}-{b}"
+        first, last = fmt_step(self.steps[i]), fmt_step(self.steps[j])
+        return f"{self.step_kind} {first}" if first == last else f"{self.step_kind}s {first}-{last}"
 
 
 def fmt_step(x: float) -> str:

@@ -32,7 +32,6 @@ import math
 from collections import deque
 from collections.abc import Mapping
 
-
 from analysis.analyzers.common import LR_RANGE, optimizer_family
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
@@ -105,7 +104,8 @@ def config_lr_far_above_range(run: Run, step: float) -> Finding | None:
                    cfg.artifact, f"line {cfg.lines.get(key, 1)}"), fam_ev]
     return _early("lr_too_high", f"the config sets lr {fmt(value)} for {family}, far above its usual range"
                   + ("" if warm else ", with no warm-up") + f"; a divergence is likely (before {fmt_step(step)})",
-                  ev, f"Lower the learning rate to ~{fmt(high / 2)} for {family}, or warm it up over the first 1-5% of steps",
+                  ev, f"Lower the learning rate to ~{fmt(high / 2)} for {family}, "
+                      "or warm it up over the first 1-5% of steps",
                   step)
 
 
@@ -133,7 +133,8 @@ class _GradRunaway:
         if (self.rises >= RUNAWAY_RISES and g >= RUNAWAY_GROWTH * self.start
                 and g >= RUNAWAY_NEW_HIGH * self.high_before):
             ev = [Evidence(f"grad_norm rose {self.rises} points in a row, {fmt(self.start)} -> {fmt(g)} "
-                           f"({g / self.start:.1f}x), a new high, at step {fmt_step(step)}", artifact, f"step {fmt_step(step)}")]
+                           f"({g / self.start:.1f}x), a new high, at step {fmt_step(step)}",
+                           artifact, f"step {fmt_step(step)}")]
             return _early("exploding_gradients", f"the gradient norm is growing geometrically (step {fmt_step(step)}, "
                           f"{fmt(g)}); it will overflow if this goes on", ev,
                           "Clip gradients (max_grad_norm 1.0) and check the input/target scale and the LR", step)
@@ -187,12 +188,13 @@ class _TrendUp:
                 and fell >= max(TREND_FELL * abs(self.first), TREND_NOISE * noise)
                 and level - self.best >= TREND_GIVEN_BACK * fell):
             ev = [Evidence(f"loss level (median of the last {TREND_LEVEL * TREND_BLOCK} points) {fmt(level)} at step "
-                           f"{fmt_step(step)}, above its best of {fmt(self.best)} by more than {TREND_NOISE:g}x its noise "
-                           f"({fmt(noise)}) for {self.above} blocks; it had fallen from {fmt(self.first)}",
+                           f"{fmt_step(step)}, above its best of {fmt(self.best)} by more than {TREND_NOISE:g}x its "
+                           f"noise ({fmt(noise)}) for {self.above} blocks; it had fallen from {fmt(self.first)}",
                            artifact, f"step {fmt_step(step)}")]
             return _early("lr_too_high", f"the loss has been climbing since it bottomed out (step {fmt_step(step)}, "
                           f"level {fmt(level)}); a divergence is starting", ev,
-                          "Lower the learning rate (or stop and resume from the best checkpoint with a lower one)", step)
+                          "Lower the learning rate (or stop and resume from the best checkpoint with a lower one)",
+                          step)
         return None
 
 
@@ -216,13 +218,16 @@ class Precursors:
         loss, g = values.get(LOSS), values.get(GRAD_NORM)
         if g is not None:
             out.append(self._grad.feed(step, g, self.artifact))
-            self._bad_grads = self._bad_grads + 1 if not math.isfinite(g) and loss is not None and math.isfinite(loss) else 0
-            if self._bad_grads == NONFINITE_GRAD_STREAK:
-                out.append(_early("numerical_instability", f"grad_norm is {fmt(g)} for {self._bad_grads} steps in a row "
-                                  f"while the loss is finite ({fmt(loss)}); the weights are about to go non-finite",
-                                  [Evidence(f"grad_norm {fmt(g)} at step {fmt_step(step)}, loss {fmt(loss)}", self.artifact,
-                                            f"step {fmt_step(step)}")],
-                                  "Skip non-finite steps (a loss scaler or the watch's guard) and find the overflowing op", step))
+            finite_loss = loss is not None and math.isfinite(loss)
+            self._bad_grads = self._bad_grads + 1 if not math.isfinite(g) and finite_loss else 0
+            if self._bad_grads == NONFINITE_GRAD_STREAK and loss is not None:     # a streak needs a finite loss
+                out.append(_early("numerical_instability",
+                                  f"grad_norm is {fmt(g)} for {self._bad_grads} steps in a row while the loss is "
+                                  f"finite ({fmt(loss)}); the weights are about to go non-finite",
+                                  [Evidence(f"grad_norm {fmt(g)} at step {fmt_step(step)}, loss {fmt(loss)}",
+                                            self.artifact, f"step {fmt_step(step)}")],
+                                  "Skip non-finite steps (a loss scaler or the watch's guard) and find the "
+                                  "overflowing op", step))
         if loss is not None:
             out.append(self._trend.feed(step, loss, self.artifact))
         for name in LOSS_SCALE_NAMES:
@@ -231,10 +236,12 @@ class Precursors:
                 continue
             self._scale_peak = max(self._scale_peak, scale)
             if scale <= self._scale_peak / LOSS_SCALE_FALL:
-                out.append(_early("numerical_instability", f"the loss scale fell to {fmt(scale)} from {fmt(self._scale_peak)} "
+                out.append(_early("numerical_instability",
+                                  f"the loss scale fell to {fmt(scale)} from {fmt(self._scale_peak)} "
                                   f"(step {fmt_step(step)}): the scaler keeps skipping overflowing steps",
-                                  [Evidence(f"{name} {fmt(scale)} at step {fmt_step(step)}, {self._scale_peak / scale:.0f}x "
-                                            "below its peak", self.artifact, f"step {fmt_step(step)}")],
+                                  [Evidence(f"{name} {fmt(scale)} at step {fmt_step(step)}, "
+                                            f"{self._scale_peak / scale:.0f}x below its peak",
+                                            self.artifact, f"step {fmt_step(step)}")],
                                   "Find the op that overflows in half precision (bf16, or keep it in fp32)", step))
         new = []
         for f in out:

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-
 EXACT_WIDTH = 64            # windows up to this wide are computed exactly
 BLOCKS_PER_WINDOW = 32      # a wider window is computed over medians of blocks, 32 blocks a window
 _CHUNK = 1 << 21            # window x points materialised at once (16 MB of float64)
@@ -101,9 +100,10 @@ def spikes(values: np.ndarray, *, z: float = 6.0, window: int = 21, recover: int
     resid = v - med
     mad = np.median(np.abs(resid)) * 1.4826 + 1e-12
     level = float(np.median(v[: max(3, len(v) // 10)]))
-    big = (resid > z * mad) & (v > min_ratio * np.abs(med)) & (resid > 0.05 * abs(level)) & (resid > 0.25 * (level - med))
+    big = ((resid > z * mad) & (v > min_ratio * np.abs(med)) & (resid > 0.05 * abs(level))
+           & (resid > 0.25 * (level - med)))
     hits = np.flatnonzero(big)
-    out = []
+    out: list[int] = []
     for i in hits:
         if i < max(3, len(v) // 20):
             continue

@@ -13,8 +13,10 @@ from __future__ import annotations
 import math
 import queue
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -74,15 +76,15 @@ class Accumulator:
         import torch
 
         if self.dtype == "BF16":
-            block = torch.from_numpy(raw.view(np.int16)).view(torch.bfloat16).float()
+            tensor = torch.from_numpy(raw.view(np.int16)).view(torch.bfloat16).float()
         else:
-            block = torch.from_numpy(raw)
-            block = block if block.dtype in (torch.float32, torch.float64) else block.float()
-        self._add(block.to(self.device, non_blocking=True), torch)
+            tensor = torch.from_numpy(raw)
+            tensor = tensor if tensor.dtype in (torch.float32, torch.float64) else tensor.float()
+        self._add(tensor.to(self.device, non_blocking=True), torch)
 
     def _add(self, block, xp) -> None:
         """Sums of squares (per row for a matrix) of one block, with `xp` numpy or torch."""
-        norm = np.linalg.norm if xp is np else xp.linalg.vector_norm
+        norm: Callable[..., Any] = np.linalg.norm if xp is np else xp.linalg.vector_norm
         if self.cols:
             rn = norm(block.reshape(-1, self.cols), axis=1) if xp is np else norm(block.view(-1, self.cols), dim=1)
             s = float((rn.astype(np.float64) ** 2).sum()) if xp is np else float(xp.sum(rn.double() ** 2))

@@ -42,10 +42,13 @@ def run_checks(settings: Settings) -> list[Check]:
 
     out = []
     t = torch_summary()
-    out.append(Check("torch", True, f"{t['torch']}, CUDA {'available (' + str(t['cuda']) + ')' if t['cuda_available'] else 'not available'}"))
+    cuda = f"available ({t['cuda']})" if t["cuda_available"] else "not available"
+    out.append(Check("torch", True, f"{t['torch']}, CUDA {cuda}"))
     inv = inventory()
-    gpus = ", ".join(f"{g['name']} ({g['free_bytes'] / 2**30:.0f}/{g['total_bytes'] / 2**30:.0f} GiB free)" for g in inv["gpus"])
-    out.append(Check("GPU", True if inv["gpus"] else None, f"driver {inv['driver']}: {gpus}" if inv["gpus"] else inv["note"],
+    gpus = ", ".join(f"{g['name']} ({g['free_bytes'] / 2**30:.0f}/{g['total_bytes'] / 2**30:.0f} GiB free)"
+                     for g in inv["gpus"])
+    out.append(Check("GPU", True if inv["gpus"] else None,
+                     f"driver {inv['driver']}: {gpus}" if inv["gpus"] else inv["note"],
                      "tensor statistics run on the CPU"))
 
     def database():
@@ -69,7 +72,8 @@ def run_checks(settings: Settings) -> list[Check]:
             return f"team {r.get('team')}, bot {r.get('user')}"
         out.append(_try("Slack", slack, "check SLACK_BOT_TOKEN and MLTD_SLACK_API_URL; reinstall the app"))
         if not settings.slack_signing_secret:
-            out.append(Check("Slack events", False, "SLACK_SIGNING_SECRET is not set", "set it from the app's Basic Information"))
+            out.append(Check("Slack events", False, "SLACK_SIGNING_SECRET is not set",
+                             "set it from the app's Basic Information"))
     else:
         out.append(Check("Slack", None, "off (no SLACK_BOT_TOKEN)"))
 
@@ -83,7 +87,8 @@ def run_checks(settings: Settings) -> list[Check]:
             app = GithubIntegration(auth=Auth.AppAuth(int(settings.github_app_id), key),
                                     base_url=settings.github_api_url.rstrip("/"))
             return f"App {settings.github_app_id}: {app.get_installations().totalCount} installation(s)"
-        out.append(_try("GitHub", github, "check MLTD_GITHUB_TOKEN or MLTD_GITHUB_APP_ID/PRIVATE_KEY and MLTD_GITHUB_API_URL"))
+        out.append(_try("GitHub", github,
+                        "check MLTD_GITHUB_TOKEN or MLTD_GITHUB_APP_ID/PRIVATE_KEY and MLTD_GITHUB_API_URL"))
     else:
         out.append(Check("GitHub", None, "off (no MLTD_GITHUB_TOKEN or MLTD_GITHUB_APP_ID)"))
 
@@ -104,9 +109,11 @@ def run_checks(settings: Settings) -> list[Check]:
         def anthropic_api():
             from bot.agent import make_client
             c = make_client(settings)
-            r = c.messages.create(model=settings.agent_model, max_tokens=1, messages=[{"role": "user", "content": "ping"}])
+            r = c.messages.create(model=settings.agent_model, max_tokens=1,
+                                  messages=[{"role": "user", "content": "ping"}])
             return f"{settings.agent_model} answered ({r.usage.input_tokens} tokens)"
-        out.append(_try("agent", anthropic_api, "check ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL or the Bedrock model access"))
+        out.append(_try("agent", anthropic_api,
+                        "check ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL or the Bedrock model access"))
     else:
         out.append(Check("agent", None, "off (no ANTHROPIC_API_KEY): analyzers only"))
     return out

@@ -72,7 +72,8 @@ def _s3(uri: str, dest: Path, settings: Settings) -> Fetched:
     if bucket not in settings.buckets:
         raise FetchError(f"I'm not allowed to read bucket `{bucket}`. An admin can add it to MLTD_ALLOWED_BUCKETS.")
     s3 = boto3.client("s3", endpoint_url=settings.aws_endpoint_url or None,
-                      config=Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5, read_timeout=30))
+                      config=Config(retries={"mode": "standard", "max_attempts": 5},
+                                    connect_timeout=5, read_timeout=30))
     out = Fetched(dest, uri)
     wanted: list[tuple[str, PurePosixPath, int]] = []
     total = 0
@@ -87,7 +88,8 @@ def _s3(uri: str, dest: Path, settings: Settings) -> Fetched:
                     out.notes.append(f"skipped {rel} ({size / 2**20:,.0f} MB, over the per-file cap)")
                     continue
                 if total + size > settings.max_run_bytes:
-                    out.notes.append(f"skipped {rel} and later files: the run is over the {settings.max_run_bytes / 2**30:,.0f} GB cap")
+                    cap_gb = settings.max_run_bytes / 2**30
+                    out.notes.append(f"skipped {rel} and later files: the run is over the {cap_gb:,.0f} GB cap")
                     break
                 total += size
                 wanted.append((key, rel, size))
@@ -108,7 +110,8 @@ def _s3(uri: str, dest: Path, settings: Settings) -> Fetched:
             raise FetchError(f"Bucket `{bucket}` does not exist.") from None
         if code in ("AccessDenied", "403"):
             raise FetchError(f"S3 refused access to {uri} (AccessDenied): check the worker's IAM role.") from None
-        raise FetchError(f"S3 answered {code or 'an error'} for {uri} after retries; try again in a few minutes.") from None
+        raise FetchError(f"S3 answered {code or 'an error'} for {uri} after retries; "
+                         "try again in a few minutes.") from None
     except BotoCoreError as exc:
         raise FetchError(f"I could not reach S3 for {uri} ({type(exc).__name__}) after retries; try again in a "
                          "few minutes.") from None

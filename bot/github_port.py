@@ -27,15 +27,17 @@ class Refused(Exception):
 def client(settings: Settings, installation_id: int | None = None):
     from github import Auth, Github
 
-    kw = dict(base_url=settings.github_api_url.rstrip("/"), seconds_between_requests=0.0,
-              seconds_between_writes=settings.github_write_interval_s)
+    def github(auth: Auth.Auth) -> Github:
+        return Github(auth=auth, base_url=settings.github_api_url.rstrip("/"), seconds_between_requests=0.0,
+                      seconds_between_writes=settings.github_write_interval_s)
+
     if settings.github_token:
-        return Github(auth=Auth.Token(settings.github_token), **kw)
+        return github(Auth.Token(settings.github_token))
     key = settings.github_key()
     if installation_id is None:
         raise Refused("the GitHub App needs the installation id from the webhook")
     # the installation token is fetched (and refreshed) by PyGithub from the App's JWT
-    return Github(auth=Auth.AppAuth(int(settings.github_app_id), key).get_installation_auth(int(installation_id)), **kw)
+    return github(Auth.AppAuth(int(settings.github_app_id), key).get_installation_auth(int(installation_id)))
 
 
 def is_training(workflow_name: str, workflow_path: str, settings: Settings) -> bool:

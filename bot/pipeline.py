@@ -54,7 +54,7 @@ def reply(path: Path, render: Callable[[dict], Rendered], *, symptoms: Sequence[
     doc = diagnosis.to_dict()
     doc["questions"] = doc.get("questions", []) + list(notes)
     if agent_settings is not None:
-        from bot import agent                # the agent needs the service extras; the core CLI does not
+        from bot import agent  # the agent needs the service extras; the core CLI does not
 
         doc = agent.review(path, run, doc, agent_settings)
         if doc["root_causes"] and doc["root_causes"][0].get("analyzer") == AGENT:

@@ -39,7 +39,8 @@ _SECRETS = [
     (re.compile(_T + r"AIza[0-9A-Za-z_-]{30,}+"), "[google-key]"),
     (re.compile(_T + r"ya29\.[0-9A-Za-z_-]{20,}+"), "[google-token]"),
     (re.compile(_T + r"eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+"), "[jwt]"),
-    (re.compile(r"(?i)(?<![A-Za-z0-9-])(authorization[ \t]{0,8}:[ \t]{0,8}(?:(?:bearer|basic|token|digest)[ \t]{1,8})?+)"
+    (re.compile(r"(?i)(?<![A-Za-z0-9-])(authorization[ \t]{0,8}:[ \t]{0,8}"
+                r"(?:(?:bearer|basic|token|digest)[ \t]{1,8})?+)"
                 r"[A-Za-z0-9._~+/=-]{6,}+"), r"\1[secret]"),
     (re.compile(r"(?i)(?<![A-Za-z0-9])(bearer[ \t]{1,8})[A-Za-z0-9._~+/-]{16,}+=*+"), r"\1[secret]"),
     # user:password@ in any URL, the user possibly empty (`redis://:pw@host`)

@@ -25,12 +25,13 @@ class Settings(BaseSettings):
 
     github_app_id: str = Field("", validation_alias="MLTD_GITHUB_APP_ID")
     github_private_key: str = Field("", validation_alias="MLTD_GITHUB_PRIVATE_KEY")       # PEM text or a path
-    github_private_key_file: str = Field("", validation_alias="MLTD_GITHUB_PRIVATE_KEY_FILE")  # a mounted secret file; wins
-    github_app_slug: str = Field("mltd", validation_alias="MLTD_GITHUB_APP_SLUG")         # the App's bot login is SLUG[bot]
+    # a mounted secret file; wins over MLTD_GITHUB_PRIVATE_KEY
+    github_private_key_file: str = Field("", validation_alias="MLTD_GITHUB_PRIVATE_KEY_FILE")
+    github_app_slug: str = Field("mltd", validation_alias="MLTD_GITHUB_APP_SLUG")  # the App's bot login is SLUG[bot]
     github_token: str = Field("", validation_alias="MLTD_GITHUB_TOKEN")
     github_webhook_secret: str = Field("", validation_alias="MLTD_GITHUB_WEBHOOK_SECRET")
     github_api_url: str = Field("https://api.github.com", validation_alias="MLTD_GITHUB_API_URL")
-    github_workflows: str = Field("", validation_alias="MLTD_GITHUB_WORKFLOWS")           # globs; empty = every workflow
+    github_workflows: str = Field("", validation_alias="MLTD_GITHUB_WORKFLOWS")     # globs; empty = every workflow
     github_allowed_users: str = Field("", validation_alias="MLTD_GITHUB_ALLOWED_USERS")
     github_refusal: str = Field("reply", validation_alias="MLTD_GITHUB_REFUSAL")          # reply | silent
     github_write_interval_s: float = Field(1.0, validation_alias="MLTD_GITHUB_WRITE_INTERVAL_S")
@@ -52,7 +53,7 @@ class Settings(BaseSettings):
 
     job_timeout_s: int = Field(300, validation_alias="MLTD_JOB_TIMEOUT_S")
     job_retries: int = Field(2, validation_alias="MLTD_JOB_RETRIES")
-    lease_s: int = Field(330, validation_alias="MLTD_LEASE_S")                  # a job's lease; the reaper re-queues after it
+    lease_s: int = Field(330, validation_alias="MLTD_LEASE_S")      # a job's lease; the reaper re-queues after it
     reap_every_s: int = Field(15, validation_alias="MLTD_REAP_EVERY_S")
     workers: int = Field(2, validation_alias="MLTD_WORKERS")
     max_file_bytes: int = Field(2 << 30, validation_alias="MLTD_MAX_FILE_BYTES")

@@ -12,8 +12,23 @@ import os
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import (JSON, Boolean, Column, Float, Integer, MetaData, String, Table, Text, create_engine, event,
-                        func, insert, select, update)
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    Float,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    event,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 
 metadata = MetaData()
@@ -136,7 +151,8 @@ class Store:
         with self.engine.begin() as c:
             c.execute(update(requests).where(requests.c.key == key).values(updated=time.time(), **values))
 
-    def finish(self, key: str, worker: str, status: str, *, result: dict | None = None, error: str | None = None) -> bool:
+    def finish(self, key: str, worker: str, status: str, *,
+               result: dict | None = None, error: str | None = None) -> bool:
         """Close the request; False when another worker has taken it over since (lease ran out)."""
         with self.engine.begin() as c:
             r = c.execute(update(requests).where(requests.c.key == key, requests.c.worker == worker,

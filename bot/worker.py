@@ -81,15 +81,13 @@ class Worker:
             self.store.finish(key, owner, "failed", error=redact(f"{type(exc).__name__}: {exc}")[:ERROR_MAX])
 
     def _process(self, req: Request, tmp: Path, owner: str) -> dict:
-        ports = {"store": self.store, "slack": self.slack, "settings": self.settings}
         if req.source == "github":
-            return github_jobs.process(req, tmp, owner, **ports)
-        return slack_jobs.process(req, tmp, **ports)
+            return github_jobs.process(req, tmp, owner, store=self.store, slack=self.slack, settings=self.settings)
+        return slack_jobs.process(req, tmp, store=self.store, slack=self.slack, settings=self.settings)
 
     def _fail(self, req: Request, exc: Exception, owner: str) -> None:
         """The failure reply; if the platform is down too, the lease runs out and the reaper tries again."""
-        ports = {"store": self.store, "slack": self.slack, "settings": self.settings}
         if req.source == "github":
-            github_jobs.fail(req, exc, owner, **ports)
+            github_jobs.fail(req, exc, owner, store=self.store, slack=self.slack, settings=self.settings)
         else:
-            slack_jobs.fail(req, exc, **ports)
+            slack_jobs.fail(req, exc, store=self.store, slack=self.slack, settings=self.settings)

@@ -161,9 +161,9 @@ def _diagnose_in(args, tmp: Path) -> int:
 
 
 def _watch(args) -> int:
-    from handlers.watch_s3 import S3Log, S3LogError   # boto3 only once an s3:// log is opened
     from handlers.watch.tail import follow
     from handlers.watch.watcher import Watcher
+    from handlers.watch_s3 import S3Log, S3LogError  # boto3 only once an s3:// log is opened
 
     try:
         if args.path.startswith("s3://"):
@@ -204,7 +204,8 @@ def _doctor() -> int:
     mark = {True: "ok", False: "FAIL", None: "off"}
     width = max(len(c.name) for c in checks)
     for c in checks:
-        print(f"{c.name:<{width}}  {mark[c.ok]:<4}  {c.detail}" + (f"\n{'':<{width}}        fix: {c.fix}" if c.ok is False else ""))
+        fix = f"\n{'':<{width}}        fix: {c.fix}" if c.ok is False else ""
+        print(f"{c.name:<{width}}  {mark[c.ok]:<4}  {c.detail}" + fix)
     failed = [c for c in checks if c.ok is False]
     return EXIT_INTERNAL if failed else EXIT_OK
 

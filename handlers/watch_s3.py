@@ -29,7 +29,9 @@ class S3Log:
         try:
             for page in self.s3.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix):
                 for obj in page.get("Contents", []):
-                    if obj["Key"].endswith(LOG_SUFFIXES) and (newest is None or obj["LastModified"] > newest["LastModified"]):
+                    if not obj["Key"].endswith(LOG_SUFFIXES):
+                        continue
+                    if newest is None or obj["LastModified"] > newest["LastModified"]:
                         newest = obj
         except (BotoCoreError, ClientError) as exc:
             raise S3LogError(f"S3 could not list {uri}: {exc}") from None

@@ -1,5 +1,16 @@
 """The analyzers, in one explicit tuple. Each is a module with `NAME` and `analyze(run) -> findings`:
 it reads the run, never posts, never raises to signal a hit."""
-from analysis.analyzers import code, crashes, excerpt, gradients, learning_rate, loss, memory, outputs, parameters, weights
+from analysis.analyzers import (
+    code,
+    crashes,
+    excerpt,
+    gradients,
+    learning_rate,
+    loss,
+    memory,
+    outputs,
+    parameters,
+    weights,
+)
 
 ANALYZERS = (loss, gradients, learning_rate, crashes, memory, parameters, weights, code, outputs, excerpt)

@@ -40,10 +40,12 @@ def _unguarded_division(code: CodeFile) -> Finding | None:
         return Finding(
             "numerical_instability", f"{code.artifact} line {line_no} divides by {divisor} with no epsilon: an input "
             "with zero spread gives 0/0 = NaN", "low", 0.4,
-            [Evidence(f"{line.strip()}: divides by {divisor}, which is 0 for a constant input", code.artifact, f"line {line_no}")],
+            [Evidence(f"{line.strip()}: divides by {divisor}, which is 0 for a constant input",
+                      code.artifact, f"line {line_no}")],
             fix=f"Guard the division: / ({divisor} + 1e-6), or clamp the spread from below",
             expected_impact="constant inputs give zeros instead of NaN and training continues",
-            patch=replace_line(code, line_no, fixed), analyzer=NAME, quick_fix=f"Add an epsilon to the division by {divisor}")
+            patch=replace_line(code, line_no, fixed), analyzer=NAME,
+            quick_fix=f"Add an epsilon to the division by {divisor}")
     return None
 
 
@@ -80,7 +82,8 @@ def _half_without_scaler(code: CodeFile) -> Finding | None:
             return Finding(
                 "numerical_instability", f"{code.artifact} line {n} computes in float16 with no GradScaler: gradients "
                 "under 6e-8 flush to zero and activations over 65504 become inf", "low", 0.4,
-                [Evidence(f"{line.strip()}: float16, and no GradScaler anywhere in the file", code.artifact, f"line {n}")],
+                [Evidence(f"{line.strip()}: float16, and no GradScaler anywhere in the file",
+                          code.artifact, f"line {n}")],
                 fix="Use bf16 (torch.autocast(dtype=torch.bfloat16)), or wrap the step in torch.amp.GradScaler "
                     "(scaler.scale(loss).backward(); scaler.step(opt); scaler.update())",
                 analyzer=NAME, quick_fix="Use bf16 or add a GradScaler")
@@ -117,7 +120,8 @@ def _unshuffled_training_loader(code: CodeFile) -> Finding | None:
         return Finding(
             "data_pipeline_bug", f"{code.artifact} line {node.lineno} loads the training set with {said}: every epoch "
             "sees the batches in the same, stored order", "low", 0.4,
-            [Evidence(f"{line.strip()}: the training DataLoader does not shuffle", code.artifact, f"line {node.lineno}")],
+            [Evidence(f"{line.strip()}: the training DataLoader does not shuffle",
+                      code.artifact, f"line {node.lineno}")],
             fix="Shuffle the training data (DataLoader(..., shuffle=True) or a sampler); data stored by class or by "
                 "source otherwise gives batches of one kind, and the loss drops and jumps at the boundaries",
             expected_impact="smooth epoch curves without periodic drops", analyzer=NAME,
@@ -141,7 +145,7 @@ def _constants(tree: ast.Module) -> dict[str, float]:
 def _lr_above_range(code: CodeFile) -> Finding | None:
     """An optimizer built in the script with a literal learning rate above its family's usual range
     (common.LR_RANGE: Adam's tops out near 1e-2, SGD's near 0.1): the line, and the LR a tenth of it."""
-    from analysis.analyzers.common import LR_RANGE     # here: at module level the import would be circular
+    from analysis.analyzers.common import LR_RANGE  # here: at module level the import would be circular
     try:
         tree = ast.parse(code.text)
     except SyntaxError:
@@ -155,7 +159,8 @@ def _lr_above_range(code: CodeFile) -> Finding | None:
         lr_node = next((k.value for k in node.keywords if k.arg in ("lr", "learning_rate")), None)
         if fam is None or lr_node is None:
             continue
-        lr = lr_node.value if isinstance(lr_node, ast.Constant) else names.get(lr_node.id) if isinstance(lr_node, ast.Name) else None
+        lr = (lr_node.value if isinstance(lr_node, ast.Constant)
+              else names.get(lr_node.id) if isinstance(lr_node, ast.Name) else None)
         if not isinstance(lr, (int, float)) or isinstance(lr, bool) or lr <= LR_RANGE[fam][1]:
             continue
         line = code.text.splitlines()[node.lineno - 1]
@@ -199,7 +204,8 @@ def analyze(run: Run) -> list[Finding]:
             continue
         opts = optimizers(code)
         out += [f for f in (_unguarded_division(code), _softmax_into_cross_entropy(code), _half_without_scaler(code),
-                            _unshuffled_training_loader(code), _lr_above_range(code), _frozen(code, opts)) if f is not None]
+                            _unshuffled_training_loader(code), _lr_above_range(code), _frozen(code, opts))
+                if f is not None]
         backward = sorted(code.calls.get("backward", []))
         if not opts or not backward:
             continue
@@ -221,14 +227,16 @@ def analyze(run: Run) -> list[Finding]:
         if "zero_grad" not in code.calls:
             step_line = min(code.calls[f"{stepped[0]}.step"])
             out.append(Finding(
-                "exploding_gradients", f"Gradients are never cleared in {code.artifact}: no zero_grad() before backward(), "
-                f"so each {stepped[0]}.step() applies the sum of every gradient since the start",
+                "exploding_gradients", f"Gradients are never cleared in {code.artifact}: no zero_grad() before "
+                f"backward(), so each {stepped[0]}.step() applies the sum of every gradient since the start",
                 "high", 0.7,
                 [Evidence(f"{code.line(backward[0])}: accumulates into .grad, and no zero_grad() anywhere in the file",
                           code.artifact, f"line {backward[0]}"),
-                 Evidence(f"{code.line(step_line)}: applies the accumulated gradient", code.artifact, f"line {step_line}")],
+                 Evidence(f"{code.line(step_line)}: applies the accumulated gradient",
+                          code.artifact, f"line {step_line}")],
                 fix=f"Call {stepped[0]}.zero_grad() once per step, before loss.backward()",
-                expected_impact="the gradient norm stays at the scale of one batch's gradient and the loss stays finite",
+                expected_impact="the gradient norm stays at the scale of one batch's gradient "
+                                "and the loss stays finite",
                 patch=insert_code_before(code, backward[0], f"{stepped[0]}.zero_grad()"), analyzer=NAME,
                 quick_fix=f"Add {stepped[0]}.zero_grad() before backward()"))
     return out

@@ -24,11 +24,13 @@ def _ev(e: Event, text: str | None = None) -> Evidence:
 
 
 def _user_frame(e: Event) -> Evidence | None:
-    frames = [f for f in e.fields.get("frames", []) if "site-packages" not in f["file"] and "/lib/python" not in f["file"]]
+    frames = [f for f in e.fields.get("frames", [])
+              if "site-packages" not in f["file"] and "/lib/python" not in f["file"]]
     if not frames:
         return None
     f = frames[-1]
-    return Evidence(f'raised from {f["file"]}:{f["line"]} in {f["func"]}: {f["code"]}'.rstrip(": "), e.artifact, e.locator)
+    return Evidence(f'raised from {f["file"]}:{f["line"]} in {f["func"]}: {f["code"]}'.rstrip(": "),
+                    e.artifact, e.locator)
 
 
 def _oom(run: Run, e: Event) -> Finding:
@@ -91,7 +93,8 @@ def _oom(run: Run, e: Event) -> Finding:
 
 
 _OOM_TITLES = {"host_oom": "Host out of memory", "tf_oom": "GPU out of memory (TensorFlow ResourceExhaustedError)",
-               "cudnn_oom_in_disguise": "A cuDNN/cuBLAS error that is most often GPU memory exhausted", "cuda_oom": "GPU out of memory"}
+               "cudnn_oom_in_disguise": "A cuDNN/cuBLAS error that is most often GPU memory exhausted",
+               "cuda_oom": "GPU out of memory"}
 
 
 def _budget(run: Run):
@@ -134,10 +137,12 @@ def _allocation_shape(run: Run, tried: int):
 
 _FIXES = {
     "nccl_timeout": ("A collective timed out: one rank stopped reaching it", "Find the rank that stalled first "
-                     "(NCCL_DEBUG=INFO, TORCH_NCCL_ASYNC_ERROR_HANDLING=1); look for uneven data per rank, a rank-only "
-                     "branch (logging, eval, checkpointing) or a hung dataloader; raise the timeout only once the cause is known"),
+                     "(NCCL_DEBUG=INFO, TORCH_NCCL_ASYNC_ERROR_HANDLING=1); look for uneven data per rank, a "
+                     "rank-only branch (logging, eval, checkpointing) or a hung dataloader; raise the timeout only "
+                     "once the cause is known"),
     "elastic_teardown": ("torchrun is stopping the other ranks because one failed", "Read the first failing rank's "
-                         "own error above the SIGTERM lines (or torchrun's error file): the SIGTERMs are its consequence"),
+                         "own error above the SIGTERM lines (or torchrun's error file): the SIGTERMs are its "
+                         "consequence"),
     "rank_failure": ("A worker rank failed and took the job down", "Read the first failing rank's own traceback "
                      "(torchrun's error file); the other ranks' errors are consequences"),
     "dataloader_killed": ("A DataLoader worker died", "The worker was killed (often the host OOM killer or a too-small "
@@ -146,12 +151,13 @@ _FIXES = {
     "dataloader_handover": ("A DataLoader worker died while handing a batch to the training process",
                             "The worker vanished mid-transfer (often the host OOM killer or a too-small /dev/shm): "
                             "lower num_workers, give the container more shared memory (--shm-size) or use "
-                            "torch.multiprocessing.set_sharing_strategy('file_system') (also the fix when the process runs "
-                            "out of file descriptors: ancdata, too many open files; or raise ulimit -n), and check the "
-                            "sample the worker was loading"),
+                            "torch.multiprocessing.set_sharing_strategy('file_system') (also the fix when the "
+                            "process runs out of file descriptors: ancdata, too many open files; or raise ulimit -n), "
+                            "and check the sample the worker was loading"),
     "dataloader_worker_error": ("A DataLoader worker failed while loading a sample", "The worker's own error names "
-                                "the record: fix or skip it in the dataset's __getitem__ (catch the decode error, log the "
-                                "index, filter the file list); num_workers=0 reproduces it in the main process"),
+                                "the record: fix or skip it in the dataset's __getitem__ (catch the decode error, "
+                                "log the index, filter the file list); num_workers=0 reproduces it in the main "
+                                "process"),
     "nccl_shm": ("NCCL could not create its shared-memory segment (/dev/shm full or too small)",
                  "Give the container more shared memory (docker --shm-size=16g or --ipc=host; a Kubernetes "
                  "emptyDir with medium: Memory on /dev/shm), remove stale /dev/shm/nccl-* files; "
@@ -241,10 +247,10 @@ def analyze(run: Run) -> list[Finding]:
                 continue          # every rank arrived: the barrier is just being passed
             title = (f"{title}: {e.fields['worker_count']} workers registered for world_size "
                      f"{e.fields['world_size']}")
-        conf = _CONFIDENCE.get(e.signature) or (NAN_LOSS_MESSAGE if _loss_nan_message(e) else None) or {"distributed_failure": 0.9, "dataloader_failure": 0.9,
-                                                 "zero_variance": 0.9, "numerical_instability": 0.75,
-                                                 "data_pipeline_bug": 0.9}.get(e.code, 0.7)
-        sev = "critical" if e.context or e.code in ("distributed_failure", "dataloader_failure", "data_pipeline_bug") else "high"
+        conf = (_CONFIDENCE.get(e.signature) or (NAN_LOSS_MESSAGE if _loss_nan_message(e) else None)
+                or _CODE_CONFIDENCE.get(e.code, 0.7))
+        critical = e.context or e.code in ("distributed_failure", "dataloader_failure", "data_pipeline_bug")
+        sev = "critical" if critical else "high"
         count = f" ({e.count} times)" if e.count > 1 else ""
         issue = f"{title}{count}" if title else f"{clip(e.text, 160)}{count}"
         out.append(Finding(e.code, issue, sev, conf, ev, fix=fix, patch=patch,
@@ -274,9 +280,13 @@ def _broadcasts(text: str) -> bool:
 
 # Signatures whose confidence differs from their code's: a device-side assert is most often, not
 # always, a label out of range; a target-size warning is a bug only where the shapes broadcast.
-_CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "target_size_mismatch": 0.7, "duplicate_gpu": 0.92,
+_CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "target_size_mismatch": 0.7,
+               "duplicate_gpu": 0.92,
                # a launcher's report that a rank exited says where, not why: the rank's own error is the cause
                "rank_failure": 0.7, "elastic_teardown": 0.6}
+# The confidence of a crash by its code, where its signature has none of its own (otherwise 0.7).
+_CODE_CONFIDENCE = {"distributed_failure": 0.9, "dataloader_failure": 0.9, "zero_variance": 0.9,
+                    "numerical_instability": 0.75, "data_pipeline_bug": 0.9}
 # A NaN or an overflow the loop reports has a second reading: updates too large for the weights.
 _LR_READING = {"nonfinite_loss": 0.5, "loss_scale_overflow": 0.45}
 # A trainer's "loss became NaN" (not a gradient's, not the loss scaler's) names no mechanism: the
@@ -295,9 +305,11 @@ def _data_reading(e: Event) -> Finding:
     score makes the loss NaN at whatever LR."""
     return Finding("data_pipeline_bug", "A NaN or Inf in the inputs, or a target the loss cannot score: "
                    + clip(e.text, 120), "high", DATA_OVER_NAN_LOSS,
-                   [_ev(e, f"{e.text.strip()} (a NaN input or a broken target, such as an empty box, ends this way too)")],
+                   [_ev(e, f"{e.text.strip()} "
+                           "(a NaN input or a broken target, such as an empty box, ends this way too)")],
                    fix="Assert torch.isfinite on each batch's inputs and targets, and drop samples with empty or "
-                       "degenerate boxes or out-of-range labels", analyzer=NAME, quick_fix="Assert the inputs are finite",
+                       "degenerate boxes or out-of-range labels",
+                   analyzer=NAME, quick_fix="Assert the inputs are finite",
                    settle=NAN_DATA_SETTLE)
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TypeGuard
 
 import numpy as np
 
@@ -84,15 +85,15 @@ def _losses(run: Run) -> list[Series]:
     any name the reader kept."""
     names = [n for n in LOSS_FIRST if n in run.metrics] + sorted(
         n for n in run.metrics.names() if any(w in n for w in LOSS_WORDS) and n not in LOSS_FIRST and "/" not in n)
-    return [run.metrics.get(n) for n in names if len(run.metrics.get(n))]
+    return [s for n in names if (s := run.metrics.get(n)) is not None and len(s)]
 
 
 def _main_loss(run: Run) -> Series | None:
     """The training loss, or the one loss series a paste holds (a GAN's two losses are not one
     curve to judge)."""
     for name in LOSS_FIRST[:2]:
-        if name in run.metrics and len(run.metrics.get(name)):
-            return run.metrics.get(name)
+        if (s := run.metrics.get(name)) is not None and len(s):
+            return s
     others = [s for s in _losses(run) if s.name not in LOSS_FIRST]
     return others[0] if len(others) == 1 else None
 
@@ -114,7 +115,8 @@ def _gap(run: Run) -> list[Finding]:
     if not said:
         return []
     conf = 0.7 if len(said) == 2 else 0.55
-    return [Finding("overfitting", "The model fits the training set far better than the validation set: " + "; ".join(said),
+    return [Finding("overfitting",
+                    "The model fits the training set far better than the validation set: " + "; ".join(said),
                     "medium", conf, ev,
                     fix="Early-stop on validation loss, add augmentation, weight decay or dropout, or use a smaller "
                         "model; the validation curve per epoch would show where the gap opened",
@@ -181,10 +183,12 @@ def _nan_loss(run: Run) -> list[Finding]:
                                    "signature of an overflow", last.artifact, last.locator))
     else:
         ev_data.append(Evidence(f"{s.name} is non-finite from its first report: nothing was learned yet, so the "
-                                "inputs or targets of the first batches are the first suspects", s.artifact, s.locator(i)))
+                                "inputs or targets of the first batches are the first suspects",
+                                s.artifact, s.locator(i)))
     train = _main_loss(run)
-    val_only = s.name in LOSS_FIRST[2:] and train is not None and train is not s and bool(np.isfinite(train.values).all())
-    if val_only:
+    val_only = (s.name in LOSS_FIRST[2:] and train is not None and train is not s
+                and bool(np.isfinite(train.values).all()))
+    if val_only and train is not None:
         ev_data.append(Evidence(f"the training loss stays finite ({fmt(float(train.values[-1]))} at its last report) "
                                 f"while {s.name} is NaN: the evaluation data, not the weights, carry the NaN",
                                 train.artifact, train.locator(len(train) - 1)))
@@ -236,7 +240,8 @@ def _high_lr(run: Run) -> Evidence | None:
 
 def _nan_lr(s: Series, i: int, ev: list[Evidence], conf: float, step: float, rose: bool) -> Finding:
     return Finding("lr_too_high", f"{s.name} turned {fmt(float(s.values[i]))} at {s.step_kind} {fmt_step(s.steps[i])}: "
-                   "a learning rate too high drives the weights to overflow" + (" after the loss climbed" if rose else ""),
+                   "a learning rate too high drives the weights to overflow"
+                   + (" after the loss climbed" if rose else ""),
                    "critical" if conf > LONG_NAN_LR else "high", conf, ev,
                    fix="Lower the learning rate 10x (Adam ~1e-4, SGD ~0.01) with a warm-up and clip gradients "
                        "(max_norm 1.0); if the NaN goes away, raise it back gradually",
@@ -246,8 +251,9 @@ def _nan_lr(s: Series, i: int, ev: list[Evidence], conf: float, step: float, ros
 
 def _rising_loss(run: Run) -> list[Finding]:
     """A loss that grows from the start: a divergence even with four points (the trend analyzer
-    needs twelve, and a fall first), with two when it ends EXPLODED times its start. On a longer curve, the smoothed loss of the last fifth at
-    least RISE_LONG times that of the first fifth, rising in rank order (Spearman >= RISE_RANK)."""
+    needs twelve, and a fall first), with two when it ends EXPLODED times its start. On a longer curve, the
+    smoothed loss of the last fifth at least RISE_LONG times that of the first fifth, rising in rank order
+    (Spearman >= RISE_RANK)."""
     s = _main_loss(run)
     if s is None:
         return []
@@ -320,7 +326,7 @@ def _spearman(x: np.ndarray) -> float:
     return float(np.corrcoef(r, t)[0, 1]) if r.std() > 0 else 0.0
 
 
-def _finite(s: Series | None, most: float = math.inf) -> bool:
+def _finite(s: Series | None, most: float = math.inf) -> TypeGuard[Series]:
     """At least STUCK_POINTS reports, fewer than `most`, all finite."""
     return s is not None and STUCK_POINTS <= len(s) < most and bool(np.isfinite(s.values).all())
 
@@ -434,7 +440,8 @@ def _too_good(run: Run) -> list[Finding]:
     loss = _main_loss(run)
     for name in ("train_acc", "val_acc"):
         acc = run.metrics.get(name)
-        if acc is None or not len(acc) or loss is None or not np.isfinite(loss.values[0]) or not np.isfinite(acc.values[0]):
+        if (acc is None or not len(acc) or loss is None
+                or not np.isfinite(loss.values[0]) or not np.isfinite(acc.values[0])):
             continue
         if acc.step_kind != "index" and acc.steps[0] > 1:
             continue             # the paste starts mid-training: a model may well be that good by then
@@ -442,9 +449,9 @@ def _too_good(run: Run) -> list[Finding]:
             ev = [point(loss, 0, f"first {loss.name}"), point(acc, 0, f"first {name}")]
             return [Finding("data_pipeline_bug", f"Too good to be true: {name} is {fmt(float(acc.values[0]))} and "
                             f"{loss.name} {fmt(float(loss.values[0]))} from the first report", "high", 0.65, ev,
-                            fix="Look for a leak, the answer in the inputs: a label column left in the features, validation "
-                                "samples also in training, labels that are all one value, or a metric computed "
-                                "against the predictions themselves",
+                            fix="Look for a leak, the answer in the inputs: a label column left in the features, "
+                                "validation samples also in training, labels that are all one value, or a metric "
+                                "computed against the predictions themselves",
                             expected_impact="a realistic loss that falls over the first epochs", analyzer=NAME,
                             quick_fix="Check for a label leak")]
     return []
@@ -458,7 +465,8 @@ def _matrices(text: str):
     (`[[ 0 12]` / ` [ 0 30]]`), or bare rows under a line that says "confusion". Yields (first
     line, rows)."""
     lines = text.splitlines() + [""]
-    block, start = [], 0
+    block: list[list[int]] = []
+    start = 0
     for n, line in enumerate(lines, 1):
         m = _ROW.match(line) if len(line) <= MATRIX_LINE_MAX else None
         row = [int(float(x)) for x in m.group(1).split()] if m else None
@@ -505,7 +513,8 @@ def _one_column(run: Run) -> list[Finding]:
                                    fix="Rebalance the training data (oversample, class weights) and report a "
                                        "per-class metric", analyzer=NAME, quick_fix="Rebalance the classes"))
             elif share.max() < IMBALANCED:
-                out.append(Finding("lr_too_high", f"The classes are about balanced, yet every sample goes to class {j}: "
+                out.append(Finding("lr_too_high",
+                                   f"The classes are about balanced, yet every sample goes to class {j}: "
                                    "an LR too high collapses a classifier onto one class", "medium", 0.4, [rows_ev],
                                    fix="Lower the learning rate 10x (Adam ~1e-4) and check the output layer and loss "
                                        "match the task (one unit per class with cross-entropy)",
@@ -588,7 +597,8 @@ def _short_spike(run: Run) -> list[Finding]:
         rest = float(np.median(np.delete(v, i)))
         if rest > 0 and v[i] >= SPIKE_RATIO * rest and v[i + 1] <= SPIKE_BACK * rest:
             ev = [point(s, i, f"{s.name} spike"), point(s, i + 1, f"{s.name} back")]
-            return [Finding("loss_spikes", f"{s.name} spiked to {fmt(float(v[i]))} ({v[i] / rest:.0f}x the other reports) "
+            return [Finding("loss_spikes",
+                            f"{s.name} spiked to {fmt(float(v[i]))} ({v[i] / rest:.0f}x the other reports) "
                             f"at {s.step_kind} {fmt_step(s.steps[i])} and came back", "medium", 0.55, ev,
                             fix="Log the batch indices of the spiking step and inspect those samples; clip gradients "
                                 "(max_grad_norm 1.0) so one bad batch cannot move the weights far",

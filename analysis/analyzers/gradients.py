@@ -11,7 +11,14 @@ import re
 
 import numpy as np
 
-from analysis.analyzers.common import LR_RANGE, index_at_or_after, index_at_or_before, optimizer_family, point, train_loss
+from analysis.analyzers.common import (
+    LR_RANGE,
+    index_at_or_after,
+    index_at_or_before,
+    optimizer_family,
+    point,
+    train_loss,
+)
 from analysis.ingest.checkpoints import second_moments
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
@@ -23,7 +30,8 @@ NAME = "gradients"
 FROM_THE_START = 0.1      # growth leaving its floor within this share of the logged steps starts "from step 1"
 CONSTANT_LR = 1.01        # an LR whose max/min up to the blow-up stays under this ratio never changed
 LR_KEYS = ("lr", "learning_rate", "base_lr")
-CLIP_KEYS = ("max_grad_norm", "grad_clip", "clip_grad_norm", "gradient_clip_val", "clip_grad", "grad_clip_norm", "clip_norm")
+CLIP_KEYS = ("max_grad_norm", "grad_clip", "clip_grad_norm", "gradient_clip_val", "clip_grad", "grad_clip_norm",
+             "clip_norm")
 
 
 def clipping_patch(run: Run, max_norm: float = 1.0) -> tuple[str | None, list[Evidence]]:
@@ -40,10 +48,13 @@ def clipping_patch(run: Run, max_norm: float = 1.0) -> tuple[str | None, list[Ev
             return None, []
     for code in run.code:
         steps = code.calls.get("step") or []
-        opt_steps = [ln for ln in steps if "optim" in code.text.splitlines()[ln - 1] or "opt." in code.text.splitlines()[ln - 1]]
+        opt_steps = [ln for ln in steps
+                     if "optim" in code.text.splitlines()[ln - 1] or "opt." in code.text.splitlines()[ln - 1]]
         if opt_steps:
-            patch = insert_code_before(code, opt_steps[0], f"torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm={format_value(max_norm)})")
-            return patch, [Evidence("no clip_grad_norm_ before optimizer.step()", code.artifact, f"line {opt_steps[0]}")]
+            clip = f"torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm={format_value(max_norm)})"
+            patch = insert_code_before(code, opt_steps[0], clip)
+            return patch, [Evidence("no clip_grad_norm_ before optimizer.step()",
+                                    code.artifact, f"line {opt_steps[0]}")]
     return None, []
 
 
@@ -73,15 +84,16 @@ def analyze(run: Run) -> list[Finding]:
             seg = np.where(np.isfinite(v[a:b + 1]), v[a:b + 1], -np.inf)
             top = a + int(np.argmax(seg))
             ev = [Evidence(f"grad_norm grew {growth.factor:,.0f}x (smoothed) from {fmt(float(v[a]))} at {g.step_kind} "
-                           f"{fmt_step(g.steps[a])}, peaking at {fmt(float(v[top]))} at {g.step_kind} {fmt_step(g.steps[top])}",
+                           f"{fmt_step(g.steps[a])}, peaking at {fmt(float(v[top]))} at {g.step_kind} "
+                           f"{fmt_step(g.steps[top])}",
                            g.artifact,
                            g.span_locator(a, b))]
             nf = first_nonfinite(v)
             if nf is not None:
                 ev.append(point(g, nf, "grad_norm"))
             scale = _unscaled_targets(run)
-            fix = (f"Clip the gradient norm at {fmt(clip_at)} (about twice its {fmt(healthy)} before the growth) and lower the "
-                   "learning rate; check for a missing normalisation layer")
+            fix = (f"Clip the gradient norm at {fmt(clip_at)} (about twice its {fmt(healthy)} before the growth) and "
+                   "lower the learning rate; check for a missing normalisation layer")
             if scale is not None:
                 ev.append(scale[0])
                 fix = scale[1] + "; then " + fix[0].lower() + fix[1:]
@@ -93,7 +105,8 @@ def analyze(run: Run) -> list[Finding]:
             out.append(Finding(
                 "exploding_gradients", f"Gradient norm grew geometrically ({growth.factor:,.0f}x) "
                 f"from {g.step_kind} {fmt_step(g.steps[a])} to {fmt_step(g.steps[b])}", "critical", 0.8, ev + clip_ev,
-                fix=fix, expected_impact="grad_norm stays bounded and the loss stays finite", patch=patch, analyzer=NAME,
+                fix=fix, expected_impact="grad_norm stays bounded and the loss stays finite",
+                patch=patch, analyzer=NAME,
                 onset_step=float(g.steps[a]), quick_fix=f"Clip gradients at {fmt(clip_at)}",
                 rules_out=("lr_too_high",) if calm is not None else ()))
         else:
@@ -102,9 +115,11 @@ def analyze(run: Run) -> list[Finding]:
                 i = max(sp, key=lambda j: float(v[j]))
                 med = float(np.nanmedian(v))
                 out.append(Finding(
-                    "loss_spikes", f"Gradient-norm spike of {fmt(float(v[i]))} ({float(v[i]) / max(med, 1e-12):.0f}x the median) "
+                    "loss_spikes", f"Gradient-norm spike of {fmt(float(v[i]))} "
+                    f"({float(v[i]) / max(med, 1e-12):.0f}x the median) "
                     f"at {g.step_kind} {fmt_step(g.steps[i])}", "low", 0.5,
-                    [point(g, i, "grad_norm spike"), Evidence(f"median grad_norm {fmt(med)}", g.artifact, g.span_locator(0, len(g) - 1))],
+                    [point(g, i, "grad_norm spike"),
+                     Evidence(f"median grad_norm {fmt(med)}", g.artifact, g.span_locator(0, len(g) - 1))],
                     fix="Clip gradients (max_grad_norm 1.0) and inspect the batch of that step", analyzer=NAME,
                     onset_step=float(g.steps[i]), quick_fix="Enable gradient clipping"))
     out += _vanishing(run)
@@ -126,7 +141,8 @@ def _calm_lr(run: Run, g, a: int, b: int) -> Evidence | None:
         upto = lr.values[(lr.steps <= g.steps[b]) & np.isfinite(lr.values)]
         if not len(upto) or upto.min() <= 0 or upto.max() > CONSTANT_LR * upto.min():
             return None
-        value, artifact, where = float(upto[0]), lr.artifact, lr.span_locator(0, index_at_or_before(lr, float(g.steps[b])) or 0)
+        end = index_at_or_before(lr, float(g.steps[b])) or 0
+        value, artifact, where = float(upto[0]), lr.artifact, lr.span_locator(0, end)
     else:
         hit = run.config_value(*LR_KEYS)
         if hit is None or isinstance(hit[2], bool) or not isinstance(hit[2], (int, float)):
@@ -144,14 +160,15 @@ def _unscaled_targets(run: Run) -> tuple[Evidence, str] | None:
     loss = train_loss(run)
     if loss is None or not len(loss) or not np.isfinite(loss.values[0]) or loss.values[0] < 1e3:
         return None
-    mse = any(isinstance(v, str) and re.search(r"\b(mse|l2|squared)", v, re.I) for c in run.configs for v in c.values.values())
+    mse = any(isinstance(v, str) and re.search(r"\b(mse|l2|squared)", v, re.I)
+              for c in run.configs for v in c.values.values())
     mse = mse or any(code.uses("mse_loss", "MSELoss") for code in run.code)
     if not mse:
         return None
     v0 = float(loss.values[0])
     return (Evidence(f"squared-error loss {fmt(v0)} at the first step: errors of ~{fmt(v0 ** 0.5)}, so the targets are "
                      "on their raw scale", loss.artifact, loss.locator(0)),
-            f"Standardise the regression targets (subtract their mean, divide by their std) so the loss starts near 1")
+            "Standardise the regression targets (subtract their mean, divide by their std) so the loss starts near 1")
 
 
 def _runaway(run: Run, g, growth) -> bool:
@@ -181,8 +198,9 @@ def _layer_magnitudes(run: Run) -> tuple[list[tuple[str, float, Evidence]], str]
     gradient)."""
     layers = run.metrics.layer_series("grad_norm")
     if len(layers) >= 3:       # logging order follows module order
-        return [(n, float(np.nanmedian(s.values)), Evidence(f"median grad norm of {n}: {fmt(float(np.nanmedian(s.values)))}",
-                                                            s.artifact, s.span_locator(0, len(s) - 1)))
+        return [(n, float(np.nanmedian(s.values)),
+                 Evidence(f"median grad norm of {n}: {fmt(float(np.nanmedian(s.values)))}",
+                          s.artifact, s.span_locator(0, len(s) - 1)))
                 for n, s in layers.items()], "median grad norm"
     for ckpt in sorted(run.loaded_checkpoints(), key=lambda c: -(c.step or 0)):
         moments = [(n, v) for n, v in (second_moments(ckpt) or []) if n.endswith("weight")]
@@ -226,7 +244,8 @@ def _saturating(run: Run) -> Evidence | None:
     for cfg in run.configs:
         for key, value in cfg.values.items():
             if isinstance(value, str) and _SATURATING.search(value):
-                return Evidence(f"{key} = {value}: a saturating activation", cfg.artifact, f"line {cfg.lines.get(key, 1)}")
+                return Evidence(f"{key} = {value}: a saturating activation",
+                                cfg.artifact, f"line {cfg.lines.get(key, 1)}")
     for code in run.code:
         for n, line in enumerate(code.text.splitlines(), start=1):
             if _SATURATING.search(line) and not line.lstrip().startswith("#"):

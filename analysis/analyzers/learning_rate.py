@@ -138,13 +138,15 @@ def analyze(run: Run) -> list[Finding]:
                                        f"division) stays 0 for {warm[2]} steps", warm[0].artifact,
                                        f"line {warm[0].lines.get(warm[1], 1)}"))
             return [Finding("no_parameter_updates", "Learning rate is 0 at every logged step", "critical", 0.9, ev,
-                            fix="Set a non-zero learning rate (check the scheduler's first value and any lr multiplier)",
+                            fix="Set a non-zero learning rate "
+                                "(check the scheduler's first value and any lr multiplier)",
                             analyzer=NAME, quick_fix="Set lr > 0")]
         ratio = np.ones(len(v))
         ratio[1:] = v[1:] / np.maximum(v[:-1], 1e-30)
         ramp_end = int(np.argmax(v)) if v[0] < 0.2 * np.nanmax(v) else 0
         # a warm-up ramp rises in small steps from near zero; a jump is a large multiplicative step
-        jumps = [i for i in range(1, len(v)) if ratio[i] >= 2.0 and not (i <= ramp_end and v[i - 1] < 0.2 * np.nanmax(v) and ratio[i] < 4)]
+        jumps = [i for i in range(1, len(v)) if ratio[i] >= 2.0
+                 and not (i <= ramp_end and v[i - 1] < 0.2 * np.nanmax(v) and ratio[i] < 4)]
         if jumps and onset is not None:
             span = float(lr.steps[-1] - lr.steps[0]) or 1.0
             related = [i for i in jumps if lr.steps[i] <= onset + 0.02 * span and onset - lr.steps[i] <= 0.25 * span]
@@ -152,7 +154,8 @@ def analyze(run: Run) -> list[Finding]:
                 i = max(related, key=lambda j: ratio[j])
                 before, after = float(v[i - 1]), float(v[i])
                 patch, cfg_ev, key = _config_lr_patch(run, after, min(after, 3 * before))
-                ev = [Evidence(f"lr jumped {ratio[i]:.0f}x from {fmt(before)} to {fmt(after)} at {lr.step_kind} {fmt_step(lr.steps[i])}",
+                ev = [Evidence(f"lr jumped {ratio[i]:.0f}x from {fmt(before)} to {fmt(after)} "
+                               f"at {lr.step_kind} {fmt_step(lr.steps[i])}",
                                lr.artifact, lr.locator(i))]
                 if loss is not None:
                     j = index_at_or_after(loss, onset)
@@ -164,14 +167,17 @@ def analyze(run: Run) -> list[Finding]:
                                            f"{loss.step_kind} {fmt_step(loss.steps[peak])}", loss.artifact,
                                            loss.span_locator(j, peak)))
                         k = max(0, j - 1)
-                        while k > 0 and loss.steps[k] >= lr.steps[i]:     # strictly before: the jump's own line is after
+                        # strictly before: the jump's own line is after
+                        while k > 0 and loss.steps[k] >= lr.steps[i]:
                             k -= 1
-                        ev.append(Evidence(f"loss was {fmt(float(loss.values[k]))} before the jump", loss.artifact, loss.locator(k)))
+                        ev.append(Evidence(f"loss was {fmt(float(loss.values[k]))} before the jump",
+                                           loss.artifact, loss.locator(k)))
                 fix = (f"Lower the learning rate after {lr.step_kind} {fmt_step(lr.steps[i])} from {fmt(after)} to "
-                       f"{fmt(min(after, 3 * before))} (at most ~3x the previous phase), or ramp it over a few hundred steps "
-                       "instead of switching at once")
-                out.append(Finding("lr_too_high", f"Learning rate raised {ratio[i]:.0f}x to {fmt(after)} at {lr.step_kind} "
-                                   f"{fmt_step(lr.steps[i])}; the loss {how} right after", "critical", 0.92, ev + cfg_ev,
+                       f"{fmt(min(after, 3 * before))} (at most ~3x the previous phase), or ramp it over a few "
+                       "hundred steps instead of switching at once")
+                out.append(Finding("lr_too_high", f"Learning rate raised {ratio[i]:.0f}x to {fmt(after)} at "
+                                   f"{lr.step_kind} {fmt_step(lr.steps[i])}; the loss {how} right after",
+                                   "critical", 0.92, ev + cfg_ev,
                                    fix=fix, expected_impact="the loss keeps falling through the transition",
                                    patch=patch, analyzer=NAME, onset_step=float(lr.steps[i]),
                                    quick_fix=f"Cap the LR after the switch at {fmt(min(after, 3 * before))}"))
@@ -181,12 +187,14 @@ def analyze(run: Run) -> list[Finding]:
             last = float(loss.steps[-1])
             early = onset - first <= 0.1 * max(last - first, 1.0)
             learned_first = np.isfinite(loss.values[:3]).all() and onset > first
-            before = loss.values[: index_at_or_after(loss, onset) or 1]
-            kept = _lasting(loss.values, float(np.nanmin(before)) if np.isfinite(before).any() else np.inf)
+            pre_onset = loss.values[: index_at_or_after(loss, onset) or 1]
+            kept = _lasting(loss.values, float(np.nanmin(pre_onset)) if np.isfinite(pre_onset).any() else np.inf)
             if early and learned_first and kept and float(v[0]) >= 1e-3:
-                out.append(Finding("lr_too_high", f"Loss {how} at {loss.step_kind} {fmt_step(onset)}, early, with the full "
-                                   f"learning rate {fmt(float(v[0]))} from the first step (no warm-up)", "high", 0.7,
-                                   [Evidence(f"lr {fmt(float(v[0]))} at the first logged step", lr.artifact, lr.locator(0))],
+                out.append(Finding("lr_too_high", f"Loss {how} at {loss.step_kind} {fmt_step(onset)}, early, with the "
+                                   f"full learning rate {fmt(float(v[0]))} from the first step (no warm-up)",
+                                   "high", 0.7,
+                                   [Evidence(f"lr {fmt(float(v[0]))} at the first logged step",
+                                             lr.artifact, lr.locator(0))],
                                    fix="Warm the learning rate up linearly over the first 1-5% of steps", analyzer=NAME,
                                    onset_step=onset, quick_fix="Add LR warm-up"))
     return out + _out_of_range(run, lr, onset, how)

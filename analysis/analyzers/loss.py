@@ -37,7 +37,8 @@ def analyze(run: Run) -> list[Finding]:
     bad = first_nonfinite(v)
     if bad is not None:
         prev = bad - 1 if bad > 0 else None
-        ev = [Evidence(f"loss became {fmt(float(v[bad]))} at {s.step_kind} {fmt_step(s.steps[bad])}", s.artifact, s.locator(bad))]
+        ev = [Evidence(f"loss became {fmt(float(v[bad]))} at {s.step_kind} {fmt_step(s.steps[bad])}",
+                       s.artifact, s.locator(bad))]
         if prev is not None:
             ev.append(point(s, prev, "last finite loss"))
         n_bad = int((~np.isfinite(v[bad:])).sum())
@@ -73,7 +74,8 @@ def analyze(run: Run) -> list[Finding]:
                        s.artifact, s.span_locator(d.onset, d.peak))]
         clear = d.undone >= 0.5         # a rise that takes back under half the progress may be noise
         out.append(Finding(
-            "lr_too_high", (f"Loss diverged at {s.step_kind} {fmt_step(s.steps[d.onset])} after falling to {fmt(float(v[d.best]))}"
+            "lr_too_high", (f"Loss diverged at {s.step_kind} {fmt_step(s.steps[d.onset])} "
+                            f"after falling to {fmt(float(v[d.best]))}"
                             if clear else f"Loss crept back up {d.undone:.0%} of the way toward its start from "
                             f"{s.step_kind} {fmt_step(s.steps[d.onset])}: worth watching, not yet a divergence"),
             ("critical" if d.rise > 0.5 else "high") if clear else "low", 0.55 if clear else 0.35, ev,
@@ -113,11 +115,12 @@ def _spikes(run: Run, s, sp: list[int]) -> Finding:
     if past_start:
         conf += 0.05
         ev.append(Evidence(f"{len(past_start)} of the {len(sp)} spikes rose above the loss at the start of training "
-                           f"({fmt(start)}), then fell back within a few steps", s.artifact, s.span_locator(0, len(s) - 1)))
+                           f"({fmt(start)}), then fell back within a few steps",
+                           s.artifact, s.span_locator(0, len(s) - 1)))
     g = run.metrics.get("grad_norm")
     if g is not None and len(g) >= 20:
-        gsp = {float(g.steps[i]) for i in spikes(g.values, z=8.0)} | {float(g.steps[i]) for i in
-                                                                       np.flatnonzero(g.values > 5 * np.nanmedian(g.values))}
+        gsp = ({float(g.steps[i]) for i in spikes(g.values, z=8.0)}
+               | {float(g.steps[i]) for i in np.flatnonzero(g.values > 5 * np.nanmedian(g.values))})
         both = [i for i in sp if float(s.steps[i]) in gsp]
         if both:
             conf += 0.1
@@ -147,7 +150,8 @@ def _calm_gradients(run: Run, step: float) -> Evidence | None:
     if before.max() > 10 * max(med, 1e-12):
         return None
     return Evidence(f"grad_norm stayed between {fmt(float(before.min()))} and {fmt(float(before.max()))} "
-                    f"until then (median {fmt(med)})", g.artifact, g.span_locator(0, int(np.searchsorted(g.steps, step)) - 1))
+                    f"until then (median {fmt(med)})",
+                    g.artifact, g.span_locator(0, int(np.searchsorted(g.steps, step)) - 1))
 
 
 def _half_precision(run: Run) -> tuple[list[Evidence], str | None] | None:
@@ -157,7 +161,8 @@ def _half_precision(run: Run) -> tuple[list[Evidence], str | None] | None:
     ev, patch = [], None
     if hit and hit[2] is True:
         cfg, key, _ = hit
-        ev.append(Evidence(f"{key} = true: float16 has a range of +-65504", cfg.artifact, f"line {cfg.lines.get(key, 1)}"))
+        ev.append(Evidence(f"{key} = true: float16 has a range of +-65504",
+                           cfg.artifact, f"line {cfg.lines.get(key, 1)}"))
         patch = set_config_value(cfg, key, "false") if cfg.format != "json" else _json_bool_patch(cfg, key)
     for code in run.code:
         ln = code.first_line("half", "float16")
@@ -267,7 +272,7 @@ def _overfitting(run: Run, train) -> list[Finding]:
     return [Finding("overfitting", f"Validation loss rose {((vv[-1] / vv[best]) - 1) * 100:.0f}% after "
                     f"{val.step_kind} {fmt_step(val.steps[best])} while training loss kept falling",
                     "medium", 0.8, ev,
-                    fix=f"Keep the checkpoint from {val.step_kind} {fmt_step(val.steps[best])} (early stopping on val loss); "
-                        "add weight decay, dropout or data augmentation",
+                    fix=f"Keep the checkpoint from {val.step_kind} {fmt_step(val.steps[best])} "
+                        "(early stopping on val loss); add weight decay, dropout or data augmentation",
                     expected_impact="validation loss stays at or below its best", analyzer=NAME,
                     onset_step=float(val.steps[best]), quick_fix="Early-stop on validation loss")]

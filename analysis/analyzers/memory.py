@@ -36,11 +36,11 @@ def analyze(run: Run) -> list[Finding]:
     for code in run.code:
         for n, line in enumerate(code.text.splitlines(), start=1):
             if _KEEPS.search(line):
-                ev.append(Evidence(f"{line.strip()}: keeps every step's tensors (and their graphs) alive", code.artifact,
-                                   f"line {n}"))
-    return [Finding("out_of_memory", f"Memory grows step over step ({fmt(slope * 100)} per 100 steps, from {fmt(start)} "
-                    f"to {fmt(end)} by {s.step_kind} {fmt_step(float(x[-1]))})" + (": a leak, and the run died of it"
-                                                                                  if died else ": a leak"),
+                ev.append(Evidence(f"{line.strip()}: keeps every step's tensors (and their graphs) alive",
+                                   code.artifact, f"line {n}"))
+    return [Finding("out_of_memory", f"Memory grows step over step ({fmt(slope * 100)} per 100 steps, "
+                    f"from {fmt(start)} to {fmt(end)} by {s.step_kind} {fmt_step(float(x[-1]))})"
+                    + (": a leak, and the run died of it" if died else ": a leak"),
                     "critical" if died else "high", 0.98 if died else 0.8, ev,
                     fix="Stop keeping each step's tensors: log loss.item() instead of loss, do not append outputs or "
                         "losses with their graphs to lists (detach().cpu() what you keep), drop retain_graph=True, and "

@@ -45,12 +45,14 @@ def analyze(run: Run) -> list[Finding]:
             line = next(n for n, t in items if t.strip() == top)
             quote = top if len(top) <= 60 else top[:57] + "..."
             why = (f"{top_n} of {len(texts)} samples are identical" if top_n / len(texts) >= 0.8
-                   else f"all {len(texts)} samples use only {distinct_chars} distinct characters ({''.join(c for c, _ in chars[:3])!r})")
+                   else f"all {len(texts)} samples use only {distinct_chars} distinct characters "
+                        f"({''.join(c for c, _ in chars[:3])!r})")
             out.append(Finding("mode_collapse", f"Outputs collapsed: {why}", "high", 0.8,
                                [Evidence(f"sample: {quote!r}; {why}", samples.artifact, f"line {line}")],
-                               fix="Check the model's capacity and the loss: a model that cannot fit the data emits its "
-                                   "most frequent token; also check sampling temperature and that generation feeds back "
-                                   "its own outputs", analyzer=NAME, quick_fix="Check capacity and sampling"))
+                               fix="Check the model's capacity and the loss: a model that cannot fit the data "
+                                   "emits its most frequent token; also check sampling temperature and that "
+                                   "generation feeds back its own outputs",
+                               analyzer=NAME, quick_fix="Check capacity and sampling"))
     return out
 
 
@@ -77,7 +79,8 @@ def _numeric_collapse(samples, x: np.ndarray) -> list[Finding]:
         return []
     first = samples.items[0]
     return [Finding("mode_collapse", f"All {len(x)} generated samples sit at one point: spread {spread:.3g} around "
-                    f"({', '.join(f'{c:.3g}' for c in centre)}), {spread / reach:.1%} of their distance from the origin",
+                    f"({', '.join(f'{c:.3g}' for c in centre)}), "
+                    f"{spread / reach:.1%} of their distance from the origin",
                     "high", 0.85,
                     [Evidence(f"sample {first[1].strip()!r}; {len(x)} samples, spread {spread:.3g}, mean "
                               f"({', '.join(f'{c:.3g}' for c in centre)})", samples.artifact, f"line {first[0]}")],
@@ -178,7 +181,8 @@ def _coverage_collapse(samples: Samples, fake: np.ndarray, real_samples: Samples
                        f"generator matching the data would reach ~{expected:.0%}); their spread is {spread:.0%} of the "
                        "real data's", samples.artifact, f"line {samples.items[0][0]}")]
         whole = coverage < 0.25 * expected
-    issue = ("Mode collapse: the generated samples sit " if whole else "Partial mode collapse: the generated samples sit ")
+    issue = "Mode collapse: " if whole else "Partial mode collapse: "
+    issue += "the generated samples sit "
     return [Finding("mode_collapse", issue + where, "high", 0.9 if whole else 0.82, ev, fix=_FIX,
                     expected_impact="samples spread over all the data's modes", analyzer=NAME,
                     quick_fix="Regularise the discriminator (gradient penalty)")]

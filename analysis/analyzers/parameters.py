@@ -67,8 +67,9 @@ def _stalled(run: Run) -> Evidence | None:
     late = relative_change(v[half:])
     if abs(late) >= 0.05 or relative_change(v) <= 0:
         return None
-    return Evidence(f"loss fell from {fmt(float(v[0]))} to {fmt(float(v[half]))}, then moved {abs(late) * 100:.1f}% over the "
-                    "second half of the run", s.artifact, s.span_locator(0, len(s) - 1))
+    return Evidence(f"loss fell from {fmt(float(v[0]))} to {fmt(float(v[half]))}, "
+                    f"then moved {abs(late) * 100:.1f}% over the second half of the run",
+                    s.artifact, s.span_locator(0, len(s) - 1))
 
 
 def _latest(run: Run) -> Checkpoint | None:
@@ -114,8 +115,9 @@ def analyze(run: Run) -> list[Finding]:
             if stalled is not None:
                 ev.append(stalled)
                 conf += 0.15
-            out.append(Finding("architecture_imbalance", f"Embeddings hold {share:.0%} of the parameters; the rest of the "
-                               f"model has only {total - emb:,}", "high", conf, ev,
+            out.append(Finding("architecture_imbalance",
+                               f"Embeddings hold {share:.0%} of the parameters; "
+                               f"the rest of the model has only {total - emb:,}", "high", conf, ev,
                                fix="Rebalance: shrink the vocabulary or the embedding width (tie input and output "
                                    "embeddings), and give the layers between them more width/depth so that embeddings "
                                    "hold at most ~50% of the parameters", expected_impact="the loss keeps falling past "
@@ -126,8 +128,9 @@ def analyze(run: Run) -> list[Finding]:
     if bad:
         worst = max(bad, key=lambda t: t.nonfinite)
         out.append(Finding("numerical_instability", f"{len(bad)} tensors in {ckpt.artifact} hold NaN/Inf",
-                           "critical", 0.75, [Evidence(f"{worst.name}: {worst.nonfinite:,} of {worst.numel:,} values non-finite",
-                                                       ckpt.artifact, f"tensor {worst.name}")],
+                           "critical", 0.75,
+                           [Evidence(f"{worst.name}: {worst.nonfinite:,} of {worst.numel:,} values non-finite",
+                                     ckpt.artifact, f"tensor {worst.name}")],
                            fix="Restart from the last checkpoint with finite weights; find the first non-finite step "
                                "in the log", analyzer=NAME, quick_fix="Resume from the last finite checkpoint"))
     return out

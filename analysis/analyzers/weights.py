@@ -5,8 +5,8 @@ ReLU units of an MLP or a plain CNN can still fire.
 Thresholds: no updates = every tensor bit-identical between two checkpoints some steps apart;
 too small = a median relative change per step under 1e-6, or under 1e-5 with a loss that moved
 under 10% over the run (healthy runs move ~1e-4 to 1e-2 of a weight's norm per step; a late, decayed
-LR moves them slowly too, but after the loss fell); dead units = at least 40% of a hidden layer's units that never activate
-for 4096 standard-normal inputs propagated through the checkpoint's own layers.
+LR moves them slowly too, but after the loss fell); dead units = at least 40% of a hidden layer's
+units that never activate for 4096 standard-normal inputs propagated through the checkpoint's own layers.
 """
 from __future__ import annotations
 
@@ -87,17 +87,20 @@ def _updates(run: Run) -> list[Finding]:
     if len(ckpts) < 2:
         return []
     a, b = ckpts[-2], ckpts[-1]
+    assert a.step is not None and b.step is not None     # _ordered keeps only checkpoints with a step
     steps = b.step - a.step
     compared, same, ratios, still_rows = _movement(a, b)
     if not compared or steps <= 0:
         return []
     where = f"{a.artifact} (step {a.step}) vs {b.artifact} (step {b.step})"
     if same == compared:
-        return [Finding("no_parameter_updates", f"The weights did not change at all between step {a.step} and step {b.step}",
-                        "critical", 0.85, [Evidence(f"all {compared} tensors bit-identical after {steps} steps", b.artifact,
-                                                    f"tensors of {a.artifact} and {b.artifact}")],
-                        fix="Make sure optimizer.step() runs, the optimizer was built over model.parameters() after any "
-                            "re-wrapping, requires_grad is True, and lr > 0",
+        return [Finding("no_parameter_updates",
+                        f"The weights did not change at all between step {a.step} and step {b.step}",
+                        "critical", 0.85,
+                        [Evidence(f"all {compared} tensors bit-identical after {steps} steps", b.artifact,
+                                  f"tensors of {a.artifact} and {b.artifact}")],
+                        fix="Make sure optimizer.step() runs, the optimizer was built over model.parameters() after "
+                            "any re-wrapping, requires_grad is True, and lr > 0",
                         expected_impact="the weights change between checkpoints and the loss falls", analyzer=NAME,
                         quick_fix="Verify optimizer.step() runs on the model's parameters")]
     if not ratios:
@@ -106,13 +109,14 @@ def _updates(run: Run) -> list[Finding]:
     out = []
     for name, (still, rows) in still_rows.items():
         if rows >= 100 and still >= 0.3 * rows:
-            out.append(Finding("architecture_imbalance", f"{still:,} of the {rows:,} rows of {name} barely moved between "
-                               f"step {a.step} and step {b.step}: those tokens never occur in the data", "low", 0.5,
-                               [Evidence(f"{name}: {still:,} of {rows:,} rows moved under 10% as far as the busiest row in "
-                                         f"{steps} steps", b.artifact,
+            out.append(Finding("architecture_imbalance",
+                               f"{still:,} of the {rows:,} rows of {name} barely moved between step {a.step} and "
+                               f"step {b.step}: those tokens never occur in the data", "low", 0.5,
+                               [Evidence(f"{name}: {still:,} of {rows:,} rows moved under 10% as far as the busiest "
+                                         f"row in {steps} steps", b.artifact,
                                          f"tensor {name}")],
-                               fix="Shrink the vocabulary to the tokens the data uses (or tie and shrink the embeddings); "
-                                   "the parameters freed can go to the layers between them", analyzer=NAME,
+                               fix="Shrink the vocabulary to the tokens the data uses (or tie and shrink the "
+                                   "embeddings); the parameters freed can go to the layers between them", analyzer=NAME,
                                quick_fix="Shrink the vocabulary to the tokens used"))
     if per_step < PER_STEP_TOO_SMALL or (per_step < PER_STEP_SLOW and _loss_flat(run)):
         return [Finding("lr_too_low", f"The weights barely move: a median relative change of {fmt(per_step)} per step "
@@ -134,7 +138,7 @@ def _mlp_chain(ckpt: Checkpoint) -> list[tuple[str, np.ndarray, np.ndarray | Non
         return []
     if any(not (n.endswith(".weight") or n.endswith(".bias")) for n in tensors):
         return []
-    chain = []
+    chain: list[tuple[str, np.ndarray, np.ndarray | None]] = []
     for n in weights:
         w = tensors[n]
         if chain and chain[-1][1].shape[0] != w.shape[1]:
@@ -152,7 +156,7 @@ def _conv_chain(ckpt: Checkpoint) -> list[tuple[str, np.ndarray, np.ndarray | No
     tensors = dict(arrays(ckpt))
     if any(not (n.endswith(".weight") or n.endswith(".bias")) for n in tensors):
         return []
-    chain = []
+    chain: list[tuple[str, np.ndarray, np.ndarray | None]] = []
     for n, w in tensors.items():
         if not n.endswith(".weight") or w.ndim != 4:
             continue
@@ -192,7 +196,7 @@ def _worst_layer(chain, samples: int, conv: bool):
             alive &= ~((flat <= 0).all(axis=1) & ((b <= 0) if b is not None else True))
         share = 1.0 - float(alive.mean())
         if worst is None or share > worst[1]:
-            worst = (name, share, int((~alive).sum()), len(alive), b)
+            worst = (name, share, int((~alive).sum()), int(alive.size), b)
         h = np.maximum(h, 0.0)
     return worst
 
@@ -223,7 +227,8 @@ def _dead_units(run: Run) -> list[Finding]:
     ev = [Evidence(f"{name}: {dead} of {total} ReLU units never activate for {samples} standard-normal inputs "
                    f"propagated through the checkpoint's layers", latest.artifact, f"tensor {name}.weight")]
     if bias is not None:
-        ev.append(Evidence(f"{name}.bias: median {fmt(float(np.median(bias)))}, {int((bias < 0).sum())} of {len(bias)} negative",
+        ev.append(Evidence(f"{name}.bias: median {fmt(float(np.median(bias)))}, "
+                           f"{int((bias < 0).sum())} of {len(bias)} negative",
                            latest.artifact, f"tensor {name}.bias"))
     for code in run.code:
         for n, line in enumerate(code.text.splitlines(), start=1):
@@ -232,8 +237,10 @@ def _dead_units(run: Run) -> list[Finding]:
     patch = None
     for cfg in run.configs:
         for key, value in cfg.values.items():
-            if "bias" in key.rsplit(".", 1)[-1] and isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
-                ev.append(Evidence(f"{key} = {value}: the biases start negative", cfg.artifact, f"line {cfg.lines.get(key, 1)}"))
+            if ("bias" in key.rsplit(".", 1)[-1] and isinstance(value, (int, float))
+                    and not isinstance(value, bool) and value < 0):
+                ev.append(Evidence(f"{key} = {value}: the biases start negative",
+                                   cfg.artifact, f"line {cfg.lines.get(key, 1)}"))
                 patch = patch or set_config_value(cfg, key, 0.0)
     return [Finding("dead_relu", f"{share:.0%} of the ReLU units in {name} are dead ({dead} of {total}): they output 0 "
                     "for every input, so they pass no gradient and cannot recover", "high", 0.8, ev,

@@ -6,7 +6,13 @@ import os
 from pathlib import Path
 
 from analysis.budget import DEFAULT, Budget, OverBudget, time_limit
-from analysis.ingest.checkpoints import load_safetensors, load_sharded_safetensors, load_torch, shard_paths, step_from_name
+from analysis.ingest.checkpoints import (
+    load_safetensors,
+    load_sharded_safetensors,
+    load_torch,
+    shard_paths,
+    step_from_name,
+)
 from analysis.ingest.configs import mlflow_param, parse_code, parse_config
 from analysis.ingest.discover import discover
 from analysis.ingest.events import fold
@@ -135,14 +141,14 @@ def _ingest_one(run: Run, f, art: Artifact, latest_state, consumed_shards, budge
         _add(run, art, result.series, result.skipped)
         return
     if f.kind in ("log", "traceback"):
-        result = parse_text_log(f.path, f.rel)
-        run.events.extend(result.events)
-        art.skipped_lines = result.skipped_lines
-        for s in result.series:
+        log = parse_text_log(f.path, f.rel)
+        run.events.extend(log.events)
+        art.skipped_lines = log.skipped_lines
+        for s in log.series:
             run.metrics.add(s)
-        if not result.series and any(e.context for e in result.events):
+        if not log.series and any(e.context for e in log.events):
             art.kind = "traceback"
-        run.log_lines[f.rel] = result.lines
+        run.log_lines[f.rel] = log.lines
         return
     if f.kind == "config":
         try:

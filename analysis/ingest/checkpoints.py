@@ -25,11 +25,16 @@ from analysis.tensorstats import FLOAT_KINDS, pick_device, stream_file_stats, te
 
 _ST_ITEMSIZE = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1,
                 "BOOL": 1, "U16": 2, "U32": 4, "U64": 8, "F8_E4M3": 1, "F8_E5M2": 1}
-_ST_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32,
-              "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_, "BF16": "bf16"}
+_ST_DTYPES: dict[str, type[np.generic] | str] = {
+    "F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32,
+    "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_, "BF16": "bf16"}
 # Globals a plain state dict or Lightning checkpoint may reference; anything else is reported.
-_BENIGN_GLOBALS = re.compile(r"^(torch\b|collections (OrderedDict|defaultdict)|builtins (set|frozenset|slice|complex|bytearray)|numpy\.core\.multiarray (scalar|_reconstruct)|numpy (dtype|ndarray)|_codecs encode|pathlib)")
-_EMBED_NAME = re.compile(r"(^|[._])(embed\w*|wte|wpe|tok_emb\w*|pos_emb\w*|word_embeddings|position_embeddings|token_embedding\w*|shared|lm_head|output_projection|decoder\.weight$)", re.I)
+_BENIGN_GLOBALS = re.compile(r"^(torch\b|collections (OrderedDict|defaultdict)"
+                             r"|builtins (set|frozenset|slice|complex|bytearray)"
+                             r"|numpy\.core\.multiarray (scalar|_reconstruct)|numpy (dtype|ndarray)"
+                             r"|_codecs encode|pathlib)")
+_EMBED_NAME = re.compile(r"(^|[._])(embed\w*|wte|wpe|tok_emb\w*|pos_emb\w*|word_embeddings|position_embeddings"
+                         r"|token_embedding\w*|shared|lm_head|output_projection|decoder\.weight$)", re.I)
 _STEP_IN_NAME = re.compile(r"(?:checkpoint|step|iter|global_step|ckpt)[-_=]?(\d+)", re.I)
 
 
@@ -125,7 +130,8 @@ def read_safetensors_header(path: Path, budget: Budget = DEFAULT) -> tuple[dict,
     data_bytes = size - 8 - n
     need = max((int(v["data_offsets"][1]) for k, v in header.items() if k != "__metadata__"), default=0)
     if need > data_bytes:
-        raise ValueError(f"truncated: the header describes {need:,} bytes of tensor data, the file holds {data_bytes:,}")
+        raise ValueError(f"truncated: the header describes {need:,} bytes of tensor data, "
+                         f"the file holds {data_bytes:,}")
     return header, 8 + n
 
 
@@ -256,7 +262,8 @@ def declared_storage_bytes(data: bytes) -> int:
     """A lower bound of the bytes the pickle's tensor storages declare (one per element), read
     from its opcodes without running it: each persistent id is a tuple ending in the storage's
     element count (`('storage', type, key, location, numel[, view])`)."""
-    total, ints = 0, []
+    total = 0
+    ints: list[int] = []
     try:
         for op, arg, _ in pickletools.genops(io.BytesIO(data)):
             if op.name == "MARK":
@@ -308,7 +315,7 @@ def pickle_globals(data: bytes) -> list[str]:
         for op, arg, _ in pickletools.genops(io.BytesIO(data)):
             if op.name in ("GLOBAL", "INST") and isinstance(arg, str):
                 found.append(arg.replace("\n", " ").strip())
-            elif op.name in ("SHORT_BINUNICODE", "BINUNICODE", "UNICODE", "BINUNICODE8"):
+            elif op.name in ("SHORT_BINUNICODE", "BINUNICODE", "UNICODE", "BINUNICODE8") and isinstance(arg, str):
                 strings.append(arg)
             elif op.name == "STACK_GLOBAL" and len(strings) >= 2:
                 found.append(f"{strings[-2]} {strings[-1]}")
@@ -374,8 +381,9 @@ def load_torch(path: Path, artifact: str, budget: Budget = DEFAULT) -> Checkpoin
     tensors, ckpt.meta = _state_dict(obj)
     if ckpt.step is None:
         for k in ("global_step", "step", "iteration"):
-            if isinstance(ckpt.meta.get(k), int):
-                ckpt.step = int(ckpt.meta[k])
+            value = ckpt.meta.get(k)
+            if isinstance(value, int):
+                ckpt.step = int(value)
                 break
     kinds = {torch.float32: "F32", torch.float16: "F16", torch.float64: "F64", torch.bfloat16: "BF16"}
     device = pick_device(max((t.numel() * t.element_size() for t in tensors.values()), default=0))

@@ -131,9 +131,10 @@ def _expanded(node, memo: dict[int, int | None], cap: int) -> int:
     past `cap`."""
     key = id(node)
     if key in memo:
-        if memo[key] is None:
+        known = memo[key]
+        if known is None:
             raise OverBudget("its YAML aliases refer to themselves (a recursive alias); not read")
-        return memo[key]
+        return known
     memo[key] = None
     n = 1
     if isinstance(node, yaml.SequenceNode):

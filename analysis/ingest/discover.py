@@ -126,7 +126,8 @@ def discover(root: Path, max_depth: int = 32) -> tuple[list[Found], list[Path], 
     found: list[Found] = []
     mlflow_runs: list[Path] = []
     left_out = 0
-    paths, deep = [], []
+    paths: list[Path] = []
+    deep: list[Path] = []
     # a link may point outside the run: `walk` never follows one
     for path, is_dir in walk(root, max_depth, skip=lambda name: name in _SKIP_DIRS or name.startswith("."),
                              too_deep=deep):

@@ -46,6 +46,7 @@ def parse_number(s: bytes, i: int) -> tuple[float, int] | None:
             return None
         return (_NAN if s[j] in b"nN" else -_INF if neg else _INF), k
     m = _MANTISSA.match(s, j)
+    assert m is not None            # the pattern matches the empty string
     int_digits, frac = m.group(1), m.group(2)
     if not int_digits and not frac:
         return None
@@ -85,7 +86,7 @@ def _numeric_cell(c: bytes) -> float | None:
     if r is None:
         return None
     u = _UNIT.match(c, r[1])
-    return r[0] if u.end() == len(c) else None
+    return r[0] if u is not None and u.end() == len(c) else None
 
 
 class Scanner:
@@ -159,7 +160,9 @@ class Scanner:
                 continue
             we = j = i
             if j + 1 < n and s[j] == 40 and s[j + 1] in _START:                  # `Epoch(val) [1]`
-                k = _WORD.match(s, j + 1).end()
+                word = _WORD.match(s, j + 1)
+                assert word is not None         # s[j + 1] is a word character
+                k = word.end()
                 if k < n and s[k] == 41:
                     sec = self.section_of(s[j + 1:k])
                     if sec:
@@ -193,7 +196,9 @@ class Scanner:
                     j += 1
             num = parse_number(s, j)
             if num is None and j < n and s[j] in _START:     # a wrapper: `tensor(0.5`, `np.float64(0.5)`
-                k = _CALLEE.match(s, j).end()
+                callee = _CALLEE.match(s, j)
+                assert callee is not None       # the pattern matches the empty string
+                k = callee.end()
                 if k < n and s[k] == 40:
                     j = k + 1
                     if j < n and s[j] == 91:
@@ -245,6 +250,7 @@ class Scanner:
 
     def table_row(self, s: bytes) -> list[tuple[int, float, int]]:
         t = self.table
+        assert t is not None            # called only while a table's header is known
         cells = _cells(s, t.pipes)[:len(t.fams)]
         values = [_numeric_cell(c) for c in cells]
         if not values or values[0] is None or sum(v is not None for v in values) < max(2, (len(t.fams) + 1) // 2):

@@ -225,10 +225,12 @@ def parse_csv(path: Path, artifact: str) -> TableResult:
         header = [h.strip() for h in header]
         notes = []
         repeated = sorted({h for h in header if h and header.count(h) > 1})
+        columns: list[str | None] = list(header)
         if repeated:                 # the first column of a name is kept; a later one must not win silently
-            notes.append(f"{artifact}: column(s) {', '.join(repeated)[:200]} repeated in the header; the first of each kept")
-            header = [h if h not in header[:j] else None for j, h in enumerate(header)]
-        table = _CsvColumns(header, artifact)
+            notes.append(f"{artifact}: column(s) {', '.join(repeated)[:200]} repeated in the header; "
+                         "the first of each kept")
+            columns = [h if h not in header[:j] else None for j, h in enumerate(header)]
+        table = _CsvColumns(columns, artifact)
         rows: list[list[str]] = []
         lines: list[int] = []
         indices: list[int] = []
@@ -304,7 +306,7 @@ def parse_trainer_state(path: Path, artifact: str) -> TableResult:
                 break
             entries.append((m.start(), m.end()))
     try:
-        if end is None:
+        if head is None or end is None:
             raise ValueError("no flat log_history")
         state = json.loads(text[: head.end()] + "]" + text[end:])
         history_len = len(entries)
@@ -417,7 +419,9 @@ def parse_mlflow_run(run_dir: Path, artifact_of) -> TableResult:
     for f in files("metrics"):
         name = canonical(f.relative_to(metrics_dir).as_posix())
         b = SeriesBuilder(name, artifact_of(f))
-        steps, values, lines = [], [], []
+        steps: list[float] = []
+        values: list[float | None] = []
+        lines: list[int] = []
         with open(f, encoding="utf-8", errors="replace") as fh:
             for n, line in enumerate(fh, start=1):
                 parts = line.split()
@@ -426,7 +430,8 @@ def parse_mlflow_run(run_dir: Path, artifact_of) -> TableResult:
                 if len(parts) < 2 or to_float(parts[1]) is None:
                     skipped += 1
                     continue
-                steps.append(float(parts[2]) if len(parts) > 2 and to_float(parts[2]) is not None else float(len(steps)))
+                steps.append(float(parts[2]) if len(parts) > 2 and to_float(parts[2]) is not None
+                             else float(len(steps)))
                 values.append(to_float(parts[1]))
                 lines.append(n)
         records += len(values)
@@ -434,7 +439,7 @@ def parse_mlflow_run(run_dir: Path, artifact_of) -> TableResult:
         s = b.build("step")
         if s is not None:
             series.append(s)
-    params = {}
+    params: dict[str, object] = {}
     params_dir = run_dir / "params"
     for f in files("params"):
         with open(f, encoding="utf-8", errors="replace") as fh:

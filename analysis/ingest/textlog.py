@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -143,7 +144,7 @@ def _read_chunks(path: Path):
 
 def _events(chunk: memoryview, hits: np.ndarray, base: int, artifact: str) -> list[Event]:
     """Events of the lines the scanner flagged; a traceback reads on from its first line."""
-    buf, limit = chunk.obj, len(chunk)    # the chunk is a view on the start of these bytes
+    buf, limit = cast(bytes, chunk.obj), len(chunk)    # the chunk is a view on the start of these bytes
     events: list[Event] = []
     skip_until = 0
     for idx, offset in hits.reshape(-1, 2).tolist():
@@ -185,7 +186,8 @@ def _summed_parts(columns: list, families: _Families) -> list:
     keep = (counts >= 2) & ~np.isin(uniq, have[0] if have else [])
     if not keep.any():
         return []
-    return [(fam, uniq[keep].tobytes(), lines[first][keep].tobytes(), steps[first][keep].tobytes(), total[keep].tobytes())]
+    return [(fam, uniq[keep].tobytes(), lines[first][keep].tobytes(), steps[first][keep].tobytes(),
+             total[keep].tobytes())]
 
 
 def _scan_chunk(buf: memoryview, families: _Families):
@@ -198,7 +200,8 @@ def parse_text_log(path: Path, artifact: str) -> TextLogResult:
     if not _FAST and not _told_slow:
         _told_slow = True
         print("mltd: the fast log scanner (analysis/ingest/_logscan.c) is not built, so text logs are read "
-              "by its pure-Python twin, about 100x slower; install a C compiler and reinstall to build it", file=sys.stderr)
+              "by its pure-Python twin, about 100x slower; install a C compiler and reinstall to build it",
+              file=sys.stderr)
     families = _Families()
     builders: dict[int, SeriesBuilder] = {}
     events: list[Event] = []

@@ -9,6 +9,7 @@ import logging
 import time
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from bot.agent.tools import TOOLS, RunTools
 from bot.agent.verify import SUBMIT, Invalid, check_schema, clean_answer, sanitise
@@ -89,7 +90,7 @@ def _investigate(root: Path, run, doc: dict, settings: Settings, client, usage: 
     # the static prefix (system prompt, tool definitions) is cached across turns and jobs
     system = [{"type": "text", "text": prompt(), "cache_control": {"type": "ephemeral"}}]
     defs = [dict(t) for t in TOOLS] + [dict(SUBMIT, cache_control={"type": "ephemeral"})]
-    messages = [{"role": "user", "content": _brief(doc)}]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": _brief(doc)}]
     deadline = time.monotonic() + settings.agent_time_limit_s
     retried = False
     for turn in range(settings.agent_max_turns):
@@ -114,9 +115,9 @@ def _investigate(root: Path, run, doc: dict, settings: Settings, client, usage: 
                 if retried:
                     raise
                 retried = True
-                messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": submit["id"],
-                                                              "is_error": True, "content": f"Invalid submission: {exc}. "
-                                                              "Fix it and call submit_diagnosis again."}]})
+                refusal = {"type": "tool_result", "tool_use_id": submit["id"], "is_error": True,
+                           "content": f"Invalid submission: {exc}. Fix it and call submit_diagnosis again."}
+                messages.append({"role": "user", "content": [refusal]})
                 continue
             causes, removed = clean_answer(submit["input"], root, run)
             return causes, submit["input"].get("quick_fixes"), removed

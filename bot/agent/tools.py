@@ -114,7 +114,8 @@ class RunTools:
                 "summary": {"first": float(s.values[0]), "last": float(s.values[-1]),
                             "min": float(v.min()) if len(v) else None, "max": float(v.max()) if len(v) else None,
                             "non_finite": int((~np.isfinite(s.values)).sum())},
-                "values": [{"step": float(s.steps[i]), "value": float(s.values[i]), "at": s.locator(int(i))} for i in idx]}
+                "values": [{"step": float(s.steps[i]), "value": float(s.values[i]), "at": s.locator(int(i))}
+                           for i in idx]}
 
     def _findings(self):
         return self.doc["root_causes"]

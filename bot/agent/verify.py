@@ -5,14 +5,16 @@ mentions neutralised and its length capped."""
 from __future__ import annotations
 
 import re
+from collections.abc import Set
 
 import numpy as np
 
 from bot.redact import redact
 
-CODES = ("lr_too_high", "lr_too_low", "exploding_gradients", "vanishing_gradients", "numerical_instability", "dead_relu",
-         "mode_collapse", "architecture_imbalance", "overfitting", "no_parameter_updates", "data_pipeline_bug",
-         "zero_variance", "out_of_memory", "loss_spikes", "distributed_failure", "dataloader_failure", "healthy")
+CODES = ("lr_too_high", "lr_too_low", "exploding_gradients", "vanishing_gradients", "numerical_instability",
+         "dead_relu", "mode_collapse", "architecture_imbalance", "overfitting", "no_parameter_updates",
+         "data_pipeline_bug", "zero_variance", "out_of_memory", "loss_spikes", "distributed_failure",
+         "dataloader_failure", "healthy")
 SEVERITIES = ("critical", "high", "medium", "low", "info")
 LINK_ALLOW = ("pytorch.org", "docs.pytorch.org", "huggingface.co", "github.com/pytorch", "docs.python.org")
 _NUM = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
@@ -93,7 +95,7 @@ def _close(a: float, b: float) -> bool:
     return a == b or abs(a - b) <= 1e-3 * max(abs(a), abs(b))
 
 
-def _quoted(text: str, target: str, exclude: set[float] = frozenset()) -> bool:
+def _quoted(text: str, target: str, exclude: Set[float] = frozenset()) -> bool:
     """The evidence quotes the target: one of its numbers (other than the locator's own) is there,
     or, with no numbers, a quoted phrase or most of its words."""
     nums = [x for x in _numbers(text) if x not in exclude]

@@ -2,6 +2,8 @@
 HTML or mention from the run), with links to the run and its jobs."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from bot.redact import clean
 from bot.render.markdown import render_markdown
 from bot.render.md_safe import code_span, inline
@@ -12,7 +14,7 @@ def neutralise(text: str) -> str:
     return inline(clean(text))
 
 
-def render_github(doc: dict, run_url: str | None = None, jobs: list[tuple[str, str]] = ()) -> str:
+def render_github(doc: dict, run_url: str | None = None, jobs: Sequence[tuple[str, str]] = ()) -> str:
     body = render_markdown(doc)
     links = []
     if run_url:

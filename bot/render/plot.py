@@ -59,7 +59,7 @@ def render_plot(metrics: MetricTable, root_causes: list, path: str | Path, *, ti
     """Writes the PNG and returns its path, or None when the run has nothing to plot."""
     panels, notes = [], []
     for name, names in _PANELS:
-        series = [metrics.get(n) for n in names if metrics.get(n) is not None and len(metrics.get(n))]
+        series = [s for n in names if (s := metrics.get(n)) is not None and len(s)]
         if not series:
             continue
         note = _constant(series) if name != "loss" else None

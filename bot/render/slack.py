@@ -63,7 +63,8 @@ def render(doc: dict) -> tuple[list[dict], str, bool]:
         blocks.pop(-2 if len(blocks) > 2 else -1)
         complete = False
     if not complete:
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": "The full report is attached below."}]})
+        blocks.append({"type": "context",
+                       "elements": [{"type": "mrkdwn", "text": "The full report is attached below."}]})
     top = causes[0] if causes else None
     text = f"mltd: {status}" + (f". {top['code']}: {top['issue']}" if top else "")
     return blocks, esc(text)[:3000], complete

@@ -46,8 +46,9 @@ def to_float(value) -> float:
 
 
 class Watcher:
-    def __init__(self, run_id: str = "live", *, notifier: Notifier | None = None, context: str | Path | Run | None = None,
-                 every: int = CHECK_EVERY, budget: float | None = OVERHEAD_BUDGET,
+    def __init__(self, run_id: str = "live", *, notifier: Notifier | None = None,
+                 context: str | Path | Run | None = None, every: int = CHECK_EVERY,
+                 budget: float | None = OVERHEAD_BUDGET,
                  clock: Callable[[], float] = time.perf_counter) -> None:
         ctx = context if isinstance(context, Run) or context is None else read_context(context)
         self.live = LiveRun(run_id, context=ctx)
