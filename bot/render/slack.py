@@ -79,3 +79,16 @@ def _text(block: dict) -> str:
     if "text" in block:
         return block["text"]["text"]
     return "".join(e.get("text", "") for e in block.get("elements", []))
+
+
+FEEDBACK_ACTIONS = {"mltd_feedback_up": "up", "mltd_feedback_down": "down", "mltd_feedback_wrong": "wrong_cause"}
+
+
+def with_feedback(blocks: list[dict], request_key: str) -> list[dict]:
+    """The reply's blocks with 👍 / 👎 / "Wrong cause…" under them (within the 50-block limit);
+    every button's value names the request the diagnosis answered (not a secret: a click is
+    checked against that request's workspace and channel)."""
+    labels = {"mltd_feedback_up": "👍", "mltd_feedback_down": "👎", "mltd_feedback_wrong": "Wrong cause…"}
+    buttons = [{"type": "button", "action_id": a, "value": request_key, "text": {"type": "plain_text", "text": t}}
+               for a, t in labels.items()]
+    return blocks[: BLOCKS_MAX - 1] + [{"type": "actions", "block_id": "mltd_feedback", "elements": buttons}]

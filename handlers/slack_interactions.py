@@ -1,0 +1,137 @@
+"""`POST /slack/interactions`: the 👍 / 👎 / "Wrong cause…" buttons under a diagnosis and the
+modal that asks for the real cause. Slack signs these exactly like events (v0 over the raw body,
+which is form-encoded with the JSON in `payload=`); the route verifies, `parse` says what the
+payload is, the click is checked against the stored request's workspace and channel, recorded,
+and acked well within 3 s; the modal opens right after the ack, with the click's trigger_id."""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from dataclasses import dataclass
+from urllib.parse import parse_qs
+
+from fastapi import Request as HttpRequest
+from fastapi.responses import JSONResponse, Response
+
+from analysis.model import CODES
+from bot import feedback, metrics
+from bot.render.slack import FEEDBACK_ACTIONS
+from bot.settings import Settings
+from handlers.events import Ignored
+from handlers.slack_events import verified
+
+log = logging.getLogger("mltd.feedback")
+ROUTE = "/slack/interactions"
+
+
+@dataclass(frozen=True)
+class Click:
+    request_key: str
+    verdict: str                      # up | down | wrong_cause (which opens the modal)
+    team: str
+    channel: str
+    user: str
+    trigger_id: str
+
+
+@dataclass(frozen=True)
+class Correction:
+    request_key: str
+    team: str
+    channel: str
+    user: str
+    code: str | None                  # None or not a taxonomy code: the modal says so and stays open
+    reason: str
+
+
+def parse(payload: dict, settings: Settings) -> Click | Correction | Ignored:
+    """A verified interaction payload: a click on one of mltd's feedback buttons, a submitted
+    "Wrong cause…" modal, or why it is ignored."""
+    team = (payload.get("team") or {}).get("id") or (payload.get("user") or {}).get("team_id") or ""
+    user = (payload.get("user") or {}).get("id") or ""
+    if settings.teams and team not in settings.teams:
+        return Ignored(f"workspace {team} is not allowed", "refused")
+    if payload.get("type") == "block_actions":
+        action = next((a for a in payload.get("actions") or [] if a.get("action_id") in FEEDBACK_ACTIONS), None)
+        channel = (payload.get("channel") or {}).get("id") or (payload.get("container") or {}).get("channel_id") or ""
+        if action is None or not action.get("value"):
+            return Ignored("not a feedback button")
+        return Click(action["value"], FEEDBACK_ACTIONS[action["action_id"]], team, channel, user,
+                     payload.get("trigger_id") or "")
+    if payload.get("type") == "view_submission" and (payload.get("view") or {}).get("callback_id") == feedback.MODAL:
+        view = payload["view"]
+        try:
+            meta = json.loads(view.get("private_metadata") or "{}")
+        except ValueError:
+            return Ignored("modal without its request")
+        values = (view.get("state") or {}).get("values") or {}
+        chosen = ((values.get(feedback.CODE_FIELD) or {}).get(feedback.CODE_FIELD) or {}).get("selected_option") or {}
+        why = ((values.get(feedback.WHY_FIELD) or {}).get(feedback.WHY_FIELD) or {}).get("value") or ""
+        code = chosen.get("value")
+        return Correction(str(meta.get("request") or ""), team, str(meta.get("channel") or ""), user,
+                          code if code in CODES else None, why)
+    return Ignored(f"interaction {payload.get('type')} is not handled")
+
+
+def belongs(req, team: str, channel: str) -> bool:
+    """Whether a click may touch this request: a Slack diagnosis in the same workspace and channel
+    (a button value copied into another workspace reaches nothing)."""
+    return req is not None and req.source == "slack" and req.team == team and req.channel == channel
+
+
+def register(app, settings: Settings, worker) -> None:
+    store, port = worker.store, worker.slack
+    pending: set[asyncio.Task] = set()
+
+    async def open_modal(trigger_id: str, view: dict) -> None:
+        try:
+            await port.async_web.views_open(trigger_id=trigger_id, view=view)
+        except Exception:                  # the trigger lives 3 s; the click itself is acked already
+            log.warning("could not open the wrong-cause modal", exc_info=True)
+
+    @app.post(ROUTE)
+    async def slack_interactions(request: HttpRequest):
+        t = time.perf_counter()
+        body = await request.body()
+        if not verified(settings, body, request.headers):
+            metrics.REQUESTS.labels(ROUTE, "401").inc()
+            return JSONResponse({"error": "invalid signature or timestamp"}, status_code=401)
+        try:
+            payload = json.loads(parse_qs(body.decode()).get("payload", [""])[0])
+        except (ValueError, UnicodeDecodeError):
+            metrics.REQUESTS.labels(ROUTE, "400").inc()
+            return JSONResponse({"error": "no JSON payload"}, status_code=400)
+        answer = await _handle(parse(payload, settings), store, open_modal, pending)
+        metrics.REQUESTS.labels(ROUTE, "200").inc()
+        metrics.ACK_SECONDS.labels(ROUTE).observe(time.perf_counter() - t)
+        return answer
+
+
+async def _handle(parsed, store, open_modal, pending: set) -> Response:
+    if isinstance(parsed, Ignored):
+        metrics.EVENTS.labels("slack", parsed.outcome).inc()
+        return Response(status_code=200)
+    req = await asyncio.to_thread(store.get, parsed.request_key)
+    if not belongs(req, parsed.team, parsed.channel):
+        metrics.EVENTS.labels("slack", "refused").inc()
+        log.warning("feedback refused: %s is not a diagnosis of %s/%s", parsed.request_key, parsed.team,
+                    parsed.channel)
+        return Response(status_code=200)
+    user = f"slack:{parsed.team}:{parsed.user}"
+    if isinstance(parsed, Click):
+        if parsed.verdict == feedback.WRONG:
+            view = feedback.wrong_cause_modal(req.key, req.channel, (req.result or {}).get("top"))
+            task = asyncio.create_task(open_modal(parsed.trigger_id, view))       # after the ack
+            pending.add(task)
+            task.add_done_callback(pending.discard)
+        else:
+            await asyncio.to_thread(feedback.record, store, req.key, user, parsed.verdict, source="slack")
+        return Response(status_code=200)
+    if parsed.code is None:
+        return JSONResponse({"response_action": "errors",
+                             "errors": {feedback.CODE_FIELD: "Pick the real cause from the list."}})
+    await asyncio.to_thread(feedback.record, store, req.key, user, feedback.WRONG, source="slack", code=parsed.code,
+                            reason=parsed.reason)
+    return Response(status_code=200)                    # an empty 200 closes the modal
