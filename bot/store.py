@@ -252,6 +252,7 @@ class Store:
         with self.engine.begin() as c:
             c.execute(requests.delete().where(requests.c.key.startswith(prefix)))
             c.execute(feedback.delete().where(feedback.c.request_key.startswith(prefix)))
+            c.execute(shown.delete().where(shown.c.request_key.startswith(prefix)))
 
     def record_feedback(self, request_key: str, user: str, verdict: str, *, source: str, code: str | None = None,
                         reason: str | None = None) -> bool:

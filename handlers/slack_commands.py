@@ -1,21 +1,17 @@
-"""`POST /slack/commands`: the `/mltd` slash command. Signed like events (v0 over the raw,
-form-encoded body); `parse` turns the form into a request to enqueue or a reply given at once, and
-the route acks with an ephemeral message well within 3 s. The job answers in the channel, as a
-mention's answer: a placeholder, then the diagnosis written over it."""
+"""`POST /slack/commands` (or Socket Mode): the `/mltd` slash command. Signed like events (v0 over
+the raw, form-encoded body): the route verifies, bolt routes, `parse` turns the form into a request
+to enqueue or a reply given at once, and the ack is an ephemeral message, well within 3 s. The job
+answers in the channel as it answers a mention: a placeholder, then the diagnosis written over it."""
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from urllib.parse import parse_qs
-
-from fastapi import Request as HttpRequest
-from fastapi.responses import JSONResponse
 
 from bot import metrics
 from bot.mentions import parse as parse_ask
 from bot.settings import Settings
 from handlers.events import Request, accept
-from handlers.slack_events import verified
+from handlers.slack_events import serve
 
 ROUTE = "/slack/commands"
 USAGE = ("`/mltd diagnose s3://bucket/runs/42/` (or `/mltd diagnose run 42`, or a pasted traceback) diagnoses a run "
@@ -56,18 +52,13 @@ def parse(form: dict[str, str], settings: Settings) -> Request | Reply:
                                                   "response_url": form.get("response_url")}})
 
 
-def register(app, settings: Settings, worker) -> None:
+def register(app, bolt, settings: Settings, worker) -> None:
+    """The `/mltd` listener on `bolt`, and its URL on `app`."""
     store = worker.store
 
-    @app.post(ROUTE)
-    async def slack_commands(request: HttpRequest):
-        t = time.perf_counter()
-        body = await request.body()
-        if not verified(settings, body, request.headers):
-            metrics.REQUESTS.labels(ROUTE, "401").inc()
-            return JSONResponse({"error": "invalid signature or timestamp"}, status_code=401)
-        form = {k: v[0] for k, v in parse_qs(body.decode(errors="replace")).items()}
-        parsed = parse(form, settings)
+    @bolt.command("/mltd")
+    async def on_command(ack, body):
+        parsed = parse({k: str(v) for k, v in body.items()}, settings)
         if isinstance(parsed, Reply):
             metrics.EVENTS.labels("slack", parsed.outcome).inc()
             text = parsed.text
@@ -75,6 +66,6 @@ def register(app, settings: Settings, worker) -> None:
             await accept("slack", parsed, store=store, worker=worker, lease_s=settings.lease_s)
             run = parsed.fields["params"]["run"]
             text = WORKING.format(run=f"`{run}`" if run else "what you pasted")
-        metrics.REQUESTS.labels(ROUTE, "200").inc()
-        metrics.ACK_SECONDS.labels(ROUTE).observe(time.perf_counter() - t)
-        return JSONResponse({"response_type": "ephemeral", "text": text})
+        await ack(response_type="ephemeral", text=text)
+
+    serve(app, ROUTE, bolt, settings)

@@ -1,26 +1,23 @@
-"""`POST /slack/interactions`: the 👍 / 👎 / "Wrong cause…" buttons under a diagnosis and the
-modal that asks for the real cause. Slack signs these exactly like events (v0 over the raw body,
-which is form-encoded with the JSON in `payload=`); the route verifies, `parse` says what the
-payload is, the click is checked against the stored request's workspace and channel, recorded,
-and acked well within 3 s; the modal opens right after the ack, with the click's trigger_id."""
+"""`POST /slack/interactions` (or Socket Mode): the 👍 / 👎 / "Wrong cause…" buttons under a
+diagnosis and the modal that asks for the real cause. Slack signs these exactly like events (v0
+over the raw body, which is form-encoded with the JSON in `payload=`): the route verifies, bolt
+routes, `parse` says what the payload is; the click is checked against the stored request's
+workspace and channel, recorded, and acked well within 3 s; the modal opens right after the ack,
+with the click's trigger_id."""
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
-import time
+import re
 from dataclasses import dataclass
-from urllib.parse import parse_qs
-
-from fastapi import Request as HttpRequest
-from fastapi.responses import JSONResponse, Response
 
 from analysis.model import CODES
 from bot import feedback, metrics
 from bot.render.slack import FEEDBACK_ACTIONS
 from bot.settings import Settings
 from handlers.events import Ignored
-from handlers.slack_events import verified
+from handlers.slack_events import serve
 
 log = logging.getLogger("mltd.feedback")
 ROUTE = "/slack/interactions"
@@ -81,7 +78,8 @@ def belongs(req, team: str, channel: str) -> bool:
     return req is not None and req.source == "slack" and req.team == team and req.channel == channel
 
 
-def register(app, settings: Settings, worker) -> None:
+def register(app, bolt, settings: Settings, worker) -> None:
+    """The buttons' and the modal's listeners on `bolt`, and their URL on `app`."""
     store, port = worker.store, worker.slack
     pending: set[asyncio.Task] = set()
 
@@ -91,34 +89,29 @@ def register(app, settings: Settings, worker) -> None:
         except Exception:                  # the trigger lives 3 s; the click itself is acked already
             log.warning("could not open the wrong-cause modal", exc_info=True)
 
-    @app.post(ROUTE)
-    async def slack_interactions(request: HttpRequest):
-        t = time.perf_counter()
-        body = await request.body()
-        if not verified(settings, body, request.headers):
-            metrics.REQUESTS.labels(ROUTE, "401").inc()
-            return JSONResponse({"error": "invalid signature or timestamp"}, status_code=401)
-        try:
-            payload = json.loads(parse_qs(body.decode()).get("payload", [""])[0])
-        except (ValueError, UnicodeDecodeError):
-            metrics.REQUESTS.labels(ROUTE, "400").inc()
-            return JSONResponse({"error": "no JSON payload"}, status_code=400)
-        answer = await _handle(parse(payload, settings), store, open_modal, pending)
-        metrics.REQUESTS.labels(ROUTE, "200").inc()
-        metrics.ACK_SECONDS.labels(ROUTE).observe(time.perf_counter() - t)
-        return answer
+    @bolt.action(re.compile(r"^mltd_feedback_"))
+    async def on_click(ack, body):
+        await ack(**await _handle(parse(body, settings), store, open_modal, pending))
+
+    @bolt.view(feedback.MODAL)
+    async def on_submit(ack, body):
+        await ack(**await _handle(parse(body, settings), store, open_modal, pending))
+
+    serve(app, ROUTE, bolt, settings)
 
 
-async def _handle(parsed, store, open_modal, pending: set) -> Response:
+async def _handle(parsed, store, open_modal, pending: set) -> dict:
+    """What to ack with: nothing (a click, a saved correction: the modal closes), or the modal's
+    error when no code was picked."""
     if isinstance(parsed, Ignored):
         metrics.EVENTS.labels("slack", parsed.outcome).inc()
-        return Response(status_code=200)
+        return {}
     req = await asyncio.to_thread(store.get, parsed.request_key)
     if not belongs(req, parsed.team, parsed.channel):
         metrics.EVENTS.labels("slack", "refused").inc()
         log.warning("feedback refused: %s is not a diagnosis of %s/%s", parsed.request_key, parsed.team,
                     parsed.channel)
-        return Response(status_code=200)
+        return {}
     user = f"slack:{parsed.team}:{parsed.user}"
     if isinstance(parsed, Click):
         if parsed.verdict == feedback.WRONG:
@@ -128,10 +121,9 @@ async def _handle(parsed, store, open_modal, pending: set) -> Response:
             task.add_done_callback(pending.discard)
         else:
             await asyncio.to_thread(feedback.record, store, req.key, user, parsed.verdict, source="slack")
-        return Response(status_code=200)
+        return {}
     if parsed.code is None:
-        return JSONResponse({"response_action": "errors",
-                             "errors": {feedback.CODE_FIELD: "Pick the real cause from the list."}})
+        return {"response_action": "errors", "errors": {feedback.CODE_FIELD: "Pick the real cause from the list."}}
     await asyncio.to_thread(feedback.record, store, req.key, user, feedback.WRONG, source="slack", code=parsed.code,
                             reason=parsed.reason)
-    return Response(status_code=200)                    # an empty 200 closes the modal
+    return {}

@@ -45,8 +45,8 @@ def create_app(settings: Settings | None = None, *, worker: Worker | None = None
 
     app = FastAPI(title="mltd", lifespan=lifespan)
     bolt = slack_events.register(app, settings, worker)
-    slack_interactions.register(app, settings, worker)
-    slack_commands.register(app, settings, worker)
+    slack_interactions.register(app, bolt, settings, worker)
+    slack_commands.register(app, bolt, settings, worker)
     github_webhook.register(app, settings, worker)
 
     @app.get("/healthz")
