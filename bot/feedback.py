@@ -14,6 +14,9 @@ from bot.redact import clean
 log = logging.getLogger("mltd.feedback")
 
 UP, DOWN, WRONG = "up", "down", "wrong_cause"
+BUTTONS = (("mltd_feedback_up", UP, "👍"), ("mltd_feedback_down", DOWN, "👎"),   # action_id, verdict, label
+           ("mltd_feedback_wrong", WRONG, "Wrong cause…"))
+ACTIONS = {action: verdict for action, verdict, _ in BUTTONS}
 MODAL = "mltd_wrong_cause"                    # the modal's callback_id
 CODE_FIELD, WHY_FIELD = "code", "why"         # its two inputs (block_id and action_id alike)
 REASON_MAX = 2000

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 
 from analysis.model import CODES
 from bot import feedback, metrics
-from bot.render.slack import FEEDBACK_ACTIONS
 from bot.settings import Settings
 from handlers.events import Ignored
 from handlers.slack_events import serve
 
 log = logging.getLogger("mltd.feedback")
 ROUTE = "/slack/interactions"
+THANKS = {feedback.UP: "Thanks: noted 👍 on this diagnosis.",
+          feedback.DOWN: "Thanks: noted 👎. *Wrong cause…* tells me what it was, and it becomes a test case."}
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class Click:
     channel: str
     user: str
     trigger_id: str
+    response_url: str                 # for a word of thanks only the clicker sees
 
 
 @dataclass(frozen=True)
@@ -51,12 +53,12 @@ def parse(payload: dict, settings: Settings) -> Click | Correction | Ignored:
     if settings.teams and team not in settings.teams:
         return Ignored(f"workspace {team} is not allowed", "refused")
     if payload.get("type") == "block_actions":
-        action = next((a for a in payload.get("actions") or [] if a.get("action_id") in FEEDBACK_ACTIONS), None)
+        action = next((a for a in payload.get("actions") or [] if a.get("action_id") in feedback.ACTIONS), None)
         channel = (payload.get("channel") or {}).get("id") or (payload.get("container") or {}).get("channel_id") or ""
         if action is None or not action.get("value"):
             return Ignored("not a feedback button")
-        return Click(action["value"], FEEDBACK_ACTIONS[action["action_id"]], team, channel, user,
-                     payload.get("trigger_id") or "")
+        return Click(action["value"], feedback.ACTIONS[action["action_id"]], team, channel, user,
+                     payload.get("trigger_id") or "", payload.get("response_url") or "")
     if payload.get("type") == "view_submission" and (payload.get("view") or {}).get("callback_id") == feedback.MODAL:
         view = payload["view"]
         try:
@@ -80,27 +82,46 @@ def belongs(req, team: str, channel: str) -> bool:
 
 def register(app, bolt, settings: Settings, worker) -> None:
     """The buttons' and the modal's listeners on `bolt`, and their URL on `app`."""
-    store, port = worker.store, worker.slack
-    pending: set[asyncio.Task] = set()
-
-    async def open_modal(trigger_id: str, view: dict) -> None:
-        try:
-            await port.async_web.views_open(trigger_id=trigger_id, view=view)
-        except Exception:                  # the trigger lives 3 s; the click itself is acked already
-            log.warning("could not open the wrong-cause modal", exc_info=True)
+    after = AfterAck(worker.slack)
 
     @bolt.action(re.compile(r"^mltd_feedback_"))
     async def on_click(ack, body):
-        await ack(**await _handle(parse(body, settings), store, open_modal, pending))
+        await ack(**await _handle(parse(body, settings), worker.store, after))
 
     @bolt.view(feedback.MODAL)
     async def on_submit(ack, body):
-        await ack(**await _handle(parse(body, settings), store, open_modal, pending))
+        await ack(**await _handle(parse(body, settings), worker.store, after))
 
     serve(app, ROUTE, bolt, settings)
 
 
-async def _handle(parsed, store, open_modal, pending: set) -> dict:
+class AfterAck:
+    """What a click makes mltd say, once Slack has its answer: the modal (its trigger lives 3 s)
+    and a word of thanks only the clicker sees. A failure is logged: the verdict is kept already."""
+
+    def __init__(self, port) -> None:
+        self.port = port
+        self.pending: set[asyncio.Task] = set()
+
+    def open_modal(self, trigger_id: str, view: dict) -> None:
+        self._later(self.port.async_web.views_open(trigger_id=trigger_id, view=view), "open the wrong-cause modal")
+
+    def thank(self, response_url: str, text: str) -> None:
+        if response_url:
+            self._later(asyncio.to_thread(self.port.respond, response_url, text), "thank for the feedback")
+
+    def _later(self, work, what: str) -> None:
+        async def run():
+            try:
+                await work
+            except Exception:
+                log.warning("could not %s", what, exc_info=True)
+        task = asyncio.create_task(run())
+        self.pending.add(task)
+        task.add_done_callback(self.pending.discard)
+
+
+async def _handle(parsed, store, after: AfterAck) -> dict:
     """What to ack with: nothing (a click, a saved correction: the modal closes), or the modal's
     error when no code was picked."""
     if isinstance(parsed, Ignored):
@@ -115,12 +136,10 @@ async def _handle(parsed, store, open_modal, pending: set) -> dict:
     user = f"slack:{parsed.team}:{parsed.user}"
     if isinstance(parsed, Click):
         if parsed.verdict == feedback.WRONG:
-            view = feedback.wrong_cause_modal(req.key, req.channel, (req.result or {}).get("top"))
-            task = asyncio.create_task(open_modal(parsed.trigger_id, view))       # after the ack
-            pending.add(task)
-            task.add_done_callback(pending.discard)
-        else:
-            await asyncio.to_thread(feedback.record, store, req.key, user, parsed.verdict, source="slack")
+            after.open_modal(parsed.trigger_id, feedback.wrong_cause_modal(req.key, req.channel,
+                                                                           (req.result or {}).get("top")))
+        elif await asyncio.to_thread(feedback.record, store, req.key, user, parsed.verdict, source="slack"):
+            after.thank(parsed.response_url, THANKS[parsed.verdict])
         return {}
     if parsed.code is None:
         return {"response_action": "errors", "errors": {feedback.CODE_FIELD: "Pick the real cause from the list."}}

@@ -87,11 +87,16 @@ def test_clicks_are_verified_counted_once_and_stored(service, slack):
         store = Store(client.app.state.worker.settings.database_url)
         up, down = given(client, "up"), given(client, "down")
 
-        assert interact(client, click("mltd_feedback_up", key)).status_code == 200
+        thanks = slack.response_url(f"thanks-{key}")
+        assert interact(client, click("mltd_feedback_up", key, response_url=thanks)).status_code == 200
         assert given(client, "up") == up + 1
+        said = wait_for(lambda: slack.responded(f"thanks-{key}"))                 # only the clicker sees it
+        assert said[0]["response_type"] == "ephemeral" and "noted 👍" in said[0]["text"]
         assert [(f["user"], f["verdict"]) for f in store.feedback(key)] == [("slack:T1:U2", "up")]
-        assert interact(client, click("mltd_feedback_up", key)).status_code == 200         # a retry, a second click
+        assert interact(client, click("mltd_feedback_up", key, response_url=thanks)).status_code == 200   # a retry
         assert given(client, "up") == up + 1
+        time.sleep(0.5)
+        assert len(slack.responded(f"thanks-{key}")) == 1                          # thanked once
         interact(client, click("mltd_feedback_down", key))                                # a change of mind
         assert given(client, "down") == down + 1 and store.feedback(key)[0]["verdict"] == "down"
 

@@ -101,7 +101,7 @@ def signed_form(fields: dict[str, str], secret: str = SECRET, ts: str | None = N
 
 
 def click(action_id: str, value: str, *, team: str = "T1", channel: str = "C1", user: str = "U2",
-          message_ts: str = "1700000000.000001", trigger_id: str | None = None) -> dict:
+          message_ts: str = "1700000000.000001", trigger_id: str | None = None, response_url: str = "") -> dict:
     """A block_actions payload: someone pressed a button in one of mltd's messages."""
     return {"type": "block_actions", "user": {"id": user, "username": "ada", "name": "ada", "team_id": team},
             "api_app_id": "A1", "token": "legacy", "trigger_id": trigger_id or f"{uuid.uuid4().int % 10**13}.1.abc",
@@ -109,7 +109,7 @@ def click(action_id: str, value: str, *, team: str = "T1", channel: str = "C1", 
             "team": {"id": team, "domain": "test"}, "enterprise": None, "is_enterprise_install": False,
             "channel": {"id": channel, "name": "ml-runs"}, "state": {"values": {}},
             "message": {"type": "message", "ts": message_ts, "bot_id": "BBOT", "text": "mltd: ..."},
-            "response_url": "https://hooks.slack.com/actions/T1/1/abc",
+            "response_url": response_url,             # hooks.slack.com/actions/... in Slack; a stand-in's in a test
             "actions": [{"action_id": action_id, "block_id": "mltd_feedback", "value": value, "type": "button",
                          "text": {"type": "plain_text", "text": "x", "emoji": True}, "action_ts": f"{time.time():.6f}"}]}
 
