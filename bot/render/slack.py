@@ -89,4 +89,6 @@ def with_feedback(blocks: list[dict], request_key: str) -> list[dict]:
     checked against that request's workspace and channel)."""
     buttons = [{"type": "button", "action_id": a, "value": request_key, "text": {"type": "plain_text", "text": t}}
                for a, _, t in BUTTONS]
-    return blocks[: BLOCKS_MAX - 1] + [{"type": "actions", "block_id": "mltd_feedback", "elements": buttons}]
+    if len(blocks) >= BLOCKS_MAX:                     # keep the last block: it may say the full report follows
+        blocks = blocks[: BLOCKS_MAX - 2] + blocks[-1:]
+    return blocks + [{"type": "actions", "block_id": "mltd_feedback", "elements": buttons}]
