@@ -8,8 +8,8 @@ import logging
 import re
 from pathlib import Path
 
+from bot import feedback, pipeline
 from bot import github_port as gp
-from bot import pipeline
 from bot.render.github import neutralise, render_github
 from bot.settings import Settings
 from bot.slack_port import SlackPort
@@ -52,7 +52,9 @@ def process(req: Request, tmp: Path, owner: str, *, store: Store, slack: SlackPo
         symptom = ""
     else:                                               # a later success: mark earlier comments resolved
         for number in gp.pulls_for_run(repo, p["payload_run"]):
-            _mark_resolved(repo.get_issue(number), me, p["payload_run"])
+            issue = repo.get_issue(number)
+            _read_feedback(store, issue, f"gh:{p['repo']}#{number}", me)
+            _mark_resolved(issue, me, p["payload_run"])
         return {"status": "resolved"}
     try:
         notes = gp.fetch_run(gh, run, tmp / "run", settings)
@@ -63,7 +65,7 @@ def process(req: Request, tmp: Path, owner: str, *, store: Store, slack: SlackPo
     out = pipeline.reply(tmp / "run", lambda doc: render_github(doc, run.html_url, jobs),
                          symptoms=[symptom] if symptom else [], source=run.html_url, run_id=str(run.id), notes=notes,
                          budget=settings.budget(), agent_settings=settings)
-    outcome = _post(store, repo, me, p, targets, out.body, owner)
+    outcome = _post(store, repo, me, p, targets, out.body, owner, shows=req.key)
     if not targets:
         repo.get_commit(run.head_sha).create_comment(gp.MARKER + "\n" + out.body)
         outcome["commit"] = run.head_sha
@@ -97,18 +99,32 @@ def fail(req: Request, exc: Exception, owner: str, *, store: Store, slack: Slack
     _post(store, repo, gp.own_login(gh, settings), p, targets, body, owner)
 
 
-def _post(store: Store, repo, me: str, p: dict, targets: list[int], body: str, owner: str) -> dict:
-    """Upsert the sticky comment on each pull request, one worker per PR at a time."""
+def _post(store: Store, repo, me: str, p: dict, targets: list[int], body: str, owner: str, *,
+          shows: str | None = None) -> dict:
+    """Upsert the sticky comment on each pull request, one worker per PR at a time: first the
+    👍/👎 given to the diagnosis it shows now are read, then it shows request `shows`'s (if a
+    diagnosis: a failure or a refusal is no diagnosis to react to)."""
     outcome = {}
     for number in targets:
         lock = f"gh:{p['repo']}#{number}"
         if not store.lock(lock, owner, ttl_s=LOCK_TTL_S):
             raise RuntimeError(f"could not lock {lock}")
         try:
-            outcome[number] = gp.upsert_comment(repo.get_issue(number), body, me)
+            issue = repo.get_issue(number)
+            _read_feedback(store, issue, lock, me)
+            outcome[number] = gp.upsert_comment(issue, body, me)
+            if shows is not None:
+                store.show(lock, shows)
         finally:
             store.release(lock, owner)
     return outcome
+
+
+def _read_feedback(store: Store, issue, target: str, me: str) -> None:
+    try:
+        feedback.read_reactions(store, gp.sticky_comment(issue, me), target, me)
+    except Exception:                       # feedback is a courtesy: the diagnosis goes up regardless
+        log.warning("could not read the reactions on %s", target, exc_info=True)
 
 
 def _mark_resolved(issue, me: str, run: dict) -> None:

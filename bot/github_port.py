@@ -140,11 +140,19 @@ def upsert_comment(issue, body: str, me: str) -> str:
     body = MARKER + "\n" + body
     if len(body) > COMMENT_MAX:
         body = body[: COMMENT_MAX - 200] + "\n\n… (truncated: the full report is in the job's artifacts)"
-    for c in issue.get_comments():
-        if MARKER in (c.body or "") and c.user.login.lower() == me.lower():
-            if c.body == body:
-                return "unchanged"
-            c.edit(body)
-            return "updated"
+    c = sticky_comment(issue, me)
+    if c is not None:
+        if c.body == body:
+            return "unchanged"
+        c.edit(body)
+        return "updated"
     issue.create_comment(body)
     return "created"
+
+
+def sticky_comment(issue, me: str):
+    """mltd's one comment on this PR, or None."""
+    for c in issue.get_comments():
+        if MARKER in (c.body or "") and c.user.login.lower() == me.lower():
+            return c
+    return None

@@ -1,9 +1,10 @@
 """Prometheus metrics. Request counts and ack latency come from this process; job counts by
-status come from the store at scrape time, so they cover every worker on every machine."""
+status and feedback counts by verdict come from the store at scrape time, so they cover every
+worker on every machine."""
 from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 REGISTRY = CollectorRegistry()
 REQUESTS = Counter("mltd_http_requests", "HTTP requests by route and status code", ["route", "code"], registry=REGISTRY)
@@ -25,6 +26,12 @@ class StoreCollector:
         for status in ("queued", "running", "done", "failed"):
             g.add_metric([status], counts.get(status, 0))
         yield g
+        f = CounterMetricFamily("mltd_feedback", "verdicts on diagnoses, new or changed (up, down, wrong_cause)",
+                                labels=["verdict"])
+        given = self.store.feedback_counts()
+        for verdict in ("up", "down", "wrong_cause"):
+            f.add_metric([verdict], given.get(verdict, 0))
+        yield f
 
 
 _COLLECTOR = StoreCollector(None)

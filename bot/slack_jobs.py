@@ -8,20 +8,28 @@ from pathlib import Path
 from bot import pipeline
 from bot.fetch import FetchError, fetch, resolve, save_pasted
 from bot.render import render_markdown
-from bot.render.slack import render
+from bot.render.slack import render, with_feedback
 from bot.settings import Settings
-from bot.slack_port import SlackPort
+from bot.slack_port import NotInChannel, SlackPort
 from bot.store import Request, Store
 
 NO_RUN = "Which run? Mention me with `run 42` or an `s3://bucket/prefix/` location, or attach the training log."
+NOT_IN_CHANNEL = ("I can't post in this channel: invite me with `/invite @mltd` (or ask in a channel I'm in) and run "
+                  "the command again.")
 FAILED = "Sorry, I hit an internal error while diagnosing this ({error}). It is logged under request `{key}`."
 
 
 def process(req: Request, tmp: Path, *, store: Store, slack: SlackPort, settings: Settings) -> dict:
     """Answer the request in its thread; what the store keeps of the answer."""
-    req = slack.ensure_placeholder(store, req)
     try:
-        path, source, notes = _gather(req, tmp, slack, settings)
+        req = slack.ensure_placeholder(store, req)
+    except NotInChannel:
+        if not req.params.get("response_url"):
+            raise
+        slack.respond(req.params["response_url"], NOT_IN_CHANNEL)      # a slash command from a channel mltd is not in
+        return {"status": "not_in_channel"}
+    try:
+        path, source, notes = gather(req, tmp, slack, settings)
     except FetchError as exc:
         slack.say(store, req, str(exc))
         return {"status": "not_fetched", "error": str(exc)}
@@ -30,7 +38,7 @@ def process(req: Request, tmp: Path, *, store: Store, slack: SlackPort, settings
                          run_id=req.params.get("run") or None, notes=notes, budget=settings.budget(),
                          agent_settings=settings)
     blocks, text, complete = out.body
-    slack.update(req, blocks, text)
+    slack.update(req, with_feedback(blocks, req.key), text)
     if not complete:
         slack.upload_text(req, render_markdown(out.doc), "mltd-report.md", "mltd report")
     if not req.plot_posted:                         # drawn after the answer is up: the answer comes first
@@ -46,7 +54,7 @@ def fail(req: Request, exc: Exception, *, store: Store, slack: SlackPort, settin
     slack.say(store, req, FAILED.format(error=type(exc).__name__, key=req.key))
 
 
-def _gather(req: Request, tmp: Path, slack: SlackPort, settings: Settings) -> tuple[Path, str, list[str]]:
+def gather(req: Request, tmp: Path, slack: SlackPort, settings: Settings) -> tuple[Path, str, list[str]]:
     """The run's folder: attached files and pasted text, else the referenced run."""
     p = req.params
     notes: list[str] = []

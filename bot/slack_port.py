@@ -22,6 +22,11 @@ PLACEHOLDER_POLL_S = 0.2
 RATE_LIMIT_RETRIES = 3
 
 
+class NotInChannel(Exception):
+    """mltd may not post in this channel: a slash command works in any channel, chat.postMessage
+    only where mltd was invited."""
+
+
 def _setup(client, handler):
     client.retry_handlers.append(handler(max_retry_count=RATE_LIMIT_RETRIES))   # honours Retry-After
     return client
@@ -83,10 +88,18 @@ class SlackPort:
 
     def post_placeholder(self, store: Store, key: str) -> bool:
         """Claim the placeholder and post it; False when it is posted already or claimed by another."""
+        from slack_sdk.errors import SlackApiError
+
         req = self.claim_placeholder(store, key)
         if req is None:
             return False
-        store.set(key, reply_ts=self.web.chat_postMessage(**placeholder(req))["ts"])
+        try:
+            posted = self.web.chat_postMessage(**placeholder(req))
+        except SlackApiError as exc:
+            if exc.response.get("error") in ("not_in_channel", "channel_not_found"):
+                raise NotInChannel(req.channel) from None
+            raise
+        store.set(key, reply_ts=posted["ts"])
         return True
 
     async def post_placeholder_async(self, store: Store, key: str) -> None:
@@ -115,12 +128,18 @@ class SlackPort:
         self.update(req, message(slack_escape(text)), slack_escape(text))
 
     def upload_text(self, req: Request, content: str, filename: str, title: str) -> None:
-        self.web.files_upload_v2(channel=req.channel, thread_ts=req.thread_ts, filename=filename, content=content,
-                                 title=title)
+        self.web.files_upload_v2(channel=req.channel, thread_ts=req.thread_ts or req.reply_ts, filename=filename,
+                                 content=content, title=title)
 
     def upload_file(self, req: Request, path: Path, title: str) -> None:
-        self.web.files_upload_v2(channel=req.channel, thread_ts=req.thread_ts, file=str(path), filename=path.name,
-                                 title=title)
+        self.web.files_upload_v2(channel=req.channel, thread_ts=req.thread_ts or req.reply_ts, file=str(path),
+                                 filename=path.name, title=title)
+
+    def respond(self, response_url: str, text: str) -> None:
+        """An ephemeral answer through a slash command's response_url (30 minutes, 5 uses)."""
+        from slack_sdk.webhook import WebhookClient
+
+        WebhookClient(response_url).send(text=slack_escape(text), response_type="ephemeral")
 
     def alert(self, channel: str, text: str) -> None:
         self.web.chat_postMessage(channel=channel, text=text, unfurl_links=False)

@@ -55,6 +55,38 @@ requests = Table(
     Column("updated", Float, nullable=False),
 )
 
+# One verdict per person per diagnosis (a retried or repeated click changes nothing): 👍/👎 from a
+# Slack button or a GitHub reaction, or a corrected code with the reason from "Wrong cause…".
+feedback = Table(
+    "mltd_feedback", metadata,
+    Column("key", String(400), primary_key=True),            # "{request_key}|{user}"
+    Column("request_key", String(200), nullable=False, index=True),
+    Column("source", String(20), nullable=False),            # slack | github
+    Column("user", String(100), nullable=False),
+    Column("verdict", String(20), nullable=False),           # up | down | wrong_cause
+    Column("code", String(50)),                              # the real cause, for wrong_cause
+    Column("reason", Text),
+    Column("created", Float, nullable=False),
+    Column("updated", Float, nullable=False),
+)
+
+# How many verdicts were given (new or changed), by verdict: `mltd_feedback_total` at scrape time,
+# the same on every machine whichever process recorded them.
+feedback_counts = Table(
+    "mltd_feedback_counts", metadata,
+    Column("verdict", String(20), primary_key=True),
+    Column("n", Integer, nullable=False),
+)
+
+# Where a diagnosis is on show for reactions to reach it: the sticky comment of a pull request
+# (`gh:{repo}#{number}`) names the request that last wrote it, and since when.
+shown = Table(
+    "mltd_shown", metadata,
+    Column("target", String(300), primary_key=True),
+    Column("request_key", String(200), nullable=False),
+    Column("since", Float, nullable=False),
+)
+
 locks = Table(
     "mltd_locks", metadata,
     Column("name", String(200), primary_key=True),
@@ -80,6 +112,20 @@ class Request:
     params: dict
     result: dict | None
     error: str | None
+
+
+def _same(column, value):
+    return func.coalesce(column, "") == (value or "")          # NULL-safe, in SQLite and PostgreSQL alike
+
+
+def _bump(c, verdict: str) -> None:
+    bump = update(feedback_counts).where(feedback_counts.c.verdict == verdict).values(n=feedback_counts.c.n + 1)
+    if c.execute(bump).rowcount == 0:
+        try:
+            with c.begin_nested():
+                c.execute(insert(feedback_counts).values(verdict=verdict, n=1))
+        except IntegrityError:                      # the first of its kind, counted by another worker just now
+            c.execute(bump)
 
 
 def _engine_url(url: str) -> str:
@@ -205,6 +251,60 @@ class Store:
     def delete(self, prefix: str) -> None:
         with self.engine.begin() as c:
             c.execute(requests.delete().where(requests.c.key.startswith(prefix)))
+            c.execute(feedback.delete().where(feedback.c.request_key.startswith(prefix)))
+            c.execute(shown.delete().where(shown.c.request_key.startswith(prefix)))
+
+    def record_feedback(self, request_key: str, user: str, verdict: str, *, source: str, code: str | None = None,
+                        reason: str | None = None) -> bool:
+        """Keep a person's verdict on a diagnosis and count it; False when it was already recorded
+        as it is (a retry, a second click), which counts nothing."""
+        now = time.time()
+        key = f"{request_key}|{user}"
+        values = {"verdict": verdict, "code": code, "reason": reason}
+        same = (feedback.c.verdict == verdict) & _same(feedback.c.code, code) & _same(feedback.c.reason, reason)
+        with self.engine.begin() as c:
+            try:
+                with c.begin_nested():
+                    c.execute(insert(feedback).values(key=key, request_key=request_key, source=source, user=user,
+                                                      created=now, updated=now, **values))
+            except IntegrityError:
+                if c.execute(update(feedback).where(feedback.c.key == key, ~same)
+                             .values(updated=now, **values)).rowcount == 0:
+                    return False
+            _bump(c, verdict)
+        return True
+
+    def feedback_counts(self) -> dict[str, int]:
+        with self.engine.connect() as c:
+            return {v: n for v, n in c.execute(select(feedback_counts.c.verdict, feedback_counts.c.n)).all()}
+
+    def feedback(self, request_key: str | None = None, *, verdict: str | None = None) -> list[dict]:
+        """Verdicts, oldest first: on one diagnosis, or of one kind, or all."""
+        q = select(feedback).order_by(feedback.c.created)
+        if request_key is not None:
+            q = q.where(feedback.c.request_key == request_key)
+        if verdict is not None:
+            q = q.where(feedback.c.verdict == verdict)
+        with self.engine.connect() as c:
+            return [dict(r) for r in c.execute(q).mappings()]
+
+    def show(self, target: str, request_key: str) -> None:
+        """`request_key`'s diagnosis is now the one on show at `target`."""
+        now = time.time()
+        with self.engine.begin() as c:
+            if c.execute(update(shown).where(shown.c.target == target)
+                         .values(request_key=request_key, since=now)).rowcount == 0:
+                try:
+                    with c.begin_nested():
+                        c.execute(insert(shown).values(target=target, request_key=request_key, since=now))
+                except IntegrityError:                 # written by another worker a moment ago
+                    c.execute(update(shown).where(shown.c.target == target).values(request_key=request_key, since=now))
+
+    def on_show(self, target: str) -> tuple[str, float] | None:
+        """The request whose diagnosis is on show at `target`, and since when."""
+        with self.engine.connect() as c:
+            row = c.execute(select(shown.c.request_key, shown.c.since).where(shown.c.target == target)).first()
+        return (row[0], row[1]) if row else None
 
     def counts(self) -> dict[str, int]:
         with self.engine.connect() as c:

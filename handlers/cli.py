@@ -43,6 +43,11 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--poll", type=float, default=2.0, metavar="S", help="seconds between two looks at the log")
     t.add_argument("--idle-exit", type=float, default=None, metavar="S",
                    help="stop once the log has not grown for S seconds (default: follow until interrupted)")
+    f = sub.add_parser("feedback", help="what people said of mltd's diagnoses")
+    fsub = f.add_subparsers(dest="feedback_command", required=True)
+    e = fsub.add_parser("export", help="each corrected diagnosis as a run folder plus label, in the format of the "
+                        "wild corpus (cases/<id>/, labels.json): a regression suite of your own misses")
+    e.add_argument("dir", help="the folder to write (created; earlier exports in it are updated, others kept)")
     w = sub.add_parser("worker", help="workers alone: take requests from the queue (MLTD_QUEUE_URL)")
     w.add_argument("--workers", type=int, default=None, help="worker threads (default MLTD_WORKERS)")
     return p
@@ -224,6 +229,23 @@ def _serve(args) -> int:
     return EXIT_OK
 
 
+def _feedback_export(args) -> int:
+    from bot.feedback_export import export
+    from bot.settings import Settings
+    from bot.store import Store
+
+    settings = Settings()
+    dest = Path(args.dir)
+    if dest.exists() and not dest.is_dir():
+        _say(f"mltd: {dest} is not a folder")
+        return EXIT_INPUT
+    out = export(Store(settings.database_url), dest, settings)
+    for problem in out.problems:
+        _say(f"mltd: not exported: {problem}")
+    _say(f"mltd: {len(out.cases)} corrected case(s) written to {dest}")
+    return EXIT_INPUT if out.problems else EXIT_OK
+
+
 def _worker(args) -> int:
     import threading
 
@@ -260,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
             return _watch(args)
         if args.command == "doctor":
             return _doctor()
+        if args.command == "feedback":
+            return _feedback_export(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

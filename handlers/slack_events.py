@@ -72,18 +72,24 @@ def register(app, settings: Settings, worker) -> AsyncApp:
         pending.add(task)
         task.add_done_callback(pending.discard)
 
+    serve(app, ROUTE, bolt, settings)
+    return bolt
+
+
+def serve(app, route: str, bolt: AsyncApp, settings: Settings) -> None:
+    """POST `route`: Slack's signature checked, then bolt dispatches. Events, interactions and the
+    slash command each have their URL, and reach the same listeners as over Socket Mode."""
     handler = AsyncSlackRequestHandler(bolt)
 
-    @app.post(ROUTE)
-    async def slack_events(request: HttpRequest):
+    async def endpoint(request: HttpRequest):
         t = time.perf_counter()
         body = await request.body()
         if not verified(settings, body, request.headers):
-            metrics.REQUESTS.labels(ROUTE, "401").inc()
+            metrics.REQUESTS.labels(route, "401").inc()
             return JSONResponse({"error": "invalid signature or timestamp"}, status_code=401)
         response = await handler.handle(request)
-        metrics.REQUESTS.labels(ROUTE, str(response.status_code)).inc()
-        metrics.ACK_SECONDS.labels(ROUTE).observe(time.perf_counter() - t)
+        metrics.REQUESTS.labels(route, str(response.status_code)).inc()
+        metrics.ACK_SECONDS.labels(route).observe(time.perf_counter() - t)
         return response
 
-    return bolt
+    app.add_api_route(route, endpoint, methods=["POST"], name=route.strip("/").replace("/", "_"))

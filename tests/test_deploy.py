@@ -11,6 +11,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from handlers import slack_commands, slack_interactions
+
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
 
@@ -115,8 +117,13 @@ def test_web_probes_metrics_and_the_gpu_overlay():
 
 def test_app_manifests_ask_for_exactly_what_the_code_uses():
     slack = yaml.safe_load((DEPLOY / "slack-manifest.yaml").read_text())
-    assert sorted(slack["oauth_config"]["scopes"]["bot"]) == ["app_mentions:read", "chat:write", "files:read", "files:write"]
+    assert sorted(slack["oauth_config"]["scopes"]["bot"]) == ["app_mentions:read", "chat:write", "commands", "files:read",
+                                                              "files:write"]
     assert slack["settings"]["event_subscriptions"]["bot_events"] == ["app_mention"]
+    host = slack["settings"]["event_subscriptions"]["request_url"].removesuffix("/slack/events")
+    assert slack["settings"]["interactivity"] == {"is_enabled": True, "request_url": host + slack_interactions.ROUTE}
+    assert [(c["command"], c["url"]) for c in slack["features"]["slash_commands"]] == [
+        ("/mltd", host + slack_commands.ROUTE)]
     gh = json.loads((DEPLOY / "github-app-manifest.json").read_text())
     assert gh["default_permissions"] == {"contents": "read", "actions": "read", "issues": "write",
                                          "pull_requests": "write", "metadata": "read"}

@@ -5,7 +5,7 @@ import pytest
 
 from bot.mentions import parse
 from bot.redact import redact, slack_escape
-from bot.render.slack import BLOCKS_MAX, SECTION_MAX, TOTAL_MAX, render
+from bot.render.slack import BLOCKS_MAX, SECTION_MAX, TOTAL_MAX, render, with_feedback
 from handlers.cli import main
 
 
@@ -47,6 +47,12 @@ def test_a_long_diagnosis_fits_slack(scenario, capsys):
     texts = [b["text"]["text"] if "text" in b else b["elements"][0]["text"] for b in blocks]
     assert all(len(t) <= SECTION_MAX for t in texts) and sum(map(len, texts)) <= TOTAL_MAX
     assert text.startswith("mltd: Diagnosis complete") and len(text) <= 3000
+    blocks = [*blocks[:-1], *[blocks[1]] * BLOCKS_MAX, blocks[-1]]             # at the limit, and over it
+    for cut in (BLOCKS_MAX - 1, BLOCKS_MAX, len(blocks)):
+        shown = with_feedback(blocks[: cut - 1] + blocks[-1:], "slack:Ev1")
+        assert len(shown) <= BLOCKS_MAX and shown[-1]["type"] == "actions"
+        assert "full report is attached" in shown[-2]["elements"][0]["text"]
+        assert {e["value"] for e in shown[-1]["elements"]} == {"slack:Ev1"}
 
 
 def test_log_records_are_redacted():

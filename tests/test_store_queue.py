@@ -95,3 +95,42 @@ def test_hopeless_requests_are_closed_not_requeued(store):
     store.lease(k, "w3", 0.001)              # attempt 3 dies too: closed
     time.sleep(0.01)
     assert k not in store.requeue_expired(30, max_attempts=3) and store.get(k).status == "failed"
+
+
+def test_feedback_is_kept_once_per_person_and_counted(store, request):
+    k = key()
+    store.open(k, "slack", lease_s=30)
+    before = store.feedback_counts()
+    assert store.record_feedback(k, "slack:T1:U1", "up", source="slack")
+    assert not store.record_feedback(k, "slack:T1:U1", "up", source="slack")                    # a retry
+    assert store.record_feedback(k, "slack:T1:U1", "wrong_cause", source="slack", code="overfitting", reason="val rose")
+    assert not store.record_feedback(k, "slack:T1:U1", "wrong_cause", source="slack", code="overfitting",
+                                     reason="val rose")
+    assert store.record_feedback(k, "slack:T1:U1", "wrong_cause", source="slack", code="overfitting")  # reason dropped
+    won = []
+    threads = [threading.Thread(target=lambda: won.append(store.record_feedback(k, "github:bob", "down", source="github")))
+               for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert won.count(True) == 1                                 # eight deliveries of one reaction: one verdict
+    assert [(f["user"], f["verdict"], f["code"], f["reason"]) for f in store.feedback(k)] == [
+        ("slack:T1:U1", "wrong_cause", "overfitting", None), ("github:bob", "down", None, None)]
+    assert [f["user"] for f in store.feedback(verdict="wrong_cause") if f["request_key"] == k] == ["slack:T1:U1"]
+    after = store.feedback_counts()
+    delta = {v: after.get(v, 0) - before.get(v, 0) for v in ("up", "down", "wrong_cause")}
+    if request.node.callspec.params["store"] == "sqlite":      # PostgreSQL's counts are shared with other runs
+        assert delta == {"up": 1, "down": 1, "wrong_cause": 2}
+    else:
+        assert delta["up"] >= 1 and delta["down"] >= 1 and delta["wrong_cause"] >= 2
+
+
+def test_the_diagnosis_on_show_is_the_last_one_posted(store):
+    first, second, target = key(), key(), f"gh:{PREFIX}acme/train#7"
+    assert store.on_show(target) is None
+    store.show(target, first)
+    assert store.on_show(target)[0] == first
+    store.show(target, second)
+    request_key, since = store.on_show(target)
+    assert request_key == second and abs(since - time.time()) < 60

@@ -4,6 +4,7 @@ after, quick fixes, patch text in a code block; within Slack's limits (3,000 cha
 run is escaped and redacted, so a log line can never ping a channel or leak a token."""
 from __future__ import annotations
 
+from bot.feedback import BUTTONS
 from bot.redact import clean_doc
 from bot.redact import slack_escape as esc
 from bot.render.common import STATUS_LINE, incomplete_line, where
@@ -79,3 +80,15 @@ def _text(block: dict) -> str:
     if "text" in block:
         return block["text"]["text"]
     return "".join(e.get("text", "") for e in block.get("elements", []))
+
+
+
+def with_feedback(blocks: list[dict], request_key: str) -> list[dict]:
+    """The reply's blocks with 👍 / 👎 / "Wrong cause…" under them (within the 50-block limit);
+    every button's value names the request the diagnosis answered (not a secret: a click is
+    checked against that request's workspace and channel)."""
+    buttons = [{"type": "button", "action_id": a, "value": request_key, "text": {"type": "plain_text", "text": t}}
+               for a, _, t in BUTTONS]
+    if len(blocks) >= BLOCKS_MAX:                     # keep the last block: it may say the full report follows
+        blocks = blocks[: BLOCKS_MAX - 2] + blocks[-1:]
+    return blocks + [{"type": "actions", "block_id": "mltd_feedback", "elements": buttons}]

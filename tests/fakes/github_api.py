@@ -1,6 +1,6 @@
 """A stand-in for the GitHub REST API on loopback, serving what PyGithub asks for: repository,
-user, issues and pull requests, collaborator permission, comments and reactions, workflow runs,
-jobs, job logs and artifact zips behind GitHub's real 302 redirect to a blob store (which refuses
+user, issues and pull requests, collaborator permission, comments and their reactions (added and
+listed), workflow runs, jobs, job logs and artifact zips behind GitHub's real 302 redirect to a blob store (which refuses
 any request that carries the token). It records every write."""
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import itertools
 import json
 import re
 import threading
+import time
 from urllib.parse import parse_qs, urlparse
 
 from tests.fakes.loopback import LoopbackServer, QuietHandler
@@ -26,7 +27,8 @@ class GitHubStandIn(LoopbackServer):
         self.pulls: dict[int, dict] = {}                 # number -> {"sha", "branch", "owner"}
         self.comments: dict[int, dict] = {}              # id -> comment
         self.commit_comments: list[dict] = []
-        self.reactions: list[tuple[int, str]] = []
+        self.reactions: list[tuple[int, str]] = []      # (comment id, content) that mltd added
+        self.comment_reactions: dict[int, list[dict]] = {}   # comment id -> reactions, as GitHub lists them
         self.runs: dict[int, dict] = {}                  # id -> run (with "jobs", "artifacts")
         self.blobs: dict[str, bytes] = {}
         self.writes: list[tuple[str, str]] = []
@@ -121,6 +123,21 @@ class GitHubStandIn(LoopbackServer):
     def add_user_comment(self, issue: int, body: str, login: str) -> int:
         return self._comment(body, issue, login)["id"]
 
+    def react(self, comment_id: int, content: str, login: str, at: float | None = None) -> dict:
+        """Someone reacts to a comment (`+1`, `-1`, `heart`, ...), at `at` (epoch seconds; now by default)."""
+        with self._lock:
+            return self._reaction(comment_id, content, login, at)
+
+    def _reaction(self, comment_id: int, content: str, login: str, at: float | None = None) -> dict:
+        """GET/POST /repos/{o}/{r}/issues/comments/{id}/reactions: GitHub's reaction object."""
+        rid = next(self._ids)
+        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if at is None else at))
+        r = {"id": rid, "node_id": f"REA_{rid}", "content": content, "created_at": when,
+             "user": {"login": login, "id": abs(hash(login)) % 10**6, "type": "Bot" if login == self.me else "User",
+                      "url": f"{self.url}/users/{login}"}}
+        self.comment_reactions.setdefault(comment_id, []).append(r)
+        return r
+
     # --- routing ----------------------------------------------------------------------------------
 
     def route(self, method: str, path: str, query: dict, body: dict | None):
@@ -155,8 +172,11 @@ class GitHubStandIn(LoopbackServer):
             if c is None:
                 return 404, {"message": "Not Found"}
             if m.group(2):
-                self.reactions.append((c["id"], body["content"]))
-                return 201, {"id": next(self._ids), "content": body["content"], "user": {"login": ME}}
+                if method == "GET":
+                    return 200, list(self.comment_reactions.get(c["id"], []))
+                with self._lock:
+                    self.reactions.append((c["id"], body["content"]))
+                    return 201, self._reaction(c["id"], body["content"], self.me)
             if method == "PATCH":
                 with self._lock:
                     self.writes.append(("edit", body["body"]))

@@ -89,3 +89,35 @@ def env(slack_api_url: str, s3_url: str, tmp: Path, **extra) -> dict[str, str]:
            "MLTD_QUEUE_NAME": f"mltd-{uuid.uuid4().hex[:8]}", "MLTD_REAP_EVERY_S": "1", "MLTD_WORKERS": "2"}
     out.update(extra)
     return out
+
+
+def signed_form(fields: dict[str, str], secret: str = SECRET, ts: str | None = None) -> tuple[bytes, dict]:
+    """A form-encoded request signed like Slack signs slash commands and interactions (v0 over the
+    raw body, which for an interaction is `payload=` and the URL-encoded JSON)."""
+    from urllib.parse import urlencode
+
+    raw, headers = signed(urlencode(fields), secret=secret, ts=ts)
+    return raw, {**headers, "Content-Type": "application/x-www-form-urlencoded"}
+
+
+def click(action_id: str, value: str, *, team: str = "T1", channel: str = "C1", user: str = "U2",
+          message_ts: str = "1700000000.000001", trigger_id: str | None = None, response_url: str = "") -> dict:
+    """A block_actions payload: someone pressed a button in one of mltd's messages."""
+    return {"type": "block_actions", "user": {"id": user, "username": "ada", "name": "ada", "team_id": team},
+            "api_app_id": "A1", "token": "legacy", "trigger_id": trigger_id or f"{uuid.uuid4().int % 10**13}.1.abc",
+            "container": {"type": "message", "message_ts": message_ts, "channel_id": channel, "is_ephemeral": False},
+            "team": {"id": team, "domain": "test"}, "enterprise": None, "is_enterprise_install": False,
+            "channel": {"id": channel, "name": "ml-runs"}, "state": {"values": {}},
+            "message": {"type": "message", "ts": message_ts, "bot_id": "BBOT", "text": "mltd: ..."},
+            "response_url": response_url,             # hooks.slack.com/actions/... in Slack; a stand-in's in a test
+            "actions": [{"action_id": action_id, "block_id": "mltd_feedback", "value": value, "type": "button",
+                         "text": {"type": "plain_text", "text": "x", "emoji": True}, "action_ts": f"{time.time():.6f}"}]}
+
+
+def submission(view: dict, values: dict, *, team: str = "T1", user: str = "U2") -> dict:
+    """A view_submission payload of a modal Slack opened (`view`, as views.open answered it), with
+    the inputs' `values` ({block_id: {action_id: value}}) as the user left them."""
+    return {"type": "view_submission", "team": {"id": team, "domain": "test"},
+            "user": {"id": user, "username": "ada", "name": "ada", "team_id": team}, "api_app_id": "A1",
+            "token": "legacy", "trigger_id": f"{uuid.uuid4().int % 10**13}.2.def", "response_urls": [],
+            "is_enterprise_install": False, "view": {**view, "state": {"values": values}}}

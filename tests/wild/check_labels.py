@@ -1,6 +1,9 @@
 """Check tests/wild/labels.json against tests/wild/cases/ and the taxonomy.
 
-Run: python tests/wild/check_labels.py   (exits non-zero on the first kind of problem found)
+Run: python tests/wild/check_labels.py [DIR]   (exits non-zero on the first kind of problem found)
+
+DIR is another folder in the same layout (`mltd feedback export DIR` writes one); its cases may
+come from a Slack thread (`slack://TEAM/CHANNEL/TS`) as well as a GitHub thread.
 """
 import hashlib
 import json
@@ -23,13 +26,18 @@ def split_of(url):
     return "tune" if int(hashlib.sha256(url.encode()).hexdigest(), 16) % 2 == 0 else "measure"
 
 
-def main():
-    labels = json.loads((HERE / "labels.json").read_text())
+SOURCE = re.compile(r"^https://github\.com/[^/]+/[^/]+/(issues|pull)/\d+$")
+EXPORTED_SOURCE = re.compile(r"^slack://T[A-Z0-9]+/[CDG][A-Z0-9]+/\d+\.\d+$")
+
+
+def main(root=HERE):
+    root = pathlib.Path(root)
+    labels = json.loads((root / "labels.json").read_text())
     problems = []
     ids = [e["id"] for e in labels]
     if len(ids) != len(set(ids)):
         problems.append("duplicate ids")
-    folders = {p.name for p in (HERE / "cases").iterdir() if p.is_dir()}
+    folders = {p.name for p in (root / "cases").iterdir() if p.is_dir()}
     for missing in sorted(set(ids) - folders):
         problems.append(f"{missing}: no folder")
     for extra in sorted(folders - set(ids)):
@@ -47,9 +55,9 @@ def main():
         if e.get("split") != split_of(e["source_url"]):
             problems.append(f"{e['id']}: split does not follow the rule")
         splits_by_url.setdefault(e["source_url"], set()).add(e.get("split"))
-        if not re.match(r"^https://github\.com/[^/]+/[^/]+/(issues|pull)/\d+$", e["source_url"]):
+        if not (SOURCE.match(e["source_url"]) or (root != HERE and EXPORTED_SOURCE.match(e["source_url"]))):
             problems.append(f"{e['id']}: unexpected source_url {e['source_url']}")
-        d = HERE / "cases" / e["id"]
+        d = root / "cases" / e["id"]
         if d.is_dir():
             files = [p for p in d.iterdir() if p.is_file()]
             if not files:
@@ -67,4 +75,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(*sys.argv[1:2]))
