@@ -79,3 +79,12 @@ def _text(block: dict) -> str:
     if "text" in block:
         return block["text"]["text"]
     return "".join(e.get("text", "") for e in block.get("elements", []))
+
+
+def prefaced(preface: str, blocks: list[dict], text: str) -> tuple[list[dict], str]:
+    """A reply with one plain section before it (a fix check before the new run's diagnosis),
+    still within Slack's limits: the reply's last blocks give way."""
+    out = [_section(esc(preface))] + blocks
+    while len(out) > BLOCKS_MAX or sum(len(_text(b)) for b in out) > TOTAL_MAX:
+        out.pop(-1)
+    return out, (esc(preface.splitlines()[0]) + " " + text)[:3000]
