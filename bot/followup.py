@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from analysis.metrics import fmt, fmt_step
 from analysis.model import CODES
-from analysis.names import canonical
+from analysis.names import canonical, known_names
 from analysis.rank import pair_text, settle_text
 from analysis.run import Run
 from analysis.window import Point, Window, around, window
@@ -74,12 +74,15 @@ def cause_named(text: str) -> str | None:
 
 
 def metric_named(text: str, known: list[str]) -> str | None:
-    """The run's metric a question names (`grad norm`, `the loss`, `learning rate`), longest phrase first."""
+    """The metric a question names (`grad norm`, `the loss`, `learning rate`), longest phrase
+    first: one of the run's (`known`), or any metric name mltd knows (`val loss` in a run that
+    logs none: the answer says so)."""
     words = re.findall(r"[A-Za-z][A-Za-z0-9_/.\-]*", text)
+    names = (set(known) | known_names()) - {"epoch", "step_time"}     # "at epoch 7", "what time": no metric asked
     for n in (3, 2, 1):
         for i in range(len(words) - n + 1):
             name = canonical(" ".join(words[i:i + n]))
-            if name in known:
+            if name in names:
                 return name
     return None
 
@@ -90,13 +93,13 @@ def _steps(text: str) -> tuple[float | None, float | None, float | None]:
     if m:
         a, b = sorted((_number(m.group(1)), _number(m.group(2))))
         return a, b, None
-    m = _AT.search(text)
-    if m:
-        return None, None, _number(m.group(2))
     m = _AFTER.search(text)
     if m:
         x = _number(m.group(2))
         return (x, None, None) if m.group(1).lower() in ("after", "since", "from") else (None, x, None)
+    m = _AT.search(text)
+    if m:
+        return None, None, _number(m.group(2))
     return None, None, None
 
 
@@ -225,7 +228,7 @@ def _why_not(q: Question, doc: dict) -> str:
         return (f"The analyzers found no evidence of `{code}` in this run, so it is not among my causes. {lead}\n"
                 f"What would show `{code}`: {separate}.")
     c = causes[rank]
-    return (f"`{code}` is cause #{rank + 1} of {len(causes)} (confidence {c['confidence']:.2f}, {c['severity']}): "
+    return (f"`{code}` is cause {rank + 1} of {len(causes)} (confidence {c['confidence']:.2f}, {c['severity']}): "
             f"{_evidence(c)}. It ranks lower because {lead[0].lower() + lead[1:]}\n"
             f"What would tell them apart: {separate}.")
 

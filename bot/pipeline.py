@@ -8,6 +8,7 @@ put its verified causes first, this module applies that same rule to them, and n
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Generic, Sequence, TypeVar
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
     from bot.settings import Settings
 
 Rendered = TypeVar("Rendered")
+# matplotlib (pyplot, its mathtext parser) is not thread-safe: two jobs on a worker's threads
+# drawing at once fail with a parse error, so plots are drawn one at a time per process
+_PLOTTING = threading.Lock()
 AGENT = "agent"                       # the `analyzer` of a cause the agent submitted and verification kept
 
 
@@ -70,7 +74,8 @@ def draw(diagnosis: Diagnosis, run: Run, dest: Path) -> tuple[Path | None, str |
     from bot.render.plot import plot_title, render_plot
 
     try:
-        written = render_plot(run.metrics, diagnosis.root_causes, dest, title=plot_title(diagnosis))
+        with _PLOTTING:
+            written = render_plot(run.metrics, diagnosis.root_causes, dest, title=plot_title(diagnosis))
     except OSError as exc:
         return None, exc.strerror or str(exc)
     if written is not None:
@@ -87,6 +92,7 @@ class Answer:
     agent: dict | None = None         # the agent's model, turns and cost, when it was asked
 
 
+SERIOUS = ("critical", "high", "medium")
 AGENT_FELL_BACK = "(The specialist agent could not answer; this is the analyzers' answer.)\n"
 
 
@@ -136,8 +142,8 @@ def fix_check(earlier: dict, earlier_signature: dict | None, out: Reply, label: 
     from bot.render.fixcheck import is_fixed, render_fix_check, render_no_signature
 
     top = next((c for c in earlier.get("root_causes", []) if c.get("code") != "healthy"), None)
-    if top is None:
-        return None
+    if top is None or earlier.get("status") == "no_failure_found" or top.get("severity") not in SERIOUS:
+        return None                   # a healthy run, or only notes: no cause to have fixed
     if earlier_signature is None:
         return FixCheck(render_no_signature(top, out.doc, label), False, None)
     got = check(earlier_signature, out.run, out.doc["root_causes"])

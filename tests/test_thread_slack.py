@@ -41,7 +41,7 @@ def s3(runs):
 
 @pytest.fixture
 def client(slack, s3, tmp_path, monkeypatch):
-    for k, v in env(slack.api_url, s3.url, tmp_path, MLTD_RUN_CACHE_DIR=str(tmp_path / "cache")).items():
+    for k, v in env(slack.api_url, s3.url, tmp_path).items():
         monkeypatch.setenv(k, v)
     with TestClient(create_app(Settings(), run_worker=True)) as c:
         yield c
@@ -98,7 +98,7 @@ def test_follow_ups_are_answered_from_the_cached_run(client, slack, s3, runs):
     q = mention("<@UBOT> why not exploding gradients?", thread_ts=thread)
     post(client, q)
     answer = reply(client, slack, q, "exploding_gradients")
-    assert "cause #2" in answer and "lr_too_high" in answer and "What would tell them apart" in answer
+    assert "is cause 2 of 2" in answer and "lr_too_high" in answer and "What would tell them apart" in answer
 
     q = mention("<@UBOT> show me the config", thread_ts=thread)
     post(client, q)
@@ -201,7 +201,7 @@ def test_the_agent_answers_a_follow_up_with_its_tools_over_the_cached_run(slack,
         [text("grad_norm stays below 20 between steps 240 and 260 (train.log), then blows up after step 265.")],
     ])
     try:
-        for k, v in env(slack.api_url, s3.url, tmp_path, MLTD_RUN_CACHE_DIR=str(tmp_path / "cache"),
+        for k, v in env(slack.api_url, s3.url, tmp_path,
                         ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=api.url).items():
             monkeypatch.setenv(k, v)
         with TestClient(create_app(Settings(), run_worker=True)) as client:

@@ -106,6 +106,7 @@ def env(slack_api_url: str, s3_url: str, tmp: Path, **extra) -> dict[str, str]:
            "AWS_ENDPOINT_URL": s3_url, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
            "AWS_DEFAULT_REGION": "us-east-1", "MLTD_ALLOWED_BUCKETS": "ml-runs", "MLTD_RUN_URI": "s3://ml-runs/runs/{run}/",
            "MLTD_DATABASE_URL": f"sqlite:///{tmp / 'state.db'}", "MLTD_QUEUE_URL": f"sqlite:///{tmp / 'queue.db'}",
-           "MLTD_QUEUE_NAME": f"mltd-{uuid.uuid4().hex[:8]}", "MLTD_REAP_EVERY_S": "1", "MLTD_WORKERS": "2"}
+           "MLTD_QUEUE_NAME": f"mltd-{uuid.uuid4().hex[:8]}", "MLTD_REAP_EVERY_S": "1", "MLTD_WORKERS": "2",
+           "MLTD_RUN_CACHE_DIR": str(tmp / "run-cache")}
     out.update(extra)
     return out
