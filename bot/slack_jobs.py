@@ -9,6 +9,7 @@ a run another thread diagnosed tells that thread whether its cause is gone (`_te
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,10 @@ NO_URI = ("This thread's run came from attached files: attach the new run's file
           "I'll check whether the earlier cause is gone.")
 
 
+WAIT_FOR_DIAGNOSIS_S = 120.0
+WAIT_POLL_S = 0.25
+
+
 def thread_key(channel: str | None, thread_ts: str | None) -> str:
     return f"slack:{channel}:{thread_ts}"
 
@@ -47,7 +52,7 @@ def process(req: Request, tmp: Path, *, store: Store, slack: SlackPort, settings
     """Answer the request in its thread; what the store keeps of the answer."""
     req = slack.ensure_placeholder(store, req)
     cache = RunCache(settings)
-    earlier = store.thread(thread_key(req.channel, req.thread_ts))
+    earlier = _earlier(req, store)
     if is_follow_up(req, earlier):
         assert earlier is not None
         return _follow_up(req, earlier, tmp, cache, store=store, slack=slack, settings=settings)
@@ -79,6 +84,22 @@ def process(req: Request, tmp: Path, *, store: Store, slack: SlackPort, settings
 def fail(req: Request, exc: Exception, *, store: Store, slack: SlackPort, settings: Settings) -> None:
     """The reply of a request whose last try failed."""
     slack.say(store, req, FAILED.format(error=type(exc).__name__, key=req.key))
+
+
+def _earlier(req: Request, store: Store) -> Thread | None:
+    """What the thread is about; a question asked while the thread's first diagnosis is still
+    being worked on waits for it (bounded), instead of asking "which run?"."""
+    key = thread_key(req.channel, req.thread_ts)
+    earlier = store.thread(key)
+    p = req.params
+    if earlier is not None or p.get("run") or p.get("files") or not req.channel or not req.thread_ts:
+        return earlier
+    end = time.monotonic() + WAIT_FOR_DIAGNOSIS_S
+    while time.monotonic() < end and store.pending_in_thread(req.channel, req.thread_ts, req.key):
+        time.sleep(WAIT_POLL_S)
+        if (earlier := store.thread(key)) is not None:
+            return earlier
+    return store.thread(key)
 
 
 def is_follow_up(req: Request, earlier: Thread | None) -> bool:

@@ -276,6 +276,15 @@ class Store:
                              .order_by(threads.c.updated.desc()).limit(limit)).mappings().all()
         return [Thread(**{f: r[f] for f in Thread.__dataclass_fields__}) for r in rows]
 
+    def pending_in_thread(self, channel: str, thread_ts: str, but: str) -> bool:
+        """Another request of this Slack thread is still queued or running (a diagnosis the
+        request `but` may be a follow-up to)."""
+        with self.engine.connect() as c:
+            row = c.execute(select(requests.c.key).where(
+                requests.c.channel == channel, requests.c.thread_ts == thread_ts, requests.c.key != but,
+                requests.c.status.in_(("queued", "running"))).limit(1)).first()
+        return row is not None
+
     def claim_check(self, thread: str, cache_key: str) -> bool:
         """The right to tell `thread` whether the run cached under `cache_key` fixed its cause:
         once per later run, whoever asks first."""

@@ -118,16 +118,19 @@ def test_follow_ups_are_answered_from_the_cached_run(client, slack, s3, runs):
 
 def test_a_busy_thread_answers_about_its_own_run(client, slack, s3, runs):
     """Thread A is about run 42, thread B about run 43, side by side in one channel; A holds 20
-    messages mentioning mltd (its diagnosis and 19 follow-ups sent while B's come in). Each
-    answer is about its own thread's run, exactly once."""
+    messages mentioning mltd (its diagnosis, a question asked before the diagnosis was up, and 18
+    more follow-ups sent while B's come in). Each answer is about its own thread's run, exactly once."""
     a, b = mention("<@UBOT> run 42 diverged"), mention("<@UBOT> and run 43?")
+    early = mention("<@UBOT> what about the loss between step 200 and 230?", thread_ts=a["event"]["ts"])
     post(client, a)
+    post(client, early)                       # asked before the diagnosis is up: waits for it
     post(client, b)
     reply(client, slack, a, "lr_too_high")
     reply(client, slack, b)
+    assert f"max {window_max(runs['diverged'], 'train_loss', 200, 230)} at step" in reply(client, slack, early)
     questions = ["what about the loss between step 200 and 230?", "show me the config", "which files did you read?",
                  "why not exploding gradients?"]
-    sent_a = [mention(f"<@UBOT> {questions[i % len(questions)]}", thread_ts=a["event"]["ts"]) for i in range(18)]
+    sent_a = [mention(f"<@UBOT> {questions[i % len(questions)]}", thread_ts=a["event"]["ts"]) for i in range(17)]
     sent_b = [mention("<@UBOT> what about the grad norm around step 250?", thread_ts=b["event"]["ts"])]
     last = mention("<@UBOT> what about the grad norm around step 250?", thread_ts=a["event"]["ts"])
     for i, body in enumerate(sent_a):
