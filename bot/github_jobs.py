@@ -103,7 +103,7 @@ def process(req: Request, tmp: Path, owner: str, *, store: Store, slack: SlackPo
     signature = pipeline.signature(out)
     for n in targets:
         store.remember(pr_key(p["repo"], n), "github", request_key=req.key, run=str(run.id), run_uri=run.html_url,
-                       workflow=run.path, cache_key=cache_key, diagnosis=out.doc, signature=signature)
+                       workflow=run.path, cache_key=cache_key, diagnosis=pipeline.remembered(out), signature=signature)
     if not targets:
         repo.get_commit(run.head_sha).create_comment(gp.MARKER + "\n" + out.body)
         outcome["commit"] = run.head_sha

@@ -125,7 +125,20 @@ def signature(out: Reply) -> dict | None:
     if top is None:
         return None
     found = next((f for f in out.diagnosis.root_causes if f.code == top["code"]), None)
-    return signature_of(found, out.run) if found is not None else None
+    sig = signature_of(found, out.run) if found is not None else None
+    if sig is not None and "text" in sig:               # a log line: kept redacted, like the diagnosis
+        from bot.redact import clean
+
+        sig["text"] = clean(sig["text"])
+    return sig
+
+
+def remembered(out: Reply) -> dict:
+    """What a thread keeps of its diagnosis: the document, redacted (it is stored, and answers
+    quote it)."""
+    from bot.redact import clean_doc
+
+    return clean_doc(out.doc)
 
 
 @dataclass

@@ -113,7 +113,7 @@ def is_follow_up(req: Request, earlier: Thread | None) -> bool:
 def _remember(req: Request, g: Gathered, out: pipeline.Reply, store: Store) -> None:
     store.remember(thread_key(req.channel, req.thread_ts), "slack", request_key=req.key,
                    run=req.params.get("run") or g.got.source, run_uri=g.uri, cache_key=g.cache_key,
-                   diagnosis=out.doc, signature=pipeline.signature(out))
+                   diagnosis=pipeline.remembered(out), signature=pipeline.signature(out))
 
 
 def _tell_earlier(req: Request, g: Gathered, out: pipeline.Reply, *, store: Store, slack: SlackPort) -> str | None:

@@ -8,6 +8,7 @@ lease runs out. SQLite by default, PostgreSQL for several machines (`MLTD_DATABA
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from dataclasses import dataclass
@@ -114,6 +115,17 @@ class Request:
     params: dict
     result: dict | None
     error: str | None
+
+
+def _json(obj):
+    """A JSON value PostgreSQL accepts: tuples as lists, NaN and Inf as None."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {str(k): _json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json(v) for v in obj]
+    return obj
 
 
 def _engine_url(url: str) -> str:
@@ -250,8 +262,7 @@ class Store:
     def remember(self, thread: str, source: str, **values) -> None:
         """Record (or replace) what `thread` is about after a diagnosis replied in it."""
         now = time.time()
-        values = {k: json.loads(json.dumps(v)) if k in ("diagnosis", "signature") and v is not None else v
-                  for k, v in values.items()}
+        values = {k: _json(v) if k in ("diagnosis", "signature") else v for k, v in values.items()}
         with self.engine.begin() as c:
             done = c.execute(update(threads).where(threads.c.thread == thread)
                              .values(source=source, updated=now, **values)).rowcount

@@ -226,3 +226,20 @@ def test_the_agent_answers_a_follow_up_with_its_tools_over_the_cached_run(slack,
             assert store(client).get(f"slack:{q['event_id']}").result["by"] == "agent"
     finally:
         api.close()
+
+
+def test_a_pasted_run_is_remembered_redacted_and_followed_up(client, slack):
+    pasted = ("<@UBOT> it died:\n```Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+              "    step()\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB key AKIAABCDEFGHIJKLMNOP\n```")
+    root = mention(pasted)
+    post(client, root)
+    reply(client, slack, root, "out_of_memory")
+    memory = store(client).thread(f"slack:C1:{root['event']['ts']}")
+    assert memory.run_uri is None and memory.cache_key and "out_of_memory" in str(memory.diagnosis)
+    assert "AKIAABCDEFGHIJKLMNOP" not in str(memory.diagnosis) + str(memory.signature)
+    q = mention("<@UBOT> which files did you read?", thread_ts=root["event"]["ts"])
+    post(client, q)
+    assert "pasted.log" in reply(client, slack, q, "pasted.log")
+    q = mention("<@UBOT> is it fixed now?", thread_ts=root["event"]["ts"])
+    post(client, q)
+    assert "came from attached files" in reply(client, slack, q, "attached files")
