@@ -202,10 +202,10 @@ def test_the_agent_answers_a_follow_up_with_its_tools_over_the_cached_run(slack,
             "evidence": [{"text": "lr=0.8", "artifact": "train.log", "locator": f"line {n}"}]}]})],
         [tool_use("metric", {"name": "grad_norm", "start_step": 240, "end_step": 260})],
         [text("grad_norm stays below 20 between steps 240 and 260 (train.log), then blows up after step 265.")],
-    ])
+    ] + [(529, "overloaded_error")] * 2)
     try:
         for k, v in env(slack.api_url, s3.url, tmp_path,
-                        ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=api.url).items():
+                        ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=api.url, MLTD_AGENT_RETRIES="1").items():
             monkeypatch.setenv(k, v)
         with TestClient(create_app(Settings(), run_worker=True)) as client:
             root = mention("<@UBOT> why did run 42 diverge")
@@ -224,6 +224,12 @@ def test_the_agent_answers_a_follow_up_with_its_tools_over_the_cached_run(slack,
             s = load_run(runs["diverged"]).metrics.get("grad_norm")
             assert f"{float(s.values[s.steps == 250][0])}" in tool_result   # the cached run's own values
             assert store(client).get(f"slack:{q['event_id']}").result["by"] == "agent"
+
+            q = mention("<@UBOT> what about the grad norm around step 250?", thread_ts=root["event"]["ts"])
+            post(client, q)                              # the API overloaded past its retries: the analyzers answer
+            answer = reply(client, slack, q, "grad_norm")
+            assert "The specialist agent could not answer" in answer
+            assert f"max {window_max(runs['diverged'], 'grad_norm', 236, 264)} at step" in answer
     finally:
         api.close()
 
