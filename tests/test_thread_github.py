@@ -48,8 +48,11 @@ def test_a_comment_on_a_diagnosed_pull_request_is_a_follow_up(app, gh):  # noqa:
     wait_for(lambda: len(follow_ups(gh)) == 2)
     assert "curriculum.stages" in follow_ups(gh)[1]["body"]
     assert (asked["comment"]["id"], "eyes") in gh.reactions
+    hook(app, "issue_comment", comment_payload(gh, "/diagnose I lowered the LR, is it fixed?"))
+    wait_for(lambda: len(follow_ups(gh)) == 3)
+    assert "none has finished on this pull request since my diagnosis of run 501" in follow_ups(gh)[2]["body"]
     time.sleep(0.5)
-    assert len(follow_ups(gh)) == 2 and sticky(gh)["body"] == diagnosis      # the diagnosis comment untouched
+    assert len(follow_ups(gh)) == 3 and sticky(gh)["body"] == diagnosis      # the diagnosis comment untouched
     assert gh.downloads() == downloads                                      # answered from the cached run
 
 
