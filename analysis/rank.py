@@ -333,6 +333,12 @@ def settle_text(code: str) -> str:
     return _differential()["settle"].get(code, "")
 
 
+def pair_text(a: str, b: str) -> str:
+    """What separates causes `a` and `b` when the table has it (either order), else ""."""
+    pairs = _differential()["pair"]
+    return pairs.get(f"{a}|{b}") or pairs.get(f"{b}|{a}") or ""
+
+
 def tell_apart(causes: list[Finding]) -> str:
     """The one artifact or number that separates the leading causes: the pair's own discriminator
     when the table has one, else what would confirm the first. Leads are the first three causes

@@ -22,6 +22,7 @@ from pathlib import Path
 from bot.feedback import WRONG
 from bot.fetch import FetchError
 from bot.redact import redact
+from bot.run_cache import RunCache
 from bot.settings import Settings
 from bot.slack_jobs import gather
 from bot.slack_port import SlackPort
@@ -55,7 +56,7 @@ def export(store: Store, dest: Path, settings: Settings) -> Exported:
         case = _case_id(req, fb["code"])
         with tempfile.TemporaryDirectory(prefix="mltd-export-", dir=settings.work_dir or None) as tmp:
             try:
-                path, _, _ = gather(req, Path(tmp), slack, settings)
+                path = gather(req, Path(tmp), slack, settings, RunCache(settings)).got.path   # cached by follow-ups
             except FetchError as exc:
                 out.problems.append(f"{case}: {exc}")
                 continue

@@ -8,7 +8,9 @@ file and per run, only allowed buckets are read. A problem the user can act on r
 """
 from __future__ import annotations
 
+import hashlib
 import re
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -26,6 +28,7 @@ class Fetched:
     path: Path
     source: str
     notes: list[str] = field(default_factory=list)     # files skipped, caps hit
+    fingerprint: str = ""                              # names the content (S3: keys, sizes, ETags)
 
 
 def resolve(run: str, kind: str | None, settings: Settings) -> str:
@@ -43,10 +46,13 @@ def resolve(run: str, kind: str | None, settings: Settings) -> str:
     return settings.run_uri.format(run=run)
 
 
-def fetch(uri: str, dest: Path, settings: Settings) -> Fetched:
+def fetch(uri: str, dest: Path, settings: Settings,
+          cached: Callable[[str], Fetched | None] | None = None) -> Fetched:
+    """The run at `uri` in `dest`; with `cached`, an S3 run whose listing has a fingerprint the
+    cache holds is not downloaded again (one LIST instead of every GET)."""
     dest.mkdir(parents=True, exist_ok=True)
     if uri.startswith("s3://"):
-        return _s3(uri, dest, settings)
+        return _s3(uri, dest, settings, cached)
     local = Path(uri[len("file://"):] if uri.startswith("file://") else uri)
     if not local.exists():
         raise FetchError(f"No run at {uri}.")
@@ -60,7 +66,7 @@ def _safe_relative(key: str, prefix: str) -> PurePosixPath | None:
     return rel
 
 
-def _s3(uri: str, dest: Path, settings: Settings) -> Fetched:
+def _s3(uri: str, dest: Path, settings: Settings, cached: Callable[[str], Fetched | None] | None = None) -> Fetched:
     import boto3
     from botocore.config import Config
     from botocore.exceptions import BotoCoreError, ClientError
@@ -76,11 +82,13 @@ def _s3(uri: str, dest: Path, settings: Settings) -> Fetched:
                                     connect_timeout=5, read_timeout=30))
     out = Fetched(dest, uri)
     wanted: list[tuple[str, PurePosixPath, int]] = []
+    listed = hashlib.sha256(uri.encode())
     total = 0
     try:
         for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
             for obj in page.get("Contents", []):
                 key, size = obj["Key"], int(obj["Size"])
+                listed.update(f"\0{key}\0{size}\0{obj.get('ETag', '')}".encode())
                 rel = _safe_relative(key, prefix)
                 if rel is None or key.endswith("/"):
                     continue
@@ -95,6 +103,10 @@ def _s3(uri: str, dest: Path, settings: Settings) -> Fetched:
                 wanted.append((key, rel, size))
         if not wanted:
             raise FetchError(f"There are no files under {uri}." + (" " + "; ".join(out.notes) if out.notes else ""))
+        out.fingerprint = listed.hexdigest()[:32]
+        hit = cached(out.fingerprint) if cached is not None else None
+        if hit is not None:
+            return Fetched(hit.path, hit.source, hit.notes, out.fingerprint)
 
         def get(item):
             key, rel, _ = item
@@ -116,6 +128,13 @@ def _s3(uri: str, dest: Path, settings: Settings) -> Fetched:
         raise FetchError(f"I could not reach S3 for {uri} ({type(exc).__name__}) after retries; try again in a "
                          "few minutes.") from None
     return out
+
+
+def brings_a_log(text: str) -> bool:
+    """The message carries a log of its own: a traceback, a code block, or several lines of numbers
+    (a question that names the loss at a step does not)."""
+    numbered = [line for line in (text or "").splitlines() if re.search(r"\d", line)]
+    return "Traceback (most recent call last)" in text or "```" in text or len(numbered) >= 3
 
 
 def save_pasted(text: str, dest: Path) -> Path | None:

@@ -80,13 +80,15 @@ def location(gh, url: str) -> str:
     return loc
 
 
-def fetch_run(gh, run, dest: Path, settings: Settings) -> list[str]:
-    """The failed jobs' logs and the run's artifacts into `dest`; notes for what was skipped."""
+def fetch_run(gh, run, dest: Path, settings: Settings,
+              conclusions: tuple[str, ...] = TRAINING_CONCLUSIONS) -> list[str]:
+    """The logs of the jobs that ended in `conclusions` (the failed ones; a succeeded run's own,
+    for a fix check) and the run's artifacts into `dest`; notes for what was skipped."""
     notes: list[str] = []
     logs = dest / "job-logs"
     logs.mkdir(parents=True, exist_ok=True)
     for job in run.jobs():
-        if job.conclusion not in TRAINING_CONCLUSIONS:
+        if job.conclusion not in conclusions:
             continue
         name = re.sub(r"[^A-Za-z0-9._-]+", "_", job.name)[:80] or f"job-{job.id}"
         _download(location(gh, f"{job.url}/logs"), logs / f"{name}.log", settings.max_file_bytes)
@@ -134,13 +136,19 @@ def own_login(gh, settings: Settings) -> str:
     return f"{settings.github_app_slug or 'mltd'}[bot]"
 
 
-def upsert_comment(issue, body: str, me: str) -> str:
-    """The one mltd comment on this PR: found by the marker *and* mltd's own author (a user can
-    paste the marker), edited in place, left alone when nothing changed. Returns what happened."""
-    body = MARKER + "\n" + body
+def followup_marker(comment_id: int) -> str:
+    """The hidden marker of mltd's answer to one follow-up comment (a redelivery edits it)."""
+    return f"<!-- mltd:followup:{int(comment_id)} -->"
+
+
+def upsert_comment(issue, body: str, me: str, marker: str = MARKER) -> str:
+    """The one mltd comment on this PR (or the one answer to a follow-up, by its own marker):
+    found by the marker *and* mltd's own author (a user can paste the marker), edited in place,
+    left alone when nothing changed. Returns what happened."""
+    body = marker + "\n" + body
     if len(body) > COMMENT_MAX:
         body = body[: COMMENT_MAX - 200] + "\n\n… (truncated: the full report is in the job's artifacts)"
-    c = sticky_comment(issue, me)
+    c = sticky_comment(issue, me, marker)
     if c is not None:
         if c.body == body:
             return "unchanged"
@@ -150,9 +158,9 @@ def upsert_comment(issue, body: str, me: str) -> str:
     return "created"
 
 
-def sticky_comment(issue, me: str):
-    """mltd's one comment on this PR, or None."""
+def sticky_comment(issue, me: str, marker: str = MARKER):
+    """mltd's one comment on this PR (or its answer to one follow-up, by that marker), or None."""
     for c in issue.get_comments():
-        if MARKER in (c.body or "") and c.user.login.lower() == me.lower():
+        if (c.body or "").startswith(marker) and c.user.login.lower() == me.lower():
             return c
     return None

@@ -8,6 +8,7 @@ put its verified causes first, this module applies that same rule to them, and n
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Generic, Sequence, TypeVar
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
     from bot.settings import Settings
 
 Rendered = TypeVar("Rendered")
+# matplotlib (pyplot, its mathtext parser) is not thread-safe: two jobs on a worker's threads
+# drawing at once fail with a parse error, so plots are drawn one at a time per process
+_PLOTTING = threading.Lock()
 AGENT = "agent"                       # the `analyzer` of a cause the agent submitted and verification kept
 
 
@@ -70,9 +74,90 @@ def draw(diagnosis: Diagnosis, run: Run, dest: Path) -> tuple[Path | None, str |
     from bot.render.plot import plot_title, render_plot
 
     try:
-        written = render_plot(run.metrics, diagnosis.root_causes, dest, title=plot_title(diagnosis))
+        with _PLOTTING:
+            written = render_plot(run.metrics, diagnosis.root_causes, dest, title=plot_title(diagnosis))
     except OSError as exc:
         return None, exc.strerror or str(exc)
     if written is not None:
         diagnosis.analysis_artifacts["loss_visualization"] = str(written)
     return written, None
+
+
+# --- a thread's conversation: follow-ups and "did the fix work" (issue 18) ----------------------
+
+@dataclass
+class Answer:
+    text: str                         # plain text with `code` spans; the port escapes it
+    by: str                           # "analyzers" or "agent"
+    agent: dict | None = None         # the agent's model, turns and cost, when it was asked
+
+
+SERIOUS = ("critical", "high", "medium")
+AGENT_FELL_BACK = "(The specialist agent could not answer; this is the analyzers' answer.)\n"
+
+
+def follow_up(path: Path, question: str, earlier: dict, *, source: str | None = None, run_id: str | None = None,
+              budget: Budget = DEFAULT, agent_settings: Settings | None = None) -> Answer:
+    """A follow-up about the run at `path` (the cached run its thread's diagnosis `earlier` read):
+    the agent's answer when it is configured, else (or when it fails) the analyzers'."""
+    from analysis.ingest import load_run
+    from bot import followup
+
+    run = load_run(path, source=source, run_id=run_id, budget=budget)
+    note = ""
+    if agent_settings is not None:
+        from bot import agent
+
+        if agent.configured(agent_settings):
+            text, info = agent.answer(path, run, earlier, question, agent_settings)
+            if text:
+                return Answer(text, "agent", info)
+            note = AGENT_FELL_BACK
+    q = followup.parse_question(question, run.metrics.names())
+    return Answer(note + followup.answer(q, run, earlier), "analyzers")
+
+
+def signature(out: Reply) -> dict | None:
+    """The located fact of the reply's top cause that a later run is held against."""
+    from analysis.signature import signature_of
+
+    top = next((c for c in out.doc["root_causes"] if c.get("code") != "healthy"), None)
+    if top is None:
+        return None
+    found = next((f for f in out.diagnosis.root_causes if f.code == top["code"]), None)
+    sig = signature_of(found, out.run) if found is not None else None
+    if sig is not None and "text" in sig:               # a log line: kept redacted, like the diagnosis
+        from bot.redact import clean
+
+        sig["text"] = clean(sig["text"])
+    return sig
+
+
+def remembered(out: Reply) -> dict:
+    """What a thread keeps of its diagnosis: the document, redacted (it is stored, and answers
+    quote it)."""
+    from bot.redact import clean_doc
+
+    return clean_doc(out.doc)
+
+
+@dataclass
+class FixCheck:
+    text: str                         # plain text with `code` spans; one line when fixed
+    fixed: bool
+    check: dict | None                # analysis.signature.check's result, when there was a signature
+
+
+def fix_check(earlier: dict, earlier_signature: dict | None, out: Reply, label: str) -> FixCheck | None:
+    """Whether the run of `out` fixed the earlier diagnosis' top cause; None when the earlier
+    diagnosis named no cause to check."""
+    from analysis.signature import check
+    from bot.render.fixcheck import is_fixed, render_fix_check, render_no_signature
+
+    top = next((c for c in earlier.get("root_causes", []) if c.get("code") != "healthy"), None)
+    if top is None or earlier.get("status") == "no_failure_found" or top.get("severity") not in SERIOUS:
+        return None                   # a healthy run, or only notes: no cause to have fixed
+    if earlier_signature is None:
+        return FixCheck(render_no_signature(top, out.doc, label), False, None)
+    got = check(earlier_signature, out.run, out.doc["root_causes"])
+    return FixCheck(render_fix_check(got, top, out.doc, label), is_fixed(got, out.doc), got)

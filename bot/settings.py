@@ -59,6 +59,9 @@ class Settings(BaseSettings):
     max_file_bytes: int = Field(2 << 30, validation_alias="MLTD_MAX_FILE_BYTES")
     max_run_bytes: int = Field(8 << 30, validation_alias="MLTD_MAX_RUN_BYTES")
     work_dir: str = Field("", validation_alias="MLTD_WORK_DIR")                 # where fetched runs go; empty = temp
+    # fetched runs kept for follow-ups in their thread (bot/run_cache.py); empty dir = temp, 0 s = no cache
+    run_cache_dir: str = Field("", validation_alias="MLTD_RUN_CACHE_DIR")
+    run_cache_ttl_s: float = Field(3600.0, validation_alias="MLTD_RUN_CACHE_TTL_S")
     # What reading one artifact, and one run, may cost (analysis/budget.py); max_run_bytes above
     # is the run's disk cap (fetched and unpacked bytes).
     artifact_time_s: float = Field(10.0, validation_alias="MLTD_ARTIFACT_TIME_S")

@@ -141,6 +141,13 @@ class SlackPort:
 
         WebhookClient(response_url).send(text=slack_escape(text), response_type="ephemeral")
 
+    def post_in_thread(self, channel: str, thread_ts: str, text: str) -> str:
+        """Plain words as a new reply in a thread (a fix check in the thread of the earlier
+        diagnosis); the message's ts."""
+        return self.web.chat_postMessage(channel=channel, thread_ts=thread_ts, text=slack_escape(text)[:3000],
+                                         blocks=message(slack_escape(text)), unfurl_links=False,
+                                         unfurl_media=False)["ts"]
+
     def alert(self, channel: str, text: str) -> None:
         self.web.chat_postMessage(channel=channel, text=text, unfurl_links=False)
 

@@ -8,6 +8,7 @@ lease runs out. SQLite by default, PostgreSQL for several machines (`MLTD_DATABA
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from dataclasses import dataclass
@@ -70,6 +71,25 @@ feedback = Table(
     Column("updated", Float, nullable=False),
 )
 
+# A thread remembers its run (issue 18): per Slack thread (`slack:{channel}:{thread_ts}`) or pull
+# request (`gh:{repo}#{number}`), the run it is about, the fetched artifacts' cache key and the
+# last diagnosis. A table of its own, so that columns other features add to requests stay apart.
+threads = Table(
+    "mltd_threads", metadata,
+    Column("thread", String(200), primary_key=True),
+    Column("source", String(20), nullable=False),
+    Column("request_key", String(200)),              # the request whose diagnosis this is
+    Column("run", String(500)),                      # as asked: a run name, an s3:// URI, a GitHub run id
+    Column("run_uri", String(1000), index=True),     # where it was fetched from: "same name" matches on it
+    Column("workflow", String(300)),                 # GitHub: the workflow's path; a new attempt matches on it
+    Column("cache_key", String(200)),                # bot/run_cache.py entry of the fetched artifacts
+    Column("diagnosis", JSON),                       # the last diagnosis document replied in the thread
+    Column("signature", JSON),                       # its top cause's located fact (analysis/signature.py)
+    Column("checked", String(200)),                  # the cache key of the last later run checked against it
+    Column("created", Float, nullable=False),
+    Column("updated", Float, nullable=False),
+)
+
 # How many verdicts were given (new or changed), by verdict: `mltd_feedback_total` at scrape time,
 # the same on every machine whichever process recorded them.
 feedback_counts = Table(
@@ -93,6 +113,21 @@ locks = Table(
     Column("owner", String(100), nullable=False),
     Column("until", Float, nullable=False),
 )
+
+
+@dataclass
+class Thread:
+    thread: str
+    source: str
+    request_key: str | None
+    run: str | None
+    run_uri: str | None
+    workflow: str | None
+    cache_key: str | None
+    diagnosis: dict | None
+    signature: dict | None
+    checked: str | None
+    updated: float
 
 
 @dataclass
@@ -126,6 +161,17 @@ def _bump(c, verdict: str) -> None:
                 c.execute(insert(feedback_counts).values(verdict=verdict, n=1))
         except IntegrityError:                      # the first of its kind, counted by another worker just now
             c.execute(bump)
+
+
+def _json(obj):
+    """A JSON value PostgreSQL accepts: tuples as lists, NaN and Inf as None."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {str(k): _json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json(v) for v in obj]
+    return obj
 
 
 def _engine_url(url: str) -> str:
@@ -310,3 +356,52 @@ class Store:
         with self.engine.connect() as c:
             rows = c.execute(select(requests.c.status, func.count()).group_by(requests.c.status)).all()
         return {status: n for status, n in rows}
+
+    # --- threads: what a thread or pull request is about ----------------------------------------
+
+    def remember(self, thread: str, source: str, **values) -> None:
+        """Record (or replace) what `thread` is about after a diagnosis replied in it."""
+        now = time.time()
+        values = {k: _json(v) if k in ("diagnosis", "signature") else v for k, v in values.items()}
+        with self.engine.begin() as c:
+            done = c.execute(update(threads).where(threads.c.thread == thread)
+                             .values(source=source, updated=now, **values)).rowcount
+            if not done:
+                try:
+                    with c.begin_nested():
+                        c.execute(insert(threads).values(thread=thread, source=source, created=now, updated=now,
+                                                         **values))
+                except IntegrityError:          # remembered by another worker meanwhile: ours is newer
+                    c.execute(update(threads).where(threads.c.thread == thread)
+                              .values(source=source, updated=now, **values))
+
+    def thread(self, thread: str) -> Thread | None:
+        with self.engine.connect() as c:
+            row = c.execute(select(threads).where(threads.c.thread == thread)).mappings().first()
+        return Thread(**{f: row[f] for f in Thread.__dataclass_fields__}) if row else None
+
+    def threads_about(self, run_uri: str, source: str, limit: int = 5) -> list[Thread]:
+        """The threads most recently diagnosed about the run at `run_uri`, newest first."""
+        with self.engine.connect() as c:
+            rows = c.execute(select(threads).where(threads.c.run_uri == run_uri, threads.c.source == source)
+                             .order_by(threads.c.updated.desc()).limit(limit)).mappings().all()
+        return [Thread(**{f: r[f] for f in Thread.__dataclass_fields__}) for r in rows]
+
+    def pending_in_thread(self, channel: str, thread_ts: str, but: str) -> bool:
+        """Another request of this Slack thread is still queued or running (a diagnosis the
+        request `but` may be a follow-up to)."""
+        with self.engine.connect() as c:
+            row = c.execute(select(requests.c.key).where(
+                requests.c.channel == channel, requests.c.thread_ts == thread_ts, requests.c.key != but,
+                requests.c.status.in_(("queued", "running"))).limit(1)).first()
+        return row is not None
+
+    def claim_check(self, thread: str, cache_key: str) -> bool:
+        """The right to tell `thread` whether the run cached under `cache_key` fixed its cause:
+        once per later run, whoever asks first."""
+        with self.engine.begin() as c:
+            r = c.execute(update(threads).where(
+                threads.c.thread == thread, threads.c.cache_key != cache_key,
+                threads.c.checked.is_(None) | (threads.c.checked != cache_key),
+            ).values(checked=cache_key))
+        return r.rowcount == 1

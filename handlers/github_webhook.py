@@ -6,6 +6,7 @@ import hashlib
 import hmac
 import json
 import logging
+import re
 
 from fastapi import Request as HttpRequest
 from fastapi.responses import JSONResponse
@@ -38,7 +39,7 @@ def parse(event: str, delivery: str, payload: dict, settings: Settings) -> Reque
         if payload.get("action") != "created" or "pull_request" not in issue:
             return Ignored("not a new comment on a pull request")
         text = (comment.get("body") or "").strip()
-        if not text.startswith("/diagnose"):
+        if not text.startswith("/diagnose") and not _mentions_app(text, settings.github_app_slug):
             return Ignored("not a /diagnose command")
         return _request(f"gh:{delivery}", {"kind": "comment", "repo": repo, "number": issue["number"],
                                            "comment_id": comment["id"], "sender": sender.get("login", ""),
@@ -58,6 +59,11 @@ def parse(event: str, delivery: str, payload: dict, settings: Settings) -> Reque
             return _request(f"gh:ok:{run['id']}:{run.get('run_attempt', 1)}", {"kind": "resolve", **base})
         return Ignored(f"conclusion {run.get('conclusion')}")
     return Ignored(f"event {event} is not handled")
+
+
+def _mentions_app(text: str, slug: str) -> bool:
+    """A comment that starts with `@<app slug>` (a follow-up, or a request like /diagnose)."""
+    return bool(slug) and re.match(rf"@{re.escape(slug)}(?![\w-])", text, re.I) is not None
 
 
 def _request(key: str, params: dict) -> Request:

@@ -21,8 +21,8 @@ log = logging.getLogger("mltd.agent")
 PRICES = {"sonnet": (3.0, 15.0, 3.75, 0.30), "opus": (15.0, 75.0, 18.75, 1.50), "haiku": (1.0, 5.0, 1.25, 0.10)}
 
 
-def prompt() -> str:
-    return resources.files("bot.agent").joinpath("prompt.md").read_text()
+def prompt(name: str = "prompt.md") -> str:
+    return resources.files("bot.agent").joinpath(name).read_text()
 
 
 def configured(settings: Settings) -> bool:
@@ -128,3 +128,57 @@ def _investigate(root: Path, run, doc: dict, settings: Settings, client, usage: 
             {"type": "tool_result", "tool_use_id": b["id"], "content": tools.call(b["name"], b.get("input") or {})}
             for b in calls]})
     return None, None, 0
+
+
+ANSWER_MAX = 3000
+
+
+def answer(root: Path, run, doc: dict, question: str, settings: Settings, client=None) -> tuple[str | None, dict]:
+    """A follow-up question answered by the agent with its read-only tools over the cached run,
+    given the thread's earlier diagnosis: the answer (sanitised), or None when the agent is off,
+    failed, or gave none; and what it cost."""
+    if not configured(settings):
+        return None, {}
+    usage = {"input": 0, "output": 0, "cache_write": 0, "cache_read": 0}
+    info: dict[str, Any] = {"model": settings.agent_model, "turns": 0}
+    try:
+        text = _converse(root, run, doc, question, settings, client or make_client(settings), usage, info)
+    except Exception as exc:                # the API down or overloaded past its retries: the analyzers answer
+        log.warning("agent follow-up fell back to the analyzers: %s", redact(f"{type(exc).__name__}: {exc}")[:300])
+        text, info["error"] = None, type(exc).__name__
+    info.update(tokens=usage, cost_usd=_cost(settings.agent_model, usage))
+    return (sanitise(text, ANSWER_MAX) if text else None), info
+
+
+def _converse(root: Path, run, doc: dict, question: str, settings: Settings, client, usage: dict,
+              info: dict) -> str | None:
+    tools = RunTools(root, run, doc)
+    system = [{"type": "text", "text": prompt("followup.md"), "cache_control": {"type": "ephemeral"}}]
+    earlier = {"status": doc.get("status"), "root_causes": [
+        {k: c.get(k) for k in ("code", "issue", "severity", "confidence", "evidence")} for c in doc["root_causes"][:5]],
+        "tell_apart": doc.get("tell_apart", "")}
+    messages: list[dict[str, Any]] = [{"role": "user", "content": (
+        "<untrusted-data tool=\"earlier-diagnosis\">\n" + json.dumps(clean_doc(earlier), indent=1, default=str)[:12000]
+        + "\n</untrusted-data>\n<untrusted-data tool=\"question\">\n" + redact(question)[:2000]
+        + "\n</untrusted-data>")}]
+    deadline = time.monotonic() + settings.agent_time_limit_s
+    for turn in range(settings.agent_max_turns):
+        if time.monotonic() > deadline or usage["input"] + usage["output"] > settings.agent_max_tokens:
+            break
+        resp = client.messages.create(model=settings.agent_model, max_tokens=2048, system=system,
+                                      tools=[dict(t) for t in TOOLS], messages=messages)
+        info["turns"] = turn + 1
+        u = resp.usage
+        usage["input"] += u.input_tokens or 0
+        usage["output"] += u.output_tokens or 0
+        usage["cache_write"] += getattr(u, "cache_creation_input_tokens", 0) or 0
+        usage["cache_read"] += getattr(u, "cache_read_input_tokens", 0) or 0
+        blocks = [b.model_dump(exclude_none=True) for b in resp.content]
+        calls = [b for b in blocks if b.get("type") == "tool_use"]
+        if not calls:
+            return "\n".join(b["text"] for b in blocks if b.get("type") == "text").strip() or None
+        messages.append({"role": "assistant", "content": blocks})
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": b["id"], "content": tools.call(b["name"], b.get("input") or {})}
+            for b in calls]})
+    return None

@@ -2,6 +2,7 @@
 HTML or mention from the run), with links to the run and its jobs."""
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from bot.redact import clean
@@ -24,3 +25,13 @@ def render_github(doc: dict, run_url: str | None = None, jobs: Sequence[tuple[st
     if links:
         body += "\nDiagnosed from " + ", ".join(links) + ".\n"
     return body + "\n<sub>mltd reads and explains; it never changes code. Reply `/diagnose` to run it again.</sub>\n"
+
+
+def render_plain(text: str) -> str:
+    """A plain answer (a follow-up, a fix check) as inert markdown: each line's `code` spans kept
+    as code spans, the prose between them escaped."""
+    lines = []
+    for line in clean(text).splitlines():
+        parts = re.split(r"`([^`\n]*)`", line)
+        lines.append("".join(code_span(p) if i % 2 else inline(p) for i, p in enumerate(parts) if p or not i % 2))
+    return "\n".join(lines)

@@ -82,7 +82,6 @@ def _text(block: dict) -> str:
     return "".join(e.get("text", "") for e in block.get("elements", []))
 
 
-
 def with_feedback(blocks: list[dict], request_key: str) -> list[dict]:
     """The reply's blocks with 👍 / 👎 / "Wrong cause…" under them (within the 50-block limit);
     every button's value names the request the diagnosis answered (not a secret: a click is
@@ -92,3 +91,12 @@ def with_feedback(blocks: list[dict], request_key: str) -> list[dict]:
     if len(blocks) >= BLOCKS_MAX:                     # keep the last block: it may say the full report follows
         blocks = blocks[: BLOCKS_MAX - 2] + blocks[-1:]
     return blocks + [{"type": "actions", "block_id": "mltd_feedback", "elements": buttons}]
+
+
+def prefaced(preface: str, blocks: list[dict], text: str) -> tuple[list[dict], str]:
+    """A reply with one plain section before it (a fix check before the new run's diagnosis),
+    still within Slack's limits: the reply's last blocks give way."""
+    out = [_section(esc(preface))] + blocks
+    while len(out) > BLOCKS_MAX or sum(len(_text(b)) for b in out) > TOTAL_MAX:
+        out.pop(-1)
+    return out, (esc(preface.splitlines()[0]) + " " + text)[:3000]

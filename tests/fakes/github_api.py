@@ -32,6 +32,7 @@ class GitHubStandIn(LoopbackServer):
         self.runs: dict[int, dict] = {}                  # id -> run (with "jobs", "artifacts")
         self.blobs: dict[str, bytes] = {}
         self.writes: list[tuple[str, str]] = []
+        self.requests: list[tuple[str, str]] = []        # (method, path) of every request, blobs included
         self.blob_requests_with_token = 0
         self._ids = itertools.count(1000)
         self._lock = threading.Lock()
@@ -48,7 +49,7 @@ class GitHubStandIn(LoopbackServer):
         for i, (job, text) in enumerate((logs or {}).items()):
             jid = run_id * 10 + i
             self.blobs[f"joblog-{jid}"] = text.encode()
-            jobs.append({"id": jid, "name": job, "conclusion": "failure"})
+            jobs.append({"id": jid, "name": job, "conclusion": "success" if conclusion == "success" else "failure"})
         arts = []
         for i, (art, data) in enumerate((artifacts or {}).items()):
             aid = run_id * 10 + i
@@ -58,6 +59,10 @@ class GitHubStandIn(LoopbackServer):
                "head_sha": sha, "head_branch": branch, "run_attempt": attempt, "jobs": jobs, "artifacts": arts}
         self.runs[run_id] = run
         return run
+
+    def downloads(self) -> int:
+        """Job logs and artifact zips fetched from blob storage so far."""
+        return sum(1 for _, p in self.requests if p.startswith("/blob/"))
 
     def mltd_comments(self, number: int) -> list[dict]:
         return [c for c in self.comments.values() if c["issue"] == number and c["user"]["login"] == self.me]
@@ -214,6 +219,7 @@ class GitHubStandIn(LoopbackServer):
         class Handler(QuietHandler):
             def _serve(self, method: str):
                 u = urlparse(self.path)
+                gh.requests.append((method, u.path))
                 if u.path.startswith("/blob/"):
                     if self.headers.get("Authorization"):
                         gh.blob_requests_with_token += 1

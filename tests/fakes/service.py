@@ -48,7 +48,8 @@ def mention(text: str, *, channel: str = "C1", team: str = "T1", event_id: str |
 
 
 class S3:
-    """moto in server mode, reached through boto3 like any S3-compatible store."""
+    """moto in server mode, reached through boto3 like any S3-compatible store; `requests` logs
+    every request it served (a test asserts a run is not fetched twice)."""
 
     def __init__(self, bucket: str = "ml-runs") -> None:
         from moto.server import ThreadedMotoServer
@@ -58,6 +59,16 @@ class S3:
         os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
         self.server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         self.server.start()
+        self.requests: list[tuple[str, str, str]] = []     # (method, path, query) of every request served
+        wsgi = self.server._server
+        app = wsgi.app
+
+        def logged(environ, start_response):
+            self.requests.append((environ["REQUEST_METHOD"], environ.get("PATH_INFO", ""),
+                                  environ.get("QUERY_STRING", "")))
+            return app(environ, start_response)
+
+        wsgi.app = logged
         host, port = self.server.get_host_and_port()
         self.url = f"http://{host}:{port}"
         self.bucket = bucket
@@ -76,6 +87,15 @@ class S3:
                 n += 1
         return n
 
+    def gets(self, prefix: str) -> int:
+        """Object downloads (GETs of a key) under `prefix` so far."""
+        path = f"/{self.bucket}/{prefix.strip('/')}/"
+        return sum(1 for m, p, _ in self.requests if m == "GET" and p.startswith(path))
+
+    def lists(self) -> int:
+        """Listings of the bucket so far."""
+        return sum(1 for m, p, q in self.requests if m == "GET" and p.rstrip("/") == f"/{self.bucket}" and "list-type" in q)
+
     def close(self) -> None:
         self.server.stop()
 
@@ -86,7 +106,8 @@ def env(slack_api_url: str, s3_url: str, tmp: Path, **extra) -> dict[str, str]:
            "AWS_ENDPOINT_URL": s3_url, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
            "AWS_DEFAULT_REGION": "us-east-1", "MLTD_ALLOWED_BUCKETS": "ml-runs", "MLTD_RUN_URI": "s3://ml-runs/runs/{run}/",
            "MLTD_DATABASE_URL": f"sqlite:///{tmp / 'state.db'}", "MLTD_QUEUE_URL": f"sqlite:///{tmp / 'queue.db'}",
-           "MLTD_QUEUE_NAME": f"mltd-{uuid.uuid4().hex[:8]}", "MLTD_REAP_EVERY_S": "1", "MLTD_WORKERS": "2"}
+           "MLTD_QUEUE_NAME": f"mltd-{uuid.uuid4().hex[:8]}", "MLTD_REAP_EVERY_S": "1", "MLTD_WORKERS": "2",
+           "MLTD_RUN_CACHE_DIR": str(tmp / "run-cache")}
     out.update(extra)
     return out
 
