@@ -8,8 +8,8 @@ import logging
 import re
 from pathlib import Path
 
+from bot import compare_jobs, pipeline
 from bot import github_port as gp
-from bot import pipeline
 from bot.render.github import neutralise, render_github
 from bot.settings import Settings
 from bot.slack_port import SlackPort
@@ -37,6 +37,8 @@ def process(req: Request, tmp: Path, owner: str, *, store: Store, slack: SlackPo
                                      "diagnose a run here.")
             return {"refused": p["sender"]}
         issue.get_comment(p["comment_id"]).create_reaction("eyes")
+        if p.get("compare"):
+            return compare_jobs.github(req, tmp, owner, gh=gh, repo=repo, me=me, store=store, settings=settings)
         pr = repo.get_pull(p["number"])
         m = _RUN_REF.search(p.get("text", ""))
         run = repo.get_workflow_run(int(m.group(1))) if m else gp.latest_failed_run(repo, pr.head.sha, settings)

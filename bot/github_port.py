@@ -80,13 +80,15 @@ def location(gh, url: str) -> str:
     return loc
 
 
-def fetch_run(gh, run, dest: Path, settings: Settings) -> list[str]:
-    """The failed jobs' logs and the run's artifacts into `dest`; notes for what was skipped."""
+def fetch_run(gh, run, dest: Path, settings: Settings,
+              conclusions: tuple[str, ...] | None = TRAINING_CONCLUSIONS) -> list[str]:
+    """The logs of the jobs that ended in `conclusions` (the failed ones; None: every job, for a
+    reference run that succeeded) and the run's artifacts into `dest`; notes for what was skipped."""
     notes: list[str] = []
     logs = dest / "job-logs"
     logs.mkdir(parents=True, exist_ok=True)
     for job in run.jobs():
-        if job.conclusion not in TRAINING_CONCLUSIONS:
+        if conclusions is not None and job.conclusion not in conclusions:
             continue
         name = re.sub(r"[^A-Za-z0-9._-]+", "_", job.name)[:80] or f"job-{job.id}"
         _download(location(gh, f"{job.url}/logs"), logs / f"{name}.log", settings.max_file_bytes)
@@ -114,6 +116,26 @@ def latest_failed_run(repo, sha: str, settings: Settings):
     return None
 
 
+def workflow_run_or_none(repo, run_id: int):
+    from github import GithubException
+
+    try:
+        return repo.get_workflow_run(run_id)
+    except GithubException as exc:
+        if exc.status == 404:
+            return None
+        raise
+
+
+def last_successful_run(repo, failed, branch: str):
+    """The newest successful run of `failed`'s workflow on `branch` (GET .../actions/workflows/{id}/runs
+    with `branch` and `status=success`, newest first), or None."""
+    for run in repo.get_workflow(failed.workflow_id).get_runs(branch=branch, status="success"):
+        if run.id != failed.id:
+            return run
+    return None
+
+
 def pulls_for_run(repo, payload_run: dict) -> list[int]:
     """PR numbers of a workflow run; for a fork the payload lists none, so look them up by the
     head branch of the head repository, then confirm the head SHA."""
@@ -134,14 +156,15 @@ def own_login(gh, settings: Settings) -> str:
     return f"{settings.github_app_slug or 'mltd'}[bot]"
 
 
-def upsert_comment(issue, body: str, me: str) -> str:
-    """The one mltd comment on this PR: found by the marker *and* mltd's own author (a user can
-    paste the marker), edited in place, left alone when nothing changed. Returns what happened."""
-    body = MARKER + "\n" + body
+def upsert_comment(issue, body: str, me: str, marker: str = MARKER) -> str:
+    """The one mltd comment on this PR (of its kind: `marker`): found by the marker *and* mltd's own
+    author (a user can paste the marker), edited in place, left alone when nothing changed. Returns
+    what happened."""
+    body = marker + "\n" + body
     if len(body) > COMMENT_MAX:
         body = body[: COMMENT_MAX - 200] + "\n\n… (truncated: the full report is in the job's artifacts)"
     for c in issue.get_comments():
-        if MARKER in (c.body or "") and c.user.login.lower() == me.lower():
+        if marker in (c.body or "") and c.user.login.lower() == me.lower():
             if c.body == body:
                 return "unchanged"
             c.edit(body)

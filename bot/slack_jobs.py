@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot import pipeline
+from bot import compare_jobs, pipeline
 from bot.fetch import FetchError, fetch, resolve, save_pasted
 from bot.render import render_markdown
 from bot.render.slack import render
@@ -19,6 +19,8 @@ FAILED = "Sorry, I hit an internal error while diagnosing this ({error}). It is 
 
 def process(req: Request, tmp: Path, *, store: Store, slack: SlackPort, settings: Settings) -> dict:
     """Answer the request in its thread; what the store keeps of the answer."""
+    if req.params.get("compare"):
+        return compare_jobs.slack(req, tmp, store=store, slack=slack, settings=settings)
     req = slack.ensure_placeholder(store, req)
     try:
         path, source, notes = _gather(req, tmp, slack, settings)

@@ -28,6 +28,7 @@ class GitHubStandIn(LoopbackServer):
         self.commit_comments: list[dict] = []
         self.reactions: list[tuple[int, str]] = []
         self.runs: dict[int, dict] = {}                  # id -> run (with "jobs", "artifacts")
+        self.workflow_ids: dict[str, int] = {}           # workflow name -> id
         self.blobs: dict[str, bytes] = {}
         self.writes: list[tuple[str, str]] = []
         self.blob_requests_with_token = 0
@@ -46,14 +47,16 @@ class GitHubStandIn(LoopbackServer):
         for i, (job, text) in enumerate((logs or {}).items()):
             jid = run_id * 10 + i
             self.blobs[f"joblog-{jid}"] = text.encode()
-            jobs.append({"id": jid, "name": job, "conclusion": "failure"})
+            jobs.append({"id": jid, "name": job, "conclusion": "failure" if conclusion != "success" else "success"})
         arts = []
         for i, (art, data) in enumerate((artifacts or {}).items()):
             aid = run_id * 10 + i
             self.blobs[f"artifact-{aid}"] = data
             arts.append({"id": aid, "name": art, "size_in_bytes": len(data), "expired": False})
+        workflow_id = self.workflow_ids.setdefault(name, 9000 + len(self.workflow_ids))
         run = {"id": run_id, "name": name, "path": f".github/workflows/{name}.yml", "conclusion": conclusion,
-               "head_sha": sha, "head_branch": branch, "run_attempt": attempt, "jobs": jobs, "artifacts": arts}
+               "head_sha": sha, "head_branch": branch, "run_attempt": attempt, "workflow_id": workflow_id,
+               "jobs": jobs, "artifacts": arts}
         self.runs[run_id] = run
         return run
 
@@ -98,6 +101,7 @@ class GitHubStandIn(LoopbackServer):
     def _run(self, r: dict) -> dict:
         base = f"{self.url}/repos/{self.repo}/actions/runs/{r['id']}"
         return {k: v for k, v in r.items() if k not in ("jobs", "artifacts")} | {
+            "workflow_url": f"{self.url}/repos/{self.repo}/actions/workflows/{r['workflow_id']}",
             "url": base, "html_url": f"https://github.example/{self.repo}/actions/runs/{r['id']}",
             "jobs_url": f"{base}/jobs", "artifacts_url": f"{base}/artifacts", "status": "completed",
             "pull_requests": []}
@@ -171,6 +175,22 @@ class GitHubStandIn(LoopbackServer):
         if path == f"{r}/actions/runs":
             sha = query.get("head_sha", [None])[0]
             runs = [self._run(x) for x in sorted(self.runs.values(), key=lambda x: -x["id"]) if sha in (None, x["head_sha"])]
+            return 200, {"total_count": len(runs), "workflow_runs": runs}
+        m = re.fullmatch(rf"{r}/actions/workflows/([^/]+)", path)
+        if m:                                   # a workflow by id or file name
+            for name, wid in self.workflow_ids.items():
+                if m.group(1) in (str(wid), f"{name}.yml"):
+                    return 200, {"id": wid, "name": name, "path": f".github/workflows/{name}.yml", "state": "active",
+                                 "url": f"{self.url}{r}/actions/workflows/{wid}",
+                                 "html_url": f"https://github.example/{self.repo}/actions/workflows/{name}.yml"}
+            return 404, {"message": "Not Found"}
+        m = re.fullmatch(rf"{r}/actions/workflows/([^/]+)/runs", path)
+        if m:                                   # a workflow by id or file name; newest first, filtered
+            wanted = m.group(1)
+            branch, status = query.get("branch", [None])[0], query.get("status", [None])[0]
+            runs = [self._run(x) for x in sorted(self.runs.values(), key=lambda x: -x["id"])
+                    if wanted in (str(x["workflow_id"]), x["path"].rsplit("/", 1)[-1])
+                    and branch in (None, x["head_branch"]) and status in (None, x["conclusion"], "completed")]
             return 200, {"total_count": len(runs), "workflow_runs": runs}
         m = re.fullmatch(rf"{r}/actions/runs/(\d+)(/jobs|/artifacts)?", path)
         if m:

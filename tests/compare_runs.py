@@ -1,0 +1,84 @@
+"""Pairs of real tiny CPU runs for `mltd compare`: the same MLP, seed and data, written as
+tests/scenarios writes `lr_jump_mlp` (config.yaml, train.log, train.py), once with the curriculum's
+second stage raising the LR 40x at step 211 (epoch 7, the injected fault) and once keeping it.
+Same seed, so the curves are identical until the fault and part right where it starts.
+
+Built here rather than in tests/scenarios so that adding them leaves the scenario cache's version
+(a hash of that package) as it is; each pair trains in about a second.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from tests.scenarios import training
+from tests.scenarios.runs import _save_code, _stamp
+
+FAULT_STEP = 211                  # the first step of epoch 7 (30 steps an epoch)
+FAKE_KEY = "wandb-" + "k3y" + "9f8e7d6c5b4a39281706f5e4d3c2b1a0"   # a secret each config carries, never shown
+
+
+def mlp_run(dest: Path, *, stage2_lr: float, run_name: str, api_key: str) -> Path:
+    """The curriculum MLP of `lr_jump_mlp`, its second stage at `stage2_lr`."""
+    dest.mkdir(parents=True, exist_ok=True)
+    cfg = {"seed": 3, "samples": 960, "dim": 16, "classes": 4, "hidden": 64, "batch_size": 32, "epochs": 10,
+           "schedule": [[0, 0.02], [7, stage2_lr]]}
+    (dest / "config.yaml").write_text(yaml.safe_dump({
+        "run_name": run_name,
+        "model": {"hidden": cfg["hidden"], "num_classes": cfg["classes"]},
+        "data": {"samples": cfg["samples"], "dim": cfg["dim"], "batch_size": cfg["batch_size"]},
+        "optimizer": {"name": "sgd", "momentum": 0.9},
+        "curriculum": {"stages": [{"start_epoch": 0, "lr": 0.02}, {"start_epoch": 7, "lr": stage2_lr}]},
+        "tracking": {"project": "mlp-curriculum", "api_key": api_key},
+        "epochs": cfg["epochs"], "seed": cfg["seed"]}, sort_keys=False))
+    lines = [f"{_stamp(0)} INFO train.py: starting run {run_name}, 10 epochs, 30 steps/epoch"]
+
+    def on_step(step, epoch, loss, lr, grad_norm):
+        lines.append(f"{_stamp(step)} INFO train.py: epoch={epoch} step={step} loss={loss:.4f} lr={lr:.4g} "
+                     f"grad_norm={grad_norm:.3f}")
+
+    training.train_mlp(cfg, on_step)
+    (dest / "train.log").write_text("\n".join(lines) + "\n")
+    _save_code(dest, training.grad_norm, training.train_mlp)
+    return dest
+
+
+def lr_jump_pair(root: Path) -> tuple[Path, Path]:
+    """(failing run A, reference run B)."""
+    a = mlp_run(root / "run-42", stage2_lr=0.8, run_name="curriculum-boost", api_key=FAKE_KEY + "a")
+    b = mlp_run(root / "run-41", stage2_lr=0.02, run_name="curriculum-flat", api_key=FAKE_KEY + "b")
+    return a, b
+
+
+def cached_pair() -> tuple[Path, Path]:
+    """The lr-jump pair, built once per version of this file and of the scenario code (in a child
+    interpreter: training sets global torch flags that do not belong in a test session)."""
+    import hashlib
+    import subprocess
+    import sys
+
+    from tests import scenarios
+
+    version = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+    root = scenarios.CACHE / scenarios._version() / f"compare-pair-{version}"
+    if not (root / ".complete").exists():
+        subprocess.run([sys.executable, "-m", "tests.compare_runs", str(root)], cwd=Path(__file__).resolve().parents[1],
+                       check=True)
+    return root / "run-42", root / "run-41"
+
+
+if __name__ == "__main__":
+    import shutil
+    import sys
+
+    import torch
+
+    torch.set_num_threads(1)
+    root = Path(sys.argv[1])
+    tmp = root.with_name(root.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    lr_jump_pair(tmp)
+    shutil.rmtree(root, ignore_errors=True)
+    tmp.rename(root)
+    (root / ".complete").write_text("ok")
