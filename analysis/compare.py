@@ -39,9 +39,9 @@ MAX_PARTINGS = 8                     # metrics listed in the report
 # A key whose name says it holds a secret: its values are never shown, only that they differ.
 _SECRET_KEY = re.compile(r"(?i)(token|secret|password|passwd|api[_-]?key|access[_-]?key|private[_-]?key|credential)")
 # Keys that name, place or log a run but do not change its training.
-_BOOKKEEPING = re.compile(r"(?i)(^|[._])(run_?name|experiment_?name|exp_?name|project|entity|tags?|notes?|output_dir|log(ging)?_dir|"
-                          r"save_dir|logging_steps|save_steps|eval_steps|report_to|wandb\w*|mlflow\w*|tracking_uri|"
-                          r"run_id|timestamp|date|host(name)?|user|git_sha|commit)$")
+_BOOKKEEPING = re.compile(r"(?i)(^|[._])(run_?name|experiment_?name|exp_?name|project|entity|tags?|notes?|"
+                          r"output_dir|log(ging)?_dir|save_dir|logging_steps|save_steps|eval_steps|report_to|wandb\w*|"
+                          r"mlflow\w*|tracking_uri|run_id|timestamp|date|host(name)?|user|git_sha|commit)$")
 
 # What each diagnosis implicates: (config-key pattern, code-line pattern, what it controls).
 _IMPLICATES: dict[str, tuple[str, str, str]] = {
