@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -23,12 +24,15 @@ from analysis.model import Diagnosis
 from analysis.run import Run
 
 # Curves part where |A - B| exceeds NOISE_K times how far the runs already disagreed (the median
-# gap over the NOISE_POINTS shared steps before), at PART_HITS of the PART_WINDOW steps from there:
-# a loss is spiky, so one calm step inside a divergence must not hide it.
+# gap over the NOISE_POINTS shared steps before), and keeps exceeding it at PART_SHARE of the steps
+# that follow (a window of a twentieth of the run, PART_WINDOW_MIN to PART_WINDOW_MAX steps): a
+# loss is spiky, so a calm step inside a divergence must not hide it, and two differently seeded
+# runs of 100k steps must not part by chance (tests/test_compare.py holds both).
 NOISE_K = 3.0
 NOISE_POINTS = 50
-PART_WINDOW = 4
-PART_HITS = 3
+PART_WINDOW_MIN = 4
+PART_WINDOW_MAX = 40
+PART_SHARE = 0.75
 MIN_SHARED = 5                       # fewer shared steps than this: no parting is claimed
 DIFF_CONTEXT = 1                     # unified diff context lines
 DIFF_LINES_PER_FILE = 60
@@ -316,16 +320,16 @@ def _by_step(s: Series) -> dict[float, float]:
     return {float(st): float(v) for st, v in zip(s.steps, s.values)}      # the last value at a repeated step
 
 
-def part(name: str, sa: Series, sb: Series, *, k: float = NOISE_K, window: int = PART_WINDOW,
-         hits: int = PART_HITS) -> Parting | None:
+def part(name: str, sa: Series, sb: Series, *, k: float = NOISE_K, window: int | None = None) -> Parting | None:
     """Where A's and B's curves of one metric part beyond noise, aligned by step.
 
     The noise at a shared step is how far the two runs already disagreed: the median |A - B| over
     the `NOISE_POINTS` shared steps before it (over the first ones, the runs' own median
     step-to-step change). The curves part at the first step where |A - B| exceeds `k` times that
-    noise, and keeps exceeding it at `hits` of the `window` steps from there (a NaN on one side
-    only counts as parted). Two identically seeded runs agree exactly until the fault, so they part
-    at its first step; two differently seeded ones part only where one leaves the other's noise.
+    noise and keeps exceeding it at PART_SHARE of the next 4 shared steps and of the `window` from
+    there (by default a twentieth of the run, 4 to 40 steps; a NaN on one side only counts as parted). Two identically
+    seeded runs agree exactly until the fault, so they part at its first step; two differently
+    seeded ones part only where one leaves the other's noise.
     None when the runs share fewer than MIN_SHARED steps."""
     if sa.step_kind != sb.step_kind:
         return None
@@ -342,19 +346,37 @@ def part(name: str, sa: Series, sb: Series, *, k: float = NOISE_K, window: int =
     with np.errstate(invalid="ignore"):
         gap = np.where(fa & fb, np.abs(va - vb), np.inf)
     gap = np.where(~fa & ~fb, 0.0, gap)            # NaN in both: no disagreement
-    start_noise = _step_noise(va[:NOISE_POINTS], vb[:NOISE_POINTS])
-    need = min(hits, len(steps))
-    for i in range(len(steps)):
-        before = gap[max(0, i - NOISE_POINTS):i]
-        before = before[np.isfinite(before)]
-        noise = float(np.median(before)) if len(before) >= MIN_SHARED else start_noise
-        threshold = max(k * noise, tol)
-        ahead = gap[i:i + window] > threshold
-        if ahead[0] and int(ahead.sum()) >= min(need, len(ahead)) and len(ahead) >= min(need, 2):
+    noise = _noise_before(gap, _step_noise(va[:NOISE_POINTS], vb[:NOISE_POINTS]))
+    threshold = np.maximum(k * noise, tol)
+    n = len(steps)
+    span = window if window else min(max(n // 20, PART_WINDOW_MIN), PART_WINDOW_MAX)
+    for i in np.flatnonzero(gap > threshold):       # candidates; a parting must hold over the span after
+        ahead = gap[i:i + span] > threshold[i]
+        first = ahead[:PART_WINDOW_MIN]            # it starts here: 3 of the first 4 steps apart
+        if len(ahead) >= 2 and first.sum() >= math.ceil(PART_SHARE * len(first)) \
+                and ahead.sum() >= math.ceil(PART_SHARE * len(ahead)):
             idx = min(int(np.searchsorted(sa.steps, steps[i])), len(sa) - 1)
-            return Parting(name, steps[i], float(va[i]), float(vb[i]), noise, len(steps), sa.artifact,
+            return Parting(name, steps[i], float(va[i]), float(vb[i]), float(noise[i]), n, sa.artifact,
                            sa.locator(idx))
     return Parting(name, None, None, None, _step_noise(va, vb), len(steps))
+
+
+def _noise_before(gap: np.ndarray, start: float, chunk: int = 8192) -> np.ndarray:
+    """At each shared step, the median finite gap over the NOISE_POINTS steps before it (`start`
+    while fewer than MIN_SHARED of them are known); vectorised in chunks, so a long run costs
+    bounded memory."""
+    g = np.where(np.isfinite(gap), gap, np.nan)
+    padded = np.concatenate([np.full(NOISE_POINTS, np.nan), g])
+    out = np.empty(len(g))
+    for lo in range(0, len(g), chunk):
+        hi = min(lo + chunk, len(g))
+        windows = np.lib.stride_tricks.sliding_window_view(padded[lo:hi + NOISE_POINTS - 1], NOISE_POINTS)
+        known = np.isfinite(windows).sum(axis=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)       # an all-NaN window: `start` below
+            med = np.nanmedian(windows, axis=1)
+        out[lo:hi] = np.where(known >= MIN_SHARED, med, start)
+    return out
 
 
 def _step_noise(va: np.ndarray, vb: np.ndarray) -> float:

@@ -98,6 +98,15 @@ def test_differently_seeded_runs_part_only_where_one_leaves_the_others_noise():
     assert parted.step is not None and 251 <= parted.step <= 256
 
 
+def test_a_long_noisy_run_does_not_part_by_chance():
+    n = 1 << 17
+    a = np.exp(np.random.default_rng(3).normal(0, 0.3, n))
+    b = np.exp(np.random.default_rng(4).normal(0, 0.3, n))
+    assert part("train_loss", _series(a), _series(b)).step is None
+    a[100_000:] += 2.0
+    assert part("train_loss", _series(a), _series(b)).step == 100_001
+
+
 def test_every_format_names_the_key_and_never_the_secret(result):
     doc = result.to_dict()
     text, md, js = render_compare_text(doc), render_compare_markdown(doc), render_compare_json(doc)
