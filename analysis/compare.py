@@ -39,6 +39,8 @@ DIFF_LINES_PER_FILE = 60
 DIFF_LINES_TOTAL = 160
 VALUE_CHARS = 80                     # a config value longer than this is clipped
 MAX_PARTINGS = 8                     # metrics listed in the report
+MAX_METRICS = 32                     # shared metrics compared (per-layer series are left out)
+MAX_CONFIG_DIFFS = 200               # differing keys kept (two tokenizer configs differ in thousands)
 
 # A key whose name says it holds a secret: its values are never shown, only that they differ.
 _SECRET_KEY = re.compile(r"(?i)(token|secret|password|passwd|api[_-]?key|access[_-]?key|private[_-]?key|credential)")
@@ -386,9 +388,15 @@ def _step_noise(va: np.ndarray, vb: np.ndarray) -> float:
     return float(np.median(d)) if len(d) else 0.0
 
 
+def shared_metrics(a: Run, b: Run) -> list[str]:
+    """The metrics both runs log, per-layer series left out, the training loss and the LR first."""
+    names = [n for n in set(a.metrics.names()) & set(b.metrics.names()) if "/" not in n]
+    return sorted(names, key=lambda n: (name_rank(n), n))[:MAX_METRICS]
+
+
 def curve_partings(a: Run, b: Run) -> list[Parting]:
     out = []
-    for name in sorted(set(a.metrics.names()) & set(b.metrics.names())):
+    for name in shared_metrics(a, b):
         sa, sb = a.metrics.get(name), b.metrics.get(name)
         if sa is None or sb is None:
             continue
@@ -498,6 +506,9 @@ def compare(a: Run, b: Run, diagnosis: Diagnosis | None = None) -> Comparison:
     """Run A (the failing one, with its diagnosis when there is one) against reference run B."""
     config, code, partings = diff_config(a, b), diff_code(a, b), curve_partings(a, b)
     notes = []
+    if len(config) > MAX_CONFIG_DIFFS:
+        notes.append(f"{len(config)} config keys differ; the first {MAX_CONFIG_DIFFS} are compared")
+        config = config[:MAX_CONFIG_DIFFS]
     if not a.configs or not b.configs:
         notes.append(f"no config in run {a.id if not a.configs else b.id}: config keys not compared")
     if not a.code or not b.code:

@@ -38,6 +38,12 @@ def _top(doc: dict) -> dict | None:
     return doc["explanations"][0] if doc["explanations"] and doc["status"] == "explained" else None
 
 
+def _no_code(doc: dict) -> str:
+    if any("code not compared" in n for n in doc["notes"]):
+        return "not compared (see the notes)"
+    return "no line differs in the files both runs hold"
+
+
 def render_compare_json(doc: dict, *, redact: bool = True) -> str:
     return json.dumps(clean_doc(doc, secrets=redact), indent=2, allow_nan=False, default=str) + "\n"
 
@@ -64,7 +70,7 @@ def render_compare_text(doc: dict, *, redact: bool = True) -> str:
         if len(rows) > CONFIG_ROWS:
             out.append(f"  … and {len(rows) - CONFIG_ROWS} more")
     changed = [c for c in doc["code"] if not c["only_in"]]
-    out += ["", f"Code that differs ({len(changed)} file(s))" + (":" if changed else "")]
+    out += ["", f"Code that differs ({len(changed)} file(s)):" if changed else "Code: " + _no_code(doc)]
     for c in changed:
         out.append(f"  {c['artifact']}: +{c['added']} -{c['removed']}")
         out += ["    " + line for line in c["diff"].splitlines()]
@@ -98,7 +104,7 @@ def render_compare_markdown(doc: dict, *, redact: bool = True) -> str:
         if len(rows) > CONFIG_ROWS:
             out.append(f"\n… and {len(rows) - CONFIG_ROWS} more")
     changed = [c for c in doc["code"] if not c["only_in"]]
-    out += ["", f"**Code that differs ({len(changed)} file(s))**"]
+    out += ["", f"**Code that differs ({len(changed)} file(s))**" if changed else f"**Code:** {_no_code(doc)}"]
     for c in changed:
         out += ["", f"<details><summary>{inline(c['artifact'])}: +{c['added']} -{c['removed']}</summary>", "",
                 *code_block(c["diff"], "diff"), "", "</details>"]
@@ -142,11 +148,9 @@ def render_compare_slack(doc: dict) -> tuple[list[dict], str]:
     for c in changed[:3]:
         diff = esc(c["diff"]).replace("```", "ˋˋˋ")[: SLACK_SECTION - 200]
         blocks.append(_section(f"*{esc(c['artifact'])}*: +{c['added']} -{c['removed']}\n```{diff}```"))
-    extra = [f"{esc(c['artifact'])}: only in run {esc(doc[c['only_in']]['id'])}" for c in doc["code"] if c["only_in"]]
+    extra = [] if changed else ["Code: " + esc(_no_code(doc))]
+    extra += [f"{esc(c['artifact'])}: only in run {esc(doc[c['only_in']]['id'])}" for c in doc["code"] if c["only_in"]]
     extra += [esc(n) for n in doc["notes"]]
-    if not changed and not any(c["only_in"] for c in doc["code"]) and not any("code not compared" in n
-                                                                            for n in doc["notes"]):
-        extra.insert(0, "No code differs.")
     if extra:
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": "\n".join(extra)[:SLACK_SECTION]}]})
     text = f"mltd compare: {status}" + (f". {top['subject']}" if top else "")
