@@ -114,10 +114,11 @@ class CodeDiff:
     only_in: str | None = None       # "a" | "b" for a file only one run has
     truncated: bool = False
     changed_lines_a: tuple[int, ...] = ()   # lines of A's file that differ
+    line: int | None = None          # where in A's file the first difference sits
 
     def to_dict(self) -> dict[str, Any]:
-        return {"artifact": self.artifact, "diff": self.diff, "added": self.added, "removed": self.removed,
-                "only_in": self.only_in, "truncated": self.truncated}
+        return {"artifact": self.artifact, "line": self.line, "diff": self.diff, "added": self.added,
+                "removed": self.removed, "only_in": self.only_in, "truncated": self.truncated}
 
 
 @dataclass(frozen=True)
@@ -304,13 +305,16 @@ def diff_code(a: Run, b: Run) -> list[CodeDiff]:
         added = sum(1 for x in lines[2:] if x.startswith("+"))
         removed = sum(1 for x in lines[2:] if x.startswith("-"))
         changed: list[int] = []
+        first: int | None = None
         for op in difflib.SequenceMatcher(None, tb.splitlines(), ta.splitlines(), autojunk=False).get_opcodes():
+            if op[0] != "equal" and first is None:
+                first = op[3] + 1
             if op[0] in ("replace", "insert"):
                 changed += range(op[3] + 1, op[4] + 1)
         keep = min(len(lines), DIFF_LINES_PER_FILE, max(budget, 0))
         budget -= keep
         out.append(CodeDiff(pa, "\n".join(lines[:keep]) + ("\n" if keep else ""), added, removed,
-                            truncated=keep < len(lines), changed_lines_a=tuple(changed)))
+                            truncated=keep < len(lines), changed_lines_a=tuple(changed), line=first))
     out += [CodeDiff(p, "", 0, 0, only_in="a") for p in only_a]
     out += [CodeDiff(p, "", 0, 0, only_in="b") for p in only_b]
     return out
@@ -377,7 +381,9 @@ def _noise_before(gap: np.ndarray, start: float, chunk: int = 8192) -> np.ndarra
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)       # an all-NaN window: `start` below
             med = np.nanmedian(windows, axis=1)
-        out[lo:hi] = np.where(known >= MIN_SHARED, med, start)
+        # enough gaps known: their median; a few, all zero: the runs started identical (same seed)
+        out[lo:hi] = np.where(known >= MIN_SHARED, med, np.where((known > 0) & (np.nanmax(
+            np.where(np.isfinite(windows), windows, -1.0), axis=1) == 0), 0.0, start))
     return out
 
 
@@ -478,15 +484,17 @@ def explain(config: list[ConfigDiff], code: list[CodeDiff], partings: list[Parti
             continue
         score, why = 0.0, []
         changed = [ln[1:] for ln in c.diff.splitlines()[2:] if ln[:1] in "+-" and not ln.startswith(("+++", "---"))]
-        if line_pat and any(re.search(line_pat, ln) for ln in changed):
+        touching = [ln.strip() for ln in changed if line_pat and re.search(line_pat, ln)]
+        if touching:
             score += 3
-            why.append(f"A's diagnosis is {top}, and the changed lines touch {controls}")
+            why.append(f"A's diagnosis is {top}, and the changed lines touch {controls} "
+                       f"({clip(touching[0], VALUE_CHARS)})")
         if any((c.artifact, n) in cited for n in c.changed_lines_a):
             score += 2
             why.append("the diagnosis cites a changed line")
         lead = f"{c.artifact}: {c.added} line(s) added, {c.removed} removed"
-        out.append(Explanation("code", c.artifact, score, lead + (" — " + "; ".join(why) if why else ""),
-                               c.artifact))
+        where = f"{c.artifact} line {c.line}" if c.line else c.artifact
+        out.append(Explanation("code", c.artifact, score, lead + (" — " + "; ".join(why) if why else ""), where))
     return sorted(out, key=lambda e: -e.score)
 
 
@@ -534,6 +542,6 @@ def describe_parting(p: Parting) -> str:
     """One sentence for a parting, for every renderer."""
     if p.step is None:
         return f"{p.metric}: the curves never part ({p.shared} shared steps)"
-    before = "identical before" if p.noise == 0 else f"they differed by {fmt(p.noise)} before"
+    before = "identical before" if p.noise == 0 else f"noise {fmt(p.noise)}"
     return (f"{p.metric} parts at step {fmt_step(p.step)}: {fmt(p.a) if p.a is not None else 'NaN'} in A vs "
             f"{fmt(p.b) if p.b is not None else 'NaN'} in B ({before})")

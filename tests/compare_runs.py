@@ -1,7 +1,11 @@
-"""Pairs of real tiny CPU runs for `mltd compare`: the same MLP, seed and data, written as
-tests/scenarios writes `lr_jump_mlp` (config.yaml, train.log, train.py), once with the curriculum's
-second stage raising the LR 40x at step 211 (epoch 7, the injected fault) and once keeping it.
-Same seed, so the curves are identical until the fault and part right where it starts.
+"""Pairs of real tiny CPU runs for `mltd compare`, each a failing run A and a reference run B with
+the same seed, so that the curves are identical until the fault and part right where it starts:
+
+- `lr_jump`: the MLP of `lr_jump_mlp`, written as tests/scenarios writes it (config.yaml,
+  train.log, train.py), once with the curriculum's second stage raising the LR 40x at step 211
+  (epoch 7, the injected fault) and once keeping it;
+- `zero_grad`: the `no_zero_grad_mlp` scenario's run, and the same run with the one missing
+  `optimizer.zero_grad()` line back in its loop (the code that ran is the code saved).
 
 Built here rather than in tests/scenarios so that adding them leaves the scenario cache's version
 (a hash of that package) as it is; each pair trains in about a second.
@@ -10,10 +14,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import torch
 import yaml
+from torch import nn
 
-from tests.scenarios import training
+from tests.scenarios import optim_runs, training
 from tests.scenarios.runs import _save_code, _stamp
+from tests.scenarios.sinks import TextLog
 
 FAULT_STEP = 211                  # the first step of epoch 7 (30 steps an epoch)
 FAKE_KEY = "wandb-" + "k3y" + "9f8e7d6c5b4a39281706f5e4d3c2b1a0"   # a secret each config carries, never shown
@@ -51,8 +58,45 @@ def lr_jump_pair(root: Path) -> tuple[Path, Path]:
     return a, b
 
 
-def cached_pair() -> tuple[Path, Path]:
-    """The lr-jump pair, built once per version of this file and of the scenario code (in a child
+# `no_zero_grad_mlp`'s loop (tests/scenarios/optim_runs.py) as it should be: the one line that
+# scenario lacks, `optimizer.zero_grad()`, is back (no docstring: the saved source must differ by that line)
+def train_sgd_loop(cfg: dict, on_step) -> nn.Module:
+    training.seed_all(cfg["seed"])
+    x, y = training.blobs(cfg["samples"], cfg["dim"], cfg["classes"], cfg["seed"])
+    model = training.mlp(cfg["dim"], cfg["hidden"], cfg["classes"])
+    optimizer = torch.optim.SGD(model.parameters(), lr=cfg["lr"], momentum=0.9)
+    step = 0
+    for epoch, xb, yb in training.batches(x, y, cfg["batch_size"], cfg["epochs"], cfg["seed"]):
+        loss = nn.functional.cross_entropy(model(xb), yb)
+        optimizer.zero_grad()
+        loss.backward()
+        gn = training.grad_norm(model)
+        optimizer.step()
+        step += 1
+        on_step(step=step, epoch=epoch, loss=loss.item(), lr=cfg["lr"], grad_norm=gn)
+    return model
+
+
+def zero_grad_pair(root: Path) -> tuple[Path, Path]:
+    """(A: the `no_zero_grad_mlp` scenario's run, B: the same run with the loop fixed): the same
+    config and seed, the code differs by one line, and the gradients pile up from step 2."""
+    a, b = root / "run-7", root / "run-6"
+    for dest in (a, b):
+        dest.mkdir(parents=True, exist_ok=True)
+    optim_runs.mlp_sgd_loop(a)
+    cfg = yaml.safe_load((a / "config.yaml").read_text())
+    (b / "config.yaml").write_text((a / "config.yaml").read_text())
+    log = TextLog(b / "train.log", style="kv")
+    log.line("starting training: 6 epochs of 40 steps")
+    train_sgd_loop(cfg, lambda step, epoch, loss, lr, grad_norm: log.log(epoch=epoch, step=step, loss=loss, lr=lr,
+                                                                              grad_norm=grad_norm))
+    log.close()
+    _save_code(b, train_sgd_loop)
+    return a, b
+
+
+def cached_pairs() -> dict[str, tuple[Path, Path]]:
+    """Both pairs, built once per version of this file and of the scenario code (in a child
     interpreter: training sets global torch flags that do not belong in a test session)."""
     import hashlib
     import subprocess
@@ -65,20 +109,25 @@ def cached_pair() -> tuple[Path, Path]:
     if not (root / ".complete").exists():
         subprocess.run([sys.executable, "-m", "tests.compare_runs", str(root)], cwd=Path(__file__).resolve().parents[1],
                        check=True)
-    return root / "run-42", root / "run-41"
+    return {"lr_jump": (root / "lr_jump" / "run-42", root / "lr_jump" / "run-41"),
+            "zero_grad": (root / "zero_grad" / "run-7", root / "zero_grad" / "run-6")}
+
+
+def cached_pair() -> tuple[Path, Path]:
+    """The lr-jump pair."""
+    return cached_pairs()["lr_jump"]
 
 
 if __name__ == "__main__":
     import shutil
     import sys
 
-    import torch
-
     torch.set_num_threads(1)
     root = Path(sys.argv[1])
     tmp = root.with_name(root.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    lr_jump_pair(tmp)
+    lr_jump_pair(tmp / "lr_jump")
+    zero_grad_pair(tmp / "zero_grad")
     shutil.rmtree(root, ignore_errors=True)
     tmp.rename(root)
     (root / ".complete").write_text("ok")

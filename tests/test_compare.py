@@ -1,5 +1,6 @@
 """`compare`: two real tiny CPU runs of the same MLP and seed, one whose curriculum raises the LR 40x
-at step 211 (the injected fault) and one that keeps it; the engine, its renderers and `mltd compare`."""
+at step 211 (the injected fault) and one that keeps it, and a run whose loop lacks
+`optimizer.zero_grad()` against the same run with it; the engine, its renderers and `mltd compare`."""
 import json
 import shutil
 
@@ -12,7 +13,7 @@ from analysis.ingest import load_run
 from analysis.metrics import Series
 from bot.render.compare import render_compare_json, render_compare_markdown, render_compare_slack, render_compare_text
 from handlers.cli import main
-from tests.compare_runs import FAKE_KEY, FAULT_STEP, cached_pair
+from tests.compare_runs import FAKE_KEY, FAULT_STEP, cached_pair, cached_pairs
 
 LR_KEY = "curriculum.stages.1.lr"
 
@@ -49,6 +50,21 @@ def test_the_lr_key_explains_the_failure_and_says_why(result):
     lr = next(d for d in result.config if d.key == LR_KEY)
     assert (lr.a, lr.b, lr.ratio) == ("0.8", "0.02", 40.0)
     assert result.code == []                      # both ran the same training code
+
+
+def test_the_missing_code_line_explains_the_gradient_blow_up():
+    a, b = cached_pairs()["zero_grad"]
+    diagnosis, run_a = diagnose(a)
+    result = compare(run_a, load_run(b), diagnosis)
+    assert diagnosis.root_causes[0].code == "exploding_gradients" and result.config == []
+    assert [c.artifact for c in result.code] == ["train.py"]
+    assert "\n-        optimizer.zero_grad()\n" in result.code[0].diff and result.code[0].removed == 1
+    top = result.explanations[0]
+    assert result.status == "explained" and (top.kind, top.subject) == ("code", "train.py")
+    assert "optimizer.zero_grad()" in top.why and top.where == "train.py line 15"
+    # gradients pile up from the second step on: that is where the curves part
+    assert result.first_parting.metric == "grad_norm" and result.first_parting.step == 2
+    assert next(p for p in result.partings if p.metric == "train_loss").step == 3
 
 
 def test_without_a_failure_in_a_no_difference_is_claimed_to_explain_it(pair):
