@@ -21,6 +21,7 @@ import numpy as np
 
 from analysis.metrics import Series, clip, fmt, fmt_step
 from analysis.model import Diagnosis
+from analysis.names import STEP_COLUMNS
 from analysis.run import Run
 
 # Curves part where |A - B| exceeds NOISE_K times how far the runs already disagreed (the median
@@ -83,6 +84,7 @@ _IMPLICATES: dict[str, tuple[str, str, str]] = {
     "architecture_imbalance": (r"vocab|embed|hidden|d_model|layers|width", r"Embedding|Linear", "the parameter budget"),
 }
 _LR_METRICS = ("lr", "learning_rate")
+_COUNTERS = {"epoch", *STEP_COLUMNS}              # they count, they do not measure
 
 
 @dataclass(frozen=True)
@@ -396,7 +398,7 @@ def _step_noise(va: np.ndarray, vb: np.ndarray) -> float:
 
 def shared_metrics(a: Run, b: Run) -> list[str]:
     """The metrics both runs log, per-layer series left out, the training loss and the LR first."""
-    names = [n for n in set(a.metrics.names()) & set(b.metrics.names()) if "/" not in n]
+    names = [n for n in set(a.metrics.names()) & set(b.metrics.names()) if "/" not in n and n not in _COUNTERS]
     return sorted(names, key=lambda n: (name_rank(n), n))[:MAX_METRICS]
 
 
