@@ -8,6 +8,7 @@ from fastapi.testclient import TestClient
 
 from bot.render.compare import MARKER as COMPARE_MARKER
 from bot.settings import Settings
+from handlers.github_webhook import parse as parse_github
 from handlers.slack_events import parse
 from handlers.web import create_app
 from tests.compare_runs import FAKE_KEY, FAULT_STEP, cached_pair
@@ -118,6 +119,18 @@ def app(gh, tmp_path, monkeypatch):
     with TestClient(create_app(Settings(), run_worker=True)) as client:
         yield client
     slack.close()
+
+
+@pytest.mark.parametrize("text, with_run", [("/diagnose compare", None), ("/diagnose compare 41", 41),
+                                             ("/diagnose compare run #41", 41),
+                                             ("/diagnose compare https://github.com/acme/train/actions/runs/41", 41),
+                                             ("/diagnose loss diverged", "no compare")])
+def test_diagnose_compare_parses_the_run_to_compare_with(text, with_run):
+    payload = {"action": "created", "issue": {"number": 7, "pull_request": {"url": "x"}},
+               "comment": {"id": 1, "body": text, "user": {"login": "alice"}},
+               "repository": {"full_name": "acme/train"}, "sender": {"login": "alice", "type": "User"}}
+    params = parse_github("issue_comment", "d1", payload, Settings()).fields["params"]
+    assert params.get("compare", {"with": "no compare"})["with"] == with_run
 
 
 def compare_comments(gh, number=7):
