@@ -3,7 +3,7 @@ the same seed, so that the curves are identical until the fault and part right w
 
 - `lr_jump`: the MLP of `lr_jump_mlp`, written as tests/scenarios writes it (config.yaml,
   train.log, train.py), once with the curriculum's second stage raising the LR 40x at step 211
-  (epoch 7, the injected fault) and once keeping it;
+  (epoch 7, the injected fault) and once keeping it (and once more keeping it with another seed);
 - `zero_grad`: the `no_zero_grad_mlp` scenario's run, and the same run with the one missing
   `optimizer.zero_grad()` line back in its loop (the code that ran is the code saved).
 
@@ -26,10 +26,10 @@ FAULT_STEP = 211                  # the first step of epoch 7 (30 steps an epoch
 FAKE_KEY = "wandb-" + "k3y" + "9f8e7d6c5b4a39281706f5e4d3c2b1a0"   # a secret each config carries, never shown
 
 
-def mlp_run(dest: Path, *, stage2_lr: float, run_name: str, api_key: str) -> Path:
+def mlp_run(dest: Path, *, stage2_lr: float, run_name: str, api_key: str, seed: int = 3) -> Path:
     """The curriculum MLP of `lr_jump_mlp`, its second stage at `stage2_lr`."""
     dest.mkdir(parents=True, exist_ok=True)
-    cfg = {"seed": 3, "samples": 960, "dim": 16, "classes": 4, "hidden": 64, "batch_size": 32, "epochs": 10,
+    cfg = {"seed": seed, "samples": 960, "dim": 16, "classes": 4, "hidden": 64, "batch_size": 32, "epochs": 10,
            "schedule": [[0, 0.02], [7, stage2_lr]]}
     (dest / "config.yaml").write_text(yaml.safe_dump({
         "run_name": run_name,
@@ -55,6 +55,8 @@ def lr_jump_pair(root: Path) -> tuple[Path, Path]:
     """(failing run A, reference run B)."""
     a = mlp_run(root / "run-42", stage2_lr=0.8, run_name="curriculum-boost", api_key=FAKE_KEY + "a")
     b = mlp_run(root / "run-41", stage2_lr=0.02, run_name="curriculum-flat", api_key=FAKE_KEY + "b")
+    # the reference with another seed too: its data and weights differ from the first step
+    mlp_run(root / "run-40", stage2_lr=0.02, run_name="curriculum-flat", api_key=FAKE_KEY + "c", seed=11)
     return a, b
 
 
@@ -110,6 +112,7 @@ def cached_pairs() -> dict[str, tuple[Path, Path]]:
         subprocess.run([sys.executable, "-m", "tests.compare_runs", str(root)], cwd=Path(__file__).resolve().parents[1],
                        check=True)
     return {"lr_jump": (root / "lr_jump" / "run-42", root / "lr_jump" / "run-41"),
+            "lr_jump_other_seed": (root / "lr_jump" / "run-42", root / "lr_jump" / "run-40"),
             "zero_grad": (root / "zero_grad" / "run-7", root / "zero_grad" / "run-6")}
 
 

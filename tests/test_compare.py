@@ -52,6 +52,20 @@ def test_the_lr_key_explains_the_failure_and_says_why(result):
     assert result.code == []                      # both ran the same training code
 
 
+def test_with_another_seed_the_lr_key_still_explains_it():
+    a, b = cached_pairs()["lr_jump_other_seed"]
+    diagnosis, run_a = diagnose(a)
+    result = compare(run_a, load_run(b), diagnosis)
+    assert result.explanations[0].subject == LR_KEY and result.status == "explained"
+    seed = next(e for e in result.explanations if e.subject == "seed")
+    assert seed.score < result.explanations[0].score - 3
+    partings = {p.metric: p.step for p in result.partings}
+    # other data and weights: the losses differ from the first step; the LR and the gradients
+    # still part where the fault starts
+    assert partings["train_loss"] == 1 and partings["lr"] == FAULT_STEP
+    assert FAULT_STEP <= partings["grad_norm"] <= FAULT_STEP + 15
+
+
 def test_the_missing_code_line_explains_the_gradient_blow_up():
     a, b = cached_pairs()["zero_grad"]
     diagnosis, run_a = diagnose(a)
