@@ -38,6 +38,12 @@ def _top(doc: dict) -> dict | None:
     return doc["explanations"][0] if doc["explanations"] and doc["status"] == "explained" else None
 
 
+def _no_config(doc: dict) -> str:
+    if any("config keys not compared" in n for n in doc["notes"]):
+        return "not compared (see the notes)"
+    return "no key differs"
+
+
 def _no_code(doc: dict) -> str:
     if any("code not compared" in n for n in doc["notes"]):
         return "not compared (see the notes)"
@@ -60,7 +66,7 @@ def render_compare_text(doc: dict, *, redact: bool = True) -> str:
     out += ["", f"Curves part at step {first['step']:g} ({first['metric']})" if first else "Curves: they never part"]
     out += [f"  • {p['text']}" + (f"  — {p['where']}" if p["where"] else "") for p in doc["partings"]]
     rows = _config_rows(doc)
-    out += ["", f"Config keys that differ ({len(rows)})" + (":" if rows else "")]
+    out += ["", f"Config keys that differ ({len(rows)}):" if rows else "Config: " + _no_config(doc)]
     if rows:
         shown = rows[:CONFIG_ROWS]
         w = max(len(r["key"]) for r in shown)
@@ -96,9 +102,9 @@ def render_compare_markdown(doc: dict, *, redact: bool = True) -> str:
                "**Curves:** they never part")
     out += [f"- {inline(p['text'])}" + (f" — {code_span(p['where'])}" if p["where"] else "") for p in doc["partings"]]
     rows = _config_rows(doc)
-    out += ["", f"**Config keys that differ ({len(rows)})**", ""]
+    out += ["", f"**Config keys that differ ({len(rows)})**" if rows else f"**Config:** {_no_config(doc)}"]
     if rows:
-        out += ["| key | A | B | where |", "|---|---|---|---|"]
+        out += ["", "| key | A | B | where |", "|---|---|---|---|"]
         out += [f"| {code_span(r['key'], cell=True)} | {code_span(r['a'], cell=True)} | {code_span(r['b'], cell=True)} "
                 f"| {code_span(r['where'], cell=True)} |" for r in rows[:CONFIG_ROWS]]
         if len(rows) > CONFIG_ROWS:
@@ -148,7 +154,8 @@ def render_compare_slack(doc: dict) -> tuple[list[dict], str]:
     for c in changed[:3]:
         diff = esc(c["diff"]).replace("```", "ˋˋˋ")[: SLACK_SECTION - 200]
         blocks.append(_section(f"*{esc(c['artifact'])}*: +{c['added']} -{c['removed']}\n```{diff}```"))
-    extra = [] if changed else ["Code: " + esc(_no_code(doc))]
+    extra = [] if rows else ["Config: " + esc(_no_config(doc))]
+    extra += [] if changed else ["Code: " + esc(_no_code(doc))]
     extra += [f"{esc(c['artifact'])}: only in run {esc(doc[c['only_in']]['id'])}" for c in doc["code"] if c["only_in"]]
     extra += [esc(n) for n in doc["notes"]]
     if extra:
