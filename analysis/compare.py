@@ -12,8 +12,11 @@ from __future__ import annotations
 import difflib
 import math
 import re
+import tomllib
 import warnings
 from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -50,39 +53,6 @@ _BOOKKEEPING = re.compile(r"(?i)(^|[._])(run_?name|experiment_?name|exp_?name|pr
                           r"output_dir|log(ging)?_dir|save_dir|logging_steps|save_steps|eval_steps|report_to|wandb\w*|"
                           r"mlflow\w*|tracking_uri|run_id|timestamp|date|host(name)?|user|git_sha|commit)$")
 
-# What each diagnosis implicates: (config-key pattern, code-line pattern, what it controls).
-_IMPLICATES: dict[str, tuple[str, str, str]] = {
-    "lr_too_high": (r"(^|[._])(lr|learning_rate|base_lr|max_lr|peak_lr|lr_\w+|\w+_lr)$|warm_?up|schedul|stages?|"
-                    r"curriculum|decay_steps", r"\blr\b|learning_rate|warm_?up|scheduler|param_groups", "the LR"),
-    "lr_too_low": (r"(^|[._])(lr|learning_rate|base_lr|max_lr|lr_\w+|\w+_lr)$|warm_?up|schedul",
-                   r"\blr\b|learning_rate|scheduler", "the LR"),
-    "exploding_gradients": (r"clip|max_grad_norm|grad_norm|(^|[._])(lr|learning_rate)$|init|normali[sz]",
-                            r"clip_grad|max_grad_norm|zero_grad|\blr\b|init", "gradient size"),
-    "numerical_instability": (r"fp16|bf16|half|precision|amp|loss_scal|(^|[._])eps(ilon)?$|dtype|tf32",
-                              r"half\(|float16|autocast|GradScaler|scaler|\beps\b|\blog\(|/", "numerical precision"),
-    "out_of_memory": (r"batch_size|batch$|seq_len|max_length|max_seq|context|precision|fp16|bf16|"
-                      r"gradient_checkpointing|accumulation|num_workers|hidden|layers|width",
-                      r"batch|checkpoint|no_grad|detach|append|\.cuda|\.to\(", "memory use"),
-    "vanishing_gradients": (r"activation|act(_fn)?$|init|depth|layers|norm|residual", r"Sigmoid|Tanh|sigmoid|tanh|"
-                            r"Norm|init|residual", "gradient flow"),
-    "dead_relu": (r"(^|[._])(lr|learning_rate)$|init|bias|activation", r"ReLU|relu|init|bias", "the units' activity"),
-    "no_parameter_updates": (r"(^|[._])(lr|learning_rate)$|freeze|frozen|requires_grad|trainable",
-                             r"\.step\(|requires_grad|optimizer|parameters\(\)", "the updates"),
-    "overfitting": (r"dropout|weight_decay|samples|train_size|subset|augment|epochs|regulari", r"Dropout|weight_decay|"
-                    r"augment|subset", "regularisation"),
-    "data_pipeline_bug": (r"shuffle|label|target|data|dataset|collate", r"shuffle|label|target|collate|perm",
-                          "the data"),
-    "zero_variance": (r"batch_size|drop_last|norm", r"var\(|std\(|BatchNorm|drop_last", "the statistics"),
-    "loss_spikes": (r"clip|max_grad_norm|data|shuffle|(^|[._])(lr|learning_rate)$", r"clip_grad|data|shuffle",
-                    "the spikes"),
-    "dataloader_failure": (r"num_workers|pin_memory|prefetch|persistent_workers|shm", r"DataLoader|num_workers",
-                           "the input pipeline"),
-    "distributed_failure": (r"world_size|nproc|nnodes|backend|nccl|timeout|rank", r"init_process_group|barrier|"
-                            r"all_reduce|nccl|timeout", "the collectives"),
-    "mode_collapse": (r"(^|[._])(lr|learning_rate)$|temperature|beta|n_critic|label_smooth", r"detach|temperature",
-                      "the outputs' diversity"),
-    "architecture_imbalance": (r"vocab|embed|hidden|d_model|layers|width", r"Embedding|Linear", "the parameter budget"),
-}
 _LR_METRICS = ("lr", "learning_rate")
 _COUNTERS = {"epoch", *STEP_COLUMNS}              # they count, they do not measure
 
@@ -441,6 +411,14 @@ def _top_code(diagnosis: Diagnosis | None) -> str | None:
     return None if code == "healthy" else code
 
 
+@lru_cache(maxsize=1)
+def implicates() -> dict[str, tuple[str, str, str]]:
+    """What each diagnosis implicates, from analysis/data/implicates.toml: code -> (config-key
+    pattern, code-line pattern, what those settings control)."""
+    data = tomllib.loads(resources.files("analysis").joinpath("data/implicates.toml").read_text())
+    return {code: (entry["keys"], entry["code"], entry["controls"]) for code, entry in data.items()}
+
+
 def _lr_parting(partings: list[Parting]) -> Parting | None:
     return next((p for p in partings if p.metric in _LR_METRICS and p.step is not None), None)
 
@@ -453,7 +431,7 @@ def explain(config: list[ConfigDiff], code: list[CodeDiff], partings: list[Parti
     the key sets the LR, +0.5 a large numeric change (x3 or more); -1 a key that only names or logs
     the run. Ties keep the order the runs list them in."""
     top = _top_code(diagnosis)
-    key_pat, line_pat, controls = _IMPLICATES.get(top or "", ("", "", ""))
+    key_pat, line_pat, controls = implicates().get(top or "", ("", "", ""))
     cited = _cited(diagnosis)
     first = partings[0] if partings and partings[0].step is not None else None
     lr_part = _lr_parting(partings)
@@ -467,7 +445,7 @@ def explain(config: list[ConfigDiff], code: list[CodeDiff], partings: list[Parti
         if d.artifact_a and d.line_a and (d.artifact_a, d.line_a) in cited:
             score += 2
             why.append(f"the diagnosis cites this line ({d.artifact_a} line {d.line_a})")
-        lr_key = re.search(_IMPLICATES["lr_too_low"][0], d.key, re.I)
+        lr_key = re.search(implicates()["lr_too_low"][0], d.key, re.I)
         if lr_part is not None and lr_part.step is not None and lr_key and first is not None \
                 and lr_part.step == first.step:
             score += 1

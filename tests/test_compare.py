@@ -2,15 +2,17 @@
 at step 211 (the injected fault) and one that keeps it, and a run whose loop lacks
 `optimizer.zero_grad()` against the same run with it; the engine, its renderers and `mltd compare`."""
 import json
+import re
 import shutil
 
 import numpy as np
 import pytest
 
-from analysis.compare import Parting, compare, diff_code, part
+from analysis.compare import Parting, compare, diff_code, implicates, part
 from analysis.diagnose import diagnose
 from analysis.ingest import load_run
 from analysis.metrics import Series
+from analysis.model import CODES
 from bot.render.compare import render_compare_json, render_compare_markdown, render_compare_slack, render_compare_text
 from handlers.cli import main
 from tests.compare_runs import FAKE_KEY, FAULT_STEP, cached_pair, cached_pairs
@@ -167,3 +169,12 @@ def test_cli_compare_bad_input_is_a_clear_error(pair, tmp_path, capsys):
     assert main(["compare", str(a), str(tmp_path / "empty")]) == 2
     captured = capsys.readouterr()
     assert "nothing readable" in captured.err and "Traceback" not in captured.err + captured.out
+
+
+def test_every_cause_says_what_it_implicates():
+    table = implicates()
+    assert set(table) == set(CODES) - {"healthy"}
+    for keys, code, controls in table.values():
+        assert re.compile(keys) and re.compile(code) and controls
+    assert re.search(table["numerical_instability"][0], "training.fp16", re.I)
+    assert not re.search(table["lr_too_high"][0], "optimizer.name", re.I)
