@@ -14,7 +14,7 @@ import logging
 import re
 from pathlib import Path
 
-from bot import feedback, followup, pipeline
+from bot import compare_jobs, feedback, followup, pipeline
 from bot import github_port as gp
 from bot.fetch import Fetched
 from bot.render.github import neutralise, render_github, render_plain
@@ -61,6 +61,8 @@ def process(req: Request, tmp: Path, owner: str, *, store: Store, slack: SlackPo
                                      "diagnose a run here.")
             return {"refused": p["sender"]}
         issue.get_comment(p["comment_id"]).create_reaction("eyes")
+        if p.get("compare"):
+            return compare_jobs.github(req, tmp, owner, gh=gh, repo=repo, me=me, store=store, settings=settings)
         pr = repo.get_pull(p["number"])
         m = _RUN_REF.search(p.get("text", ""))
         question = question_of(_RUN_REF.sub("", p.get("text", "")), settings.github_app_slug)

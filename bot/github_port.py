@@ -81,14 +81,15 @@ def location(gh, url: str) -> str:
 
 
 def fetch_run(gh, run, dest: Path, settings: Settings,
-              conclusions: tuple[str, ...] = TRAINING_CONCLUSIONS) -> list[str]:
+              conclusions: tuple[str, ...] | None = TRAINING_CONCLUSIONS) -> list[str]:
     """The logs of the jobs that ended in `conclusions` (the failed ones; a succeeded run's own,
-    for a fix check) and the run's artifacts into `dest`; notes for what was skipped."""
+    for a fix check; None: every job, for a reference run) and the run's artifacts into `dest`;
+    notes for what was skipped."""
     notes: list[str] = []
     logs = dest / "job-logs"
     logs.mkdir(parents=True, exist_ok=True)
     for job in run.jobs():
-        if job.conclusion not in conclusions:
+        if conclusions is not None and job.conclusion not in conclusions:
             continue
         name = re.sub(r"[^A-Za-z0-9._-]+", "_", job.name)[:80] or f"job-{job.id}"
         _download(location(gh, f"{job.url}/logs"), logs / f"{name}.log", settings.max_file_bytes)
@@ -112,6 +113,26 @@ def fetch_run(gh, run, dest: Path, settings: Settings,
 def latest_failed_run(repo, sha: str, settings: Settings):
     for run in repo.get_workflow_runs(head_sha=sha):
         if run.conclusion in TRAINING_CONCLUSIONS and is_training(run.name, run.path, settings):
+            return run
+    return None
+
+
+def workflow_run_or_none(repo, run_id: int):
+    from github import GithubException
+
+    try:
+        return repo.get_workflow_run(run_id)
+    except GithubException as exc:
+        if exc.status == 404:
+            return None
+        raise
+
+
+def last_successful_run(repo, failed, branch: str):
+    """The newest successful run of `failed`'s workflow on `branch` (GET .../actions/workflows/{id}/runs
+    with `branch` and `status=success`, newest first), or None."""
+    for run in repo.get_workflow(failed.workflow_id).get_runs(branch=branch, status="success"):
+        if run.id != failed.id:
             return run
     return None
 

@@ -37,3 +37,31 @@ def parse(text: str) -> Ask:
 
 def _clean(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip(" ,.")
+
+
+@dataclass
+class CompareAsk:
+    a: Ask                   # the run that failed
+    b: Ask                   # the run to compare it with
+
+
+_REF = r"(?:run\s*(?:#\s*|no\.\s*|number\s+)?)?(s3://[^\s<>|]+|#?[A-Za-z0-9][A-Za-z0-9._\-]{0,99})"
+_COMPARE = re.compile(rf"\b(?:compare|diff)\s+{_REF}\s*,?\s+(?:(?:with|to|against|and|vs\.?|versus)\s+)?{_REF}",
+                      re.I)
+_CONNECTORS = {"with", "to", "against", "and", "vs", "vs.", "versus", "run", "runs"}
+
+
+def parse_compare(text: str) -> CompareAsk | None:
+    """"compare run 42 with run 41", "compare 42 41", "diff run 42 against 41" (either may be an
+    s3:// location): the two runs, the failing one first; None when the text asks no comparison."""
+    text = _LINK.sub(r"\1", _USER.sub("", text or "")).strip()
+    m = _COMPARE.search(text)
+    if not m:
+        return None
+    refs = [ref.rstrip(".,;:!?)").lstrip("#") for ref in m.groups()]
+    if any(r.lower() in _WORDS_NOT_RUNS | _CONNECTORS or not (r.startswith("s3://") or RUN_NAME.match(r))
+           for r in refs):
+        return None
+    rest = _clean(text[: m.start()] + text[m.end():])
+    a, b = (Ask(r, "s3" if r.startswith("s3://") else "name", rest) for r in refs)
+    return CompareAsk(a, b)

@@ -1,6 +1,6 @@
 """The one way a run becomes a reply: the engine's diagnosis, the specialist agent's review, the
-status, then a renderer. The CLI, the Slack job and the GitHub job all call `reply`; they differ
-only in how they find the run and where the rendered reply goes.
+status, then a renderer. The CLI, the Slack job and the GitHub job all call `reply` (and `compare`
+for two runs); they differ only in how they find the runs and where the rendered reply goes.
 
 The status rule itself ("a first cause at `CONFIDENT` completes the diagnosis") is the engine's,
 `analysis.diagnose.status_of`, because the engine states a status on its own; after the agent has
@@ -18,6 +18,7 @@ from analysis.budget import DEFAULT, Budget
 from analysis.diagnose import status_of
 
 if TYPE_CHECKING:
+    from analysis.compare import Comparison
     from analysis.model import Diagnosis
     from analysis.run import Run
     from bot.settings import Settings
@@ -161,3 +162,34 @@ def fix_check(earlier: dict, earlier_signature: dict | None, out: Reply, label: 
         return FixCheck(render_no_signature(top, out.doc, label), False, None)
     got = check(earlier_signature, out.run, out.doc["root_causes"])
     return FixCheck(render_fix_check(got, top, out.doc, label), is_fixed(got, out.doc), got)
+
+
+@dataclass
+class CompareReply(Generic[Rendered]):
+    comparison: Comparison
+    doc: dict                         # `comparison.to_dict()`, with the fetch notes
+    body: Rendered
+
+    def summary(self) -> dict:
+        """What the request store keeps of a comparison."""
+        top = self.doc["explanations"][0] if self.doc["explanations"] else {}
+        first = self.doc["first_parting"] or {}
+        return {"status": self.doc["status"], "explained_by": top.get("subject"), "parting_step": first.get("step"),
+                "compared_with": self.doc["b"]["id"]}
+
+
+def compare(path_a: Path, path_b: Path, render: Callable[[dict], Rendered], *, source_a: str | None = None,
+            source_b: str | None = None, run_a: str | None = None, run_b: str | None = None,
+            symptoms: Sequence[str] = (), notes: Sequence[str] = (),
+            budget: Budget = DEFAULT) -> CompareReply[Rendered]:
+    """Run A (the failing one, diagnosed so its cause can point at a difference) against reference
+    run B, rendered with `render`."""
+    from analysis.compare import compare as compare_runs
+    from analysis.ingest import load_run
+
+    diagnosis, a = diagnose(path_a, list(symptoms), source=source_a, run_id=run_a, budget=budget)
+    b = load_run(path_b, source=source_b, run_id=run_b, budget=budget)
+    result = compare_runs(a, b, diagnosis)
+    doc = result.to_dict()
+    doc["notes"] = doc["notes"] + list(notes)
+    return CompareReply(result, doc, render(doc))

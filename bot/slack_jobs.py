@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot import followup, pipeline
+from bot import compare_jobs, followup, pipeline
 from bot.fetch import Fetched, FetchError, brings_a_log, fetch, resolve, save_pasted
 from bot.redact import slack_escape
 from bot.render import render_markdown
@@ -52,6 +52,8 @@ class Gathered:
 
 def process(req: Request, tmp: Path, *, store: Store, slack: SlackPort, settings: Settings) -> dict:
     """Answer the request in its thread; what the store keeps of the answer."""
+    if req.params.get("compare"):
+        return compare_jobs.slack(req, tmp, store=store, slack=slack, settings=settings)
     try:
         req = slack.ensure_placeholder(store, req)
     except NotInChannel:

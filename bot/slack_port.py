@@ -55,6 +55,8 @@ def placeholder(req: Request) -> dict:
     """chat.postMessage arguments of a request's placeholder."""
     run = req.params.get("run")
     text = f"Looking at run {slack_escape(run)}…" if run else "Looking at it…"
+    if cmp := req.params.get("compare"):
+        text = f"Comparing run {slack_escape(cmp['a']['run'])} with run {slack_escape(cmp['b']['run'])}…"
     return {"channel": req.channel, "thread_ts": req.thread_ts, "text": text, "blocks": message(text),
             "unfurl_links": False, "unfurl_media": False}
 

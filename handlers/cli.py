@@ -30,6 +30,14 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--agent", action="store_true", help="hand the run to the specialist agent (ANTHROPIC_API_KEY)")
     d.add_argument("--no-redact", dest="redact", action="store_false",
                    help="show secrets found in the run as they are (your own local run only; never for posting)")
+    c = sub.add_parser("compare", help="compare a failing run A with a reference run B: config keys and code that "
+                       "differ, where the curves part, and which difference explains the failure")
+    c.add_argument("a", help="the failing run: a folder, an s3:// location, or a run name (through MLTD_RUN_URI)")
+    c.add_argument("b", help="the reference run that worked, the same way")
+    c.add_argument("--symptom", action="append", default=[], metavar="TEXT", help="what you saw in A (repeatable)")
+    c.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    c.add_argument("--no-redact", dest="redact", action="store_false",
+                   help="show secrets found in the runs as they are (your own local runs only)")
     s = sub.add_parser("serve", help="the web service: Slack events, health, metrics (and a worker in-process)")
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
@@ -165,6 +173,50 @@ def _diagnose_in(args, tmp: Path) -> int:
     return EXIT_OK
 
 
+def _compare(args) -> int:
+    import tempfile
+
+    from bot import pipeline
+    from bot.render.compare import render_compare_json, render_compare_markdown, render_compare_text
+
+    renderers = {"json": render_compare_json, "markdown": render_compare_markdown, "text": render_compare_text}
+    render = renderers[args.format]
+    with tempfile.TemporaryDirectory(prefix="mltd-") as tmp:
+        found = [_locate_ref(ref, Path(tmp) / side) for ref, side in ((args.a, "a"), (args.b, "b"))]
+        if any(path is None for path, _ in found):
+            return EXIT_INPUT
+        (path_a, source_a), (path_b, source_b) = found
+        out = pipeline.compare(path_a, path_b, lambda doc: render(doc, redact=args.redact), source_a=source_a,
+                               source_b=source_b, symptoms=args.symptom, budget=_budget())
+        sys.stdout.write(out.body)
+    unreadable = [ref for ref, run in ((args.a, out.comparison.a), (args.b, out.comparison.b)) if not run["usable"]]
+    if unreadable:
+        _say(f"mltd: nothing readable in {', '.join(unreadable)} (expected logs, metrics, configs or checkpoints)")
+        return EXIT_INPUT
+    return EXIT_OK
+
+
+def _locate_ref(ref: str, tmp: Path) -> tuple[Path | None, str | None]:
+    """One run of `mltd compare`: a local path, an s3:// location, or a run name through MLTD_RUN_URI."""
+    if not ref.startswith("s3://") and (Path(ref).exists() or not os.environ.get("MLTD_RUN_URI")):
+        if not Path(ref).exists():
+            _say(f"mltd: {ref}: no such file or folder")
+            return None, None
+        return Path(ref), None
+    from bot.fetch import FetchError, fetch, resolve
+    from bot.settings import Settings
+
+    settings = Settings()
+    try:
+        got = fetch(resolve(ref, "s3" if ref.startswith("s3://") else "name", settings), tmp, settings)
+    except FetchError as exc:
+        _say(f"mltd: {exc}")
+        return None, None
+    for note in got.notes:
+        _say(f"mltd: {note}")
+    return got.path, got.source
+
+
 def _watch(args) -> int:
     from handlers.watch.tail import follow
     from handlers.watch.watcher import Watcher
@@ -274,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "diagnose":
             return _diagnose(args)
+        if args.command == "compare":
+            return _compare(args)
         if args.command == "serve":
             return _serve(args)
         if args.command == "worker":

@@ -17,6 +17,9 @@ from bot.settings import Settings
 from handlers.events import Ignored, Request, accept
 
 log = logging.getLogger("mltd.github")
+# `/diagnose compare [RUN_ID | run ID | a run's URL]`; no id: the base branch's last success
+_COMPARE = re.compile(r"/diagnose\s+compare\b(?:\s+(?:with\s+|against\s+|to\s+)?"
+                      r"(?:run\s*|https?://\S*?/actions/runs/)?#?(\d{1,20})\b)?", re.I)
 
 
 def signature_ok(secret: str, body: bytes, header: str) -> bool:
@@ -41,9 +44,11 @@ def parse(event: str, delivery: str, payload: dict, settings: Settings) -> Reque
         text = (comment.get("body") or "").strip()
         if not text.startswith("/diagnose") and not _mentions_app(text, settings.github_app_slug):
             return Ignored("not a /diagnose command")
-        return _request(f"gh:{delivery}", {"kind": "comment", "repo": repo, "number": issue["number"],
-                                           "comment_id": comment["id"], "sender": sender.get("login", ""),
-                                           "text": text[:1000], "installation_id": installation})
+        params = {"kind": "comment", "repo": repo, "number": issue["number"], "comment_id": comment["id"],
+                  "sender": sender.get("login", ""), "text": text[:1000], "installation_id": installation}
+        if m := _COMPARE.match(text):
+            params["compare"] = {"with": int(m.group(1)) if m.group(1) else None}
+        return _request(f"gh:{delivery}", params)
     if event == "workflow_run" and payload.get("action") == "completed":
         run = payload.get("workflow_run") or {}
         if not is_training(run.get("name", ""), run.get("path", ""), settings):

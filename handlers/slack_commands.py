@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from bot import metrics
 from bot.mentions import parse as parse_ask
+from bot.mentions import parse_compare
 from bot.settings import Settings
 from handlers.events import Request, accept
 from handlers.slack_events import serve
@@ -17,7 +18,7 @@ ROUTE = "/slack/commands"
 USAGE = ("`/mltd diagnose s3://bucket/runs/42/` (or `/mltd diagnose run 42`, or a pasted traceback) diagnoses a run "
          "and answers in this channel; `/mltd compare 42 41` compares two runs; `/mltd help` shows this.")
 WORKING = "Working on it: the diagnosis of {run} will appear in this channel."
-NOT_YET = "Comparing runs is not available in this version of mltd yet. `/mltd diagnose` each run meanwhile."
+COMPARING = "Working on it: the comparison of {a} with {b} will appear in this channel."
 NOT_HERE = "mltd is not enabled in this {where}; an admin can add it to {setting}."
 
 
@@ -39,17 +40,22 @@ def parse(form: dict[str, str], settings: Settings) -> Request | Reply:
     verb = verb.lower()
     if verb in ("", "help"):
         return Reply(USAGE)
-    if verb == "compare":
-        return Reply(NOT_YET)
-    if verb != "diagnose":
+    if verb not in ("diagnose", "compare"):
         return Reply(f"I don't know `/mltd {verb[:40]}`. " + USAGE)
     if not rest.strip():
         return Reply("Which run? " + USAGE)
     ask = parse_ask(rest)
+    params = {"run": ask.run, "kind": ask.kind, "symptom": ask.symptom, "files": [],
+              "response_url": form.get("response_url")}
+    if verb == "compare":                              # the same request a "compare run 42 with run 41" mention makes
+        cmp = parse_compare(f"compare {rest}")
+        if cmp is None:
+            return Reply("Which two runs? " + USAGE)
+        sides = {"a": {"run": cmp.a.run, "kind": cmp.a.kind}, "b": {"run": cmp.b.run, "kind": cmp.b.kind}}
+        params.update(run=cmp.a.run, kind=cmp.a.kind, symptom=cmp.a.symptom, compare=sides)
     key = f"slack:cmd:{form.get('trigger_id') or form.get('response_url') or time.time()}"
     return Request(key, {"team": team, "channel": channel, "thread_ts": None, "user": form.get("user_id"),
-                         "text": rest, "params": {"run": ask.run, "kind": ask.kind, "symptom": ask.symptom, "files": [],
-                                                  "response_url": form.get("response_url")}})
+                         "text": rest, "params": params})
 
 
 def register(app, bolt, settings: Settings, worker) -> None:
@@ -64,8 +70,10 @@ def register(app, bolt, settings: Settings, worker) -> None:
             text = parsed.text
         else:
             await accept("slack", parsed, store=store, worker=worker, lease_s=settings.lease_s)
-            run = parsed.fields["params"]["run"]
-            text = WORKING.format(run=f"`{run}`" if run else "what you pasted")
+            params = parsed.fields["params"]
+            run = params["run"]
+            text = (COMPARING.format(a=f"`{run}`", b=f"`{params['compare']['b']['run']}`") if params.get("compare")
+                    else WORKING.format(run=f"`{run}`" if run else "what you pasted"))
         await ack(response_type="ephemeral", text=text)
 
     serve(app, ROUTE, bolt, settings)

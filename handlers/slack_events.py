@@ -14,6 +14,7 @@ from slack_sdk.signature import SignatureVerifier
 
 from bot import metrics
 from bot.mentions import parse as parse_mention
+from bot.mentions import parse_compare
 from bot.settings import Settings
 from handlers.events import Ignored, Request, accept
 
@@ -44,10 +45,13 @@ def parse(body: dict, settings: Settings) -> Request | Ignored:
         return Ignored(f"channel {channel} is not allowed", "refused")
     ask = parse_mention(event.get("text", ""))
     files = [{k: f.get(k) for k in FILE_FIELDS} for f in event.get("files", [])]
+    params = {"run": ask.run, "kind": ask.kind, "symptom": ask.symptom, "files": files}
+    if cmp := parse_compare(event.get("text", "")):      # "compare run 42 with run 41": two runs, one reply
+        sides = {"a": {"run": cmp.a.run, "kind": cmp.a.kind}, "b": {"run": cmp.b.run, "kind": cmp.b.kind}}
+        params.update(run=cmp.a.run, kind=cmp.a.kind, symptom=cmp.a.symptom, compare=sides)
     return Request(f"slack:{body.get('event_id') or event.get('client_msg_id') or event['ts']}", {
         "team": team, "channel": channel, "thread_ts": event.get("thread_ts") or event["ts"], "user": event.get("user"),
-        "text": event.get("text", ""), "params": {"run": ask.run, "kind": ask.kind, "symptom": ask.symptom,
-                                                  "files": files}})
+        "text": event.get("text", ""), "params": params})
 
 
 def register(app, settings: Settings, worker) -> AsyncApp:

@@ -197,7 +197,12 @@ def test_slash_command_is_acked_at_once_and_answered_in_the_channel(service, sla
         assert len(plot) == 1
 
         assert "diagnose" in command(client, "help").json()["text"]
-        assert "not available in this version" in command(client, "compare 42 41").json()["text"]
+        compared = command(client, "compare 42 41", response=slack.response_url("r-cmp")).json()["text"]
+        assert "comparison of `42` with `41`" in compared
+        assert wait_for(lambda: [p for p in slack.called("chat.postMessage")
+                                 if "Comparing" in p.get("text", "") and "41" in p.get("text", "")
+                                 and not p.get("thread_ts")])          # the compare job took it, in the channel
+        assert "Which two runs?" in command(client, "compare 42").json()["text"]
         assert "I don't know `/mltd frobnicate`" in command(client, "frobnicate").json()["text"]
         assert "Which run?" in command(client, "diagnose").json()["text"]
         raw, headers = signed_form({"command": "/mltd", "text": "help"})

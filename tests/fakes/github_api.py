@@ -30,6 +30,7 @@ class GitHubStandIn(LoopbackServer):
         self.reactions: list[tuple[int, str]] = []      # (comment id, content) that mltd added
         self.comment_reactions: dict[int, list[dict]] = {}   # comment id -> reactions, as GitHub lists them
         self.runs: dict[int, dict] = {}                  # id -> run (with "jobs", "artifacts")
+        self.workflow_ids: dict[str, int] = {}           # workflow name -> id
         self.blobs: dict[str, bytes] = {}
         self.writes: list[tuple[str, str]] = []
         self.requests: list[tuple[str, str]] = []        # (method, path) of every request, blobs included
@@ -55,8 +56,10 @@ class GitHubStandIn(LoopbackServer):
             aid = run_id * 10 + i
             self.blobs[f"artifact-{aid}"] = data
             arts.append({"id": aid, "name": art, "size_in_bytes": len(data), "expired": False})
+        workflow_id = self.workflow_ids.setdefault(name, 9000 + len(self.workflow_ids))
         run = {"id": run_id, "name": name, "path": f".github/workflows/{name}.yml", "conclusion": conclusion,
-               "head_sha": sha, "head_branch": branch, "run_attempt": attempt, "jobs": jobs, "artifacts": arts}
+               "head_sha": sha, "head_branch": branch, "run_attempt": attempt, "workflow_id": workflow_id,
+               "jobs": jobs, "artifacts": arts}
         self.runs[run_id] = run
         return run
 
@@ -105,6 +108,7 @@ class GitHubStandIn(LoopbackServer):
     def _run(self, r: dict) -> dict:
         base = f"{self.url}/repos/{self.repo}/actions/runs/{r['id']}"
         return {k: v for k, v in r.items() if k not in ("jobs", "artifacts")} | {
+            "workflow_url": f"{self.url}/repos/{self.repo}/actions/workflows/{r['workflow_id']}",
             "url": base, "html_url": f"https://github.example/{self.repo}/actions/runs/{r['id']}",
             "jobs_url": f"{base}/jobs", "artifacts_url": f"{base}/artifacts", "status": "completed",
             "pull_requests": []}
@@ -196,6 +200,22 @@ class GitHubStandIn(LoopbackServer):
         if path == f"{r}/actions/runs":
             sha = query.get("head_sha", [None])[0]
             runs = [self._run(x) for x in sorted(self.runs.values(), key=lambda x: -x["id"]) if sha in (None, x["head_sha"])]
+            return 200, {"total_count": len(runs), "workflow_runs": runs}
+        m = re.fullmatch(rf"{r}/actions/workflows/([^/]+)", path)
+        if m:                                   # a workflow by id or file name
+            for name, wid in self.workflow_ids.items():
+                if m.group(1) in (str(wid), f"{name}.yml"):
+                    return 200, {"id": wid, "name": name, "path": f".github/workflows/{name}.yml", "state": "active",
+                                 "url": f"{self.url}{r}/actions/workflows/{wid}",
+                                 "html_url": f"https://github.example/{self.repo}/actions/workflows/{name}.yml"}
+            return 404, {"message": "Not Found"}
+        m = re.fullmatch(rf"{r}/actions/workflows/([^/]+)/runs", path)
+        if m:                                   # a workflow by id or file name; newest first, filtered
+            wanted = m.group(1)
+            branch, status = query.get("branch", [None])[0], query.get("status", [None])[0]
+            runs = [self._run(x) for x in sorted(self.runs.values(), key=lambda x: -x["id"])
+                    if wanted in (str(x["workflow_id"]), x["path"].rsplit("/", 1)[-1])
+                    and branch in (None, x["head_branch"]) and status in (None, x["conclusion"], "completed")]
             return 200, {"total_count": len(runs), "workflow_runs": runs}
         m = re.fullmatch(rf"{r}/actions/runs/(\d+)(/jobs|/artifacts)?", path)
         if m:
