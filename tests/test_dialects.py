@@ -230,6 +230,15 @@ DIALECTS = [
      "#0151/4 [======>.......................] - ETA: 0s - loss: 521.6073#010#010#010#010#010#010#010#010#010#010"
      "#0154/4 [==============================] - 0s 56ms/step - loss: 522.4297",
      {"train_loss": [522.4297]}),
+    ("a TF1-era print loop that calls the loss a cost", "\n".join([
+        # github.com/xiaohu2015/DeepLearning_tutorials/issues/16
+        "Epoch 0 cost: 71.95003230701798",
+        "Epoch 1 cost: nan",
+        # github.com/ryankiros/visual-semantic-embedding/issues/10
+        "Epoch  2 Update  520 Cost  118.96719 UD  0.695561885834",
+        # a duration is no cost
+        "epoch 3 time cost: 12.5s",
+    ]), {"train_loss": [71.95003230701798, np.nan, 118.96719], "step_time": [12.5], "epoch": [0, 1, 2, 3]}),
     ("markdown table a user typed into the thread", "\n".join([
         "| Epoch | Train Loss | Val Loss |",
         "|---|---|---|",

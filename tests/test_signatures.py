@@ -140,6 +140,9 @@ REAL_LINES = [
      "check_numerics_op.cc:185] abnormal_detected_host @0x1020dc06000 = {1, 0} Found Inf or NaN global norm.",
      "github.com/Grzego/handwriting-generation/issues/13"),
     ("nonfinite_loss", "ERROR:tensorflow:Model diverged with loss = NaN.", "github.com/tensorflow/tensor2tensor/issues/106"),
+    ("nonfinite_loss", "NaN detected", "github.com/ryankiros/visual-semantic-embedding/issues/10"),
+    ("nonfinite_loss", "InvalidArgumentError: Nan in summary histogram for: Variable_2_1",
+     "github.com/hi-abhi/tensorflow-value-iteration-networks/issues/4"),
     # the tail of DDP's unused-parameters error, pasted without its first line
     ("ddp_unused_parameters", "Parameter indices which did not receive grad for rank 0: 1", "tests/wild ddcap-ddp-unused-35"),
     # the copied early-stopping helper printing a NaN validation loss
