@@ -15,6 +15,11 @@ REAL_LINES = [
     ("cuda_oom", "RuntimeError: CUDA error: out of memory", "github.com/danieltan07/spatialaffinitynetwork/issues/7"),
     ("cuda_oom", "RuntimeError: cuda runtime error (2) : out of memory at /pytorch/aten/src/THC/THCTensorRandom.cu:25",
      "github.com/rowanz/neural-motifs/issues/58"),
+    # caffe (glog) and PaddlePaddle: the allocation's CUDA status, 2 being cudaErrorMemoryAllocation
+    ("cuda_oom", "F0911 12:46:40.284883 18216 syncedmem.cpp:56] Check failed: error == cudaSuccess (2 vs. 0)  out of memory",
+     "github.com/aharley/segaware/issues/3; settled as GPU OOM in github.com/yjxiong/caffe/issues/69"),
+    ("cuda_oom", "Check failed: cudaSuccess == cudaStat (0 vs. 2) Cuda Error: out of memory",
+     "github.com/PaddlePaddle/Paddle/issues/8949"),
     ("tf_oom", "ResourceExhaustedError (see above for traceback): OOM when allocating tensor with shape[100,4096,32]",
      "tests/wild segan-tf-oom-42"),
     ("cudnn_oom_in_disguise", "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED",
