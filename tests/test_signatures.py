@@ -20,6 +20,9 @@ REAL_LINES = [
      "github.com/aharley/segaware/issues/3; settled as GPU OOM in github.com/yjxiong/caffe/issues/69"),
     ("cuda_oom", "Check failed: cudaSuccess == cudaStat (0 vs. 2) Cuda Error: out of memory",
      "github.com/PaddlePaddle/Paddle/issues/8949"),
+    # torch.multiprocessing.spawn reporting a rank the OOM killer took (maintainer: out of memory)
+    ("host_oom", "torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with signal SIGKILL",
+     "github.com/lyu-yx/ACUMEN/issues/4"),
     ("tf_oom", "ResourceExhaustedError (see above for traceback): OOM when allocating tensor with shape[100,4096,32]",
      "tests/wild segan-tf-oom-42"),
     ("cudnn_oom_in_disguise", "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED",
