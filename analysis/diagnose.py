@@ -8,6 +8,7 @@ import numpy as np
 
 from analysis.analyzers import ANALYZERS
 from analysis.analyzers.common import train_loss
+from analysis.analyzers.error_readings import setup_error
 from analysis.budget import DEFAULT, Budget
 from analysis.ingest import load_run
 from analysis.metrics import clip, fmt, fmt_step
@@ -192,8 +193,8 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
         causes, status = [healthy] + [c for c in causes if c.code != "healthy"], "no_failure_found"
     elif not causes:
         status = "needs_more_data"
-        questions.append("Nothing in these artifacts shows a fault or a healthy loss curve: what symptom did you see, "
-                         "and at which step?")
+        questions.append(setup_error(run.events) or "Nothing in these artifacts shows a fault or a healthy loss curve: "
+                         "what symptom did you see, and at which step?")
     elif causes[0].confidence >= CONFIDENT:
         status = "diagnosis_complete"
     else:

@@ -199,6 +199,46 @@ DIALECTS = [
         "第 1 轮 loss：2.3051, acc：0.1120, 学习率 lr：0.01",
         "第 2 轮 loss：nan, acc：0.0980, 学习率 lr：0.01",
     ]), {"train_loss": [2.3051, np.nan], "train_acc": [0.112, 0.098], "lr": [0.01, 0.01]}),
+    # Lines below are copied from public threads (not in tests/wild), each cited.
+    ("darknet (value first; Windows' `1.#QNAN0`)", "\n".join([
+        # github.com/AlexeyAB/darknet/issues/1020
+        " 2: 519.797913, 519.720886 avg loss, 0.000000 rate, 2.054143 seconds, 128 images",
+        # github.com/AlexeyAB/darknet/issues/429 (darknet.exe on Windows: MSVC prints a NaN as 1.#QNAN0)
+        "Detection Avg IOU: 1.#QNAN0, Pos Cat: 1.#QNAN0, All Cat: 1.#QNAN0, Pos Obj: 1.#QNAN0, Any Obj: 1.#QNAN0, count: 92",
+        "1.#QNAN0 loss, -1.#QNAN0 avg loss, 0.001000 rate, 6.230000 seconds, /64 images",
+    ]), {"train_loss": [519.720886, np.nan]}),
+    ("caffe solver (`Iteration N, loss = x`, `Test net output #k: name = x`)", "\n".join([
+        # github.com/BVLC/caffe/issues/2436
+        "I0509 19:47:26.425755 20669 solver.cpp:315]     Test net output #0: accuracy = 0.16014",
+        "I0509 19:47:26.425858 20669 solver.cpp:315]     Test net output #1: loss = 5.5315 (* 1 = 5.5315 loss)",
+        "I0509 19:47:26.917171 20669 solver.cpp:189] Iteration 7000, loss = 4.15675",
+        "I0509 19:47:26.917232 20669 solver.cpp:464] Iteration 7000, lr = 0.01",
+        # github.com/BVLC/caffe/issues/361
+        "I0425 10:13:21.205826  9167 solver.cpp:208] Iteration 220, lr = 0.01",
+        "I0425 10:13:21.206111  9167 solver.cpp:65] Iteration 220, loss = nan",
+    ]), {"test_acc": [0.16014], "test_loss": [5.5315], "train_loss": [4.15675, np.nan], "lr": [0.01, 0.01]}),
+    ("TensorFlow 1 (Estimator `loss = x, step = N (t sec)`, slim `global step N: loss = x`)", "\n".join([
+        # github.com/tensorflow/tensorflow/issues/43014
+        "INFO:tensorflow:loss = 96.96749, step = 0",
+        "INFO:tensorflow:loss = 4.264659, step = 100 (124.394 sec)",
+        # github.com/ardiya/HashtagPrediction/issues/6
+        "INFO:tensorflow:global step 2457: loss = 0.6953 (1.61 sec/step)",
+        "INFO:tensorflow:global step 2458: loss = nan (2.34 sec/step)",
+    ]), {"train_loss": [96.96749, 4.264659, 0.6953, np.nan]}),
+    ("Keras through CloudWatch (SageMaker writes `\\r` as `#015`, a backspace as `#010`)",
+     # github.com/aws-samples/amazon-sagemaker-script-mode/issues/11: the last state of the line counts
+     "#0151/4 [======>.......................] - ETA: 0s - loss: 521.6073#010#010#010#010#010#010#010#010#010#010"
+     "#0154/4 [==============================] - 0s 56ms/step - loss: 522.4297",
+     {"train_loss": [522.4297]}),
+    ("a TF1-era print loop that calls the loss a cost", "\n".join([
+        # github.com/xiaohu2015/DeepLearning_tutorials/issues/16
+        "Epoch 0 cost: 71.95003230701798",
+        "Epoch 1 cost: nan",
+        # github.com/ryankiros/visual-semantic-embedding/issues/10
+        "Epoch  2 Update  520 Cost  118.96719 UD  0.695561885834",
+        # a duration is no cost
+        "epoch 3 time cost: 12.5s",
+    ]), {"train_loss": [71.95003230701798, np.nan, 118.96719], "step_time": [12.5], "epoch": [0, 1, 2, 3]}),
     ("markdown table a user typed into the thread", "\n".join([
         "| Epoch | Train Loss | Val Loss |",
         "|---|---|---|",

@@ -64,3 +64,32 @@ def test_an_error_nothing_is_known_about_still_ranks_the_usual_suspects(tmp_path
     d, _ = diagnose(tmp_path)
     assert [c.code for c in d.root_causes][:2] == ["data_pipeline_bug", "architecture_imbalance"]
     assert all(c.confidence <= 0.3 for c in d.root_causes) and "whole traceback" in d.tell_apart
+
+
+def test_a_segfault_in_training_is_read_as_a_loader_worker_first_and_says_how_to_tell(tmp_path):
+    # Henry1iu/TNT-Trajectory-Prediction#33: a progress line that ends in a segfault; with a bare
+    # "Segmentation fault" no answer is certain, so the reading stays low and says what would settle it
+    (tmp_path / "output.txt").write_text("[Info: Device_0: train_Ep_11: loss: 4.38811e+02; avg_loss: 4.53619e+02]:  "
+                                         "20%|| 11/56 [00:02<00:08,  5.02it/s]Segmentation fault (core dumped)\n")
+    d, _ = diagnose(tmp_path)
+    top = d.root_causes[0]
+    assert top.code == "dataloader_failure" and top.confidence < 0.5 and d.status == "needs_more_data"
+    assert "num_workers=0" in top.fix and "collect_env" in top.fix
+    assert "healthy" not in [c.code for c in d.root_causes]
+
+
+@pytest.mark.parametrize("text,source", [
+    (" CUDA error: no kernel image is available for execution on the device. CUDA kernel errors might be asynchronously "
+     "reported at some other API call,so the stacktrace below might be incorrect.\n",
+     "github.com/MIC-DKFZ/nnUNet/issues/1040 (maintainer: the PyTorch build does not fit the GPU)"),
+    ("[1]    122549 illegal hardware instruction (core dumped)  python predict.py pre-trained/semi-metal-"
+     "classification.pth.tar\n", "github.com/pytorch/pytorch/issues/2714 (a CPU without the build's instructions)"),
+])
+def test_an_installation_error_names_no_training_cause_and_says_what_to_check(tmp_path, text, source):
+    # no taxonomy code is an installation fault: no cause is invented (not the OOM or data reading a
+    # CUDA error would get), and the reply names the error and the check instead of "nothing shows a fault"
+    (tmp_path / "output.txt").write_text(text)
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes == [], source
+    assert d.status == "needs_more_data" and "installation, not the training" in d.questions[0]
+    assert "Nothing in these artifacts" not in " ".join(d.questions)

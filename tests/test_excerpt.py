@@ -273,3 +273,21 @@ def test_a_detector_validated_on_images_with_no_labels(tmp_path):
 def test_a_short_loss_that_goes_up_at_every_report_is_never_no_cause(tmp_path, losses, conf):
     d = _top(tmp_path, "".join(f"Epoch {i}/10 loss: {v}\n" for i, v in enumerate(losses, 1)))
     assert [(c.code, c.confidence) for c in d.root_causes] == [("lr_too_high", conf)] and d.tell_apart
+
+
+def test_a_keras_csvlogger_file_under_a_log_name_is_read_as_a_table(tmp_path):
+    # Keras' CSVLogger('training.log') (keras.io/api/callbacks/csv_logger/) writes a CSV under a log's
+    # name; these rows are the MNIST example's as printed in a public Keras callbacks tutorial
+    d = _top(tmp_path, "epoch,acc,loss,val_acc,val_loss\n"
+                       "0,0.789916666667,0.858214442666,0.8796,0.464201840687\n"
+                       "1,0.88625,0.424075638851,0.9025,0.361021899486\n"
+                       "2,0.900333333333,0.357753000212,0.9127,0.321085527372\n"
+                       "3,0.909233333333,0.324181920926,0.9206,0.295257022667\n"
+                       "4,0.9154,0.301182911809,0.9231,0.278953828871\n", name="training.log")
+    assert [(a["path"], a["kind"], a["format"]) for a in d.run["artifacts"]] == [("training.log", "metrics", "csv")]
+    assert d.root_causes[0].code == "healthy"
+
+
+def test_a_log_whose_first_line_has_commas_is_still_a_log(tmp_path):
+    d = _top(tmp_path, "loss, accuracy and lr are printed below\nepoch 1 loss 0.5\n")
+    assert [(a["kind"], a["format"]) for a in d.run["artifacts"]] == [("log", "plain_text")]

@@ -97,6 +97,14 @@ TRICKY = [
     "I0420 16:54:21.603490 29735 solver.cpp:315]     Test net output #0: accuracy = 0.9 loss = 0.3",
     "I0420 16:54:21.603490 29735 solver.cpp:228] Iteration 100, loss = 0.5",
     "{'loss': 6.4776, 'learning_rate': 1.9914000000000003e-05, 'epoch': 4.17}",
+    # MSVC's non-finite values and darknet's value-first pairs (AlexeyAB/darknet#429, #1020)
+    "1.#QNAN0 loss, -1.#QNAN0 avg loss, 0.001000 rate, 6.230000 seconds, /64 images",
+    " 2: 519.797913, 519.720886 avg loss, 0.000000 rate, 2.054143 seconds, 128 images",
+    "loss 1.#INF00 lr -1.#IND acc 1.#SNAN grad_norm 1.#J x 12#INF y 1.# z -1.#QNAN",
+    "3 loss, 4 lr 5 acc, 6 avg loss 7, 8 grad norm, 9 step, 1e5 epoch, 2.5 valid, 0.5 acc",
+    # CloudWatch's `#015` for `\r` and `#010` for a backspace (aws-samples/amazon-sagemaker-script-mode#11)
+    "#0151/4 [======>....] - ETA: 0s - loss: 521.6073#010#010#010#0154/4 [=====] - 0s 56ms/step - loss: 522.4297",
+    "loss: 1.5#015#015", "#015", "##015#0", "Test net output #015: accuracy = 0.9",
     "Traceback (most recent call last):",
     "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB",
 ]

@@ -15,6 +15,14 @@ REAL_LINES = [
     ("cuda_oom", "RuntimeError: CUDA error: out of memory", "github.com/danieltan07/spatialaffinitynetwork/issues/7"),
     ("cuda_oom", "RuntimeError: cuda runtime error (2) : out of memory at /pytorch/aten/src/THC/THCTensorRandom.cu:25",
      "github.com/rowanz/neural-motifs/issues/58"),
+    # caffe (glog) and PaddlePaddle: the allocation's CUDA status, 2 being cudaErrorMemoryAllocation
+    ("cuda_oom", "F0911 12:46:40.284883 18216 syncedmem.cpp:56] Check failed: error == cudaSuccess (2 vs. 0)  out of memory",
+     "github.com/aharley/segaware/issues/3; settled as GPU OOM in github.com/yjxiong/caffe/issues/69"),
+    ("cuda_oom", "Check failed: cudaSuccess == cudaStat (0 vs. 2) Cuda Error: out of memory",
+     "github.com/PaddlePaddle/Paddle/issues/8949"),
+    # torch.multiprocessing.spawn reporting a rank the OOM killer took (maintainer: out of memory)
+    ("host_oom", "torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with signal SIGKILL",
+     "github.com/lyu-yx/ACUMEN/issues/4"),
     ("tf_oom", "ResourceExhaustedError (see above for traceback): OOM when allocating tensor with shape[100,4096,32]",
      "tests/wild segan-tf-oom-42"),
     ("cudnn_oom_in_disguise", "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED",
@@ -133,6 +141,27 @@ REAL_LINES = [
      ":431: UserWarning: Using a target size (torch.Size([32, 1])) that is different to the input size "
      "(torch.Size([32])). This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
      "same size.", "github.com/deepset-ai/FARM/issues/229"),
+    # TensorFlow 1's NaN guards: check_numerics on the loss or the global norm, the Estimator's NanTensorHook
+    ("nonfinite_loss", "INFO:tensorflow:Error reported to Coordinator: <class 'tensorflow.python.framework.errors_impl."
+     "InvalidArgumentError'>, LossTensor is inf or nan. : Tensor had NaN values", "github.com/tensorflow/models/issues/5516"),
+    ("nonfinite_loss", "[  904/ 1000] loss = -4.0903835296630862019-05-24 13:48:54.633530: E tensorflow/core/kernels/"
+     "check_numerics_op.cc:185] abnormal_detected_host @0x1020dc06000 = {1, 0} Found Inf or NaN global norm.",
+     "github.com/Grzego/handwriting-generation/issues/13"),
+    ("nonfinite_loss", "ERROR:tensorflow:Model diverged with loss = NaN.", "github.com/tensorflow/tensor2tensor/issues/106"),
+    ("nonfinite_loss", "NaN detected", "github.com/ryankiros/visual-semantic-embedding/issues/10"),
+    ("nonfinite_loss", "InvalidArgumentError: Nan in summary histogram for: Variable_2_1",
+     "github.com/hi-abhi/tensorflow-value-iteration-networks/issues/4"),
+    # the tail of DDP's unused-parameters error, pasted without its first line
+    ("ddp_unused_parameters", "Parameter indices which did not receive grad for rank 0: 1", "tests/wild ddcap-ddp-unused-35"),
+    # the copied early-stopping helper printing a NaN validation loss
+    ("nan_checkpoint_metric", "Validation loss decreased (nan --> nan).  Saving model ...",
+     "tests/wild tslib-vali-nan-prenorm-315"),
+    # a process that died in native code: no cause by itself (error_readings.toml ranks what it may be)
+    ("native_crash", "[Info: Device_0: train_Ep_11: loss: 4.38811e+02; avg_loss: 4.53619e+02]:  20%|| 11/56 "
+     "[00:02<00:08,  5.02it/s]Segmentation fault (core dumped)", "github.com/Henry1iu/TNT-Trajectory-Prediction/issues/33"),
+    ("native_crash", 'Thread 1 "python" received signal SIGSEGV, Segmentation fault.', "github.com/pytorch/pytorch/issues/6449"),
+    ("native_crash", "[1]    122549 illegal hardware instruction (core dumped)  python predict.py "
+     "pre-trained/semi-metal-classification.pth.tar", "github.com/pytorch/pytorch/issues/2714"),
 ]
 
 BENIGN_LINES = [

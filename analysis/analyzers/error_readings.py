@@ -15,8 +15,9 @@ from analysis.model import Event, Evidence, Finding
 
 READINGS = Path(__file__).resolve().parents[1] / "data" / "error_readings.toml"
 # the event signatures of an error no cause is known for: a traceback or an exception line no
-# signature names, and a CUDA error whose own words name no cause (signatures.toml, code "")
-UNKNOWN = ("traceback", "error", "cuda_error")
+# signature names, and a CUDA error, a native crash or a NaN checkpoint metric whose own words name no cause
+# (signatures.toml, code "")
+UNKNOWN = ("traceback", "error", "cuda_error", "native_crash", "nan_checkpoint_metric")
 
 
 @cache
@@ -54,7 +55,8 @@ def _hits(e: Event) -> list[tuple[dict, str]]:
         lib = next((p for p in places for part in r.get("frames", []) if part.lower() in p), None)
         if lib:
             out.append((r, f"it passed through {lib}"))
-    return out
+    exclusive = [h for h in out if h[0].get("exclusive")]
+    return exclusive or out
 
 
 def _findings(e: Event) -> list[Finding]:
@@ -75,6 +77,20 @@ def _findings(e: Event) -> list[Finding]:
                 c["confidence"], ev, fix=r["tell"][0].upper() + r["tell"][1:], analyzer="crashes",
                 quick_fix=r["tell"].split(":")[0][:80], settle=r["tell"])
     return list(best.values())
+
+
+def setup_error(events: list[Event]) -> str | None:
+    """What to say of an error that is the installation's, not the training's (a reading with no
+    cause): no taxonomy code fits, so the reply names the error and what to check instead of
+    "nothing shows a fault"."""
+    unknown = [e for e in events if e.signature in UNKNOWN]
+    if any(e.code for e in events) or not unknown:
+        return None
+    hits = _hits(unknown[-1])
+    if not hits or any(r["causes"] for r, _ in hits):
+        return None
+    e, r = unknown[-1], hits[0][0]
+    return f"The run stopped with {clip(e.text, 160)!r} ({e.artifact} line {e.line}): {r['tell']}."
 
 
 def analyze_events(events: list[Event]) -> list[Finding]:

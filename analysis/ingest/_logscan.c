@@ -7,7 +7,7 @@
    line, so naming stays in analysis/data/metric_names.toml. logscan_fallback.py is the same
    scanner in Python, for an install without a compiler; a test holds the two to one result.
 
-   Per line: progress-bar rewrites (`\r`) reduce to the last state, ANSI colour is skipped, then
+   Per line: progress-bar rewrites (`\r`, or `#015` as CloudWatch writes it) reduce to the last state, ANSI colour is skipped, then
    a key is a run of [A-Za-z_][A-Za-z0-9_./-]*, optionally quoted, optionally the second word of a
    two-word name (`grad norm`, `Training Loss`), followed by `=`, `:` (or a full-width one), `|` or spaces, an optional
    `[` (`Epoch [1][50/500]`), an optional wrapper (`tensor(`, `np.float64(`), and a number (units such as `ms` or `%` end
@@ -17,7 +17,8 @@
    metrics, is a table header (YOLO, a Trainer's notebook table): the rows of numbers after it
    are read by column until a line with pairs (within a chunk: a table cut by a chunk edge loses
    its header, which YOLO repeats every epoch anyway). A known key with `=`/`:` and no value marks the
-   line malformed. Lines holding one of the failure literals are reported so that Python can read
+   line malformed. A number, one space and a name of one or two words before a comma or the line's end
+   is a pair too, value first (darknet's `519.72 avg loss, 0.001 rate`). Lines holding one of the failure literals are reported so that Python can read
    their events. The GIL is released while scanning. */
 #define _GNU_SOURCE   /* memrchr */
 #define PY_SSIZE_T_CLEAN
@@ -125,7 +126,8 @@ static inline int is_keych(unsigned char ch) { return cls[ch] & KEYCH; }
 static inline int is_digit(unsigned char ch) { return ch >= '0' && ch <= '9'; }
 static inline int is_blank(unsigned char ch) { return ch == ' ' || ch == '\t'; }
 
-/* A number at s[i..n): [-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?, nan, inf or infinity (not the start of a word). */
+/* A number at s[i..n): [-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?, nan, inf or infinity (not the start of a word),
+   or MSVC's spelling of a non-finite value (`1.#INF`, `-1.#IND`, `1.#QNAN`, `1.#SNAN`, digits after). */
 static inline __attribute__((always_inline)) int parse_number(const char *s, Py_ssize_t i, Py_ssize_t n, double *out, Py_ssize_t *end) {
     Py_ssize_t j = i;
     int neg = 0;
@@ -151,6 +153,17 @@ static inline __attribute__((always_inline)) int parse_number(const char *s, Py_
         if (!int_digits && !frac_digits) return 0;
     }
     if (!int_digits && !frac_digits) return 0;
+    if (j - d0 == 2 && s[d0] == '1' && s[d0 + 1] == '.' && j < n && s[j] == '#') {   /* MSVC's `1.#INF00`, `-1.#IND`, `1.#QNAN0` */
+        Py_ssize_t k = j + 1;
+        int inf = k + 3 <= n && !memcmp(s + k, "INF", 3);
+        if (inf || (k + 3 <= n && !memcmp(s + k, "IND", 3))) k += 3;
+        else if (k + 4 <= n && (!memcmp(s + k, "QNAN", 4) || !memcmp(s + k, "SNAN", 4))) k += 4;
+        else return 0;
+        while (k < n && is_digit((unsigned char)s[k])) k++;
+        *out = inf ? (neg ? -INFINITY : INFINITY) : NAN;
+        *end = k;
+        return 1;
+    }
     Py_ssize_t mend = j;           /* the end of the mantissa */
     if (j < n && (s[j] == 'e' || s[j] == 'E')) {
         Py_ssize_t k = j + 1;
@@ -306,6 +319,28 @@ static int family_in(Ctx *c, int section, const char *k, Py_ssize_t n) {
     return family(c, c->key.data, (Py_ssize_t)c->key.len);
 }
 
+/* Darknet's `519.720886 avg loss, 0.001000 rate`: a number over the whole word at ws..we, one space,
+   a name of one or two words, then a comma or the line's end. Where the name ends, 0 where this is
+   not the form (or names no metric, or the step), -1 out of memory. */
+static Py_ssize_t value_first(Ctx *c, Out *o, const char *s, Py_ssize_t n, Py_ssize_t ws, Py_ssize_t we, int ln) {
+    double v;
+    Py_ssize_t end;
+    if (!parse_number(s, ws, n, &v, &end) || end < we) return 0;
+    if (end + 1 >= n || s[end] != ' ' || !is_start((unsigned char)s[end + 1])) return 0;
+    Py_ssize_t ks = end + 1, ke = ks;
+    while (ke < n && is_keych((unsigned char)s[ke])) ke++;
+    if (ke + 1 < n && s[ke] == ' ' && is_start((unsigned char)s[ke + 1])) {     /* `avg loss` */
+        Py_ssize_t k = ke + 1;
+        while (k < n && is_keych((unsigned char)s[k])) k++;
+        if (k == n || s[k] == ',') ke = k;
+    }
+    if (ke < n && s[ke] != ',') return 0;
+    int fam = family(c, s + ks, ke - ks);
+    if (fam < 1 || c->last_line[fam] == ln) return 0;
+    c->last_line[fam] = ln;
+    return line_add(o, fam, v, 0) ? -1 : ke;
+}
+
 /* The pairs of one cleaned line (`ln`: its index within the chunk) into o's current line. */
 static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
     Py_ssize_t i = 0, prev = -1;   /* prev: start of the word before, when a single space joins them */
@@ -315,7 +350,13 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
         if (!is_keych(ch)) { i++; prev = -1; continue; }
         Py_ssize_t ws = i;
         while (i < n && is_keych((unsigned char)s[i])) i++;
-        if (!is_start(ch)) { prev = -1; continue; }
+        if (!is_start(ch)) {
+            prev = -1;
+            Py_ssize_t k = value_first(c, o, s, n, ws, i, ln);
+            if (k < 0) return -1;
+            if (k) i = k;
+            continue;
+        }
         Py_ssize_t we = i, j = i;
         if (j + 1 < n && s[j] == '(' && is_start((unsigned char)s[j + 1])) {   /* `Epoch(val) [1]` */
             Py_ssize_t k = j + 1;
@@ -586,6 +627,11 @@ static PyObject *scan(PyObject *Py_UNUSED(self), PyObject *args) {
             while (n && s[n - 1] == '\r') n--;
             const char *cr = memrchr(s, '\r', n);
             if (cr) { n -= cr + 1 - s; s = cr + 1; }
+        }
+        if (n >= 4 && memchr(s, '#', n)) {        /* CloudWatch writes a `\r` as `#015` (SageMaker logs) */
+            while (n >= 4 && !memcmp(s + n - 4, "#015", 4)) n -= 4;
+            for (Py_ssize_t k = n - 4; k >= 0; k--)
+                if (s[k] == '#' && !memcmp(s + k, "#015", 4)) { s += k + 4; n -= k + 4; break; }
         }
         if (memchr(s, 0x1b, n)) {                 /* ANSI colour: copy the line without it */
             if (n > scratch_cap) {

@@ -74,7 +74,24 @@ def _sniff(path: Path) -> tuple[str, str]:
             return "metrics", "jsonl"
         except ValueError:
             return "config", "json"
+    if _csv_metrics(stripped):
+        return "metrics", "csv"           # Keras' CSVLogger writes `training.log` as a CSV table
     return "log", "plain_text"
+
+
+_CSV_HEADER = re.compile(r"[A-Za-z_][\w./-]*(?:,[A-Za-z_][\w./-]*)+")
+_CSV_METRIC = re.compile(r"(?:^|[,_/.])(?:loss|acc|accuracy|epoch|step)(?:$|[,_/.])", re.I)
+_CSV_CELL = re.compile(r"(?:[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|-?inf|)", re.I)
+
+
+def _csv_metrics(text: str) -> bool:
+    """A CSV table of metrics under a name that does not say so: a header of names, one of them a
+    loss, an accuracy, an epoch or a step, then a row of as many numbers (empty cells allowed)."""
+    lines = [ln.strip() for ln in text.splitlines()[:3] if ln.strip()]
+    if len(lines) < 2 or not _CSV_HEADER.fullmatch(lines[0]) or not _CSV_METRIC.search(lines[0]):
+        return False
+    cells = lines[1].split(",")
+    return len(cells) == lines[0].count(",") + 1 and all(_CSV_CELL.fullmatch(c.strip()) for c in cells) and any(cells)
 
 
 def classify(path: Path, rel: str) -> tuple[str, str]:

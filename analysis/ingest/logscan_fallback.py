@@ -21,6 +21,7 @@ _BLANK = frozenset(b" \t")
 _WORD = re.compile(rb"[A-Za-z0-9_./-]+")
 _MANTISSA = re.compile(rb"(\d*)(?:\.(\d*))?")
 _EXPONENT = re.compile(rb"[eE][-+]?\d+")
+_MSVC = re.compile(rb"(INF|IND|QNAN|SNAN)\d*")
 _SPECIAL = (b"nan", b"NaN", b"NAN", b"inf", b"Inf", b"INF")
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 _CALLEE = re.compile(rb"[A-Za-z0-9_.]*")
@@ -32,7 +33,7 @@ _INF = float("inf")
 
 def parse_number(s: bytes, i: int) -> tuple[float, int] | None:
     """A number at s[i:] and where it ends: [-+]?(\\d+\\.?\\d*|\\.\\d+)([eE][-+]?\\d+)?, nan, inf or
-    infinity (not the start of a longer word)."""
+    infinity (not the start of a longer word), or MSVC's `1.#INF`, `-1.#IND`, `1.#QNAN`, `1.#SNAN`."""
     n, j = len(s), i
     neg = False
     if j < n and s[j] in b"-+":
@@ -51,6 +52,11 @@ def parse_number(s: bytes, i: int) -> tuple[float, int] | None:
     if not int_digits and not frac:
         return None
     end = m.end()
+    if int_digits == b"1" and frac == b"" and s[end:end + 1] == b"#":     # MSVC's `1.#INF00`, `-1.#IND`, `1.#QNAN0`
+        w = _MSVC.match(s, end + 1)
+        if w is None:
+            return None
+        return (-_INF if neg else _INF) if w.group(1) == b"INF" else _NAN, w.end()
     e = _EXPONENT.match(s, end)
     if e:
         end = e.end()
@@ -157,6 +163,7 @@ class Scanner:
             ws, i = m.span()
             if s[ws] not in _START:
                 prev = -1
+                i = self.value_first(s, ws, i, out, seen) or i
                 continue
             we = j = i
             if j + 1 < n and s[j] == 40 and s[j + 1] in _START:                  # `Epoch(val) [1]`
@@ -229,6 +236,33 @@ class Scanner:
                 i = we + 1
         return out, bad
 
+    def value_first(self, s: bytes, ws: int, we: int, out: list, seen: set[int]) -> int:
+        """Darknet's `519.720886 avg loss, 0.001000 rate`: a number over the whole word at ws..we, one
+        space, a name of one or two words, then a comma or the line's end. Where the name ends, or 0."""
+        num = parse_number(s, ws)
+        n = len(s)
+        if num is None or num[1] < we:
+            return 0
+        end = num[1]
+        if end + 1 >= n or s[end] != 32 or s[end + 1] not in _START:
+            return 0
+        word = _WORD.match(s, end + 1)
+        assert word is not None         # s[end + 1] is a word character
+        ks, ke = word.span()
+        if ke + 1 < n and s[ke] == 32 and s[ke + 1] in _START:                 # `avg loss`
+            second = _WORD.match(s, ke + 1)
+            assert second is not None
+            if second.end() == n or s[second.end()] == 44:
+                ke = second.end()
+        if ke < n and s[ke] != 44:
+            return 0
+        fam = self.family(s[ks:ke])
+        if fam < 1 or fam in seen:
+            return 0
+        seen.add(fam)
+        out.append((fam, num[0], 0))
+        return ke
+
     @staticmethod
     def rest_of_list(s: bytes, num: tuple[float, int], fam: int, out: list) -> tuple[float, int]:
         """The values after the first of `[a, b, c]`, each with its index; the last one read."""
@@ -291,11 +325,16 @@ class Scanner:
 
 
 def clean(raw: bytes) -> tuple[bytes, bool]:
-    """The last state of a `\\r` rewrite, without ANSI colour; and whether it had a `\\r`."""
+    """The last state of a `\\r` (or CloudWatch `#015`) rewrite, without ANSI colour; and whether it had a `\\r`."""
     cr = b"\r" in raw
     if cr:
         raw = raw.rstrip(b"\r")
         raw = raw[raw.rfind(b"\r") + 1:]
+    if b"#015" in raw:              # CloudWatch writes a `\r` as `#015` (SageMaker logs)
+        while raw.endswith(b"#015"):
+            raw = raw[:-4]
+        at = raw.rfind(b"#015")
+        raw = raw[at + 4:] if at >= 0 else raw
     if b"\x1b" in raw:
         raw = _ANSI.sub(b"", raw)
     return raw, cr

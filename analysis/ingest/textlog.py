@@ -116,6 +116,10 @@ def _clean(raw: bytes) -> str:
     line = raw.decode("utf-8", "replace")
     if "\r" in line:
         line = line.rstrip("\r").rsplit("\r", 1)[-1]
+    if "#015" in line:                 # CloudWatch's `\r` (SageMaker)
+        while line.endswith("#015"):
+            line = line[:-4]
+        line = line.rsplit("#015", 1)[-1]
     return _ANSI.sub("", line) if "\x1b" in line else line
 
 
