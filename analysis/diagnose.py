@@ -146,13 +146,13 @@ def _missing(run: Run, causes: list[Finding], status: str) -> list[str]:
     return out
 
 
-def status_of(causes: list[dict], failed: list) -> str:
+def status_of(causes: list[Finding], failed: list) -> str:
     """The status a ranked list earns: `healthy` on top is no failure found, a first cause at
     `CONFIDENT` or more completes the diagnosis; short of that, a failed analyzer makes the analysis
     incomplete and otherwise more data is needed."""
-    if causes and causes[0]["code"] == "healthy" and not failed:
+    if causes and causes[0].code == "healthy" and not failed:
         return "no_failure_found"
-    if causes and causes[0]["code"] != "healthy" and causes[0]["confidence"] >= CONFIDENT:
+    if causes and causes[0].code != "healthy" and causes[0].confidence >= CONFIDENT:
         return "diagnosis_complete"
     return "incomplete" if failed else "needs_more_data"
 
@@ -217,12 +217,9 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
         engine["failed_analyzers"] = failed
     if run.notes:
         engine["notes"] = run.notes
-    perf = observe(run)
-    if perf:
-        engine["performance"] = perf
     return Diagnosis(
         status=status,
         run={"id": run.id, "source": run.source, "artifacts": [a.to_dict() for a in run.artifacts]},
         symptoms=list(symptoms), root_causes=causes, quick_fixes=quick[:4],
-        missing_artifacts=_missing(run, causes, status), questions=questions, engine=engine,
+        missing_artifacts=_missing(run, causes, status), questions=questions, engine=engine, performance=observe(run),
         tell_apart=tell_apart(causes) if status in ("needs_more_data", "incomplete") else "")

@@ -60,7 +60,7 @@ def process(req: Request, tmp: Path, owner: str, *, store: Store, slack: SlackPo
         body = f"### mltd\nI could not diagnose [this run]({run.html_url}): {neutralise(str(exc))}."
         return {"status": "refused", "error": str(exc), "comments": _post(store, repo, me, p, targets, body, owner)}
     jobs = [(j.name, j.html_url) for j in run.jobs() if j.conclusion in gp.TRAINING_CONCLUSIONS]
-    out = pipeline.reply(tmp / "run", lambda doc: render_github(doc, run.html_url, jobs),
+    out = pipeline.reply(tmp / "run", lambda diagnosis: render_github(diagnosis, run.html_url, jobs),
                          symptoms=[symptom] if symptom else [], source=run.html_url, run_id=str(run.id), notes=notes,
                          budget=settings.budget(), agent_settings=settings)
     outcome = _post(store, repo, me, p, targets, out.body, owner)
@@ -68,7 +68,7 @@ def process(req: Request, tmp: Path, owner: str, *, store: Store, slack: SlackPo
         repo.get_commit(run.head_sha).create_comment(gp.MARKER + "\n" + out.body)
         outcome["commit"] = run.head_sha
         if settings.slack_alert_channel:
-            top = out.doc["root_causes"][0]["code"] if out.doc["root_causes"] else "no cause found"
+            top = out.replied.root_causes[0].code if out.replied.root_causes else "no cause found"
             slack.alert(settings.slack_alert_channel,
                         f"mltd: training run {run.html_url} failed on {run.head_branch}: {top}")
     summary = out.summary()

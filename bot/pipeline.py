@@ -8,13 +8,14 @@ put its verified causes first, this module applies that same rule to them, and n
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Generic, Sequence, TypeVar
 
 from analysis import diagnose
 from analysis.budget import DEFAULT, Budget
 from analysis.diagnose import status_of
+from analysis.model import AGENT
 
 if TYPE_CHECKING:
     from analysis.model import Diagnosis
@@ -22,27 +23,26 @@ if TYPE_CHECKING:
     from bot.settings import Settings
 
 Rendered = TypeVar("Rendered")
-AGENT = "agent"                       # the `analyzer` of a cause the agent submitted and verification kept
 
 
 @dataclass
 class Reply(Generic[Rendered]):
     diagnosis: Diagnosis              # the engine's, as the analyzers ranked it
     run: Run
-    doc: dict                         # what is replied: after the agent and the status rule
+    replied: Diagnosis                # what is replied: after the agent and the status rule
     body: Rendered                    # the renderer's output
     plot: Path | None = None          # written when asked for and there was a series to draw
     plot_error: str | None = None     # why the plot asked for could not be written
 
     def summary(self) -> dict:
         """What the request store keeps of a reply."""
-        top = self.doc["root_causes"][0] if self.doc["root_causes"] else {}
-        return {"status": self.doc["status"], "top": top.get("code"), "confidence": top.get("confidence"),
-                "agent": self.doc["engine"].get("agent")}
+        top = self.replied.root_causes[0] if self.replied.root_causes else None
+        return {"status": self.replied.status, "top": top.code if top else None,
+                "confidence": top.confidence if top else None, "agent": self.replied.engine.get("agent")}
 
 
-def reply(path: Path, render: Callable[[dict], Rendered], *, symptoms: Sequence[str] = (), source: str | None = None,
-          run_id: str | None = None, notes: Sequence[str] = (), budget: Budget = DEFAULT,
+def reply(path: Path, render: Callable[[Diagnosis], Rendered], *, symptoms: Sequence[str] = (),
+          source: str | None = None, run_id: str | None = None, notes: Sequence[str] = (), budget: Budget = DEFAULT,
           agent_settings: Settings | None = None, plot: Path | None = None) -> Reply[Rendered]:
     """Diagnose the run at `path` and render the reply with `render`.
 
@@ -51,17 +51,18 @@ def reply(path: Path, render: Callable[[dict], Rendered], *, symptoms: Sequence[
     gradient norm and LR, recorded in the diagnosis's `analysis_artifacts`."""
     diagnosis, run = diagnose(path, list(symptoms), source=source, run_id=run_id, budget=budget)
     written, error = draw(diagnosis, run, plot) if plot is not None else (None, None)
-    doc = diagnosis.to_dict()
-    doc["questions"] = doc.get("questions", []) + list(notes)
+    # a copy: the engine's diagnosis stays as the analyzers ranked it
+    replied = replace(diagnosis, questions=diagnosis.questions + list(notes), engine=dict(diagnosis.engine),
+                      analysis_artifacts=dict(diagnosis.analysis_artifacts))
     if agent_settings is not None:
         from bot import agent  # the agent needs the service extras; the core CLI does not
 
-        doc = agent.review(path, run, doc, agent_settings)
-        if doc["root_causes"] and doc["root_causes"][0].get("analyzer") == AGENT:
-            doc["status"] = status_of(doc["root_causes"], doc["engine"].get("failed_analyzers", []))
-            if doc["status"] == "diagnosis_complete":
-                doc["tell_apart"] = ""       # the agent's verified cause settled what the analyzers could not
-    return Reply(diagnosis, run, doc, render(doc), written, error)
+        replied = agent.review(path, run, replied, agent_settings)
+        if replied.root_causes and replied.root_causes[0].analyzer == AGENT:
+            replied.status = status_of(replied.root_causes, replied.failed_analyzers)
+            if replied.status == "diagnosis_complete":
+                replied.tell_apart = ""       # the agent's verified cause settled what the analyzers could not
+    return Reply(diagnosis, run, replied, render(replied), written, error)
 
 
 def draw(diagnosis: Diagnosis, run: Run, dest: Path) -> tuple[Path | None, str | None]:

@@ -32,7 +32,7 @@ def process(req: Request, tmp: Path, *, store: Store, slack: SlackPort, settings
     blocks, text, complete = out.body
     slack.update(req, blocks, text)
     if not complete:
-        slack.upload_text(req, render_markdown(out.doc), "mltd-report.md", "mltd report")
+        slack.upload_text(req, render_markdown(out.replied), "mltd-report.md", "mltd report")
     if not req.plot_posted:                         # drawn after the answer is up: the answer comes first
         png, _ = pipeline.draw(out.diagnosis, out.run, tmp / "mltd-plot.png")
         if png is not None:

@@ -9,7 +9,12 @@ import argparse
 import os
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from analysis.model import Diagnosis
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT = 0, 1, 2
 
@@ -143,8 +148,8 @@ def _diagnose_in(args, tmp: Path) -> int:
         from bot.settings import Settings
 
         agent_settings = Settings()
-    out = pipeline.reply(path, lambda doc: _render(args, doc), symptoms=args.symptom, source=source, budget=_budget(),
-                         agent_settings=agent_settings, plot=Path(args.plot) if args.plot else None)
+    out = pipeline.reply(path, lambda diagnosis: _render(args, diagnosis), symptoms=args.symptom, source=source,
+                         budget=_budget(), agent_settings=agent_settings, plot=Path(args.plot) if args.plot else None)
     if out.plot_error:
         _say(f"mltd: cannot write plot {args.plot}: {out.plot_error}")
     elif args.plot and out.plot is None:
@@ -181,19 +186,19 @@ def _watch(args) -> int:
     return EXIT_OK
 
 
-def _render(args, doc: dict) -> str:
+def _render(args, diagnosis: Diagnosis) -> str:
     from bot.render import render_json, render_markdown, render_text
 
     if args.top is not None:
-        doc = {**doc, "root_causes": doc["root_causes"][: max(args.top, 0)]}
+        diagnosis = replace(diagnosis, root_causes=diagnosis.root_causes[: max(args.top, 0)])
     if args.format == "json":
-        return render_json(doc, redact=args.redact)
+        return render_json(diagnosis, redact=args.redact)
     if args.format == "markdown":
-        return render_markdown(doc, redact=args.redact)
+        return render_markdown(diagnosis, redact=args.redact)
     color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
     # the terminal's width on a terminal; no wrapping at all into a pipe or a CI log
     width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 100_000
-    return render_text(doc, color=color, redact=args.redact, width=width, brief=args.quiet)
+    return render_text(diagnosis, color=color, redact=args.redact, width=width, brief=args.quiet)
 
 
 def _doctor() -> int:
