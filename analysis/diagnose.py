@@ -39,8 +39,8 @@ def _benign_only(run: Run) -> Finding | None:
         return None               # an unknown warning among them: _warnings_only says so, with less confidence
     ev = [Evidence(f"{clip(e.text, 160)}{f' (x{e.count})' if e.count > 1 else ''}: harmless. {e.fields['why']}",
                    e.artifact, e.locator) for e in seen.values()]
-    return Finding("healthy", "No fault shown: the only messages are warnings that are harmless ("
-                   + ", ".join(n.replace("_", " ") for n in seen) + ")", "info", 0.8, ev,
+    return Finding(code="healthy", issue="No fault shown: the only messages are warnings that are harmless ("
+                   + ", ".join(n.replace("_", " ") for n in seen) + ")", severity="info", confidence=0.8, evidence=ev,
                    fix="Nothing to fix; if training misbehaves, share the training log with the loss per step",
                    analyzer="diagnose")
 
@@ -55,10 +55,14 @@ def _warnings_only(run: Run) -> Finding | None:
     ev = [Evidence(clip(e.text, 160) + (f": harmless. {e.fields['why']}" if e.signature == "benign" else
                                         ": a warning that names no known failure"), e.artifact, e.locator)
           for e in list(seen.values())[:4]]
-    return Finding("healthy", "No fault shown: the only messages are warnings, and none of them names a known failure",
-                   "info", WARNINGS_ONLY, ev,
+    return Finding(code="healthy",
+                   issue="No fault shown: the only messages are warnings, and none of them names a known failure",
+                   severity="info",
+                   confidence=WARNINGS_ONLY,
+                   evidence=ev,
                    fix="Nothing to fix from these lines; if training misbehaves, share the training log with the loss "
-                       "per step", analyzer="diagnose")
+                       "per step",
+                   analyzer="diagnose")
 
 
 def _missing(run: Run, causes: list[Finding], status: str) -> list[str]:

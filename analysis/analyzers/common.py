@@ -5,7 +5,7 @@ import re
 
 from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence
-from analysis.run import Run
+from analysis.run import ConfigHit, Run
 
 LOSS_NAMES = ("train_loss", "train_loss_epoch", "val_loss")
 # Below this many points a curve is an excerpt: the trend rules (divergence, plateau) need more, and
@@ -58,7 +58,7 @@ def optimizer_family(run: Run) -> tuple[str, Evidence] | None:
             if isinstance(value, str) and re.search(r"(^|[._])(optim|optimizer)(_name|_type|\.name|\.type)?$", key):
                 fam = _family(value)
                 if fam:
-                    return fam, Evidence(f"{key} = {value}", cfg.artifact, f"line {cfg.lines.get(key, 1)}")
+                    return fam, ConfigHit(cfg, key, value).evidence()
     for code in run.code:
         for var, (callee, line) in code.built.items():
             fam = _family(callee.rsplit(".", 1)[-1])

@@ -8,7 +8,7 @@ from analysis.analyzers.common import NAN_DATA_SETTLE
 from analysis.metrics import clip
 from analysis.model import Event, Evidence, Finding
 from analysis.patches import set_config_value
-from analysis.run import Run
+from analysis.run import ConfigHit, Run
 
 NAME = "crashes"
 GIB = 2 ** 30
@@ -57,10 +57,9 @@ def _oom(run: Run, e: Event) -> Finding:
         if shape[1]:
             patch = shape[1]
     hit = run.config_value("per_device_train_batch_size", "batch_size", "micro_batch_size", "train_batch_size")
-    if patch is None and hit and isinstance(hit[2], int) and hit[2] > 1:
-        cfg, key, bs = hit
-        ev.append(Evidence(f"{key} = {bs}", cfg.artifact, f"line {cfg.lines.get(key, 1)}"))
-        patch = set_config_value(cfg, key, max(1, bs // 2))
+    if patch is None and hit and isinstance(hit.value, int) and hit.value > 1:
+        ev.append(hit.evidence())
+        patch = set_config_value(hit.config, hit.key, max(1, hit.value // 2))
     budget = _budget(run) if where == "GPU" else None
     if budget is not None:
         ev.append(budget[0])
@@ -86,8 +85,8 @@ def _oom(run: Run, e: Event) -> Finding:
                "processes on the GPU and halve the batch size first; if it still fails at batch size 1, check that "
                "the PyTorch build matches the CUDA/cuDNN driver (and, for cuBLAS, that no token id exceeds the "
                "embedding size)")
-    return Finding("out_of_memory", f"{title}: " + ", ".join(parts) if parts else title, "critical",
-                   0.75 if e.signature == "cudnn_oom_in_disguise" else 0.97, ev, fix=fix,
+    return Finding(code="out_of_memory", issue=f"{title}: " + ", ".join(parts) if parts else title, severity="critical",
+                   confidence=0.75 if e.signature == "cudnn_oom_in_disguise" else 0.97, evidence=ev, fix=fix,
                    expected_impact="the step fits in memory; throughput per sample roughly unchanged",
                    patch=patch, analyzer=NAME, quick_fix="Halve the micro-batch size")
 
@@ -129,8 +128,8 @@ def _allocation_shape(run: Run, tried: int):
                     names = " x ".join(f"{k} ({v:,})" for _, k, v in combo)
                     cfg, key, v = combo[0]
                     lines = ", ".join(f"{c.artifact} line {c.lines.get(k, 1)}" for c, k, _ in combo)
-                    ev = Evidence(f"{names} x {width} bytes = {tried:,} bytes: exactly the allocation that failed "
-                                  f"({lines})", cfg.artifact, f"line {cfg.lines.get(key, 1)}")
+                    ev = ConfigHit(cfg, key, v).evidence(f"{names} x {width} bytes = {tried:,} bytes: exactly the "
+                                                         f"allocation that failed ({lines})")
                     return ev, set_config_value(cfg, key, max(1, v // 2)), " x ".join(k for _, k, _ in combo)
     return None
 
@@ -230,11 +229,9 @@ def analyze(run: Run) -> list[Finding]:
             title = f"{title}: {clip(e.fields['original_error'], 120)}"
         if e.signature == "batchnorm_single":
             hit = run.config_value("drop_last", "dataloader_drop_last")
-            if hit and hit[2] is False:
-                cfg, key, _ = hit
-                ev.append(Evidence(f"{key} = false: the last, smaller batch is kept", cfg.artifact,
-                                   f"line {cfg.lines.get(key, 1)}"))
-                patch = set_config_value(cfg, key, "true")
+            if hit and hit.value is False:
+                ev.append(hit.evidence(f"{hit.key} = false: the last, smaller batch is kept"))
+                patch = set_config_value(hit.config, hit.key, "true")
         if e.code == "zero_variance":
             for code in run.code:
                 lines = code.calls.get("var", []) + code.calls.get("std", [])
@@ -253,7 +250,7 @@ def analyze(run: Run) -> list[Finding]:
         sev = "critical" if critical else "high"
         count = f" ({e.count} times)" if e.count > 1 else ""
         issue = f"{title}{count}" if title else f"{clip(e.text, 160)}{count}"
-        out.append(Finding(e.code, issue, sev, conf, ev, fix=fix, patch=patch,
+        out.append(Finding(code=e.code, issue=issue, severity=sev, confidence=conf, evidence=ev, fix=fix, patch=patch,
                            analyzer=NAME, quick_fix=fix.split(";")[0].split(":")[0][:80]))
         if e.signature in _LR_READING:
             out.append(_lr_reading(e))
@@ -303,9 +300,9 @@ def _loss_nan_message(e: Event) -> bool:
 def _data_reading(e: Event) -> Finding:
     """The data reading of a trainer's NaN loss: a non-finite input or a target the loss cannot
     score makes the loss NaN at whatever LR."""
-    return Finding("data_pipeline_bug", "A NaN or Inf in the inputs, or a target the loss cannot score: "
-                   + clip(e.text, 120), "high", DATA_OVER_NAN_LOSS,
-                   [_ev(e, f"{e.text.strip()} "
+    return Finding(code="data_pipeline_bug", issue="A NaN or Inf in the inputs, or a target the loss cannot score: "
+                   + clip(e.text, 120), severity="high", confidence=DATA_OVER_NAN_LOSS,
+                   evidence=[_ev(e, f"{e.text.strip()} "
                            "(a NaN input or a broken target, such as an empty box, ends this way too)")],
                    fix="Assert torch.isfinite on each batch's inputs and targets, and drop samples with empty or "
                        "degenerate boxes or out-of-range labels",
@@ -319,9 +316,14 @@ def _lr_reading(e: Event) -> Finding:
     diverged, and well below it for a NaN gradient or a loss-scale overflow."""
     loss_msg = _loss_nan_message(e)
     conf = (LR_DIVERGED if "diverg" in e.text.lower() else LR_OVER_NAN_LOSS) if loss_msg else _LR_READING[e.signature]
-    return Finding("lr_too_high", "Updates too large for the weights: " + clip(e.text, 120),
-                   "critical" if loss_msg else "high", conf,
-                   [_ev(e, f"{e.text.strip()} (a learning rate too high ends this way as often as an overflow does)")],
+    return Finding(code="lr_too_high",
+                   issue="Updates too large for the weights: " + clip(e.text, 120),
+                   severity="critical" if loss_msg else "high",
+                   confidence=conf,
+                   evidence=[_ev(e, f"{e.text.strip()} (a learning rate too high ends this way as often as an overflow "
+                                    "does)")],
                    fix="Lower the learning rate 10x (or lengthen the warm-up) and clip gradients (max_norm 1.0); if "
                        "the NaN stops, raise it back gradually",
-                   expected_impact="the loss stays finite", analyzer=NAME, quick_fix="Lower the LR 10x")
+                   expected_impact="the loss stays finite",
+                   analyzer=NAME,
+                   quick_fix="Lower the LR 10x")

@@ -38,10 +38,10 @@ def analyze(run: Run) -> list[Finding]:
             if _KEEPS.search(line):
                 ev.append(Evidence(f"{line.strip()}: keeps every step's tensors (and their graphs) alive",
                                    code.artifact, f"line {n}"))
-    return [Finding("out_of_memory", f"Memory grows step over step ({fmt(slope * 100)} per 100 steps, "
+    return [Finding(code="out_of_memory", issue=f"Memory grows step over step ({fmt(slope * 100)} per 100 steps, "
                     f"from {fmt(start)} to {fmt(end)} by {s.step_kind} {fmt_step(float(x[-1]))})"
                     + (": a leak, and the run died of it" if died else ": a leak"),
-                    "critical" if died else "high", 0.98 if died else 0.8, ev,
+                    severity="critical" if died else "high", confidence=0.98 if died else 0.8, evidence=ev,
                     fix="Stop keeping each step's tensors: log loss.item() instead of loss, do not append outputs or "
                         "losses with their graphs to lists (detach().cpu() what you keep), drop retain_graph=True, and "
                         "wrap evaluation in torch.no_grad()",

@@ -47,8 +47,8 @@ def analyze(run: Run) -> list[Finding]:
             why = (f"{top_n} of {len(texts)} samples are identical" if top_n / len(texts) >= 0.8
                    else f"all {len(texts)} samples use only {distinct_chars} distinct characters "
                         f"({''.join(c for c, _ in chars[:3])!r})")
-            out.append(Finding("mode_collapse", f"Outputs collapsed: {why}", "high", 0.8,
-                               [Evidence(f"sample: {quote!r}; {why}", samples.artifact, f"line {line}")],
+            out.append(Finding(code="mode_collapse", issue=f"Outputs collapsed: {why}", severity="high", confidence=0.8,
+                               evidence=[Evidence(f"sample: {quote!r}; {why}", samples.artifact, f"line {line}")],
                                fix="Check the model's capacity and the loss: a model that cannot fit the data "
                                    "emits its most frequent token; also check sampling temperature and that "
                                    "generation feeds back its own outputs",
@@ -78,14 +78,18 @@ def _numeric_collapse(samples, x: np.ndarray) -> list[Finding]:
     if reach == 0 or spread >= 0.1 * reach:
         return []
     first = samples.items[0]
-    return [Finding("mode_collapse", f"All {len(x)} generated samples sit at one point: spread {spread:.3g} around "
-                    f"({', '.join(f'{c:.3g}' for c in centre)}), "
-                    f"{spread / reach:.1%} of their distance from the origin",
-                    "high", 0.85,
-                    [Evidence(f"sample {first[1].strip()!r}; {len(x)} samples, spread {spread:.3g}, mean "
-                              f"({', '.join(f'{c:.3g}' for c in centre)})", samples.artifact, f"line {first[0]}")],
+    return [Finding(code="mode_collapse",
+                    issue=f"All {len(x)} generated samples sit at one point: spread {spread:.3g} around "
+                          f"({', '.join(f'{c:.3g}' for c in centre)}), "
+                          f"{spread / reach:.1%} of their distance from the origin",
+                    severity="high",
+                    confidence=0.85,
+                    evidence=[Evidence(f"sample {first[1].strip()!r}; {len(x)} samples, spread {spread:.3g}, mean "
+                                       f"({', '.join(f'{c:.3g}' for c in centre)})", samples.artifact,
+                                       f"line {first[0]}")],
                     fix=_FIX,
-                    expected_impact="samples spread over the data's modes", analyzer=NAME,
+                    expected_impact="samples spread over the data's modes",
+                    analyzer=NAME,
                     quick_fix="Balance generator and discriminator updates")]
 
 
@@ -183,6 +187,12 @@ def _coverage_collapse(samples: Samples, fake: np.ndarray, real_samples: Samples
         whole = coverage < 0.25 * expected
     issue = "Mode collapse: " if whole else "Partial mode collapse: "
     issue += "the generated samples sit "
-    return [Finding("mode_collapse", issue + where, "high", 0.9 if whole else 0.82, ev, fix=_FIX,
-                    expected_impact="samples spread over all the data's modes", analyzer=NAME,
+    return [Finding(code="mode_collapse",
+                    issue=issue + where,
+                    severity="high",
+                    confidence=0.9 if whole else 0.82,
+                    evidence=ev,
+                    fix=_FIX,
+                    expected_impact="samples spread over all the data's modes",
+                    analyzer=NAME,
                     quick_fix="Regularise the discriminator (gradient penalty)")]
