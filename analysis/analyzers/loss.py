@@ -3,8 +3,8 @@ chance level, and a train/validation gap.
 
 Thresholds: divergence = a rise of 15% above the best smoothed value that persists (signals.py);
 spike = 6 robust deviations above the rolling median that recovers within 5 points; chance level =
-a flat loss within 3% of ln(K) for a class count K; overfitting = validation 10% above its best
-while training loss still falls.
+a plateau (the smoothed loss within 8% of its level) within 4% of ln(K) for a class count K;
+overfitting = validation 10% above its best while training loss still falls.
 """
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ NAN_IN_EXCERPT = 0.5
 # trend over 3% between the first and last third of it
 PLATEAU_WANDER, PLATEAU_TREND = 0.08, 0.03
 BAD_BATCH_SHARE = 0.5      # of the spikes, the share past the starting loss that makes them bad batches
+# chance level: the plateau's level within 4% of ln(K), and its smoothed floor never below 90% of it
+CHANCE_TOLERANCE, CHANCE_FLOOR = 0.04, 0.9
 CHANCE_LR_READING = 0.45    # an LR outside its range beside a loss at chance: a real rival to the data bug
 OVERFIT_POINTS = 3          # three validation reports already show a best and a rise after it
 
@@ -221,12 +223,12 @@ def _plateau(run: Run, s) -> list[Finding]:
     floor = float(rolling_median(v, max(5, len(v) // 20))[len(v) // 20:].min())
     for k in candidates:
         chance = math.log(k)
-        if abs(level - chance) > 0.04 * chance or floor < 0.9 * chance:
+        if abs(level - chance) > CHANCE_TOLERANCE * chance or floor < CHANCE_FLOOR * chance:
             continue
         ev = [point(s, len(s) - 1, "final loss"),
               Evidence(f"ln({k}) = {chance:.4f}: the loss of a uniform guess over {k} classes; the smoothed loss "
-                       f"stayed within 5% of {fmt(level)} over the last {len(late)} of {len(v)} points and never went "
-                       f"below {fmt(floor)}", s.artifact, s.span_locator(0, len(s) - 1))]
+                       f"stayed within {PLATEAU_WANDER:.0%} of {fmt(level)} over the last {len(late)} of {len(v)} "
+                       f"points and never went below {fmt(floor)}", s.artifact, s.span_locator(0, len(s) - 1))]
         conf = 0.65 if known else 0.5
         if hit is not None and known:
             ev.append(hit.evidence(f"{hit.key} = {k}"))
