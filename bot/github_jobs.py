@@ -8,13 +8,13 @@ import logging
 import re
 from pathlib import Path
 
+from analysis.errors import MltdError
 from bot import github_port as gp
 from bot import pipeline
 from bot.render.github import neutralise, render_github
 from bot.settings import Settings
 from bot.slack_port import SlackPort
 from bot.store import Request, Store
-from bot.unzip import UnsafeArchive
 
 log = logging.getLogger("mltd.github")
 _RUN_REF = re.compile(r"(?:actions/runs/|\brun\s*#?\s*)(\d{3,})")
@@ -56,7 +56,7 @@ def process(req: Request, tmp: Path, owner: str, *, store: Store, slack: SlackPo
         return {"status": "resolved"}
     try:
         notes = gp.fetch_run(gh, run, tmp / "run", settings)
-    except (gp.Refused, UnsafeArchive) as exc:        # hostile or oversized input: say so, on the same comment
+    except MltdError as exc:                          # hostile or oversized input: say so, on the same comment
         body = f"### mltd\nI could not diagnose [this run]({run.html_url}): {neutralise(str(exc))}."
         return {"status": "refused", "error": str(exc), "comments": _post(store, repo, me, p, targets, body, owner)}
     jobs = [(j.name, j.html_url) for j in run.jobs() if j.conclusion in gp.TRAINING_CONCLUSIONS]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from analysis.errors import MltdError
 from bot import pipeline
 from bot.fetch import FetchError, fetch, resolve, save_pasted
 from bot.render import render_markdown
@@ -22,7 +23,7 @@ def process(req: Request, tmp: Path, *, store: Store, slack: SlackPort, settings
     req = slack.ensure_placeholder(store, req)
     try:
         path, source, notes = _gather(req, tmp, slack, settings)
-    except FetchError as exc:
+    except MltdError as exc:                     # the run could not be had: say why, in the thread
         slack.say(store, req, str(exc))
         return {"status": "not_fetched", "error": str(exc)}
     symptom = req.params.get("symptom")
