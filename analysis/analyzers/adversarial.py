@@ -35,9 +35,10 @@ def analyze(run: Run) -> list[Finding]:
     evidence = [
         Evidence(f"discriminator loss stayed between {fmt(float(dl.min()))} and {fmt(float(dl.max()))} over the "
                  "second half", d.artifact, d.span_locator(len(d) // 2, len(d) - 1)),
-        Evidence(f"generator loss stayed between {fmt(float(gl.min()))} and {fmt(float(gl.max()))}: neither player "
-                 "wins outright", g.artifact, g.span_locator(len(g) // 2, len(g) - 1)),
+        Evidence(f"generator loss stayed between {fmt(float(gl.min()))} and {fmt(float(gl.max()))}: "
+                 "neither player wins outright", g.artifact, g.span_locator(len(g) // 2, len(g) - 1)),
     ]
     return [Finding(code="healthy", severity="info", confidence=0.8, evidence=evidence, analyzer=NAME,
-                    issue="The GAN looks healthy: both losses stay finite and balanced, and no sign of collapse",
+                    issue="The GAN looks healthy: both losses stay finite and "
+                          "balanced, and no sign of collapse",
                     fix="Nothing to fix; judge progress by sample quality")]

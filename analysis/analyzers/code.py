@@ -42,7 +42,8 @@ def _unguarded_division(code: CodeFile) -> Finding | None:
                              "with zero spread gives 0/0 = NaN",
                        severity="low",
                        confidence=0.4,
-                       evidence=[Evidence(f"{line.strip()}: divides by {divisor}, which is 0 for a constant input",
+                       evidence=[Evidence(f"{line.strip()}: divides by {divisor}, which "
+                                          "is 0 for a constant input",
                                           code.artifact, f"line {line_no}")],
                        fix=f"Guard the division: / ({divisor} + 1e-6), or clamp the spread from below",
                        expected_impact="constant inputs give zeros instead of NaN and training continues",
@@ -62,16 +63,15 @@ def _softmax_into_cross_entropy(code: CodeFile) -> Finding | None:
         if outer.rsplit(".", 1)[-1] in _CE and inner.rsplit(".", 1)[-1] in ("softmax", "Softmax"):
             line = code.text.splitlines()[line_no - 1]
             return Finding(code="vanishing_gradients",
-                           issue=f"{code.artifact} line {line_no} feeds softmax probabilities to a cross-entropy "
-                                 "loss, which applies log-softmax itself: the outputs are squashed twice and the "
-                                 "gradients shrink",
+                           issue=f"{code.artifact} line {line_no} feeds softmax probabilities to a "
+                                 "cross-entropy loss, which applies log-softmax itself: the outputs are "
+                                 "squashed twice and the gradients shrink",
                            severity="medium",
                            confidence=0.6,
                            evidence=[Evidence(f"{line.strip()}: softmax, then a loss that expects raw logits",
                                               code.artifact, f"line {line_no}")],
-                           fix="Pass the raw logits to the cross-entropy loss (drop the softmax; keep it only for "
-                               "reporting "
-                               "probabilities)",
+                           fix="Pass the raw logits to the cross-entropy loss (drop the softmax; keep it "
+                               "only for reporting probabilities)",
                            expected_impact="full-size gradients; the loss falls below its plateau",
                            analyzer=NAME,
                            quick_fix="Drop the softmax before the cross-entropy loss")
@@ -89,11 +89,12 @@ def _half_without_scaler(code: CodeFile) -> Finding | None:
     for n, line in enumerate(code.text.splitlines(), start=1):
         if re.search(FLOAT16, line) and "bfloat16" not in line:
             return Finding(code="numerical_instability",
-                           issue=f"{code.artifact} line {n} computes in float16 with no GradScaler: gradients "
-                                 "under 6e-8 flush to zero and activations over 65504 become inf",
+                           issue=f"{code.artifact} line {n} computes in float16 with no GradScaler: "
+                                 "gradients under 6e-8 flush to zero and activations over 65504 become inf",
                            severity="low",
                            confidence=0.4,
-                           evidence=[Evidence(f"{line.strip()}: float16, and no GradScaler anywhere in the file",
+                           evidence=[Evidence(f"{line.strip()}: float16, and no "
+                                              "GradScaler anywhere in the file",
                                               code.artifact, f"line {n}")],
                            fix="Use bf16 (torch.autocast(dtype=torch.bfloat16)), or wrap the step in "
                                "torch.amp.GradScaler "
@@ -131,15 +132,15 @@ def _unshuffled_training_loader(code: CodeFile) -> Finding | None:
                  if node.end_lineno == node.lineno and ")" in line else line)
         said = "shuffle=False" if shuffle is not None else "no shuffle argument (the default is False)"
         return Finding(code="data_pipeline_bug",
-                       issue=f"{code.artifact} line {node.lineno} loads the training set with {said}: every epoch "
-                             "sees the batches in the same, stored order",
+                       issue=f"{code.artifact} line {node.lineno} loads the training set with {said}: every "
+                             "epoch sees the batches in the same, stored order",
                        severity="low",
                        confidence=0.4,
                        evidence=[Evidence(f"{line.strip()}: the training DataLoader does not shuffle",
                                           code.artifact, f"line {node.lineno}")],
-                       fix="Shuffle the training data (DataLoader(..., shuffle=True) or a sampler); data stored by "
-                           "class or by "
-                           "source otherwise gives batches of one kind, and the loss drops and jumps at the boundaries",
+                       fix="Shuffle the training data (DataLoader(..., shuffle=True) or a sampler); data "
+                           "stored by class or by source otherwise gives batches of one kind, and the loss "
+                           "drops and jumps at the boundaries",
                        expected_impact="smooth epoch curves without periodic drops",
                        analyzer=NAME,
                        patch=replace_line(code, node.lineno, fixed) if fixed != line else None,
@@ -182,16 +183,14 @@ def _lr_above_range(code: CodeFile) -> Finding | None:
             continue
         line = code.text.splitlines()[node.lineno - 1]
         return Finding(code="lr_too_high",
-                       issue=f"{code.artifact} line {node.lineno} builds {callee} with lr={lr:g}, above the usual "
-                             "range "
-                             f"of {fam} (up to ~{LR_RANGE[fam][1]:g})",
+                       issue=f"{code.artifact} line {node.lineno} builds {callee} with lr={lr:g}, above the "
+                             f"usual range of {fam} (up to ~{LR_RANGE[fam][1]:g})",
                        severity="medium",
                        confidence=0.5,
                        evidence=[Evidence(f"{line.strip()}: lr {lr:g} for {callee}", code.artifact,
                                           f"line {node.lineno}")],
-                       fix=f"Lower the learning rate to ~{lr / 10:g} (a tenth) and add a warm-up; raise it back only "
-                           "while the "
-                           "loss keeps falling",
+                       fix=f"Lower the learning rate to ~{lr / 10:g} (a tenth) and add a warm-up; raise it "
+                           "back only while the loss keeps falling",
                        expected_impact="the loss falls instead of diverging or stalling",
                        analyzer=NAME,
                        quick_fix="Lower the LR 10x")
@@ -219,9 +218,8 @@ def _frozen(code: CodeFile, opts: dict[str, tuple[str, int]]) -> Finding | None:
                    evidence=[Evidence(f"{lines[off[0] - 1].strip()}: parameters frozen", code.artifact,
                                       f"line {off[0]}"),
                              Evidence(f"{code.line(built_at)}: the optimizer", code.artifact, f"line {built_at}")],
-                   fix="Unfreeze the layers meant to train (requires_grad=True) before building the optimizer, and "
-                       "build it "
-                       "over [p for p in model.parameters() if p.requires_grad]",
+                   fix="Unfreeze the layers meant to train (requires_grad=True) before building the "
+                       "optimizer, and build it over [p for p in model.parameters() if p.requires_grad]",
                    analyzer=NAME,
                    quick_fix="Unfreeze the trainable layers")
 
@@ -243,12 +241,12 @@ def analyze(run: Run) -> list[Finding]:
         built = Evidence(f"{code.line(built_at)}: the optimizer", code.artifact, f"line {built_at}")
         if not stepped:
             out.append(Finding(code="no_parameter_updates",
-                               issue=f"{code.artifact} calls backward() but never {var}.step(): the gradients are "
-                                     "computed and thrown away, so the weights never change",
+                               issue=f"{code.artifact} calls backward() but never {var}.step(): the "
+                                     "gradients are computed and thrown away, so the weights never change",
                                severity="critical",
                                confidence=0.8,
-                               evidence=[Evidence(f"{code.line(backward[0])}: gradients computed, and no {var}.step() "
-                                                  "anywhere in the file",
+                               evidence=[Evidence(f"{code.line(backward[0])}: gradients computed, and no "
+                                                  f"{var}.step() anywhere in the file",
                                                   code.artifact, f"line {backward[0]}"), built],
                                fix=f"Call {var}.step() after loss.backward() in the training loop",
                                expected_impact="the weights change and the loss starts to fall",
@@ -259,9 +257,9 @@ def analyze(run: Run) -> list[Finding]:
         if "zero_grad" not in code.calls:
             step_line = min(code.calls[f"{stepped[0]}.step"])
             out.append(Finding(code="exploding_gradients",
-                               issue=f"Gradients are never cleared in {code.artifact}: no zero_grad() before "
-                                     f"backward(), so each {stepped[0]}.step() applies the sum of every gradient since "
-                                     "the start",
+                               issue=f"Gradients are never cleared in {code.artifact}: no zero_grad() "
+                                     f"before backward(), so each {stepped[0]}.step() applies the sum of "
+                                     "every gradient since the start",
                                severity="high",
                                confidence=0.7,
                                evidence=[Evidence(f"{code.line(backward[0])}: accumulates into .grad, and no "

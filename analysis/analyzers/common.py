@@ -12,8 +12,8 @@ LOSS_NAMES = ("train_loss", "train_loss_epoch", "val_loss")
 # a NaN in it has no history that would tell an overflow from an LR too high.
 SHORT_CURVE = 12
 # What tells bad data from the other readings of a NaN loss (the excerpt and crashes analyzers list it)
-NAN_DATA_SETTLE = ("run one pass over the data asserting torch.isfinite on every batch's inputs and targets (and "
-                   "non-empty boxes, labels in range): a batch that fails makes this data_pipeline_bug")
+NAN_DATA_SETTLE = ("run one pass over the data asserting torch.isfinite on every batch's inputs and targets "
+                   "(and non-empty boxes, labels in range): a batch that fails makes this data_pipeline_bug")
 
 
 def train_loss(run: Run) -> Series | None:

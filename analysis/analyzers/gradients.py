@@ -70,8 +70,9 @@ def analyze(run: Run) -> list[Finding]:
                                severity="critical",
                                confidence=0.85,
                                evidence=[point(g, 0, "grad_norm"), point(g, len(g) - 1, "grad_norm")],
-                               fix="The loss does not depend on any trainable parameter: check requires_grad, "
-                                   "detach()/no_grad around the forward pass, and which parameters the optimizer holds",
+                               fix="The loss does not depend on any trainable parameter: check "
+                                   "requires_grad, detach()/no_grad around the forward pass, and which "
+                                   "parameters the optimizer holds",
                                analyzer=NAME,
                                quick_fix="Check requires_grad and the optimizer's parameters"))
             return out
@@ -87,25 +88,26 @@ def analyze(run: Run) -> list[Finding]:
             # cite the peak, not the growth's last point: a diverged run's log can print 0 between huge values
             seg = np.where(np.isfinite(v[a:b + 1]), v[a:b + 1], -np.inf)
             top = a + int(np.argmax(seg))
-            ev = [Evidence(f"grad_norm grew {growth.factor:,.0f}x (smoothed) from {fmt(float(v[a]))} at {g.step_kind} "
-                           f"{fmt_step(g.steps[a])}, peaking at {fmt(float(v[top]))} at {g.step_kind} "
-                           f"{fmt_step(g.steps[top])}",
+            ev = [Evidence(f"grad_norm grew {growth.factor:,.0f}x (smoothed) from {fmt(float(v[a]))} at "
+                           f"{g.step_kind} {fmt_step(g.steps[a])}, peaking at {fmt(float(v[top]))} at "
+                           f"{g.step_kind} {fmt_step(g.steps[top])}",
                            g.artifact,
                            g.span_locator(a, b))]
             nf = first_nonfinite(v)
             if nf is not None:
                 ev.append(point(g, nf, "grad_norm"))
             scale = _unscaled_targets(run)
-            fix = (f"Clip the gradient norm at {fmt(clip_at)} (about twice its {fmt(healthy)} before the growth) and "
-                   "lower the learning rate; check for a missing normalisation layer")
+            fix = (f"Clip the gradient norm at {fmt(clip_at)} (about twice its {fmt(healthy)} before the "
+                   "growth) and lower the learning rate; check for a missing normalisation layer")
             if scale is not None:
                 ev.append(scale[0])
                 fix = scale[1] + "; then " + fix[0].lower() + fix[1:]
             calm = _calm_lr(run, g, a, b)
             if calm is not None:
                 ev.append(calm)
-                fix = ("Check the architecture and the initialisation (a missing normalisation layer, an init too wide "
-                       "for the depth, gradients never cleared): the LR is not the cause; " + fix[0].lower() + fix[1:])
+                fix = ("Check the architecture and the initialisation (a missing "
+                       "normalisation layer, an init too wide for the depth, gradients never "
+                       "cleared): the LR is not the cause; " + fix[0].lower() + fix[1:])
             out.append(Finding(code="exploding_gradients",
                                issue=f"Gradient norm grew geometrically ({growth.factor:,.0f}x) "
                                      f"from {g.step_kind} {fmt_step(g.steps[a])} to {fmt_step(g.steps[b])}",
@@ -130,7 +132,8 @@ def analyze(run: Run) -> list[Finding]:
                     f"at {g.step_kind} {fmt_step(g.steps[i])}", severity="low", confidence=0.5,
                     evidence=[point(g, i, "grad_norm spike"),
                      Evidence(f"median grad_norm {fmt(med)}", g.artifact, g.span_locator(0, len(g) - 1))],
-                    fix="Clip gradients (max_grad_norm 1.0) and inspect the batch of that step", analyzer=NAME,
+                    fix="Clip gradients (max_grad_norm 1.0) and "
+                        "inspect the batch of that step", analyzer=NAME,
                     onset_step=float(g.steps[i]), quick_fix="Enable gradient clipping"))
     out += _vanishing(run)
     return out
@@ -161,8 +164,9 @@ def _calm_lr(run: Run, g, a: int, b: int) -> Evidence | None:
     low, high = LR_RANGE[fam[0]]
     if not low <= value <= high:
         return None
-    return Evidence(f"lr constant at {fmt(value)} from the first step to the blow-up, inside {fam[0]}'s usual range "
-                    f"({fmt(low)}-{fmt(high)}): the gradients grew from step 1 under a calm LR", artifact, where)
+    return Evidence(f"lr constant at {fmt(value)} from the first step to the blow-up, inside "
+                    f"{fam[0]}'s usual range ({fmt(low)}-{fmt(high)}): the gradients grew "
+                    "from step 1 under a calm LR", artifact, where)
 
 
 def _unscaled_targets(run: Run) -> tuple[Evidence, str] | None:
@@ -176,9 +180,10 @@ def _unscaled_targets(run: Run) -> tuple[Evidence, str] | None:
     if not mse:
         return None
     v0 = float(loss.values[0])
-    return (Evidence(f"squared-error loss {fmt(v0)} at the first step: errors of ~{fmt(v0 ** 0.5)}, so the targets are "
-                     "on their raw scale", loss.artifact, loss.locator(0)),
-            "Standardise the regression targets (subtract their mean, divide by their std) so the loss starts near 1")
+    return (Evidence(f"squared-error loss {fmt(v0)} at the first step: errors of ~{fmt(v0 ** 0.5)}, so the "
+                     "targets are on their raw scale", loss.artifact, loss.locator(0)),
+            "Standardise the regression targets (subtract their mean, divide by their std) "
+            "so the loss starts near 1")
 
 
 def _runaway(run: Run, g, growth) -> bool:
@@ -238,17 +243,17 @@ def _vanishing(run: Run) -> list[Finding]:
         ev.append(saturating)
         conf += 0.1
     return [Finding(code="vanishing_gradients",
-                    issue=f"Gradients vanish toward the input: {what} of {first[0]} {fmt(first[1])} "
-                          f"vs {last[0]} {fmt(last[1])} ({fmt(last[1] / max(first[1], 1e-30))}x smaller across "
-                          f"{len(layers)} layers)",
+                    issue=f"Gradients vanish toward the input: {what} of {first[0]} {fmt(first[1])} vs "
+                          f"{last[0]} {fmt(last[1])} ({fmt(last[1] / max(first[1], 1e-30))}x smaller "
+                          f"across {len(layers)} layers)",
                     severity="high",
                     confidence=conf,
                     evidence=ev,
-                    fix="Add normalisation (LayerNorm/BatchNorm) or residual connections, use ReLU/GELU instead of "
-                        "saturating activations, and a He/Xavier initialisation",
+                    fix="Add normalisation (LayerNorm/BatchNorm) or residual connections, use ReLU/GELU "
+                        "instead of saturating activations, and a He/Xavier initialisation",
                     analyzer=NAME,
-                    expected_impact="the first layers' gradient norms come within ~10x of the last's and the loss "
-                                    "leaves its plateau",
+                    expected_impact="the first layers' gradient norms come within ~10x of the last's and "
+                                    "the loss leaves its plateau",
                     quick_fix="Add residual connections or normalisation")]
 
 

@@ -33,9 +33,10 @@ def _improving_metric(run: Run) -> Finding | None:
             rose = f"{name} rose from {fmt(float(v[0]))} to {fmt(float(v[-1]))}"
             return Finding(
                 code="healthy", severity="info", confidence=0.7, analyzer=NAME,
-                issue=f"The run looks healthy: {rose}, with no divergence, NaN, crash or warning that points to "
-                      "a fault",
-                evidence=[Evidence(f"{rose} over {s.step_kind}s {fmt_step(s.steps[0])}-{fmt_step(s.steps[-1])}",
+                issue=f"The run looks healthy: {rose}, with no divergence, NaN, crash or "
+                      "warning that points to a fault",
+                evidence=[Evidence(f"{rose} over {s.step_kind}s "
+                                   f"{fmt_step(s.steps[0])}-{fmt_step(s.steps[-1])}",
                                    s.artifact, s.span_locator(0, len(s) - 1))],
                 fix="Nothing to fix; keep training")
     return None

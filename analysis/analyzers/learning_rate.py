@@ -70,7 +70,8 @@ def _lr_value(run: Run, lr) -> tuple[float, Evidence] | None:
     """The run's peak LR: from the logged series, else from the config."""
     if lr is not None and len(lr) and np.isfinite(lr.values).any():
         i = int(np.nanargmax(lr.values))
-        return float(lr.values[i]), Evidence(f"peak lr {fmt(float(lr.values[i]))}", lr.artifact, lr.locator(i))
+        return float(lr.values[i]), Evidence("peak lr "
+                                             f"{fmt(float(lr.values[i]))}", lr.artifact, lr.locator(i))
     hit = run.config_value(*LR_KEYS)
     if hit and hit.number is not None:
         return hit.number, hit.evidence()
@@ -104,8 +105,8 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
                         severity="high",
                         confidence=0.8,
                         evidence=[lr_ev, fam_ev, loss_ev] + cfg_ev,
-                        fix=f"Raise the learning rate to ~{fmt(min(value * 30, low * 10))} for {family} (a short LR "
-                            "range test finds the edge)",
+                        fix=f"Raise the learning rate to ~{fmt(min(value * 30, low * 10))} for {family} (a "
+                            "short LR range test finds the edge)",
                         expected_impact="the loss falls within a few hundred steps",
                         patch=patch,
                         analyzer=NAME,
@@ -115,13 +116,13 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
         warm = run.config_value(*WARMUP_KEYS)
         return [Finding(code="lr_too_high",
                         issue=f"Learning rate {fmt(value)} is above the usual range for {family} (up to "
-                              f"~{fmt(high)})" + ("" if warm else " with no warm-up") + f"; the loss {how} at "
-                              f"{loss.step_kind} {fmt_step(onset)}",
+                              f"~{fmt(high)})" + ("" if warm else " with no warm-up") + f"; the loss {how} "
+                              f"at {loss.step_kind} {fmt_step(onset)}",
                         severity="critical",
                         confidence=0.8,
                         evidence=[lr_ev, fam_ev] + cfg_ev,
-                        fix=f"Lower the learning rate to ~{fmt(high / 2)} for {family} and warm it up over the first "
-                            "1-5% of steps",
+                        fix=f"Lower the learning rate to ~{fmt(high / 2)} for {family} and warm it up "
+                            "over the first 1-5% of steps",
                         expected_impact="the loss keeps falling past the onset",
                         patch=patch,
                         analyzer=NAME,
@@ -142,12 +143,13 @@ def analyze(run: Run) -> list[Finding]:
             ev = [Evidence(f"lr = 0 over {len(v)} values", lr.artifact, lr.span_locator(0, len(lr) - 1))]
             set_to = run.config_value(*LR_KEYS)
             if set_to and isinstance(set_to.value, (int, float)) and set_to.value > 0:
-                ev.append(set_to.evidence(f"{set_to.key} = {set_to.value} in the config: the schedule multiplies it "
-                                          "to 0"))
+                ev.append(set_to.evidence(f"{set_to.key} = {set_to.value} in the config: the "
+                                          "schedule multiplies it to 0"))
                 warm = run.config_value(*WARMUP_KEYS)
                 if warm:
-                    ev.append(warm.evidence(f"{warm.key} = {warm.value}: a warm-up factor such as step // {warm.value} "
-                                            f"(integer division) stays 0 for {warm.value} steps"))
+                    ev.append(warm.evidence(f"{warm.key} = {warm.value}: a warm-up factor "
+                                            f"such as step // {warm.value} (integer division) "
+                                            f"stays 0 for {warm.value} steps"))
             return [Finding(code="no_parameter_updates",
                             issue="Learning rate is 0 at every logged step",
                             severity="critical",
@@ -179,8 +181,8 @@ def analyze(run: Run) -> list[Finding]:
                         peak = j + int(np.argmax(np.where(np.isfinite(loss.values[j:]), loss.values[j:], np.inf)))
                         ev.append(Evidence(f"loss {how} from {loss.step_kind} {fmt_step(loss.steps[j])}, "
                                            f"{fmt_step(loss.steps[j] - lr.steps[i])} steps after the jump: "
-                                           f"{fmt(float(loss.values[j]))} -> {fmt(float(loss.values[peak]))} at "
-                                           f"{loss.step_kind} {fmt_step(loss.steps[peak])}", loss.artifact,
+                                           f"{fmt(float(loss.values[j]))} -> {fmt(float(loss.values[peak]))} "
+                                           f"at {loss.step_kind} {fmt_step(loss.steps[peak])}", loss.artifact,
                                            loss.span_locator(j, peak)))
                         k = max(0, j - 1)
                         # strictly before: the jump's own line is after
@@ -188,11 +190,12 @@ def analyze(run: Run) -> list[Finding]:
                             k -= 1
                         ev.append(Evidence(f"loss was {fmt(float(loss.values[k]))} before the jump",
                                            loss.artifact, loss.locator(k)))
-                fix = (f"Lower the learning rate after {lr.step_kind} {fmt_step(lr.steps[i])} from {fmt(after)} to "
-                       f"{fmt(min(after, 3 * before))} (at most ~3x the previous phase), or ramp it over a few "
-                       "hundred steps instead of switching at once")
-                out.append(Finding(code="lr_too_high", issue=f"Learning rate raised {ratio[i]:.0f}x to {fmt(after)} at "
-                                   f"{lr.step_kind} {fmt_step(lr.steps[i])}; the loss {how} right after",
+                fix = (f"Lower the learning rate after {lr.step_kind} {fmt_step(lr.steps[i])} from "
+                       f"{fmt(after)} to {fmt(min(after, 3 * before))} (at most ~3x the previous phase), or "
+                       "ramp it over a few hundred steps instead of switching at once")
+                out.append(Finding(code="lr_too_high", issue="Learning rate raised "
+                                   f"{ratio[i]:.0f}x to {fmt(after)} at {lr.step_kind} "
+                                   f"{fmt_step(lr.steps[i])}; the loss {how} right after",
                                    severity="critical", confidence=0.92, evidence=ev + cfg_ev,
                                    fix=fix, expected_impact="the loss keeps falling through the transition",
                                    patch=patch, analyzer=NAME, onset_step=float(lr.steps[i]),
@@ -207,8 +210,9 @@ def analyze(run: Run) -> list[Finding]:
             kept = _lasting(loss.values, float(np.nanmin(pre_onset)) if np.isfinite(pre_onset).any() else np.inf)
             if early and learned_first and kept and float(v[0]) >= 1e-3:
                 out.append(Finding(code="lr_too_high",
-                                   issue=f"Loss {how} at {loss.step_kind} {fmt_step(onset)}, early, with the "
-                                         f"full learning rate {fmt(float(v[0]))} from the first step (no warm-up)",
+                                   issue=f"Loss {how} at {loss.step_kind} {fmt_step(onset)}, "
+                                         f"early, with the full learning rate {fmt(float(v[0]))} "
+                                         "from the first step (no warm-up)",
                                    severity="high",
                                    confidence=0.7,
                                    evidence=[Evidence(f"lr {fmt(float(v[0]))} at the first logged step",

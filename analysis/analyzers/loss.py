@@ -65,9 +65,9 @@ def analyze(run: Run) -> list[Finding]:
                            confidence=conf,
                            evidence=ev,
                            patch=patch,
-                           fix=("Train in bf16 (same range as fp32) instead of fp16, or keep fp16 with a GradScaler "
-                                "and compute "
-                                "exp/softmax/normalisations in fp32 (subtract the max before exp)") if half else
+                           fix=("Train in bf16 (same range as fp32) instead of fp16, or keep fp16 "
+                                "with a GradScaler and compute exp/softmax/normalisations in fp32 "
+                                "(subtract the max before exp)") if half else
                                "Find the first op that overflows: run a few steps with "
                                "torch.autograd.set_detect_anomaly(True); "
                                "compute the loss in fp32 and add an eps to logs and divisions",
@@ -79,15 +79,17 @@ def analyze(run: Run) -> list[Finding]:
     if d is not None:
         rise = f"+{d.rise * 100:.0f}%" if d.rise < 10 else f"{d.rise + 1:,.0f}x"
         ev = [point(s, int(np.nanargmin(v[: d.onset + 1])), "lowest loss"),
-              Evidence(f"loss rose from {s.step_kind} {fmt_step(s.steps[d.onset])} to {fmt(float(v[d.peak]))} at "
-                       f"{s.step_kind} {fmt_step(s.steps[d.peak])}, {rise} over its smoothed best of {fmt(d.level)}",
+              Evidence(f"loss rose from {s.step_kind} {fmt_step(s.steps[d.onset])} to "
+                       f"{fmt(float(v[d.peak]))} at {s.step_kind} {fmt_step(s.steps[d.peak])}, {rise} over "
+                       f"its smoothed best of {fmt(d.level)}",
                        s.artifact, s.span_locator(d.onset, d.peak))]
         clear = d.undone >= 0.5         # a rise that takes back under half the progress may be noise
         out.append(Finding(code="lr_too_high",
                            issue=(f"Loss diverged at {s.step_kind} {fmt_step(s.steps[d.onset])} "
                                  f"after falling to {fmt(float(v[d.best]))}"
-                                 if clear else f"Loss crept back up {d.undone:.0%} of the way toward its start from "
-                                 f"{s.step_kind} {fmt_step(s.steps[d.onset])}: worth watching, not yet a divergence"),
+                                 if clear else f"Loss crept back up {d.undone:.0%} of the way toward its "
+                                 f"start from {s.step_kind} {fmt_step(s.steps[d.onset])}: worth "
+                                 "watching, not yet a divergence"),
                            severity=("critical" if d.rise > 0.5 else "high") if clear else "low",
                            confidence=0.55 if clear else 0.35,
                            evidence=ev,
@@ -110,8 +112,8 @@ def _halve_lr_fix(run: Run, step: float) -> str:
         i = int(np.clip(np.searchsorted(lr.steps, step, side="right") - 1, 0, len(lr) - 1))
         now = float(lr.values[i])
         if np.isfinite(now) and now > 0:
-            return (f"Halve the learning rate where the loss turns up, from {fmt(now)} to {fmt(now / 2)}, and clip "
-                    "gradients")
+            return (f"Halve the learning rate where the loss turns up, from {fmt(now)} to "
+                    f"{fmt(now / 2)}, and clip gradients")
     return "Lower the learning rate in the phase where the loss turns up (halve it) and clip gradients"
 
 
@@ -128,8 +130,8 @@ def _spikes(run: Run, s, sp: list[int]) -> Finding:
     past_start = [i for i in sp if v[i] > start]
     if past_start:
         conf += 0.05
-        ev.append(Evidence(f"{len(past_start)} of the {len(sp)} spikes rose above the loss at the start of training "
-                           f"({fmt(start)}), then fell back within a few steps",
+        ev.append(Evidence(f"{len(past_start)} of the {len(sp)} spikes rose above the loss at the start of "
+                           f"training ({fmt(start)}), then fell back within a few steps",
                            s.artifact, s.span_locator(0, len(s) - 1)))
     g = run.metrics.get("grad_norm")
     if g is not None and len(g) >= 20:
@@ -208,8 +210,8 @@ def _plateau(run: Run, s) -> list[Finding]:
                         severity="critical",
                         confidence=0.8,
                         evidence=[point(s, 0, "first loss"), point(s, len(s) - 1, "last loss")],
-                        fix="Check that optimizer.step() runs, that the optimizer holds the model's trainable "
-                            "parameters, and that lr > 0",
+                        fix="Check that optimizer.step() runs, that the optimizer holds the model's "
+                            "trainable parameters, and that lr > 0",
                         analyzer=NAME,
                         quick_fix="Verify optimizer.step() runs")]
     smooth = rolling_median(late, max(5, len(late) // 10))
@@ -243,8 +245,8 @@ def _plateau(run: Run, s) -> list[Finding]:
                         severity="high",
                         confidence=round(conf, 2),
                         evidence=ev,
-                        fix="Check that labels still match their inputs: print a batch of (input, label) pairs "
-                            "after the dataset, the collate function and any shuffling",
+                        fix="Check that labels still match their inputs: print a batch of (input, label) "
+                            "pairs after the dataset, the collate function and any shuffling",
                         expected_impact="loss drops below ln(K) within the first epoch",
                         analyzer=NAME,
                         quick_fix="Print a batch of (input, label) pairs")] + _lr_at_chance(run, ev[0], k)
@@ -264,17 +266,18 @@ def _lr_at_chance(run: Run, stuck: Evidence, k: int) -> list[Finding]:
     top = float(np.nanmax(lr.values))
     if low <= top <= high:
         return []
-    code, why = ("lr_too_high", f"above {fam[0]}'s usual range (up to ~{fmt(high)}): an LR that high pins the loss "
-                 f"at ln({k})") if top > high else \
-        ("lr_too_low", f"below {fam[0]}'s useful range (from ~{fmt(low)}): the weights barely move off chance")
+    code, why = ("lr_too_high", f"above {fam[0]}'s usual range (up to ~{fmt(high)}): an LR that "
+                 f"high pins the loss at ln({k})") if top > high else \
+        ("lr_too_low", f"below {fam[0]}'s useful range (from ~{fmt(low)}): the "
+                       "weights barely move off chance")
     i = int(np.nanargmax(lr.values))
     return [Finding(code=code,
                     issue=f"Learning rate {fmt(top)} is {why}",
                     severity="medium",
                     confidence=CHANCE_LR_READING,
                     evidence=[point(lr, i, "lr"), fam[1], stuck],
-                    fix=f"Bring the learning rate into {fam[0]}'s range (~{fmt(low * 10)} to ~{fmt(high / 2)}) and "
-                        "watch whether the loss leaves ln(K) in the first epoch",
+                    fix=f"Bring the learning rate into {fam[0]}'s range (~{fmt(low * 10)} to "
+                        f"~{fmt(high / 2)}) and watch whether the loss leaves ln(K) in the first epoch",
                     analyzer=NAME,
                     quick_fix="Move the LR into its optimizer's range")]
 
@@ -299,10 +302,11 @@ def _overfitting(run: Run, train) -> list[Finding]:
         return []
     i_tb = int(np.flatnonzero(m)[0])
     ev = [point(val, best, "best validation loss"), point(val, len(val) - 1, "final validation loss"),
-          Evidence(f"training loss kept falling: {fmt(float(t[i_tb]))} -> {fmt(float(t[-1]))} over the same steps",
+          Evidence(f"training loss kept falling: {fmt(float(t[i_tb]))} -> "
+                   f"{fmt(float(t[-1]))} over the same steps",
                    train.artifact, train.span_locator(i_tb, len(train) - 1))]
-    return [Finding(code="overfitting", issue=f"Validation loss rose {((vv[-1] / vv[best]) - 1) * 100:.0f}% after "
-                    f"{val.step_kind} {fmt_step(val.steps[best])} while training loss kept falling",
+    return [Finding(code="overfitting", issue=f"Validation loss rose {((vv[-1] / vv[best]) - 1) * 100:.0f}% "
+                    f"after {val.step_kind} {fmt_step(val.steps[best])} while training loss kept falling",
                     severity="medium", confidence=0.8, evidence=ev,
                     fix=f"Keep the checkpoint from {val.step_kind} {fmt_step(val.steps[best])} "
                         "(early stopping on val loss); add weight decay, dropout or data augmentation",

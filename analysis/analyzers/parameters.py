@@ -106,7 +106,8 @@ def analyze(run: Run) -> list[Finding]:
             top = sorted(groups.items(), key=lambda kv: -kv[1])[:4]
             breakdown = ", ".join(f"{g} {n / total:.0%}" for g, n in top)
             hit = run.config_value("d_model", "n_embd", "hidden_size", "embed_dim", "dim", "emb_dim")
-            ev = [Evidence(f"embeddings hold {share:.0%} of parameters ({emb:,} of {total:,}); by module: {breakdown}",
+            ev = [Evidence(f"embeddings hold {share:.0%} of parameters ({emb:,} of "
+                           f"{total:,}); by module: {breakdown}",
                            ckpt.artifact, "tensors " + ", ".join(vocabulary_matrices(ckpt))[:120])]
             if hit:
                 ev.append(hit.evidence())
@@ -121,9 +122,9 @@ def analyze(run: Run) -> list[Finding]:
                                severity="high",
                                confidence=conf,
                                evidence=ev,
-                               fix="Rebalance: shrink the vocabulary or the embedding width (tie input and output "
-                                   "embeddings), and give the layers between them more width/depth so that embeddings "
-                                   "hold at most ~50% of the parameters",
+                               fix="Rebalance: shrink the vocabulary or the embedding width (tie input and "
+                                   "output embeddings), and give the layers between them more width/depth so "
+                                   "that embeddings hold at most ~50% of the parameters",
                                expected_impact="the loss keeps falling past "
                                                "its plateau and outputs stop degenerating",
                                analyzer=NAME,
@@ -132,9 +133,11 @@ def analyze(run: Run) -> list[Finding]:
     bad = [t for t in ckpt.tensors if t.nonfinite and t.name not in masks]
     if bad:
         worst = max(bad, key=lambda t: t.nonfinite)
-        out.append(Finding(code="numerical_instability", issue=f"{len(bad)} tensors in {ckpt.artifact} hold NaN/Inf",
+        out.append(Finding(code="numerical_instability", issue=f"{len(bad)} tensors in "
+                                                               f"{ckpt.artifact} hold NaN/Inf",
                            severity="critical", confidence=0.75,
-                           evidence=[Evidence(f"{worst.name}: {worst.nonfinite:,} of {worst.numel:,} values non-finite",
+                           evidence=[Evidence(f"{worst.name}: {worst.nonfinite:,} of "
+                                              f"{worst.numel:,} values non-finite",
                                      ckpt.artifact, f"tensor {worst.name}")],
                            fix="Restart from the last checkpoint with finite weights; find the first non-finite step "
                                "in the log", analyzer=NAME, quick_fix="Resume from the last finite checkpoint"))

@@ -99,8 +99,8 @@ def _updates(run: Run) -> list[Finding]:
                         severity="critical", confidence=0.85,
                         evidence=[Evidence(f"all {compared} tensors bit-identical after {steps} steps", b.artifact,
                                   f"tensors of {a.artifact} and {b.artifact}")],
-                        fix="Make sure optimizer.step() runs, the optimizer was built over model.parameters() after "
-                            "any re-wrapping, requires_grad is True, and lr > 0",
+                        fix="Make sure optimizer.step() runs, the optimizer was built over "
+                            "model.parameters() after any re-wrapping, requires_grad is True, and lr > 0",
                         expected_impact="the weights change between checkpoints and the loss falls", analyzer=NAME,
                         quick_fix="Verify optimizer.step() runs on the model's parameters")]
     if not ratios:
@@ -110,13 +110,12 @@ def _updates(run: Run) -> list[Finding]:
     for name, (still, rows) in still_rows.items():
         if rows >= 100 and still >= 0.3 * rows:
             out.append(Finding(code="architecture_imbalance",
-                               issue=f"{still:,} of the {rows:,} rows of {name} barely moved between step {a.step} and "
-                                     f"step {b.step}: those tokens never occur in the data",
+                               issue=f"{still:,} of the {rows:,} rows of {name} barely moved between step "
+                                     f"{a.step} and step {b.step}: those tokens never occur in the data",
                                severity="low",
                                confidence=0.5,
-                               evidence=[Evidence(f"{name}: {still:,} of {rows:,} rows moved under 10% as far as the "
-                                                  "busiest "
-                                                  f"row in {steps} steps", b.artifact,
+                               evidence=[Evidence(f"{name}: {still:,} of {rows:,} rows moved under 10% as "
+                                                  f"far as the busiest row in {steps} steps", b.artifact,
                                                   f"tensor {name}")],
                                fix="Shrink the vocabulary to the tokens the data uses (or tie and shrink the "
                                    "embeddings); the parameters freed can go to the layers between them",
@@ -124,12 +123,13 @@ def _updates(run: Run) -> list[Finding]:
                                quick_fix="Shrink the vocabulary to the tokens used"))
     if per_step < PER_STEP_TOO_SMALL or (per_step < PER_STEP_SLOW and _loss_flat(run)):
         return [Finding(code="lr_too_low",
-                        issue=f"The weights barely move: a median relative change of {fmt(per_step)} per step "
-                              f"between step {a.step} and step {b.step}",
+                        issue=f"The weights barely move: a median relative change of {fmt(per_step)} per "
+                              f"step between step {a.step} and step {b.step}",
                         severity="high",
                         confidence=0.7,
-                        evidence=[Evidence(f"median |dW|/|W| {fmt(float(np.median(ratios)))} over {steps} steps "
-                                           f"({fmt(per_step)} per step; healthy runs move ~1e-4 to 1e-2)",
+                        evidence=[Evidence(f"median |dW|/|W| {fmt(float(np.median(ratios)))} "
+                                           f"over {steps} steps ({fmt(per_step)} per step; "
+                                           "healthy runs move ~1e-4 to 1e-2)",
                                            b.artifact, where)],
                         fix="Raise the learning rate 10-100x (a short LR range test finds the edge)",
                         expected_impact="the loss falls within a few hundred steps",
@@ -251,14 +251,14 @@ def _dead_units(run: Run) -> list[Finding]:
                 ev.append(ConfigHit(cfg, key, value).evidence(f"{key} = {value}: the biases start negative"))
                 patch = patch or set_config_value(cfg, key, 0.0)
     return [Finding(code="dead_relu",
-                    issue=f"{share:.0%} of the ReLU units in {name} are dead ({dead} of {total}): they output 0 "
-                          "for every input, so they pass no gradient and cannot recover",
+                    issue=f"{share:.0%} of the ReLU units in {name} are dead ({dead} of {total}): they "
+                          "output 0 for every input, so they pass no gradient and cannot recover",
                     severity="high",
                     confidence=0.8,
                     evidence=ev,
-                    fix="Initialise biases at 0 (or a small positive value), use LeakyReLU/GELU, lower the LR or clip "
-                        "gradients so that one large step cannot push units into the dead zone, and restart from a "
-                        "checkpoint before the units died",
+                    fix="Initialise biases at 0 (or a small positive value), use LeakyReLU/GELU, lower the "
+                        "LR or clip gradients so that one large step cannot push units into the dead zone, "
+                        "and restart from a checkpoint before the units died",
                     expected_impact="most units fire again and the loss resumes falling",
                     analyzer=NAME,
                     patch=patch,
