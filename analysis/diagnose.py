@@ -4,19 +4,15 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import numpy as np
-
-from analysis.analyzers import ANALYZERS
-from analysis.analyzers.common import train_loss
+from analysis.analyzers import ANALYZERS, healthy
 from analysis.analyzers.error_readings import setup_error
 from analysis.budget import DEFAULT, Budget
 from analysis.ingest import load_run
-from analysis.metrics import clip, fmt, fmt_step
+from analysis.metrics import clip
 from analysis.model import Diagnosis, Event, Evidence, Finding
 from analysis.performance import observe
 from analysis.rank import combine, tell_apart
 from analysis.run import Run
-from analysis.signals import relative_change
 
 CONFIDENT = 0.8
 # What would settle a hypothesis, by code: the artifact kinds that carry its evidence.
@@ -30,70 +26,7 @@ _SETTLES = {
     "data_pipeline_bug": ("code", "the data loading code"),
     "zero_variance": ("code", "the model code that computes the statistic"),
 }
-
-
-def _adversarial_balance(run: Run) -> Finding | None:
-    """A GAN's health: both losses finite and neither player winning outright in the second half."""
-    d = next((run.metrics.get(n) for n in ("d_loss", "disc_loss", "discriminator_loss", "loss_d")
-              if run.metrics.get(n)), None)
-    g = next((run.metrics.get(n) for n in ("g_loss", "gen_loss", "generator_loss", "loss_g")
-              if run.metrics.get(n)), None)
-    if d is None or g is None or min(len(d), len(g)) < 20:
-        return None
-    if not (np.isfinite(d.values).all() and np.isfinite(g.values).all()):
-        return None
-    dl, gl = d.values[len(d) // 2:], g.values[len(g) // 2:]
-    if float(np.median(dl)) < 0.1 or float(np.median(gl)) > 5.0:
-        return None
-    ev = [Evidence(f"discriminator loss stayed between {fmt(float(dl.min()))} and {fmt(float(dl.max()))} over the "
-                   "second half", d.artifact, d.span_locator(len(d) // 2, len(d) - 1)),
-          Evidence(f"generator loss stayed between {fmt(float(gl.min()))} and {fmt(float(gl.max()))}: neither player "
-                   "wins outright", g.artifact, g.span_locator(len(g) // 2, len(g) - 1))]
-    return Finding("healthy", "The GAN looks healthy: both losses stay finite and balanced, and no sign of collapse",
-                   "info", 0.8, ev, fix="Nothing to fix; judge progress by sample quality", analyzer="diagnose")
-
-
-HEALTHY_POINTS = 3          # a falling loss over three reports already says the run learns
 WARNINGS_ONLY = 0.55        # warnings alone say little either way: healthy, without confidence
-
-
-def _improving_metric(run: Run) -> Finding | None:
-    """Healthy where a paste holds no loss but an accuracy or mAP that rises report after report."""
-    for name in ("val_acc", "train_acc", "map", "val_map", "map50", "mAP"):
-        s = run.metrics.get(name)
-        if s is None or len(s) < HEALTHY_POINTS or not np.isfinite(s.values).all():
-            continue
-        v = s.values
-        if v[-1] > v[0] * 1.02 and (np.diff(v) >= 0).mean() >= 0.5:
-            return Finding("healthy", f"The run looks healthy: {name} rose from {fmt(float(v[0]))} to "
-                           f"{fmt(float(v[-1]))}, with no divergence, NaN, crash or warning that points to a fault",
-                           "info", 0.7,
-                           [Evidence(f"{name} rose from {fmt(float(v[0]))} to {fmt(float(v[-1]))} over {s.step_kind}s "
-                                     f"{fmt_step(s.steps[0])}-{fmt_step(s.steps[-1])}", s.artifact,
-                                     s.span_locator(0, len(s) - 1))],
-                           fix="Nothing to fix; keep training", analyzer="diagnose")
-    return None
-
-
-def _healthy(run: Run) -> Finding | None:
-    s = train_loss(run)
-    if s is None:
-        return _adversarial_balance(run) or _improving_metric(run)
-    if len(s) < HEALTHY_POINTS:
-        return None
-    change = relative_change(s.values)
-    if change <= 0.02:
-        return None
-    ev = [Evidence(f"loss fell {change * 100:.0f}% from {fmt(float(s.values[0]))} to {fmt(float(s.values[-1]))} "
-                   f"over {s.step_kind}s {fmt_step(s.steps[0])}-{fmt_step(s.steps[-1])}",
-                   s.artifact, s.span_locator(0, len(s) - 1))]
-    g = run.metrics.get("grad_norm")
-    if g is not None and len(g):
-        ev.append(Evidence(f"grad_norm stayed between {fmt(float(g.values.min()))} and {fmt(float(g.values.max()))}",
-                           g.artifact, g.span_locator(0, len(g) - 1)))
-    return Finding("healthy", "The run looks healthy: the loss falls steadily, with no divergence, NaN, crash or "
-                   "warning that points to a fault", "info", 0.85, ev, fix="Nothing to fix; keep training",
-                   analyzer="diagnose")
 
 
 def _benign_only(run: Run) -> Finding | None:
@@ -107,8 +40,8 @@ def _benign_only(run: Run) -> Finding | None:
         return None               # an unknown warning among them: _warnings_only says so, with less confidence
     ev = [Evidence(f"{clip(e.text, 160)}{f' (x{e.count})' if e.count > 1 else ''}: harmless. {e.fields['why']}",
                    e.artifact, e.locator) for e in seen.values()]
-    return Finding("healthy", "No fault shown: the only messages are warnings that are harmless ("
-                   + ", ".join(n.replace("_", " ") for n in seen) + ")", "info", 0.8, ev,
+    return Finding(code="healthy", issue="No fault shown: the only messages are warnings that are harmless ("
+                   + ", ".join(n.replace("_", " ") for n in seen) + ")", severity="info", confidence=0.8, evidence=ev,
                    fix="Nothing to fix; if training misbehaves, share the training log with the loss per step",
                    analyzer="diagnose")
 
@@ -123,10 +56,14 @@ def _warnings_only(run: Run) -> Finding | None:
     ev = [Evidence(clip(e.text, 160) + (f": harmless. {e.fields['why']}" if e.signature == "benign" else
                                         ": a warning that names no known failure"), e.artifact, e.locator)
           for e in list(seen.values())[:4]]
-    return Finding("healthy", "No fault shown: the only messages are warnings, and none of them names a known failure",
-                   "info", WARNINGS_ONLY, ev,
+    return Finding(code="healthy",
+                   issue="No fault shown: the only messages are warnings, and none of them names a known failure",
+                   severity="info",
+                   confidence=WARNINGS_ONLY,
+                   evidence=ev,
                    fix="Nothing to fix from these lines; if training misbehaves, share the training log with the loss "
-                       "per step", analyzer="diagnose")
+                       "per step",
+                   analyzer="diagnose")
 
 
 def _missing(run: Run, causes: list[Finding], status: str) -> list[str]:
@@ -147,13 +84,13 @@ def _missing(run: Run, causes: list[Finding], status: str) -> list[str]:
     return out
 
 
-def status_of(causes: list[dict], failed: list) -> str:
+def status_of(causes: list[Finding], failed: list) -> str:
     """The status a ranked list earns: `healthy` on top is no failure found, a first cause at
     `CONFIDENT` or more completes the diagnosis; short of that, a failed analyzer makes the analysis
     incomplete and otherwise more data is needed."""
-    if causes and causes[0]["code"] == "healthy" and not failed:
+    if causes and causes[0].code == "healthy" and not failed:
         return "no_failure_found"
-    if causes and causes[0]["code"] != "healthy" and causes[0]["confidence"] >= CONFIDENT:
+    if causes and causes[0].code != "healthy" and causes[0].confidence >= CONFIDENT:
         return "diagnosis_complete"
     return "incomplete" if failed else "needs_more_data"
 
@@ -187,10 +124,10 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
         questions.append("None of the files could be read (see the artifact list): can you share the raw training log?")
     # a run that crashed, or that was not fully analysed, is never healthy
     elif (not any(c.severity in ("critical", "high", "medium") for c in causes) and not crashes and not failed
-          and (healthy := _healthy(run) or _benign_only(run) or _warnings_only(run)
+          and (verdict := next(iter(healthy.analyze(run)), None) or _benign_only(run) or _warnings_only(run)
                or next((c for c in causes if c.code == "healthy"), None))):
         # minor notes stay below it
-        causes, status = [healthy] + [c for c in causes if c.code != "healthy"], "no_failure_found"
+        causes, status = [verdict] + [c for c in causes if c.code != "healthy"], "no_failure_found"
     elif not causes:
         status = "needs_more_data"
         questions.append(setup_error(run.events) or "Nothing in these artifacts shows a fault or a healthy loss curve: "
@@ -218,12 +155,9 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
         engine["failed_analyzers"] = failed
     if run.notes:
         engine["notes"] = run.notes
-    perf = observe(run)
-    if perf:
-        engine["performance"] = perf
     return Diagnosis(
         status=status,
         run={"id": run.id, "source": run.source, "artifacts": [a.to_dict() for a in run.artifacts]},
         symptoms=list(symptoms), root_causes=causes, quick_fixes=quick[:4],
-        missing_artifacts=_missing(run, causes, status), questions=questions, engine=engine,
+        missing_artifacts=_missing(run, causes, status), questions=questions, engine=engine, performance=observe(run),
         tell_apart=tell_apart(causes) if status in ("needs_more_data", "incomplete") else "")

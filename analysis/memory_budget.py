@@ -26,8 +26,9 @@ class Budget:
 
 def _first(run, *keys):
     hit = run.config_value(*keys)
-    return (int(hit[2]), f"{hit[1]} = {hit[2]} ({hit[0].artifact} line {hit[0].lines.get(hit[1], 1)})") \
-        if hit and isinstance(hit[2], (int, float)) and not isinstance(hit[2], bool) and hit[2] > 0 else (None, None)
+    if hit is None or hit.number is None or hit.number <= 0:
+        return None, None
+    return int(hit.number), f"{hit.key} = {hit.value} ({hit.config.artifact} {hit.locator})"
 
 
 def estimate(run, family: str | None = None) -> Budget | None:
@@ -41,7 +42,7 @@ def estimate(run, family: str | None = None) -> Budget | None:
         return None
     width = sum(t.numel * _BYTES[t.dtype] for t in floats) / params
     b = Budget(params, sources=[f"{params:,} parameters at {width:g} bytes each ({ck.artifact})"])
-    mixed = any(run.config_value(k) and run.config_value(k)[2] is True
+    mixed = any((hit := run.config_value(k)) and hit.value is True
                 for k in ("fp16", "bf16", "amp", "mixed_precision"))
     b.parts["weights"] = params * (2 if mixed else width)
     b.parts["gradients"] = params * (2 if mixed else width)

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# The root-cause codes and severities of the team's TAXONOMY.md, in its order (tests/test_taxonomy.py
+# checks them against it); the agent's submission schema (bot/agent/verify.py) offers exactly these.
 SEVERITIES = ("critical", "high", "medium", "low", "info")
 
 CODES = (
@@ -16,6 +18,10 @@ CODES = (
     "overfitting", "no_parameter_updates", "data_pipeline_bug", "zero_variance",
     "out_of_memory", "loss_spikes", "distributed_failure", "dataloader_failure", "healthy",
 )
+
+# The analyzer name of a cause the specialist agent submitted and verification kept; such a cause
+# says so in its JSON (`"analyzer": "agent"`), the analyzers' causes do not.
+AGENT = "agent"
 
 KINDS = ("metrics", "log", "checkpoint", "config", "code", "samples", "traceback", "unknown")
 
@@ -67,7 +73,15 @@ class Finding:
             "fix": self.fix,
             "expected_impact": self.expected_impact,
             "patch": self.patch,
-        }
+        } | ({"analyzer": AGENT} if self.analyzer == AGENT else {})
+
+    @classmethod
+    def from_dict(cls, c: dict[str, Any]) -> Finding:
+        """A root cause read back from its JSON form."""
+        return cls(code=c["code"], issue=c["issue"], severity=c["severity"], confidence=c["confidence"],
+                   evidence=[Evidence(e["text"], e["artifact"], e["locator"]) for e in c["evidence"]],
+                   fix=c.get("fix", ""), expected_impact=c.get("expected_impact") or "", patch=c.get("patch"),
+                   analyzer=c.get("analyzer", ""))
 
 
 @dataclass
@@ -110,6 +124,9 @@ class Event:
 
 @dataclass
 class Diagnosis:
+    """What the engine (and, in the service, the agent) concluded. Renderers and the agent take it
+    as it is; `to_dict` is for the JSON edges only (`--format json`, the watch's document, the LLM)."""
+
     status: str
     run: dict[str, Any]
     symptoms: list[str]
@@ -120,7 +137,16 @@ class Diagnosis:
     # when no cause is confident: the one artifact or number that would tell the ranked causes apart
     tell_apart: str = ""
     analysis_artifacts: dict[str, str] = field(default_factory=dict)
+    # how the engine ran: analyzers, agent (its model, turns, cost), elapsed_s, failed_analyzers, notes
     engine: dict[str, Any] = field(default_factory=dict)
+    # speed, beside the causes (analysis/performance.py): located observations, never root causes
+    performance: list[Evidence] = field(default_factory=list)
+    agent_note: str = ""      # one line when the specialist agent's answer is not what is shown, and why
+
+    @property
+    def failed_analyzers(self) -> list[dict[str, str]]:
+        """Each analyzer that raised, with its error (`{"analyzer": ..., "error": ...}`)."""
+        return self.engine.get("failed_analyzers", [])
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -133,5 +159,27 @@ class Diagnosis:
             "questions": list(self.questions),
             "tell_apart": self.tell_apart,
             "analysis_artifacts": dict(self.analysis_artifacts),
-            "engine": dict(self.engine),
+            "engine": self._engine_dict(),
         }
+
+    def _engine_dict(self) -> dict[str, Any]:
+        # the JSON document keeps the user-facing speed and agent note under `engine`, as it always has
+        out = dict(self.engine)
+        if self.performance:
+            out["performance"] = [p.to_dict() for p in self.performance]
+        if self.agent_note:
+            out["agent_note"] = self.agent_note
+        return out
+
+    @classmethod
+    def from_dict(cls, doc: dict[str, Any]) -> Diagnosis:
+        """A diagnosis read back from its JSON document (a watch warning is posted as one)."""
+        engine = dict(doc.get("engine") or {})
+        performance = [Evidence(p["text"], p["artifact"], p["locator"]) for p in engine.pop("performance", [])]
+        agent_note = engine.pop("agent_note", "")
+        return cls(status=doc["status"], run=doc["run"], symptoms=list(doc["symptoms"]),
+                   root_causes=[Finding.from_dict(c) for c in doc["root_causes"]],
+                   quick_fixes=list(doc["quick_fixes"]), missing_artifacts=list(doc["missing_artifacts"]),
+                   questions=list(doc["questions"]), tell_apart=doc.get("tell_apart", ""),
+                   analysis_artifacts=dict(doc.get("analysis_artifacts") or {}), engine=engine,
+                   performance=performance, agent_note=agent_note)

@@ -59,3 +59,10 @@ def table_columns() -> dict[str, str]:
 def known_names() -> frozenset[str]:
     """The canonical names the alias table defines."""
     return frozenset(_table()[0].values())
+
+
+@lru_cache(maxsize=1)
+def gan_players() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The names a GAN's discriminator loss and generator loss go by, each in the order to try."""
+    data = tomllib.loads(resources.files("analysis").joinpath("data/metric_names.toml").read_text())["gan_players"]
+    return tuple(data["discriminator"]), tuple(data["generator"])

@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from analysis.analyzers.common import LR_RANGE, optimizer_family
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
-from analysis.run import Run
+from analysis.run import ConfigHit, Run
 
 EARLY_CONFIDENCE = 0.6
 EARLY_SEVERITY = "high"
@@ -69,8 +69,14 @@ def _median(xs) -> float:
 
 
 def _early(code: str, issue: str, evidence: list[Evidence], fix: str, step: float | None) -> Finding:
-    return Finding(code, f"Early warning: {issue}", EARLY_SEVERITY, EARLY_CONFIDENCE, evidence, fix=fix,
-                   analyzer=NAME, onset_step=step)
+    return Finding(code=code,
+                   issue=f"Early warning: {issue}",
+                   severity=EARLY_SEVERITY,
+                   confidence=EARLY_CONFIDENCE,
+                   evidence=evidence,
+                   fix=fix,
+                   analyzer=NAME,
+                   onset_step=step)
 
 
 def _config_lrs(run: Run):
@@ -100,8 +106,8 @@ def config_lr_far_above_range(run: Run, step: float) -> Finding | None:
         return None
     cfg, key, value = max(hits, key=lambda h: h[2])
     warm = run.config_value(*WARMUP_KEYS)
-    ev = [Evidence(f"{key} = {fmt(value)} is {value / high:.0f}x the top of {family}'s usual range (~{fmt(high)})",
-                   cfg.artifact, f"line {cfg.lines.get(key, 1)}"), fam_ev]
+    ev = [ConfigHit(cfg, key, value).evidence(f"{key} = {fmt(value)} is {value / high:.0f}x the top of {family}'s "
+                                              f"usual range (~{fmt(high)})"), fam_ev]
     return _early("lr_too_high", f"the config sets lr {fmt(value)} for {family}, far above its usual range"
                   + ("" if warm else ", with no warm-up") + f"; a divergence is likely (before {fmt_step(step)})",
                   ev, f"Lower the learning rate to ~{fmt(high / 2)} for {family}, "

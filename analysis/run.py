@@ -3,12 +3,35 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from analysis.ingest.checkpoints import Checkpoint
 from analysis.ingest.configs import CodeFile, ConfigFile
 from analysis.ingest.samples import Samples
 from analysis.metrics import MetricTable
-from analysis.model import Artifact, Event
+from analysis.model import Artifact, Event, Evidence
+
+
+class ConfigHit(NamedTuple):
+    """A config key one of the asked names matched: the file, the full key, and its value."""
+
+    config: ConfigFile
+    key: str
+    value: object
+
+    @property
+    def locator(self) -> str:
+        return f"line {self.config.lines.get(self.key, 1)}"
+
+    @property
+    def number(self) -> float | None:
+        """The value when it is a number (a bool is none), else None."""
+        v = self.value
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+    def evidence(self, text: str | None = None) -> Evidence:
+        """`key = value` (or `text` about it), located at the key's line."""
+        return Evidence(f"{self.key} = {self.value}" if text is None else text, self.config.artifact, self.locator)
 
 
 @dataclass
@@ -30,12 +53,12 @@ class Run:
     def usable(self) -> list[Artifact]:
         return [a for a in self.artifacts if not a.problem and a.kind != "unknown"]
 
-    def config_value(self, *names: str):
-        """(config, key, value) of the first config that sets one of `names`, else None."""
+    def config_value(self, *names: str) -> ConfigHit | None:
+        """The first config that sets one of `names`, else None."""
         for cfg in self.configs:
             hit = cfg.find(*names)
             if hit:
-                return cfg, hit[0], hit[1]
+                return ConfigHit(cfg, hit[0], hit[1])
         return None
 
     def loaded_checkpoints(self) -> list[Checkpoint]:

@@ -15,11 +15,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from analysis.errors import MltdError
 from bot.mentions import RUN_NAME
 from bot.settings import Settings
 
 
-class FetchError(Exception):
+class FetchError(MltdError):
     """A reason the run could not be fetched, worded for the person who asked."""
 
 

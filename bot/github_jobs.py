@@ -14,6 +14,7 @@ import logging
 import re
 from pathlib import Path
 
+from analysis.errors import MltdError
 from bot import compare_jobs, feedback, followup, pipeline
 from bot import github_port as gp
 from bot.fetch import Fetched
@@ -22,7 +23,6 @@ from bot.run_cache import RunCache, key_of
 from bot.settings import Settings
 from bot.slack_port import SlackPort
 from bot.store import Request, Store, Thread
-from bot.unzip import UnsafeArchive
 
 log = logging.getLogger("mltd.github")
 _RUN_REF = re.compile(r"(?:actions/runs/|\brun\s*#?\s*)(\d{3,})")
@@ -93,11 +93,11 @@ def process(req: Request, tmp: Path, owner: str, *, store: Store, slack: SlackPo
         return {"status": "resolved", "fix_checks": checked}
     try:
         got = _fetch(gh, run, tmp, cache, p["repo"], settings)
-    except (gp.Refused, UnsafeArchive) as exc:        # hostile or oversized input: say so, on the same comment
+    except MltdError as exc:                          # hostile or oversized input: say so, on the same comment
         body = f"### mltd\nI could not diagnose [this run]({run.html_url}): {neutralise(str(exc))}."
         return {"status": "refused", "error": str(exc), "comments": _post(store, repo, me, p, targets, body, owner)}
     jobs = [(j.name, j.html_url) for j in run.jobs() if j.conclusion in gp.TRAINING_CONCLUSIONS]
-    out = pipeline.reply(got.path, lambda doc: render_github(doc, run.html_url, jobs),
+    out = pipeline.reply(got.path, lambda diagnosis: render_github(diagnosis, run.html_url, jobs),
                          symptoms=[symptom] if symptom else [], source=run.html_url, run_id=str(run.id),
                          notes=got.notes, budget=settings.budget(), agent_settings=settings)
     cache_key = _cache_key(p["repo"], run)
@@ -112,7 +112,7 @@ def process(req: Request, tmp: Path, owner: str, *, store: Store, slack: SlackPo
         repo.get_commit(run.head_sha).create_comment(gp.MARKER + "\n" + out.body)
         outcome["commit"] = run.head_sha
         if settings.slack_alert_channel:
-            top = out.doc["root_causes"][0]["code"] if out.doc["root_causes"] else "no cause found"
+            top = out.replied.root_causes[0].code if out.replied.root_causes else "no cause found"
             slack.alert(settings.slack_alert_channel,
                         f"mltd: training run {run.html_url} failed on {run.head_branch}: {top}")
     summary = out.summary()

@@ -12,6 +12,7 @@ import re
 import urllib.request
 from pathlib import Path
 
+from analysis.errors import MltdError
 from bot.settings import Settings
 from bot.unzip import safe_extract
 
@@ -20,7 +21,7 @@ COMMENT_MAX = 65_536
 TRAINING_CONCLUSIONS = ("failure", "timed_out")
 
 
-class Refused(Exception):
+class Refused(MltdError):
     """A request mltd will not serve, worded for a reply."""
 
 

@@ -9,13 +9,14 @@ put its verified causes first, this module applies that same rule to them, and n
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Generic, Sequence, TypeVar
 
 from analysis import diagnose
 from analysis.budget import DEFAULT, Budget
 from analysis.diagnose import status_of
+from analysis.model import AGENT
 
 if TYPE_CHECKING:
     from analysis.compare import Comparison
@@ -27,27 +28,26 @@ Rendered = TypeVar("Rendered")
 # matplotlib (pyplot, its mathtext parser) is not thread-safe: two jobs on a worker's threads
 # drawing at once fail with a parse error, so plots are drawn one at a time per process
 _PLOTTING = threading.Lock()
-AGENT = "agent"                       # the `analyzer` of a cause the agent submitted and verification kept
 
 
 @dataclass
 class Reply(Generic[Rendered]):
     diagnosis: Diagnosis              # the engine's, as the analyzers ranked it
     run: Run
-    doc: dict                         # what is replied: after the agent and the status rule
+    replied: Diagnosis                # what is replied: after the agent and the status rule
     body: Rendered                    # the renderer's output
     plot: Path | None = None          # written when asked for and there was a series to draw
     plot_error: str | None = None     # why the plot asked for could not be written
 
     def summary(self) -> dict:
         """What the request store keeps of a reply."""
-        top = self.doc["root_causes"][0] if self.doc["root_causes"] else {}
-        return {"status": self.doc["status"], "top": top.get("code"), "confidence": top.get("confidence"),
-                "agent": self.doc["engine"].get("agent")}
+        top = self.replied.root_causes[0] if self.replied.root_causes else None
+        return {"status": self.replied.status, "top": top.code if top else None,
+                "confidence": top.confidence if top else None, "agent": self.replied.engine.get("agent")}
 
 
-def reply(path: Path, render: Callable[[dict], Rendered], *, symptoms: Sequence[str] = (), source: str | None = None,
-          run_id: str | None = None, notes: Sequence[str] = (), budget: Budget = DEFAULT,
+def reply(path: Path, render: Callable[[Diagnosis], Rendered], *, symptoms: Sequence[str] = (),
+          source: str | None = None, run_id: str | None = None, notes: Sequence[str] = (), budget: Budget = DEFAULT,
           agent_settings: Settings | None = None, plot: Path | None = None) -> Reply[Rendered]:
     """Diagnose the run at `path` and render the reply with `render`.
 
@@ -56,17 +56,18 @@ def reply(path: Path, render: Callable[[dict], Rendered], *, symptoms: Sequence[
     gradient norm and LR, recorded in the diagnosis's `analysis_artifacts`."""
     diagnosis, run = diagnose(path, list(symptoms), source=source, run_id=run_id, budget=budget)
     written, error = draw(diagnosis, run, plot) if plot is not None else (None, None)
-    doc = diagnosis.to_dict()
-    doc["questions"] = doc.get("questions", []) + list(notes)
+    # a copy: the engine's diagnosis stays as the analyzers ranked it
+    replied = replace(diagnosis, questions=diagnosis.questions + list(notes), engine=dict(diagnosis.engine),
+                      analysis_artifacts=dict(diagnosis.analysis_artifacts))
     if agent_settings is not None:
         from bot import agent  # the agent needs the service extras; the core CLI does not
 
-        doc = agent.review(path, run, doc, agent_settings)
-        if doc["root_causes"] and doc["root_causes"][0].get("analyzer") == AGENT:
-            doc["status"] = status_of(doc["root_causes"], doc["engine"].get("failed_analyzers", []))
-            if doc["status"] == "diagnosis_complete":
-                doc["tell_apart"] = ""       # the agent's verified cause settled what the analyzers could not
-    return Reply(diagnosis, run, doc, render(doc), written, error)
+        replied = agent.review(path, run, replied, agent_settings)
+        if replied.root_causes and replied.root_causes[0].analyzer == AGENT:
+            replied.status = status_of(replied.root_causes, replied.failed_analyzers)
+            if replied.status == "diagnosis_complete":
+                replied.tell_apart = ""       # the agent's verified cause settled what the analyzers could not
+    return Reply(diagnosis, run, replied, render(replied), written, error)
 
 
 def draw(diagnosis: Diagnosis, run: Run, dest: Path) -> tuple[Path | None, str | None]:
@@ -122,10 +123,10 @@ def signature(out: Reply) -> dict | None:
     """The located fact of the reply's top cause that a later run is held against."""
     from analysis.signature import signature_of
 
-    top = next((c for c in out.doc["root_causes"] if c.get("code") != "healthy"), None)
+    top = next((c for c in out.replied.root_causes if c.code != "healthy"), None)
     if top is None:
         return None
-    found = next((f for f in out.diagnosis.root_causes if f.code == top["code"]), None)
+    found = next((f for f in out.diagnosis.root_causes if f.code == top.code), None)
     sig = signature_of(found, out.run) if found is not None else None
     if sig is not None and "text" in sig:               # a log line: kept redacted, like the diagnosis
         from bot.redact import clean
@@ -139,7 +140,7 @@ def remembered(out: Reply) -> dict:
     quote it)."""
     from bot.redact import clean_doc
 
-    return clean_doc(out.doc)
+    return clean_doc(out.replied.to_dict())
 
 
 @dataclass
@@ -158,10 +159,11 @@ def fix_check(earlier: dict, earlier_signature: dict | None, out: Reply, label: 
     top = next((c for c in earlier.get("root_causes", []) if c.get("code") != "healthy"), None)
     if top is None or earlier.get("status") == "no_failure_found" or top.get("severity") not in SERIOUS:
         return None                   # a healthy run, or only notes: no cause to have fixed
+    doc = out.replied.to_dict()
     if earlier_signature is None:
-        return FixCheck(render_no_signature(top, out.doc, label), False, None)
-    got = check(earlier_signature, out.run, out.doc["root_causes"])
-    return FixCheck(render_fix_check(got, top, out.doc, label), is_fixed(got, out.doc), got)
+        return FixCheck(render_no_signature(top, doc, label), False, None)
+    got = check(earlier_signature, out.run, doc["root_causes"])
+    return FixCheck(render_fix_check(got, top, doc, label), is_fixed(got, doc), got)
 
 
 @dataclass

@@ -9,7 +9,12 @@ adversarial line per pattern.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from analysis.model import Diagnosis
 
 _T = r"(?<![A-Za-z0-9_-])"                   # a token starts a run of its own characters
 # what names a secret, after a non-letter (so `HF_TOKEN`, `MY_API_KEY`, `aws_session_token` count)
@@ -78,12 +83,22 @@ def clean(text: str, *, secrets: bool = True) -> str:
     return redact(text) if secrets else text
 
 
+def clean_diagnosis(diagnosis: Diagnosis, *, secrets: bool = True) -> Diagnosis:
+    """The output boundary: a copy of a diagnosis with every string in it passed through `clean`.
+    Every renderer starts here, so what it prints, posts or serialises has no secret and no control
+    character, and JSON stays valid."""
+    cleaned: Diagnosis = clean_doc(diagnosis, secrets=secrets)
+    return cleaned
+
+
 def clean_doc(obj, *, secrets: bool = True):
-    """The output boundary: a copy of a diagnosis (or any JSON-like value) with every string, keys
-    included, passed through `clean`. Every renderer starts here, so what it prints, posts or
-    serialises has no secret and no control character, and JSON stays valid."""
+    """A copy of any JSON-like value, or of a dataclass of them (a diagnosis), with every string,
+    keys included, passed through `clean`."""
     if isinstance(obj, str):
         return clean(obj, secrets=secrets)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return dataclasses.replace(obj, **{f.name: clean_doc(getattr(obj, f.name), secrets=secrets)
+                                           for f in dataclasses.fields(obj) if f.init})
     if isinstance(obj, dict):
         return {clean_doc(k, secrets=secrets) if isinstance(k, str) else k: clean_doc(v, secrets=secrets)
                 for k, v in obj.items()}

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from analysis.errors import MltdError
 from bot import compare_jobs, followup, pipeline
 from bot.fetch import Fetched, FetchError, brings_a_log, fetch, resolve, save_pasted
 from bot.redact import slack_escape
@@ -68,7 +69,7 @@ def process(req: Request, tmp: Path, *, store: Store, slack: SlackPort, settings
         return _follow_up(req, earlier, tmp, cache, store=store, slack=slack, settings=settings)
     try:
         g = gather(req, tmp, slack, settings, cache)
-    except FetchError as exc:
+    except MltdError as exc:                     # the run could not be had: say why, in the thread
         slack.say(store, req, str(exc))
         return {"status": "not_fetched", "error": str(exc)}
     symptom = req.params.get("symptom")
@@ -82,7 +83,7 @@ def process(req: Request, tmp: Path, *, store: Store, slack: SlackPort, settings
     slack.update(req, with_feedback(blocks, req.key), text)
     _remember(req, g, out, store)
     if not complete:
-        slack.upload_text(req, render_markdown(out.doc), "mltd-report.md", "mltd report")
+        slack.upload_text(req, render_markdown(out.replied), "mltd-report.md", "mltd report")
     if not req.plot_posted:                         # drawn after the answer is up: the answer comes first
         png, _ = pipeline.draw(out.diagnosis, out.run, tmp / "mltd-plot.png")
         if png is not None:

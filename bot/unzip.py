@@ -11,13 +11,15 @@ import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
 
+from analysis.errors import MltdError
+
 MAX_MEMBERS = 5000
 MAX_MEMBER_BYTES = 2 << 30
 MAX_TOTAL_BYTES = 8 << 30
 MAX_RATIO = 200
 
 
-class UnsafeArchive(Exception):
+class UnsafeArchive(MltdError):
     """Why an archive was refused, worded for a reply."""
 
 

@@ -9,7 +9,12 @@ import argparse
 import os
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from analysis.model import Diagnosis
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT = 0, 1, 2
 
@@ -91,18 +96,12 @@ def _locate(args, tmp: Path) -> tuple[Path | None, str | None]:
     """The local folder for `path`: as given, or fetched from S3 / MLTD_RUN_URI like the service does."""
     words = args.path
     if (len(words) == 2 and words[0] == "run") or words[0].startswith("s3://"):
-        from bot.fetch import FetchError, fetch, resolve
+        from bot.fetch import fetch, resolve
         from bot.settings import Settings
 
         settings = Settings()
         ref, kind = (words[1], "name") if words[0] == "run" else (words[0], "s3")
-        try:
-            got = fetch(resolve(ref, kind, settings), tmp / "run", settings)
-        except FetchError as exc:
-            text = str(exc).replace("Mention me with its s3:// location instead.",
-                                    "Set MLTD_RUN_URI (e.g. s3://bucket/runs/{run}/) or give the s3:// location.")
-            _say(f"mltd: {text}")
-            return None, None
+        got = fetch(resolve(ref, kind, settings), tmp / "run", settings)     # a FetchError is said by main
         for note in got.notes:
             _say(f"mltd: {note}")
         return got.path, got.source
@@ -156,8 +155,8 @@ def _diagnose_in(args, tmp: Path) -> int:
         from bot.settings import Settings
 
         agent_settings = Settings()
-    out = pipeline.reply(path, lambda doc: _render(args, doc), symptoms=args.symptom, source=source, budget=_budget(),
-                         agent_settings=agent_settings, plot=Path(args.plot) if args.plot else None)
+    out = pipeline.reply(path, lambda diagnosis: _render(args, diagnosis), symptoms=args.symptom, source=source,
+                         budget=_budget(), agent_settings=agent_settings, plot=Path(args.plot) if args.plot else None)
     if out.plot_error:
         _say(f"mltd: cannot write plot {args.plot}: {out.plot_error}")
     elif args.plot and out.plot is None:
@@ -220,7 +219,7 @@ def _locate_ref(ref: str, tmp: Path) -> tuple[Path | None, str | None]:
 def _watch(args) -> int:
     from handlers.watch.tail import follow
     from handlers.watch.watcher import Watcher
-    from handlers.watch_s3 import S3Log, S3LogError  # boto3 only once an s3:// log is opened
+    from handlers.watch_s3 import S3Log  # boto3 only once an s3:// log is opened; its S3LogError is said by main
 
     try:
         if args.path.startswith("s3://"):
@@ -229,7 +228,7 @@ def _watch(args) -> int:
             source, name = args.path, Path(args.path).resolve().name
         watcher = follow(source, lambda context: Watcher(name, context=context, budget=None),
                          poll_s=args.poll, idle_exit_s=args.idle_exit)
-    except (FileNotFoundError, S3LogError) as exc:
+    except FileNotFoundError as exc:
         _say(f"mltd: {exc}")
         return EXIT_INPUT
     except KeyboardInterrupt:
@@ -238,19 +237,19 @@ def _watch(args) -> int:
     return EXIT_OK
 
 
-def _render(args, doc: dict) -> str:
+def _render(args, diagnosis: Diagnosis) -> str:
     from bot.render import render_json, render_markdown, render_text
 
     if args.top is not None:
-        doc = {**doc, "root_causes": doc["root_causes"][: max(args.top, 0)]}
+        diagnosis = replace(diagnosis, root_causes=diagnosis.root_causes[: max(args.top, 0)])
     if args.format == "json":
-        return render_json(doc, redact=args.redact)
+        return render_json(diagnosis, redact=args.redact)
     if args.format == "markdown":
-        return render_markdown(doc, redact=args.redact)
+        return render_markdown(diagnosis, redact=args.redact)
     color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
     # the terminal's width on a terminal; no wrapping at all into a pipe or a CI log
     width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 100_000
-    return render_text(doc, color=color, redact=args.redact, width=width, brief=args.quiet)
+    return render_text(diagnosis, color=color, redact=args.redact, width=width, brief=args.quiet)
 
 
 def _doctor() -> int:
@@ -323,6 +322,8 @@ def _worker(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    from analysis.errors import MltdError
+
     try:
         if args.command == "diagnose":
             return _diagnose(args)
@@ -338,6 +339,11 @@ def main(argv: list[str] | None = None) -> int:
             return _doctor()
         if args.command == "feedback":
             return _feedback_export(args)
+    except MltdError as exc:  # the one place a user-facing error is said: one line, exit 2
+        # a fetch error is worded for a Slack thread; on the command line the fix is a setting
+        _say("mltd: " + str(exc).replace("Mention me with its s3:// location instead.",
+                                         "Set MLTD_RUN_URI (e.g. s3://bucket/runs/{run}/) or give the s3:// location."))
+        return EXIT_INPUT
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import re
 
+from analysis.errors import MltdError
 from handlers.watch.tail import LOG_SUFFIXES
 
 
-class S3LogError(Exception):
+class S3LogError(MltdError):
     """The prefix cannot be followed: said in one line, exit 2."""
 
 

@@ -22,7 +22,7 @@ def lr_run(scenario, tmp_path):
     log = root / "train.log"
     log.write_text(log.read_text() + f"token=AKIAABCDEFGHIJKLMNOP\n{INJECTION}\n")
     diagnosis, run = diagnose(root)
-    return root, run, diagnosis.to_dict()
+    return root, run, diagnosis
 
 
 def settings(api, monkeypatch, **kw):
@@ -45,7 +45,8 @@ def jump_line(root):
 
 
 def test_investigates_with_tools_and_posts_only_verified_evidence(lr_run, monkeypatch):
-    root, run, doc = lr_run
+    root, run, diagnosis = lr_run
+    doc = diagnosis.to_dict()
     before = [c["code"] for c in doc["root_causes"]]
     n = jump_line(root)
     api = AnthropicStandIn([
@@ -59,7 +60,7 @@ def test_investigates_with_tools_and_posts_only_verified_evidence(lr_run, monkey
                       issue="invented")]),
     ])
     try:
-        out = agent.review(root, run, doc, settings(api, monkeypatch))
+        out = agent.review(root, run, diagnosis, settings(api, monkeypatch)).to_dict()
     finally:
         api.close()
     first = api.requests[0]
@@ -83,12 +84,12 @@ def test_investigates_with_tools_and_posts_only_verified_evidence(lr_run, monkey
 
 
 def test_a_planted_instruction_changes_nothing(lr_run, monkeypatch):
-    root, run, doc = lr_run
+    root, run, diagnosis = lr_run
     api = AnthropicStandIn([[tool_use("grep", {"pattern": "IGNORE"}, 1)],
                             submit([cause([{"text": "lr=0.8", "artifact": "train.log",
                                             "locator": f"line {jump_line(root)}"}])])])
     try:
-        out = agent.review(root, run, doc, settings(api, monkeypatch))
+        out = agent.review(root, run, diagnosis, settings(api, monkeypatch)).to_dict()
     finally:
         api.close()
     grep_result = api.requests[1]["messages"][-1]["content"][0]["content"]
@@ -99,16 +100,17 @@ def test_a_planted_instruction_changes_nothing(lr_run, monkeypatch):
 
 
 def test_no_key_means_analyzers_and_one_line(lr_run):
-    root, run, doc = lr_run
-    out = agent.review(root, run, doc, Settings(ANTHROPIC_API_KEY=""))
+    root, run, diagnosis = lr_run
+    out = agent.review(root, run, diagnosis, Settings(ANTHROPIC_API_KEY="")).to_dict()
     assert out["root_causes"][0]["code"] == "lr_too_high" and "agent is off" in out["engine"]["agent_note"]
 
 
 def test_overloaded_api_falls_back(lr_run, monkeypatch):
-    root, run, doc = lr_run
+    root, run, diagnosis = lr_run
+    doc = diagnosis.to_dict()
     api = AnthropicStandIn([(529, "overloaded_error")] * 4)
     try:
-        out = agent.review(root, run, doc, settings(api, monkeypatch))
+        out = agent.review(root, run, diagnosis, settings(api, monkeypatch)).to_dict()
     finally:
         api.close()
     assert len(api.requests) == 2                                    # one try + MLTD_AGENT_RETRIES=1
@@ -116,11 +118,11 @@ def test_overloaded_api_falls_back(lr_run, monkeypatch):
 
 
 def test_a_bad_answer_is_retried_once_then_dropped(lr_run, monkeypatch):
-    root, run, doc = lr_run
+    root, run, diagnosis = lr_run
     bad = submit([dict(cause([]), code="cosmic_rays")])
     api = AnthropicStandIn([bad, bad])
     try:
-        out = agent.review(root, run, doc, settings(api, monkeypatch))
+        out = agent.review(root, run, diagnosis, settings(api, monkeypatch)).to_dict()
     finally:
         api.close()
     assert len(api.requests) == 2
@@ -130,14 +132,14 @@ def test_a_bad_answer_is_retried_once_then_dropped(lr_run, monkeypatch):
 
 
 def test_through_bedrock(lr_run, monkeypatch):
-    root, run, doc = lr_run
+    root, run, diagnosis = lr_run
     api = AnthropicStandIn(submit([cause([{"text": "lr=0.8", "artifact": "train.log", "locator": f"line {jump_line(root)}"}])]))
     for k, v in {"AWS_ENDPOINT_URL_BEDROCK_RUNTIME": api.url, "AWS_ACCESS_KEY_ID": "testing",
                  "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1"}.items():
         monkeypatch.setenv(k, v)
     try:
-        out = agent.review(root, run, doc, Settings(MLTD_AGENT_PROVIDER="bedrock",
-                                                    MLTD_AGENT_MODEL="anthropic.claude-sonnet-4-5-v1:0"))
+        out = agent.review(root, run, diagnosis, Settings(MLTD_AGENT_PROVIDER="bedrock",
+                                                    MLTD_AGENT_MODEL="anthropic.claude-sonnet-4-5-v1:0")).to_dict()
     finally:
         api.close()
     assert api.requests[0]["model"] == "anthropic.claude-sonnet-4-5-v1:0"

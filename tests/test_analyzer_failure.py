@@ -3,6 +3,7 @@ analysis is incomplete, and every renderer names the analyzer and its error in o
 import json
 
 from analysis.analyzers import loss
+from analysis.model import Diagnosis
 from bot.render.github import render_github
 from bot.render.markdown import render_markdown
 from bot.render.slack import render as render_slack
@@ -26,7 +27,8 @@ def test_a_failed_analyzer_makes_the_analysis_incomplete(scenario, capsys, monke
     assert not any(c["code"] == "healthy" for c in doc["root_causes"])
     assert doc["engine"]["failed_analyzers"] == [{"analyzer": "loss",
                                                   "error": "MemoryError: Unable to allocate 43.9 GiB for an array"}]
-    slack = json.dumps(render_slack(doc)[0])
-    for out in (render_text(doc), render_markdown(doc), render_github(doc), slack):
+    diagnosis = Diagnosis.from_dict(doc)
+    slack = json.dumps(render_slack(diagnosis)[0])
+    for out in (render_text(diagnosis), render_markdown(diagnosis), render_github(diagnosis), slack):
         said = [ln for ln in out.splitlines() if "loss analyzer failed" in ln]
         assert len(said) == 1 and "MemoryError" in said[0], out

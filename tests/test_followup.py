@@ -55,11 +55,11 @@ def test_a_window_reads_the_runs_own_points(scenario):
 
 def test_answers_say_what_they_cannot(scenario):
     out = pipeline.reply(scenario("lr_jump_mlp"), lambda d: "")
-    a = pipeline.follow_up(scenario("lr_jump_mlp"), "what was the dropout rate?", out.doc)
+    a = pipeline.follow_up(scenario("lr_jump_mlp"), "what was the dropout rate?", pipeline.remembered(out))
     assert a.by == "analyzers" and "No key in this run's config (config.yaml) matches" in a.text
-    a = pipeline.follow_up(scenario("lr_jump_mlp"), "tell me a joke", out.doc)
+    a = pipeline.follow_up(scenario("lr_jump_mlp"), "tell me a joke", pipeline.remembered(out))
     assert "I can't answer “tell me a joke” from the analyzers alone" in a.text
-    a = pipeline.follow_up(scenario("lr_jump_mlp"), "what about the val loss around step 20?", out.doc)
+    a = pipeline.follow_up(scenario("lr_jump_mlp"), "what about the val loss around step 20?", pipeline.remembered(out))
     assert "This run logs no" in a.text or "val_loss" in a.text
 
 
@@ -68,9 +68,9 @@ def test_the_fix_check_reads_the_same_metric_at_the_same_step(scenario):
     sig = pipeline.signature(old)
     assert sig["metric"] == "train_loss" and sig["step"] == 299 and sig["value"] > 1000
     fixed = pipeline.reply(thread_runs.cached("fixed", stage2_lr=0.06), lambda d: "")
-    got = pipeline.fix_check(old.doc, sig, fixed, "run 42")
+    got = pipeline.fix_check(pipeline.remembered(old), sig, fixed, "run 42")
     assert got.fixed and got.check["verdict"] == "gone" and got.check["after"] < 0.01 and "\n" not in got.text
-    assert pipeline.fix_check(fixed.doc, pipeline.signature(fixed), old, "run 42") is None   # nothing to fix
+    assert pipeline.fix_check(pipeline.remembered(fixed), pipeline.signature(fixed), old, "run 42") is None   # nothing to fix
 
 
 def test_the_run_cache_keeps_a_run_for_its_lifetime(tmp_path):

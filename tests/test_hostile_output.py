@@ -17,6 +17,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from analysis import diagnose
+from analysis.model import Diagnosis
 from bot.render import render_json, render_markdown, render_text
 from bot.render.github import render_github
 from bot.render.slack import render as render_slack
@@ -143,7 +144,7 @@ def test_no_output_carries_a_planted_secret_link_or_mention(tmp_path, scenario, 
         reached |= {s for s in planted if s in raw}
         outputs += [("text", _cli(capsys, path, symptom, "text")), ("markdown", _cli(capsys, path, symptom, "markdown")),
                     ("json", _cli(capsys, path, symptom, "json"))]
-        doc = diagnose(path, [symptom])[0].to_dict()
+        doc = diagnose(path, [symptom])[0]
         hostile_job = "train <img src=x> @octocat `` ](https://evil.example) ghp_" + "9" * 36
         outputs += [("github", render_github(doc, RUN_URL, [(hostile_job, JOB_URL)])),
                     ("markdown()", render_markdown(doc)), ("text()", render_text(doc, color=True)),
@@ -171,7 +172,7 @@ def test_a_patch_cannot_close_its_fence_or_leak_a_context_secret():
                             "fix": "f", "patch": f"--- a/c\n+++ b/c\n@@ -1,2 +1,2 @@\n {key}\n-lr: 1\n+lr: 0.1\n"
                                                  "```\n<img src=https://evil.example/x> @octocat\n"}],
            "quick_fixes": [], "missing_artifacts": [], "analysis_artifacts": {}, "engine": {}}
-    md = render_github(doc)
+    md = render_github(Diagnosis.from_dict(doc))
     assert "f" * 40 not in md
     assert_inert_markdown(md)
 

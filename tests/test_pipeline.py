@@ -31,7 +31,7 @@ def _reviewed(scenario, monkeypatch, confidence):
 def test_the_agents_causes_earn_their_own_status(scenario, monkeypatch, confidence, status):
     out = _reviewed(scenario, monkeypatch, confidence)
     assert out.diagnosis.status == "diagnosis_complete"               # what the analyzers alone concluded
-    assert out.doc["root_causes"][0]["analyzer"] == "agent" and out.doc["status"] == status
+    assert out.replied.root_causes[0].analyzer == "agent" and out.replied.status == status
     assert json.loads(out.body)["status"] == status                    # the renderer saw the reviewed diagnosis
     assert out.summary()["status"] == status and out.summary()["agent"]["turns"] == 1
 

@@ -3,6 +3,7 @@ import json
 
 import pytest
 
+from analysis.model import Diagnosis
 from bot.mentions import parse
 from bot.redact import redact, slack_escape
 from bot.render.slack import BLOCKS_MAX, SECTION_MAX, TOTAL_MAX, render, with_feedback
@@ -42,7 +43,7 @@ def test_a_long_diagnosis_fits_slack(scenario, capsys):
     doc = json.loads(capsys.readouterr().out)
     cause = doc["root_causes"][0]
     doc["root_causes"] = [dict(cause, issue=cause["issue"] + " " + "x" * 4000, evidence=cause["evidence"] * 40)] * 60
-    blocks, text, complete = render(doc)
+    blocks, text, complete = render(Diagnosis.from_dict(doc))
     assert not complete and len(blocks) <= BLOCKS_MAX
     texts = [b["text"]["text"] if "text" in b else b["elements"][0]["text"] for b in blocks]
     assert all(len(t) <= SECTION_MAX for t in texts) and sum(map(len, texts)) <= TOTAL_MAX

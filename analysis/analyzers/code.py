@@ -37,15 +37,19 @@ def _unguarded_division(code: CodeFile) -> Finding | None:
         fixed = line.replace(f"/ {divisor}", f"/ ({divisor} + 1e-6)", 1)
         if fixed == line:
             continue
-        return Finding(
-            "numerical_instability", f"{code.artifact} line {line_no} divides by {divisor} with no epsilon: an input "
-            "with zero spread gives 0/0 = NaN", "low", 0.4,
-            [Evidence(f"{line.strip()}: divides by {divisor}, which is 0 for a constant input",
-                      code.artifact, f"line {line_no}")],
-            fix=f"Guard the division: / ({divisor} + 1e-6), or clamp the spread from below",
-            expected_impact="constant inputs give zeros instead of NaN and training continues",
-            patch=replace_line(code, line_no, fixed), analyzer=NAME,
-            quick_fix=f"Add an epsilon to the division by {divisor}")
+        return Finding(code="numerical_instability",
+                       issue=f"{code.artifact} line {line_no} divides by {divisor} with no epsilon: an input "
+                             "with zero spread gives 0/0 = NaN",
+                       severity="low",
+                       confidence=0.4,
+                       evidence=[Evidence(f"{line.strip()}: divides by {divisor}, which "
+                                          "is 0 for a constant input",
+                                          code.artifact, f"line {line_no}")],
+                       fix=f"Guard the division: / ({divisor} + 1e-6), or clamp the spread from below",
+                       expected_impact="constant inputs give zeros instead of NaN and training continues",
+                       patch=replace_line(code, line_no, fixed),
+                       analyzer=NAME,
+                       quick_fix=f"Add an epsilon to the division by {divisor}")
     return None
 
 
@@ -58,14 +62,19 @@ def _softmax_into_cross_entropy(code: CodeFile) -> Finding | None:
     for line_no, outer, inner in code.nested:
         if outer.rsplit(".", 1)[-1] in _CE and inner.rsplit(".", 1)[-1] in ("softmax", "Softmax"):
             line = code.text.splitlines()[line_no - 1]
-            return Finding(
-                "vanishing_gradients", f"{code.artifact} line {line_no} feeds softmax probabilities to a cross-entropy "
-                "loss, which applies log-softmax itself: the outputs are squashed twice and the gradients shrink",
-                "medium", 0.6, [Evidence(f"{line.strip()}: softmax, then a loss that expects raw logits", code.artifact,
-                                         f"line {line_no}")],
-                fix="Pass the raw logits to the cross-entropy loss (drop the softmax; keep it only for reporting "
-                    "probabilities)", expected_impact="full-size gradients; the loss falls below its plateau",
-                analyzer=NAME, quick_fix="Drop the softmax before the cross-entropy loss")
+            return Finding(code="vanishing_gradients",
+                           issue=f"{code.artifact} line {line_no} feeds softmax probabilities to a "
+                                 "cross-entropy loss, which applies log-softmax itself: the outputs are "
+                                 "squashed twice and the gradients shrink",
+                           severity="medium",
+                           confidence=0.6,
+                           evidence=[Evidence(f"{line.strip()}: softmax, then a loss that expects raw logits",
+                                              code.artifact, f"line {line_no}")],
+                           fix="Pass the raw logits to the cross-entropy loss (drop the softmax; keep it "
+                               "only for reporting probabilities)",
+                           expected_impact="full-size gradients; the loss falls below its plateau",
+                           analyzer=NAME,
+                           quick_fix="Drop the softmax before the cross-entropy loss")
     return None
 
 
@@ -79,14 +88,19 @@ def _half_without_scaler(code: CodeFile) -> Finding | None:
         return None
     for n, line in enumerate(code.text.splitlines(), start=1):
         if re.search(FLOAT16, line) and "bfloat16" not in line:
-            return Finding(
-                "numerical_instability", f"{code.artifact} line {n} computes in float16 with no GradScaler: gradients "
-                "under 6e-8 flush to zero and activations over 65504 become inf", "low", 0.4,
-                [Evidence(f"{line.strip()}: float16, and no GradScaler anywhere in the file",
-                          code.artifact, f"line {n}")],
-                fix="Use bf16 (torch.autocast(dtype=torch.bfloat16)), or wrap the step in torch.amp.GradScaler "
-                    "(scaler.scale(loss).backward(); scaler.step(opt); scaler.update())",
-                analyzer=NAME, quick_fix="Use bf16 or add a GradScaler")
+            return Finding(code="numerical_instability",
+                           issue=f"{code.artifact} line {n} computes in float16 with no GradScaler: "
+                                 "gradients under 6e-8 flush to zero and activations over 65504 become inf",
+                           severity="low",
+                           confidence=0.4,
+                           evidence=[Evidence(f"{line.strip()}: float16, and no "
+                                              "GradScaler anywhere in the file",
+                                              code.artifact, f"line {n}")],
+                           fix="Use bf16 (torch.autocast(dtype=torch.bfloat16)), or wrap the step in "
+                               "torch.amp.GradScaler "
+                               "(scaler.scale(loss).backward(); scaler.step(opt); scaler.update())",
+                           analyzer=NAME,
+                           quick_fix="Use bf16 or add a GradScaler")
     return None
 
 
@@ -117,16 +131,20 @@ def _unshuffled_training_loader(code: CodeFile) -> Finding | None:
                  line[:line.rindex(")")] + ", shuffle=True" + line[line.rindex(")"):]
                  if node.end_lineno == node.lineno and ")" in line else line)
         said = "shuffle=False" if shuffle is not None else "no shuffle argument (the default is False)"
-        return Finding(
-            "data_pipeline_bug", f"{code.artifact} line {node.lineno} loads the training set with {said}: every epoch "
-            "sees the batches in the same, stored order", "low", 0.4,
-            [Evidence(f"{line.strip()}: the training DataLoader does not shuffle",
-                      code.artifact, f"line {node.lineno}")],
-            fix="Shuffle the training data (DataLoader(..., shuffle=True) or a sampler); data stored by class or by "
-                "source otherwise gives batches of one kind, and the loss drops and jumps at the boundaries",
-            expected_impact="smooth epoch curves without periodic drops", analyzer=NAME,
-            patch=replace_line(code, node.lineno, fixed) if fixed != line else None,
-            quick_fix="Shuffle the training DataLoader")
+        return Finding(code="data_pipeline_bug",
+                       issue=f"{code.artifact} line {node.lineno} loads the training set with {said}: every "
+                             "epoch sees the batches in the same, stored order",
+                       severity="low",
+                       confidence=0.4,
+                       evidence=[Evidence(f"{line.strip()}: the training DataLoader does not shuffle",
+                                          code.artifact, f"line {node.lineno}")],
+                       fix="Shuffle the training data (DataLoader(..., shuffle=True) or a sampler); data "
+                           "stored by class or by source otherwise gives batches of one kind, and the loss "
+                           "drops and jumps at the boundaries",
+                       expected_impact="smooth epoch curves without periodic drops",
+                       analyzer=NAME,
+                       patch=replace_line(code, node.lineno, fixed) if fixed != line else None,
+                       quick_fix="Shuffle the training DataLoader")
     return None
 
 
@@ -164,13 +182,18 @@ def _lr_above_range(code: CodeFile) -> Finding | None:
         if not isinstance(lr, (int, float)) or isinstance(lr, bool) or lr <= LR_RANGE[fam][1]:
             continue
         line = code.text.splitlines()[node.lineno - 1]
-        return Finding(
-            "lr_too_high", f"{code.artifact} line {node.lineno} builds {callee} with lr={lr:g}, above the usual range "
-            f"of {fam} (up to ~{LR_RANGE[fam][1]:g})", "medium", 0.5,
-            [Evidence(f"{line.strip()}: lr {lr:g} for {callee}", code.artifact, f"line {node.lineno}")],
-            fix=f"Lower the learning rate to ~{lr / 10:g} (a tenth) and add a warm-up; raise it back only while the "
-                "loss keeps falling", expected_impact="the loss falls instead of diverging or stalling",
-            analyzer=NAME, quick_fix="Lower the LR 10x")
+        return Finding(code="lr_too_high",
+                       issue=f"{code.artifact} line {node.lineno} builds {callee} with lr={lr:g}, above the "
+                             f"usual range of {fam} (up to ~{LR_RANGE[fam][1]:g})",
+                       severity="medium",
+                       confidence=0.5,
+                       evidence=[Evidence(f"{line.strip()}: lr {lr:g} for {callee}", code.artifact,
+                                          f"line {node.lineno}")],
+                       fix=f"Lower the learning rate to ~{lr / 10:g} (a tenth) and add a warm-up; raise it "
+                           "back only while the loss keeps falling",
+                       expected_impact="the loss falls instead of diverging or stalling",
+                       analyzer=NAME,
+                       quick_fix="Lower the LR 10x")
     return None
 
 
@@ -187,14 +210,18 @@ def _frozen(code: CodeFile, opts: dict[str, tuple[str, int]]) -> Finding | None:
     if not off or on or not opts:
         return None
     var, (callee, built_at) = next(iter(opts.items()))
-    return Finding(
-        "no_parameter_updates", f"{code.artifact} freezes the model's parameters (requires_grad=False) and never "
-        f"unfreezes them, so {var} has nothing to update", "high", 0.7,
-        [Evidence(f"{lines[off[0] - 1].strip()}: parameters frozen", code.artifact, f"line {off[0]}"),
-         Evidence(f"{code.line(built_at)}: the optimizer", code.artifact, f"line {built_at}")],
-        fix="Unfreeze the layers meant to train (requires_grad=True) before building the optimizer, and build it "
-            "over [p for p in model.parameters() if p.requires_grad]", analyzer=NAME,
-        quick_fix="Unfreeze the trainable layers")
+    return Finding(code="no_parameter_updates",
+                   issue=f"{code.artifact} freezes the model's parameters (requires_grad=False) and never "
+                         f"unfreezes them, so {var} has nothing to update",
+                   severity="high",
+                   confidence=0.7,
+                   evidence=[Evidence(f"{lines[off[0] - 1].strip()}: parameters frozen", code.artifact,
+                                      f"line {off[0]}"),
+                             Evidence(f"{code.line(built_at)}: the optimizer", code.artifact, f"line {built_at}")],
+                   fix="Unfreeze the layers meant to train (requires_grad=True) before building the "
+                       "optimizer, and build it over [p for p in model.parameters() if p.requires_grad]",
+                   analyzer=NAME,
+                   quick_fix="Unfreeze the trainable layers")
 
 
 def analyze(run: Run) -> list[Finding]:
@@ -213,30 +240,37 @@ def analyze(run: Run) -> list[Finding]:
         stepped = [v for v in opts if f"{v}.step" in code.calls]
         built = Evidence(f"{code.line(built_at)}: the optimizer", code.artifact, f"line {built_at}")
         if not stepped:
-            out.append(Finding(
-                "no_parameter_updates", f"{code.artifact} calls backward() but never {var}.step(): the gradients are "
-                "computed and thrown away, so the weights never change",
-                "critical", 0.8,
-                [Evidence(f"{code.line(backward[0])}: gradients computed, and no {var}.step() anywhere in the file",
-                          code.artifact, f"line {backward[0]}"), built],
-                fix=f"Call {var}.step() after loss.backward() in the training loop",
-                expected_impact="the weights change and the loss starts to fall",
-                patch=insert_code_before(code, backward[0] + 1, f"{var}.step()"), analyzer=NAME,
-                quick_fix=f"Add {var}.step() after backward()"))
+            out.append(Finding(code="no_parameter_updates",
+                               issue=f"{code.artifact} calls backward() but never {var}.step(): the "
+                                     "gradients are computed and thrown away, so the weights never change",
+                               severity="critical",
+                               confidence=0.8,
+                               evidence=[Evidence(f"{code.line(backward[0])}: gradients computed, and no "
+                                                  f"{var}.step() anywhere in the file",
+                                                  code.artifact, f"line {backward[0]}"), built],
+                               fix=f"Call {var}.step() after loss.backward() in the training loop",
+                               expected_impact="the weights change and the loss starts to fall",
+                               patch=insert_code_before(code, backward[0] + 1, f"{var}.step()"),
+                               analyzer=NAME,
+                               quick_fix=f"Add {var}.step() after backward()"))
             continue
         if "zero_grad" not in code.calls:
             step_line = min(code.calls[f"{stepped[0]}.step"])
-            out.append(Finding(
-                "exploding_gradients", f"Gradients are never cleared in {code.artifact}: no zero_grad() before "
-                f"backward(), so each {stepped[0]}.step() applies the sum of every gradient since the start",
-                "high", 0.7,
-                [Evidence(f"{code.line(backward[0])}: accumulates into .grad, and no zero_grad() anywhere in the file",
-                          code.artifact, f"line {backward[0]}"),
-                 Evidence(f"{code.line(step_line)}: applies the accumulated gradient",
-                          code.artifact, f"line {step_line}")],
-                fix=f"Call {stepped[0]}.zero_grad() once per step, before loss.backward()",
-                expected_impact="the gradient norm stays at the scale of one batch's gradient "
-                                "and the loss stays finite",
-                patch=insert_code_before(code, backward[0], f"{stepped[0]}.zero_grad()"), analyzer=NAME,
-                quick_fix=f"Add {stepped[0]}.zero_grad() before backward()"))
+            out.append(Finding(code="exploding_gradients",
+                               issue=f"Gradients are never cleared in {code.artifact}: no zero_grad() "
+                                     f"before backward(), so each {stepped[0]}.step() applies the sum of "
+                                     "every gradient since the start",
+                               severity="high",
+                               confidence=0.7,
+                               evidence=[Evidence(f"{code.line(backward[0])}: accumulates into .grad, and no "
+                                                  "zero_grad() anywhere in the file",
+                                                  code.artifact, f"line {backward[0]}"),
+                                         Evidence(f"{code.line(step_line)}: applies the accumulated gradient",
+                                                  code.artifact, f"line {step_line}")],
+                               fix=f"Call {stepped[0]}.zero_grad() once per step, before loss.backward()",
+                               expected_impact="the gradient norm stays at the scale of one batch's gradient "
+                                               "and the loss stays finite",
+                               patch=insert_code_before(code, backward[0], f"{stepped[0]}.zero_grad()"),
+                               analyzer=NAME,
+                               quick_fix=f"Add {stepped[0]}.zero_grad() before backward()"))
     return out

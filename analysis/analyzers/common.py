@@ -5,15 +5,15 @@ import re
 
 from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence
-from analysis.run import Run
+from analysis.run import ConfigHit, Run
 
 LOSS_NAMES = ("train_loss", "train_loss_epoch", "val_loss")
 # Below this many points a curve is an excerpt: the trend rules (divergence, plateau) need more, and
 # a NaN in it has no history that would tell an overflow from an LR too high.
 SHORT_CURVE = 12
 # What tells bad data from the other readings of a NaN loss (the excerpt and crashes analyzers list it)
-NAN_DATA_SETTLE = ("run one pass over the data asserting torch.isfinite on every batch's inputs and targets (and "
-                   "non-empty boxes, labels in range): a batch that fails makes this data_pipeline_bug")
+NAN_DATA_SETTLE = ("run one pass over the data asserting torch.isfinite on every batch's inputs and targets "
+                   "(and non-empty boxes, labels in range): a batch that fails makes this data_pipeline_bug")
 
 
 def train_loss(run: Run) -> Series | None:
@@ -58,7 +58,7 @@ def optimizer_family(run: Run) -> tuple[str, Evidence] | None:
             if isinstance(value, str) and re.search(r"(^|[._])(optim|optimizer)(_name|_type|\.name|\.type)?$", key):
                 fam = _family(value)
                 if fam:
-                    return fam, Evidence(f"{key} = {value}", cfg.artifact, f"line {cfg.lines.get(key, 1)}")
+                    return fam, ConfigHit(cfg, key, value).evidence()
     for code in run.code:
         for var, (callee, line) in code.built.items():
             fam = _family(callee.rsplit(".", 1)[-1])

@@ -8,7 +8,7 @@ from analysis.analyzers.common import NAN_DATA_SETTLE
 from analysis.metrics import clip
 from analysis.model import Event, Evidence, Finding
 from analysis.patches import set_config_value
-from analysis.run import Run
+from analysis.run import ConfigHit, Run
 
 NAME = "crashes"
 GIB = 2 ** 30
@@ -57,20 +57,20 @@ def _oom(run: Run, e: Event) -> Finding:
         if shape[1]:
             patch = shape[1]
     hit = run.config_value("per_device_train_batch_size", "batch_size", "micro_batch_size", "train_batch_size")
-    if patch is None and hit and isinstance(hit[2], int) and hit[2] > 1:
-        cfg, key, bs = hit
-        ev.append(Evidence(f"{key} = {bs}", cfg.artifact, f"line {cfg.lines.get(key, 1)}"))
-        patch = set_config_value(cfg, key, max(1, bs // 2))
+    if patch is None and hit and isinstance(hit.value, int) and hit.value > 1:
+        ev.append(hit.evidence())
+        patch = set_config_value(hit.config, hit.key, max(1, hit.value // 2))
     budget = _budget(run) if where == "GPU" else None
     if budget is not None:
         ev.append(budget[0])
     if shape is not None:
-        fix = (f"That one tensor is {_gib(f['tried'])}, set by {shape[2]}: build it in chunks along its first "
-               "dimension (e.g. evaluate a few sequences at a time and keep only what you need from each chunk, "
-               "such as the loss or the argmax), or lower those settings; halving the first halves it")
+        fix = (f"That one tensor is {_gib(f['tried'])}, set by {shape[2]}: build it in chunks along "
+               "its first dimension (e.g. evaluate a few sequences at a time and keep only what you "
+               "need from each chunk, such as the loss or the argmax), or lower those settings; "
+               "halving the first halves it")
     elif frag:
-        fix = ("Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to stop fragmentation; "
-               "if it still fails, halve the micro-batch and keep the effective batch with gradient accumulation")
+        fix = ("Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to stop fragmentation; if it still "
+               "fails, halve the micro-batch and keep the effective batch with gradient accumulation")
     elif budget is not None and budget[1]:
         fix = "Where the memory goes decides the fix: " + "; ".join(budget[1])
     else:
@@ -79,15 +79,15 @@ def _oom(run: Run, e: Event) -> Finding:
     title = _OOM_TITLES.get(e.signature, f"{where} out of memory")
     if e.signature == "host_oom" and "tried" not in f:
         fix = ("The kernel's OOM killer ended the process (SIGKILL, exit 137/-9): host RAM ran out. Lower "
-               "num_workers and the data held in memory per worker (load lazily, memory-map), load checkpoints "
-               "with mmap=True / low_cpu_mem_usage, and check `dmesg` for the oom-kill line")
+               "num_workers and the data held in memory per worker (load lazily, memory-map), load "
+               "checkpoints with mmap=True / low_cpu_mem_usage, and check `dmesg` for the oom-kill line")
     elif e.signature == "cudnn_oom_in_disguise":
         fix = ("cuDNN or cuBLAS could not get memory for its handle or workspace: check nvidia-smi for other "
-               "processes on the GPU and halve the batch size first; if it still fails at batch size 1, check that "
-               "the PyTorch build matches the CUDA/cuDNN driver (and, for cuBLAS, that no token id exceeds the "
-               "embedding size)")
-    return Finding("out_of_memory", f"{title}: " + ", ".join(parts) if parts else title, "critical",
-                   0.75 if e.signature == "cudnn_oom_in_disguise" else 0.97, ev, fix=fix,
+               "processes on the GPU and halve the batch size first; if it still fails at batch size 1, "
+               "check that the PyTorch build matches the CUDA/cuDNN driver (and, for cuBLAS, that no token "
+               "id exceeds the embedding size)")
+    return Finding(code="out_of_memory", issue=f"{title}: " + ", ".join(parts) if parts else title, severity="critical",
+                   confidence=0.75 if e.signature == "cudnn_oom_in_disguise" else 0.97, evidence=ev, fix=fix,
                    expected_impact="the step fits in memory; throughput per sample roughly unchanged",
                    patch=patch, analyzer=NAME, quick_fix="Halve the micro-batch size")
 
@@ -129,83 +129,92 @@ def _allocation_shape(run: Run, tried: int):
                     names = " x ".join(f"{k} ({v:,})" for _, k, v in combo)
                     cfg, key, v = combo[0]
                     lines = ", ".join(f"{c.artifact} line {c.lines.get(k, 1)}" for c, k, _ in combo)
-                    ev = Evidence(f"{names} x {width} bytes = {tried:,} bytes: exactly the allocation that failed "
-                                  f"({lines})", cfg.artifact, f"line {cfg.lines.get(key, 1)}")
+                    ev = ConfigHit(cfg, key, v).evidence(f"{names} x {width} bytes = {tried:,} bytes: "
+                                                         f"exactly the allocation that failed ({lines})")
                     return ev, set_config_value(cfg, key, max(1, v // 2)), " x ".join(k for _, k, _ in combo)
     return None
 
 
 _FIXES = {
-    "nccl_timeout": ("A collective timed out: one rank stopped reaching it", "Find the rank that stalled first "
-                     "(NCCL_DEBUG=INFO, TORCH_NCCL_ASYNC_ERROR_HANDLING=1); look for uneven data per rank, a "
-                     "rank-only branch (logging, eval, checkpointing) or a hung dataloader; raise the timeout only "
-                     "once the cause is known"),
-    "elastic_teardown": ("torchrun is stopping the other ranks because one failed", "Read the first failing rank's "
-                         "own error above the SIGTERM lines (or torchrun's error file): the SIGTERMs are its "
-                         "consequence"),
-    "rank_failure": ("A worker rank failed and took the job down", "Read the first failing rank's own traceback "
-                     "(torchrun's error file); the other ranks' errors are consequences"),
-    "dataloader_killed": ("A DataLoader worker died", "The worker was killed (often the host OOM killer or a too-small "
-                          "/dev/shm): lower num_workers, give the container more shared memory (--shm-size), and "
-                          "check the sample the worker was loading"),
+    "nccl_timeout": ("A collective timed out: one rank stopped reaching it", "Find the rank that stalled "
+                     "first (NCCL_DEBUG=INFO, TORCH_NCCL_ASYNC_ERROR_HANDLING=1); look for uneven data per "
+                     "rank, a rank-only branch (logging, eval, checkpointing) or a hung dataloader; raise "
+                     "the timeout only once the cause is known"),
+    "elastic_teardown": ("torchrun is stopping the other ranks because one failed", "Read the first "
+                         "failing rank's own error above the SIGTERM lines (or torchrun's error file): the "
+                         "SIGTERMs are its consequence"),
+    "rank_failure": ("A worker rank failed and took the job down", "Read the first failing rank's own "
+                     "traceback (torchrun's error file); the other ranks' errors are consequences"),
+    "dataloader_killed": ("A DataLoader worker died", "The worker was killed (often the host OOM killer or a "
+                          "too-small /dev/shm): lower num_workers, give the container more shared memory "
+                          "(--shm-size), and check the sample the worker was loading"),
     "dataloader_handover": ("A DataLoader worker died while handing a batch to the training process",
-                            "The worker vanished mid-transfer (often the host OOM killer or a too-small /dev/shm): "
-                            "lower num_workers, give the container more shared memory (--shm-size) or use "
-                            "torch.multiprocessing.set_sharing_strategy('file_system') (also the fix when the "
-                            "process runs out of file descriptors: ancdata, too many open files; or raise ulimit -n), "
-                            "and check the sample the worker was loading"),
-    "dataloader_worker_error": ("A DataLoader worker failed while loading a sample", "The worker's own error names "
-                                "the record: fix or skip it in the dataset's __getitem__ (catch the decode error, "
-                                "log the index, filter the file list); num_workers=0 reproduces it in the main "
-                                "process"),
+                            "The worker vanished mid-transfer (often the host OOM killer or a too-small "
+                            "/dev/shm): lower num_workers, give the container more shared memory "
+                            "(--shm-size) or use torch.multiprocessing.set_sharing_strategy('file_system') "
+                            "(also the fix when the process runs out of file descriptors: ancdata, too many "
+                            "open files; or raise ulimit -n), and check the sample the worker was loading"),
+    "dataloader_worker_error": ("A DataLoader worker failed while loading a sample", "The worker's own error "
+                                "names the record: fix or skip it in the dataset's __getitem__ (catch the "
+                                "decode error, log the index, filter the file list); num_workers=0 "
+                                "reproduces it in the main process"),
     "nccl_shm": ("NCCL could not create its shared-memory segment (/dev/shm full or too small)",
                  "Give the container more shared memory (docker --shm-size=16g or --ipc=host; a Kubernetes "
                  "emptyDir with medium: Memory on /dev/shm), remove stale /dev/shm/nccl-* files; "
                  "NCCL_SHM_DISABLE=1 works around it at some speed cost"),
     "port_in_use": ("The rendezvous port is already in use: distributed init could not bind MASTER_PORT",
-                    "Another job (or a stale process from a crashed run) holds the port: pick a free one "
-                    "(torchrun --master_port, accelerate --main_process_port, MASTER_PORT) or kill the stale process"),
+                    "Another job (or a stale process from a crashed run) holds the port: pick a "
+                    "free one (torchrun --master_port, accelerate --main_process_port, MASTER_PORT) "
+                    "or kill the stale process"),
     "store_barrier": ("Ranks wait at the init barrier: fewer (or more) workers joined than the world size",
                       "A rank never started or crashed before init (read its own log), or two jobs share one "
                       "MASTER_ADDR:MASTER_PORT; check nproc_per_node x nnodes equals world_size"),
     "ddp_unused_parameters": ("DDP: some parameters received no gradient in the previous iteration",
                               "Pass find_unused_parameters=True to DistributedDataParallel, or make every "
-                              "output of forward() take part in the loss (remove or freeze the unused module); "
-                              "TORCH_DISTRIBUTED_DEBUG=DETAIL names the parameters"),
+                              "output of forward() take part in the loss (remove or freeze the unused "
+                              "module); TORCH_DISTRIBUTED_DEBUG=DETAIL names the parameters"),
     "label_out_of_range": ("A target label is outside [0, number of classes)",
-                           "Check the labels against the model's output size: masks saved as 0/255 need mapping to "
-                           "class indices, an ignore label (-1, 255) needs ignore_index in the loss, and the class "
-                           "count may be off by one (background); assert labels.min() >= 0 and labels.max() < C"),
+                           "Check the labels against the model's output size: masks saved as 0/255 need "
+                           "mapping to class indices, an ignore label (-1, 255) needs ignore_index in the "
+                           "loss, and the class count may be off by one (background); assert labels.min() "
+                           ">= 0 and labels.max() < C"),
     "var_dof": ("var()/std() over a single element: the statistic is NaN and its gradient too",
-                "Guard the reduction: compute the variance only when the reduced dimension has >= 2 elements "
-                "(or use correction=0), and add a regulariser that keeps the quantity from collapsing to one value"),
+                "Guard the reduction: compute the variance only when the reduced dimension has >= "
+                "2 elements (or use correction=0), and add a regulariser that keeps the quantity "
+                "from collapsing to one value"),
     "batchnorm_single": ("BatchNorm saw one value per channel (batch of 1)", "Drop the last incomplete batch "
                          "(drop_last=True), use batch size >= 2, or switch to GroupNorm/LayerNorm"),
     "anomaly_nan": ("Autograd anomaly detection named the op that produced NaN", "Fix the named op's inputs: "
                     "clamp before log/sqrt/div, add eps, compute it in fp32"),
-    "loss_scale_overflow": ("fp16 loss-scale overflows: gradients exceed fp16 range", "Use bf16 autocast, or keep "
-                            "the GradScaler and lower the LR; check for a layer that produces very large activations"),
-    "duplicate_gpu": ("Two ranks are on the same GPU", "Bind each process to its own device before init: "
-                      "torch.cuda.set_device(local_rank) (LOCAL_RANK from the launcher); remove a device fixed in the "
-                      "script (cuda:0, CUDA_VISIBLE_DEVICES set per process) and check nproc_per_node <= GPUs"),
-    "ddp_ready_twice": ("DDP saw a parameter's gradient twice in one step (reentrant gradient checkpointing, or a "
-                        "parameter shared or used outside forward)",
+    "loss_scale_overflow": ("fp16 loss-scale overflows: gradients exceed fp16 range", "Use bf16 "
+                            "autocast, or keep the GradScaler and lower the LR; check for a layer that "
+                            "produces very large activations"),
+    "duplicate_gpu": ("Two ranks are on the same GPU", "Bind each process to its own device before "
+                      "init: torch.cuda.set_device(local_rank) (LOCAL_RANK from the launcher); remove a "
+                      "device fixed in the script (cuda:0, CUDA_VISIBLE_DEVICES set per process) and "
+                      "check nproc_per_node <= GPUs"),
+    "ddp_ready_twice": ("DDP saw a parameter's gradient twice in one step (reentrant gradient checkpointing, "
+                        "or a parameter shared or used outside forward)",
                         "Use non-reentrant checkpointing (torch.utils.checkpoint with use_reentrant=False, "
-                        "gradient_checkpointing_kwargs={'use_reentrant': False}), or call model._set_static_graph(); "
-                        "TORCH_DISTRIBUTED_DEBUG=DETAIL names the parameter"),
-    "embedding_index_out_of_range": ("An id beyond the embedding table: a token or category id >= num_embeddings",
-                                     "After adding tokens call model.resize_token_embeddings(len(tokenizer)); check "
-                                     "that the largest input id is below the embedding size (vocab_size in the config "
+                        "gradient_checkpointing_kwargs={'use_reentrant': False}), or call "
+                        "model._set_static_graph(); TORCH_DISTRIBUTED_DEBUG=DETAIL names the parameter"),
+    "embedding_index_out_of_range": ("An id beyond the embedding table: a token or "
+                                     "category id >= num_embeddings",
+                                     "After adding tokens call "
+                                     "model.resize_token_embeddings(len(tokenizer)); check that the largest "
+                                     "input id is below the embedding size (vocab_size in the config "
                                      "matching the tokenizer, categorical ids built from the same data)"),
     "device_assert": ("A device-side assert: an index out of range, most often a class label outside "
                       "[0, number of classes) or a token id beyond the vocabulary",
                       "Rerun with CUDA_LAUNCH_BLOCKING=1 (or on the CPU) to see the failing op; check "
-                      "labels.min() >= 0 and labels.max() < the model's output size (a class count off by one, "
-                      "an ignore label of -1 or 255 without ignore_index, 1-based labels), and token ids < vocab_size"),
-    "target_size_mismatch": ("The loss compares predictions and targets of different shapes: they broadcast, so "
-                             "every prediction is scored against every label",
-                             "Make the shapes equal before the loss: squeeze the model's output ([N, 1] -> [N]) "
-                             "or unsqueeze the target; the model otherwise learns only the labels' mean"),
+                      "labels.min() >= 0 and labels.max() < the model's output size (a class count "
+                      "off by one, an ignore label of -1 or 255 without ignore_index, 1-based "
+                      "labels), and token ids < vocab_size"),
+    "target_size_mismatch": ("The loss compares predictions and targets of different shapes: they broadcast, "
+                             "so every prediction is scored against every label",
+                             "Make the shapes equal before the loss: squeeze the model's output "
+                             "([N, 1] -> [N]) or unsqueeze the target; the model otherwise "
+                             "learns only the labels' mean"),
     "nonfinite_loss": ("The training loop reported a non-finite loss", "Find the first op that overflows "
                        "(set_detect_anomaly for a few steps), compute the loss in fp32, add eps"),
 }
@@ -226,15 +235,14 @@ def analyze(run: Run) -> list[Finding]:
             ev.append(uf)
         patch = None
         if "original_error" in e.fields:
-            ev.insert(0, Evidence(e.fields["original_error"], e.artifact, f"line {e.fields['original_line']}"))
+            ev.insert(0, Evidence(e.fields["original_error"], e.artifact, "line "
+                                                                          f"{e.fields['original_line']}"))
             title = f"{title}: {clip(e.fields['original_error'], 120)}"
         if e.signature == "batchnorm_single":
             hit = run.config_value("drop_last", "dataloader_drop_last")
-            if hit and hit[2] is False:
-                cfg, key, _ = hit
-                ev.append(Evidence(f"{key} = false: the last, smaller batch is kept", cfg.artifact,
-                                   f"line {cfg.lines.get(key, 1)}"))
-                patch = set_config_value(cfg, key, "true")
+            if hit and hit.value is False:
+                ev.append(hit.evidence(f"{hit.key} = false: the last, smaller batch is kept"))
+                patch = set_config_value(hit.config, hit.key, "true")
         if e.code == "zero_variance":
             for code in run.code:
                 lines = code.calls.get("var", []) + code.calls.get("std", [])
@@ -253,7 +261,7 @@ def analyze(run: Run) -> list[Finding]:
         sev = "critical" if critical else "high"
         count = f" ({e.count} times)" if e.count > 1 else ""
         issue = f"{title}{count}" if title else f"{clip(e.text, 160)}{count}"
-        out.append(Finding(e.code, issue, sev, conf, ev, fix=fix, patch=patch,
+        out.append(Finding(code=e.code, issue=issue, severity=sev, confidence=conf, evidence=ev, fix=fix, patch=patch,
                            analyzer=NAME, quick_fix=fix.split(";")[0].split(":")[0][:80]))
         if e.signature in _LR_READING:
             out.append(_lr_reading(e))
@@ -303,12 +311,13 @@ def _loss_nan_message(e: Event) -> bool:
 def _data_reading(e: Event) -> Finding:
     """The data reading of a trainer's NaN loss: a non-finite input or a target the loss cannot
     score makes the loss NaN at whatever LR."""
-    return Finding("data_pipeline_bug", "A NaN or Inf in the inputs, or a target the loss cannot score: "
-                   + clip(e.text, 120), "high", DATA_OVER_NAN_LOSS,
-                   [_ev(e, f"{e.text.strip()} "
+    return Finding(code="data_pipeline_bug", issue="A NaN or Inf in the inputs, or a "
+                                                   "target the loss cannot score: "
+                   + clip(e.text, 120), severity="high", confidence=DATA_OVER_NAN_LOSS,
+                   evidence=[_ev(e, f"{e.text.strip()} "
                            "(a NaN input or a broken target, such as an empty box, ends this way too)")],
-                   fix="Assert torch.isfinite on each batch's inputs and targets, and drop samples with empty or "
-                       "degenerate boxes or out-of-range labels",
+                   fix="Assert torch.isfinite on each batch's inputs and targets, and drop samples with "
+                       "empty or degenerate boxes or out-of-range labels",
                    analyzer=NAME, quick_fix="Assert the inputs are finite",
                    settle=NAN_DATA_SETTLE)
 
@@ -319,9 +328,14 @@ def _lr_reading(e: Event) -> Finding:
     diverged, and well below it for a NaN gradient or a loss-scale overflow."""
     loss_msg = _loss_nan_message(e)
     conf = (LR_DIVERGED if "diverg" in e.text.lower() else LR_OVER_NAN_LOSS) if loss_msg else _LR_READING[e.signature]
-    return Finding("lr_too_high", "Updates too large for the weights: " + clip(e.text, 120),
-                   "critical" if loss_msg else "high", conf,
-                   [_ev(e, f"{e.text.strip()} (a learning rate too high ends this way as often as an overflow does)")],
-                   fix="Lower the learning rate 10x (or lengthen the warm-up) and clip gradients (max_norm 1.0); if "
-                       "the NaN stops, raise it back gradually",
-                   expected_impact="the loss stays finite", analyzer=NAME, quick_fix="Lower the LR 10x")
+    return Finding(code="lr_too_high",
+                   issue="Updates too large for the weights: " + clip(e.text, 120),
+                   severity="critical" if loss_msg else "high",
+                   confidence=conf,
+                   evidence=[_ev(e, f"{e.text.strip()} (a learning rate too high ends this way as "
+                                    "often as an overflow does)")],
+                   fix="Lower the learning rate 10x (or lengthen the warm-up) and clip gradients (max_norm "
+                       "1.0); if the NaN stops, raise it back gradually",
+                   expected_impact="the loss stays finite",
+                   analyzer=NAME,
+                   quick_fix="Lower the LR 10x")

@@ -72,10 +72,15 @@ def _findings(e: Event) -> list[Finding]:
             if have is not None and have.confidence >= c["confidence"]:
                 continue
             ev = [Evidence(f"{clip(e.text, 200)}: {why_here}; {c['why']}", e.artifact, e.locator)]
-            best[c["code"]] = Finding(
-                c["code"], f"An error no signature names ({clip(e.text, 120)}): {c['why']}", "medium",
-                c["confidence"], ev, fix=r["tell"][0].upper() + r["tell"][1:], analyzer="crashes",
-                quick_fix=r["tell"].split(":")[0][:80], settle=r["tell"])
+            best[c["code"]] = Finding(code=c["code"],
+                                      issue=f"An error no signature names ({clip(e.text, 120)}): {c['why']}",
+                                      severity="medium",
+                                      confidence=c["confidence"],
+                                      evidence=ev,
+                                      fix=r["tell"][0].upper() + r["tell"][1:],
+                                      analyzer="crashes",
+                                      quick_fix=r["tell"].split(":")[0][:80],
+                                      settle=r["tell"])
     return list(best.values())
 
 

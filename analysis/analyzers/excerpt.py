@@ -115,11 +115,12 @@ def _gap(run: Run) -> list[Finding]:
     if not said:
         return []
     conf = 0.7 if len(said) == 2 else 0.55
-    return [Finding("overfitting",
-                    "The model fits the training set far better than the validation set: " + "; ".join(said),
-                    "medium", conf, ev,
-                    fix="Early-stop on validation loss, add augmentation, weight decay or dropout, or use a smaller "
-                        "model; the validation curve per epoch would show where the gap opened",
+    return [Finding(code="overfitting",
+                    issue="The model fits the training set far better "
+                          "than the validation set: " + "; ".join(said),
+                    severity="medium", confidence=conf, evidence=ev,
+                    fix="Early-stop on validation loss, add augmentation, weight decay or dropout, or use a "
+                        "smaller model; the validation curve per epoch would show where the gap opened",
                     expected_impact="validation loss and accuracy close in on the training figures",
                     analyzer=NAME, quick_fix="Early-stop on validation loss")]
 
@@ -132,11 +133,16 @@ def _absurd_lr(run: Run) -> list[Finding]:
     if i is None or lr.values[i] < LR_ABSURD:
         return []
     tops = ", ".join(f"{fam} ~{fmt(hi)}" for fam, (_, hi) in LR_RANGE.items() if fam in ("adam", "sgd"))
-    return [Finding("lr_too_high", f"Learning rate {fmt(float(lr.values[i]))} is above the usual range of every common "
-                    f"optimizer (upper ends: {tops})", "high", 0.65, [point(lr, i, "lr")],
-                    fix="Lower the learning rate (Adam ~1e-4 to 1e-3, SGD ~0.01 to 0.1) with a warm-up; if a schedule "
-                        "multiplies it (Noam's lr factor), check the product it reaches at its peak",
-                    expected_impact="the loss falls instead of exploding", analyzer=NAME,
+    return [Finding(code="lr_too_high",
+                    issue=f"Learning rate {fmt(float(lr.values[i]))} is above the usual range of every "
+                          f"common optimizer (upper ends: {tops})",
+                    severity="high",
+                    confidence=0.65,
+                    evidence=[point(lr, i, "lr")],
+                    fix="Lower the learning rate (Adam ~1e-4 to 1e-3, SGD ~0.01 to 0.1) with a warm-up; if a "
+                        "schedule multiplies it (Noam's lr factor), check the product it reaches at its peak",
+                    expected_impact="the loss falls instead of exploding",
+                    analyzer=NAME,
                     quick_fix="Lower the LR with a warm-up")]
 
 
@@ -175,22 +181,24 @@ def _nan_loss(run: Run) -> list[Finding]:
     if len(before):
         last = point(s, i - 1, f"last finite {s.name}")
         if rose:
-            ev_lr.append(Evidence(f"{s.name} climbed from {fmt(float(before[0]))} to {fmt(float(before[-1]))} before "
-                                  "it turned non-finite: a divergence, the LR's signature", s.artifact,
+            ev_lr.append(Evidence(f"{s.name} climbed from {fmt(float(before[0]))} to "
+                                  f"{fmt(float(before[-1]))} before it turned non-finite: a "
+                                  "divergence, the LR's signature", s.artifact,
                                   s.span_locator(i - len(before), i - 1)))
         else:
-            ev_num.append(Evidence(f"{last.text}: finite and not climbing, then non-finite in one report, the "
-                                   "signature of an overflow", last.artifact, last.locator))
+            ev_num.append(Evidence(f"{last.text}: finite and not climbing, then non-finite in one report, "
+                                   "the signature of an overflow", last.artifact, last.locator))
     else:
-        ev_data.append(Evidence(f"{s.name} is non-finite from its first report: nothing was learned yet, so the "
-                                "inputs or targets of the first batches are the first suspects",
+        ev_data.append(Evidence(f"{s.name} is non-finite from its first report: nothing was learned yet, so "
+                                "the inputs or targets of the first batches are the first suspects",
                                 s.artifact, s.locator(i)))
     train = _main_loss(run)
     val_only = (s.name in LOSS_FIRST[2:] and train is not None and train is not s
                 and bool(np.isfinite(train.values).all()))
     if val_only and train is not None:
-        ev_data.append(Evidence(f"the training loss stays finite ({fmt(float(train.values[-1]))} at its last report) "
-                                f"while {s.name} is NaN: the evaluation data, not the weights, carry the NaN",
+        ev_data.append(Evidence(f"the training loss stays finite ({fmt(float(train.values[-1]))} at "
+                                f"its last report) while {s.name} is NaN: the evaluation data, not "
+                                "the weights, carry the NaN",
                                 train.artifact, train.locator(len(train) - 1)))
     high_lr = _high_lr(run)
     if high_lr is not None:
@@ -204,21 +212,29 @@ def _nan_loss(run: Run) -> list[Finding]:
     c_lr = min(EXCERPT_MAX, 0.5 + (0.2 if rose else 0) + (0.1 if high_lr is not None else 0))
     c_data = 0.6 if val_only else (0.5 if len(before) == 0 else 0.45)
     out = [
-        Finding("numerical_instability", f"{s.name} turned {fmt(float(s.values[i]))} at {s.step_kind} "
-                f"{fmt_step(s.steps[i])}: a value overflowed (fp16, a log of 0, a division by ~0) or the updates "
-                "were too large", "critical", c_num, ev_num,
-                fix="Find the first op that overflows: run a few steps with torch.autograd.set_detect_anomaly(True); "
-                    "compute the loss in fp32, add an eps to logs and divisions, and clip gradients",
+        Finding(code="numerical_instability", issue=f"{s.name} turned {fmt(float(s.values[i]))} at "
+                f"{s.step_kind} {fmt_step(s.steps[i])}: a value overflowed (fp16, a log of 0, a division by "
+                "~0) or the updates were too large", severity="critical", confidence=c_num, evidence=ev_num,
+                fix="Find the first op that overflows: run a few steps with "
+                    "torch.autograd.set_detect_anomaly(True); compute the loss in fp32, add an eps to logs "
+                    "and divisions, and clip gradients",
                 expected_impact="training continues past the step where the loss turned NaN",
                 analyzer=NAME, onset_step=step, quick_fix="Guard the loss against NaN/Inf"),
-        Finding("data_pipeline_bug", f"{s.name} turned {fmt(float(s.values[i]))}: a NaN or Inf in the inputs, or a "
-                "target the loss cannot score (an empty or inverted box, a label out of range), gives a NaN whatever "
-                "the LR", "critical" if val_only else "high", c_data, ev_data,
-                fix="Check the data for non-finite values and broken targets: assert torch.isfinite(x).all() on each "
-                    "batch, normalise the inputs (per feature, with the training set's statistics), and drop samples "
-                    "with empty or degenerate boxes",
-                expected_impact="the loss stays finite on every batch", analyzer=NAME, onset_step=step,
-                quick_fix="Assert the inputs are finite", settle=NAN_DATA_SETTLE)]
+        Finding(code="data_pipeline_bug",
+                issue=f"{s.name} turned {fmt(float(s.values[i]))}: a NaN or Inf in the inputs, or a "
+                      "target the loss cannot score (an empty or inverted box, a label out of range), "
+                      "gives a NaN whatever the LR",
+                severity="critical" if val_only else "high",
+                confidence=c_data,
+                evidence=ev_data,
+                fix="Check the data for non-finite values and broken targets: assert torch.isfinite(x).all() "
+                    "on each batch, normalise the inputs (per feature, with the training set's statistics), "
+                    "and drop samples with empty or degenerate boxes",
+                expected_impact="the loss stays finite on every batch",
+                analyzer=NAME,
+                onset_step=step,
+                quick_fix="Assert the inputs are finite",
+                settle=NAN_DATA_SETTLE)]
     if not val_only:        # an LR too high would break the training loss first
         out.append(_nan_lr(s, i, ev_lr, c_lr, step, rose))
     return out
@@ -235,18 +251,24 @@ def _high_lr(run: Run) -> Evidence | None:
     hi = LR_RANGE[fam[0]][1] if fam else max(h for _, h in LR_RANGE.values())
     if lr.values[j] <= hi:
         return None
-    return point(lr, j, f"lr (above ~{fmt(hi)}, the top of {fam[0] if fam else 'every optimizer'}'s usual range)")
+    return point(lr, j, f"lr (above ~{fmt(hi)}, the top of "
+                        f"{fam[0] if fam else 'every optimizer'}'s usual range)")
 
 
 def _nan_lr(s: Series, i: int, ev: list[Evidence], conf: float, step: float, rose: bool) -> Finding:
-    return Finding("lr_too_high", f"{s.name} turned {fmt(float(s.values[i]))} at {s.step_kind} {fmt_step(s.steps[i])}: "
-                   "a learning rate too high drives the weights to overflow"
-                   + (" after the loss climbed" if rose else ""),
-                   "critical" if conf > LONG_NAN_LR else "high", conf, ev,
-                   fix="Lower the learning rate 10x (Adam ~1e-4, SGD ~0.01) with a warm-up and clip gradients "
-                       "(max_norm 1.0); if the NaN goes away, raise it back gradually",
-                   expected_impact="the loss keeps falling instead of turning NaN", analyzer=NAME,
-                   onset_step=step - (1 if rose else 0), quick_fix="Lower the LR 10x and clip gradients")
+    return Finding(code="lr_too_high",
+                   issue=f"{s.name} turned {fmt(float(s.values[i]))} at {s.step_kind} "
+                         f"{fmt_step(s.steps[i])}: a learning rate too high drives the weights to overflow"
+                         + (" after the loss climbed" if rose else ""),
+                   severity="critical" if conf > LONG_NAN_LR else "high",
+                   confidence=conf,
+                   evidence=ev,
+                   fix="Lower the learning rate 10x (Adam ~1e-4, SGD ~0.01) with a warm-up and clip "
+                       "gradients (max_norm 1.0); if the NaN goes away, raise it back gradually",
+                   expected_impact="the loss keeps falling instead of turning NaN",
+                   analyzer=NAME,
+                   onset_step=step - (1 if rose else 0),
+                   quick_fix="Lower the LR 10x and clip gradients")
 
 
 def _rising_loss(run: Run) -> list[Finding]:
@@ -275,14 +297,21 @@ def _rising_loss(run: Run) -> list[Finding]:
         elif 1 <= b <= len(v) - 3 and (d[b:] > 0).all() and v[-1] >= v[b] * TURNED:
             # it fell, then climbed at every report after its best: the divergence the trend rule
             # would read on a longer curve
-            return [Finding("lr_too_high", f"{s.name} fell to {fmt(float(v[b]))}, then climbed at each of the last "
-                            f"{len(v) - 1 - b} reports to {fmt(float(v[-1]))}", "high", 0.6,
-                            [point(s, b, f"lowest {s.name}"),
-                             Evidence(f"{s.name} rose from {fmt(float(v[b]))} to {fmt(float(v[-1]))}, "
-                                      f"{v[-1] / v[b]:.1f}x its best", s.artifact, s.span_locator(b, len(v) - 1))],
-                            fix="Lower the learning rate where the loss turns (halve it, or decay it from there) and "
-                                "clip gradients", expected_impact="the loss keeps falling past its best", analyzer=NAME,
-                            onset_step=float(s.steps[b]), quick_fix="Reduce LR by 50%")]
+            return [Finding(code="lr_too_high",
+                            issue=f"{s.name} fell to {fmt(float(v[b]))}, then climbed at each of the last "
+                                  f"{len(v) - 1 - b} reports to {fmt(float(v[-1]))}",
+                            severity="high",
+                            confidence=0.6,
+                            evidence=[point(s, b, f"lowest {s.name}"),
+                                      Evidence(f"{s.name} rose from {fmt(float(v[b]))} to {fmt(float(v[-1]))}, "
+                                               f"{v[-1] / v[b]:.1f}x its best", s.artifact,
+                                               s.span_locator(b, len(v) - 1))],
+                            fix="Lower the learning rate where the loss turns (halve it, or decay it from "
+                                "there) and clip gradients",
+                            expected_impact="the loss keeps falling past its best",
+                            analyzer=NAME,
+                            onset_step=float(s.steps[b]),
+                            quick_fix="Reduce LR by 50%")]
         else:
             return []
     else:
@@ -296,12 +325,18 @@ def _rising_loss(run: Run) -> list[Finding]:
         said = f"the median {s.name} of the last {k} reports is {last / first:.1f}x that of the first {k}"
     ev = [Evidence(f"{said}, from {fmt(first)} to {fmt(last)} ({s.step_kind}s {fmt_step(s.steps[0])}-"
                    f"{fmt_step(s.steps[len(v) - 1])})", s.artifact, s.span_locator(0, len(v) - 1))]
-    return [Finding("lr_too_high", f"{s.name} grows epoch over epoch from the start ({fmt(first)} -> {fmt(last)}): the "
-                    "updates overshoot", "high", 0.65, ev,
-                    fix="Lower the learning rate 10x and add a warm-up; check that the loss is minimised (not "
-                        "maximised) and that gradients are zeroed every step (optimizer.zero_grad())",
-                    expected_impact="the loss falls from the first epochs", analyzer=NAME,
-                    onset_step=float(s.steps[0]), quick_fix="Lower the LR 10x")]
+    return [Finding(code="lr_too_high",
+                    issue=f"{s.name} grows epoch over epoch from the start ({fmt(first)} -> "
+                          f"{fmt(last)}): the updates overshoot",
+                    severity="high",
+                    confidence=0.65,
+                    evidence=ev,
+                    fix="Lower the learning rate 10x and add a warm-up; check that the loss is minimised "
+                        "(not maximised) and that gradients are zeroed every step (optimizer.zero_grad())",
+                    expected_impact="the loss falls from the first epochs",
+                    analyzer=NAME,
+                    onset_step=float(s.steps[0]),
+                    quick_fix="Lower the LR 10x")]
 
 
 def _loss_above_start(s: Series, v: np.ndarray) -> list[Finding]:
@@ -310,14 +345,20 @@ def _loss_above_start(s: Series, v: np.ndarray) -> list[Finding]:
     answer (a loss going up is never evidence of health)."""
     if len(v) < 2 or not (np.diff(v) > 0).all() or v[-1] < v[0] * (1 + RISE_MIN):
         return []
-    ev = [Evidence(f"{s.name} went up at each of {len(v)} reports, from {fmt(float(v[0]))} to {fmt(float(v[-1]))}",
+    ev = [Evidence(f"{s.name} went up at each of {len(v)} reports, from "
+                   f"{fmt(float(v[0]))} to {fmt(float(v[-1]))}",
                    s.artifact, s.span_locator(0, len(v) - 1))]
-    return [Finding("lr_too_high", f"{s.name} rises ({fmt(float(v[0]))} -> {fmt(float(v[-1]))}) over {len(v)} reports: "
-                    "too few to call a divergence, and the LR is its most common cause", "medium",
-                    RISE_FEW if len(v) < STUCK_POINTS else RISE_SOME, ev,
-                    fix="Send more of the log (the loss over a few hundred steps) and the config; if the loss keeps "
-                        "climbing, lower the learning rate 10x and add a warm-up", analyzer=NAME,
-                    onset_step=float(s.steps[0]), quick_fix="Lower the LR 10x")]
+    return [Finding(code="lr_too_high",
+                    issue=f"{s.name} rises ({fmt(float(v[0]))} -> {fmt(float(v[-1]))}) over {len(v)} "
+                          "reports: too few to call a divergence, and the LR is its most common cause",
+                    severity="medium",
+                    confidence=RISE_FEW if len(v) < STUCK_POINTS else RISE_SOME,
+                    evidence=ev,
+                    fix="Send more of the log (the loss over a few hundred steps) and the config; if the "
+                        "loss keeps climbing, lower the learning rate 10x and add a warm-up",
+                    analyzer=NAME,
+                    onset_step=float(s.steps[0]),
+                    quick_fix="Lower the LR 10x")]
 
 
 def _spearman(x: np.ndarray) -> float:
@@ -355,23 +396,37 @@ def _stuck_accuracy(run: Run) -> list[Finding]:
             continue
         ev = [point(s, 0, name), point(s, len(s) - 1, name)]
         said = (f"{name} is {fmt(float(v[0]))} at every one of {len(v)} reports" if np.all(v == v[0]) else
-                f"{name} stays within {CHANCE_BAND:.0%} of 1/{chance} (chance for {chance} classes) at every one of "
-                f"{len(v)} reports")
-        return [Finding("data_pipeline_bug", f"{said}: the model is not learning; it predicts the same answer "
-                        "whatever the input", "medium", 0.5, ev,
-                        fix="Why this happens, most likely first: labels disconnected from inputs (print a few "
-                            "(input, label) pairs), one class dominating (the accuracy equals its share), an output "
-                            "layer that cannot express the classes (one unit with softmax, a sigmoid on multi-class), "
-                            "inputs not normalised, an LR so high the model collapsed to a constant",
-                        analyzer=NAME, quick_fix="Print a batch of (input, label) pairs"),
-                Finding("mode_collapse", f"{said}: every input gets the same class, and the accuracy is that "
-                        "class's share", "medium", 0.4, ev,
-                        fix="Compare the accuracy with the share of the largest class; weight the loss by class or "
-                            "rebalance the sampler, and check the output layer matches the number of classes",
-                        analyzer=NAME, quick_fix="Check the class balance"),
-                Finding("lr_too_high", f"{said}: an LR too high pins a classifier to one constant answer",
-                        "medium", 0.35, ev,
-                        fix="Lower the learning rate 10x (Adam ~1e-4) and watch whether the accuracy starts to move",
+                f"{name} stays within {CHANCE_BAND:.0%} of 1/{chance} (chance for {chance} classes) at "
+                f"every one of {len(v)} reports")
+        return [Finding(code="data_pipeline_bug",
+                        issue=f"{said}: the model is not learning; it predicts the same answer "
+                              "whatever the input",
+                        severity="medium",
+                        confidence=0.5,
+                        evidence=ev,
+                        fix="Why this happens, most likely first: labels disconnected from inputs (print a "
+                            "few (input, label) pairs), one class dominating (the accuracy equals its "
+                            "share), an output layer that cannot express the classes (one unit with "
+                            "softmax, a sigmoid on multi-class), inputs not normalised, an LR so high the "
+                            "model collapsed to a constant",
+                        analyzer=NAME,
+                        quick_fix="Print a batch of (input, label) pairs"),
+                Finding(code="mode_collapse",
+                        issue=f"{said}: every input gets the same class, and the accuracy is that "
+                              "class's share",
+                        severity="medium",
+                        confidence=0.4,
+                        evidence=ev,
+                        fix="Compare the accuracy with the share of the largest class; weight the "
+                            "loss by class or rebalance the sampler, and check the output layer "
+                            "matches the number of classes",
+                        analyzer=NAME,
+                        quick_fix="Check the class balance"),
+                Finding(code="lr_too_high", issue=f"{said}: an LR too high pins a "
+                                                  "classifier to one constant answer",
+                        severity="medium", confidence=0.35, evidence=ev,
+                        fix="Lower the learning rate 10x (Adam ~1e-4) and watch whether "
+                            "the accuracy starts to move",
                         analyzer=NAME, quick_fix="Lower the LR 10x")]
     return []
 
@@ -393,20 +448,34 @@ def _flat_loss(run: Run) -> list[Finding]:
     exact = bool(np.all(v == v[0]))
     if not (chance or exact):
         return []               # a low loss that settled (0.05, 0.051, 0.05) converged; it is not stuck
-    return [Finding("data_pipeline_bug", f"{said}: the model learns nothing from its inputs", "medium",
-                    0.5 if chance else 0.4, ev,
-                    fix="Check that labels still match their inputs: print a batch of (input, label) pairs after the "
-                        "dataset, the collate function and any shuffling", analyzer=NAME,
+    return [Finding(code="data_pipeline_bug",
+                    issue=f"{said}: the model learns nothing from its inputs",
+                    severity="medium",
+                    confidence=0.5 if chance else 0.4,
+                    evidence=ev,
+                    fix="Check that labels still match their inputs: print a batch of (input, label) pairs "
+                        "after the dataset, the collate function and any shuffling",
+                    analyzer=NAME,
                     quick_fix="Print a batch of (input, label) pairs"),
-            Finding("lr_too_high", f"{said}: an LR far too high pins the loss at chance", "medium", 0.4, ev,
-                    fix="Lower the learning rate 10x and see whether the loss starts to fall", analyzer=NAME,
+            Finding(code="lr_too_high",
+                    issue=f"{said}: an LR far too high pins the loss at chance",
+                    severity="medium",
+                    confidence=0.4,
+                    evidence=ev,
+                    fix="Lower the learning rate 10x and see whether the loss starts to fall",
+                    analyzer=NAME,
                     quick_fix="Lower the LR 10x"),
-            Finding("no_parameter_updates" if exact else "lr_too_low",
-                    f"{said}: " + ("identical to the last digit, as if the weights never change" if exact else
-                                   "the updates are too small to move it"), "medium", 0.35, ev,
-                    fix="Check that optimizer.step() runs over the model's parameters and that lr > 0" if exact else
+            Finding(code="no_parameter_updates" if exact else "lr_too_low",
+                    issue=f"{said}: " + ("identical to the last digit, as if the weights never change" if exact else
+                                         "the updates are too small to move it"),
+                    severity="medium",
+                    confidence=0.35,
+                    evidence=ev,
+                    fix="Check that optimizer.step() runs over the model's "
+                        "parameters and that lr > 0" if exact else
                         "Raise the learning rate toward its optimizer's usual range (Adam ~1e-4 to 1e-3)",
-                    analyzer=NAME, quick_fix="Verify optimizer.step() runs" if exact else "Raise the LR")]
+                    analyzer=NAME,
+                    quick_fix="Verify optimizer.step() runs" if exact else "Raise the LR")]
 
 
 def _zero_loss(run: Run) -> list[Finding]:
@@ -423,14 +492,27 @@ def _zero_loss(run: Run) -> list[Finding]:
         return []                # a loss that crept down to a printed 0.0000 converged; it did not drop to 0
     ev = [point(s, int(zero[0]), s.name), point(s, int(zero[-1]), s.name)]
     said = f"{s.name} is exactly 0 at {len(zero)} of {len(s)} reports"
-    return [Finding("data_pipeline_bug", f"{said}: nothing is being scored", "high", 0.6, ev,
-                    fix="Check that some labels are real: with every label masked (-100, padding, a prompt-only "
-                        "mask) the loss is 0 and nothing is learned; print the count of unmasked labels per batch",
-                    expected_impact="a non-zero loss that falls", analyzer=NAME, quick_fix="Count the unmasked labels"),
-            Finding("numerical_instability", f"{said}: a half-precision loss that underflowed (or overflowed and "
-                    "was zeroed) reads 0", "high", 0.45, ev,
-                    fix="Train in bf16 or fp32 for a few steps; if the loss comes back, keep the loss computation in "
-                        "fp32 (autocast off around it)", analyzer=NAME, quick_fix="Compute the loss in fp32")]
+    return [Finding(code="data_pipeline_bug",
+                    issue=f"{said}: nothing is being scored",
+                    severity="high",
+                    confidence=0.6,
+                    evidence=ev,
+                    fix="Check that some labels are real: with every label masked (-100, padding, a "
+                        "prompt-only mask) the loss is 0 and nothing is learned; print the count of "
+                        "unmasked labels per batch",
+                    expected_impact="a non-zero loss that falls",
+                    analyzer=NAME,
+                    quick_fix="Count the unmasked labels"),
+            Finding(code="numerical_instability",
+                    issue=f"{said}: a half-precision loss that underflowed (or overflowed and "
+                          "was zeroed) reads 0",
+                    severity="high",
+                    confidence=0.45,
+                    evidence=ev,
+                    fix="Train in bf16 or fp32 for a few steps; if the loss comes back, keep the loss "
+                        "computation in fp32 (autocast off around it)",
+                    analyzer=NAME,
+                    quick_fix="Compute the loss in fp32")]
 
 
 def _too_good(run: Run) -> list[Finding]:
@@ -447,12 +529,17 @@ def _too_good(run: Run) -> list[Finding]:
             continue             # the paste starts mid-training: a model may well be that good by then
         if _as_share(acc.values)[0] >= 0.999 and 0 <= float(loss.values[0]) <= TOO_GOOD_LOSS:
             ev = [point(loss, 0, f"first {loss.name}"), point(acc, 0, f"first {name}")]
-            return [Finding("data_pipeline_bug", f"Too good to be true: {name} is {fmt(float(acc.values[0]))} and "
-                            f"{loss.name} {fmt(float(loss.values[0]))} from the first report", "high", 0.65, ev,
-                            fix="Look for a leak, the answer in the inputs: a label column left in the features, "
-                                "validation samples also in training, labels that are all one value, or a metric "
-                                "computed against the predictions themselves",
-                            expected_impact="a realistic loss that falls over the first epochs", analyzer=NAME,
+            return [Finding(code="data_pipeline_bug",
+                            issue=f"Too good to be true: {name} is {fmt(float(acc.values[0]))} and "
+                                  f"{loss.name} {fmt(float(loss.values[0]))} from the first report",
+                            severity="high",
+                            confidence=0.65,
+                            evidence=ev,
+                            fix="Look for a leak, the answer in the inputs: a label column left in the "
+                                "features, validation samples also in training, labels that are all one "
+                                "value, or a metric computed against the predictions themselves",
+                            expected_impact="a realistic loss that falls over the first epochs",
+                            analyzer=NAME,
                             quick_fix="Check for a label leak")]
     return []
 
@@ -497,28 +584,44 @@ def _one_column(run: Run) -> list[Finding]:
                 continue
             j, share = int(cols[0]), m.sum(axis=1) / m.sum()
             where = f"lines {line}-{line + len(rows) - 1}"
-            ev = [Evidence(f"confusion matrix {m.shape[0]}x{m.shape[1]}: all {int(m.sum())} predictions in column "
-                           f"{j}, none in the others", a.path, where)]
-            out = [Finding("mode_collapse", f"The model predicts class {j} for every sample: the confusion matrix has "
-                           "one non-zero column", "high", 0.7, ev,
-                           fix="Weight the loss by class or rebalance the sampler, check the output layer has one "
-                               "unit per class, and lower the LR if the collapse came after a few good epochs",
-                           expected_impact="predictions spread over the classes", analyzer=NAME,
+            ev = [Evidence(f"confusion matrix {m.shape[0]}x{m.shape[1]}: all {int(m.sum())} predictions in "
+                           f"column {j}, none in the others", a.path, where)]
+            out = [Finding(code="mode_collapse",
+                           issue=f"The model predicts class {j} for every sample: the confusion matrix has "
+                                 "one non-zero column",
+                           severity="high",
+                           confidence=0.7,
+                           evidence=ev,
+                           fix="Weight the loss by class or rebalance the sampler, check the "
+                               "output layer has one unit per class, and lower the LR if the "
+                               "collapse came after a few good epochs",
+                           expected_impact="predictions spread over the classes",
+                           analyzer=NAME,
                            quick_fix="Rebalance the classes")]
             rows_ev = Evidence(f"row {j} holds {int(m[j].sum())} of {int(m.sum())} samples ({share[j]:.0%}; "
                                f"{1 / len(share):.0%} if balanced)", a.path, where)
             if share[j] >= IMBALANCED and share[j] == share.max():
-                out.append(Finding("data_pipeline_bug", f"Class {j} holds {share[j]:.0%} of the samples: the model "
-                                   "learned the majority class", "medium", 0.45, [rows_ev],
+                out.append(Finding(code="data_pipeline_bug",
+                                   issue=f"Class {j} holds {share[j]:.0%} of the samples: the model "
+                                         "learned the majority class",
+                                   severity="medium",
+                                   confidence=0.45,
+                                   evidence=[rows_ev],
                                    fix="Rebalance the training data (oversample, class weights) and report a "
-                                       "per-class metric", analyzer=NAME, quick_fix="Rebalance the classes"))
+                                       "per-class metric",
+                                   analyzer=NAME,
+                                   quick_fix="Rebalance the classes"))
             elif share.max() < IMBALANCED:
-                out.append(Finding("lr_too_high",
-                                   f"The classes are about balanced, yet every sample goes to class {j}: "
-                                   "an LR too high collapses a classifier onto one class", "medium", 0.4, [rows_ev],
-                                   fix="Lower the learning rate 10x (Adam ~1e-4) and check the output layer and loss "
-                                       "match the task (one unit per class with cross-entropy)",
-                                   analyzer=NAME, quick_fix="Lower the LR 10x"))
+                out.append(Finding(code="lr_too_high",
+                                   issue="The classes are about balanced, yet every sample goes to class "
+                                         f"{j}: an LR too high collapses a classifier onto one class",
+                                   severity="medium",
+                                   confidence=0.4,
+                                   evidence=[rows_ev],
+                                   fix="Lower the learning rate 10x (Adam ~1e-4) and check the output layer "
+                                       "and loss match the task (one unit per class with cross-entropy)",
+                                   analyzer=NAME,
+                                   quick_fix="Lower the LR 10x"))
             return out
     return []
 
@@ -544,15 +647,21 @@ def _no_labels(run: Run) -> list[Finding]:
         for n, line in enumerate(text.splitlines(), 1):
             m = _YOLO_ALL.match(line) if len(line) <= MATRIX_LINE_MAX else None
             if m and int(m.group(1)) > 0 and int(m.group(2)) == 0:
-                ev = [Evidence(f"{line.strip()}: {m.group(1)} images validated, 0 labels among them, so every "
-                               "metric is 0", a.path, f"line {n}")]
-                return [Finding("data_pipeline_bug", f"Validation found {m.group(1)} images and no labels: the labels "
-                                "were not loaded, so mAP is 0 whatever the model learned", "high", 0.7, ev,
-                                fix="Check that each image has its label file where the loader looks (YOLO maps "
-                                    "images/ to labels/ in the same path), delete the stale *.cache files, and that "
-                                    "the class ids in the label files are below the number of classes in the data "
-                                    "config", expected_impact="validation counts the labels and mAP rises from 0",
-                                analyzer=NAME, quick_fix="Check the label paths and delete the label cache")]
+                ev = [Evidence(f"{line.strip()}: {m.group(1)} images validated, 0 labels among "
+                               "them, so every metric is 0", a.path, f"line {n}")]
+                return [Finding(code="data_pipeline_bug",
+                                issue=f"Validation found {m.group(1)} images and no labels: the labels "
+                                      "were not loaded, so mAP is 0 whatever the model learned",
+                                severity="high",
+                                confidence=0.7,
+                                evidence=ev,
+                                fix="Check that each image has its label file where the loader looks (YOLO "
+                                    "maps images/ to labels/ in the same path), delete the stale *.cache "
+                                    "files, and that the class ids in the label files are below the number "
+                                    "of classes in the data config",
+                                expected_impact="validation counts the labels and mAP rises from 0",
+                                analyzer=NAME,
+                                quick_fix="Check the label paths and delete the label cache")]
     return []
 
 
@@ -579,11 +688,16 @@ def _growing_gradients(run: Run) -> list[Finding]:
         ev.append(Evidence(f"{loss.name} rose with them, from {fmt(float(loss.values[0]))} to "
                            f"{fmt(float(loss.values[-1]))}", loss.artifact, loss.span_locator(0, len(loss) - 1)))
         conf = 0.65
-    return [Finding("exploding_gradients", f"The gradient norm grows {v[-1] / v[0]:,.0f}x over {len(v)} reports",
-                    "high", conf, ev,
-                    fix="Clip the gradient norm (max_norm 1.0), lower the learning rate, and check for a missing "
-                        "normalisation layer or an unscaled target", analyzer=NAME,
-                    onset_step=float(g.steps[0]), quick_fix="Clip gradients")]
+    return [Finding(code="exploding_gradients",
+                    issue=f"The gradient norm grows {v[-1] / v[0]:,.0f}x over {len(v)} reports",
+                    severity="high",
+                    confidence=conf,
+                    evidence=ev,
+                    fix="Clip the gradient norm (max_norm 1.0), lower the learning rate, and check for a "
+                        "missing normalisation layer or an unscaled target",
+                    analyzer=NAME,
+                    onset_step=float(g.steps[0]),
+                    quick_fix="Clip gradients")]
 
 
 def _short_spike(run: Run) -> list[Finding]:
@@ -597,13 +711,18 @@ def _short_spike(run: Run) -> list[Finding]:
         rest = float(np.median(np.delete(v, i)))
         if rest > 0 and v[i] >= SPIKE_RATIO * rest and v[i + 1] <= SPIKE_BACK * rest:
             ev = [point(s, i, f"{s.name} spike"), point(s, i + 1, f"{s.name} back")]
-            return [Finding("loss_spikes",
-                            f"{s.name} spiked to {fmt(float(v[i]))} ({v[i] / rest:.0f}x the other reports) "
-                            f"at {s.step_kind} {fmt_step(s.steps[i])} and came back", "medium", 0.55, ev,
-                            fix="Log the batch indices of the spiking step and inspect those samples; clip gradients "
-                                "(max_grad_norm 1.0) so one bad batch cannot move the weights far",
-                            expected_impact="spikes shrink or vanish; the trend is unchanged", analyzer=NAME,
-                            onset_step=float(s.steps[i]), quick_fix="Inspect the spiking batch; clip gradients")]
+            return [Finding(code="loss_spikes",
+                            issue=f"{s.name} spiked to {fmt(float(v[i]))} ({v[i] / rest:.0f}x the other "
+                                  f"reports) at {s.step_kind} {fmt_step(s.steps[i])} and came back",
+                            severity="medium",
+                            confidence=0.55,
+                            evidence=ev,
+                            fix="Log the batch indices of the spiking step and inspect those samples; clip "
+                                "gradients (max_grad_norm 1.0) so one bad batch cannot move the weights far",
+                            expected_impact="spikes shrink or vanish; the trend is unchanged",
+                            analyzer=NAME,
+                            onset_step=float(s.steps[i]),
+                            quick_fix="Inspect the spiking batch; clip gradients")]
     return []
 
 
@@ -623,18 +742,25 @@ def _no_fault_read(run: Run) -> list[Finding]:
         return []
     reports = max(len(s) for s in series)
     names = ", ".join(s.name for s in series[:6]) + (f" and {len(series) - 6} more" if len(series) > 6 else "")
-    ev = [Evidence(f"read {len(series)} series ({names}) over {reports} report{'s' * (reports > 1)}: every value "
-                   "finite, no error, no LR above its usual range", series[0].artifact,
+    ev = [Evidence(f"read {len(series)} series ({names}) over {reports} report{'s' * (reports > 1)}: every "
+                   "value finite, no error, no LR above its usual range", series[0].artifact,
                    series[0].span_locator(0, len(series[0]) - 1))]
     conf = HEALTHY_READ
     if loss is not None and len(loss) >= 2 and loss.values[-1] < loss.values[0]:
-        ev.append(Evidence(f"{loss.name} fell from {fmt(float(loss.values[0]))} to {fmt(float(loss.values[-1]))}",
+        ev.append(Evidence(f"{loss.name} fell from {fmt(float(loss.values[0]))} to "
+                           f"{fmt(float(loss.values[-1]))}",
                            loss.artifact, loss.span_locator(0, len(loss) - 1)))
         conf = HEALTHY_FALLING
-    return [Finding("healthy", "Nothing in these lines shows a fault: the numbers read are finite and in range "
-                    f"({reports} report{'s' * (reports > 1)}, too few to judge a trend with confidence)", "info", conf,
-                    ev, fix="Nothing to fix from these lines; if training misbehaves, share more of the log (the loss "
-                            "per step over a few hundred steps, and the validation metrics)", analyzer=NAME)]
+    return [Finding(code="healthy",
+                    issue="Nothing in these lines shows a fault: the numbers read are finite "
+                          f"and in range ({reports} report{'s' * (reports > 1)}, too few to "
+                          "judge a trend with confidence)",
+                    severity="info",
+                    confidence=conf,
+                    evidence=ev,
+                    fix="Nothing to fix from these lines; if training misbehaves, share more of the log (the "
+                        "loss per step over a few hundred steps, and the validation metrics)",
+                    analyzer=NAME)]
 
 
 def analyze(run: Run) -> list[Finding]:

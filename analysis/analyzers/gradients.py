@@ -23,7 +23,7 @@ from analysis.ingest.checkpoints import second_moments
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.patches import format_value, insert_code_before, set_config_value
-from analysis.run import Run
+from analysis.run import ConfigHit, Run
 from analysis.signals import first_nonfinite, geometric_growth, spikes
 
 NAME = "gradients"
@@ -38,10 +38,10 @@ def clipping_patch(run: Run, max_norm: float = 1.0) -> tuple[str | None, list[Ev
     """A patch that turns on gradient clipping, and evidence that it is off."""
     hit = run.config_value(*CLIP_KEYS)
     if hit is not None:
-        cfg, key, value = hit
+        value = hit.value
         if value in (None, 0, 0.0, False, "null", "None") or (isinstance(value, (int, float)) and value > 100):
-            ev = [Evidence(f"{key} = {value}: clipping is off", cfg.artifact, f"line {cfg.lines.get(key, 1)}")]
-            return set_config_value(cfg, key, max_norm), ev
+            off = hit.evidence(f"{hit.key} = {value}: clipping is off")
+            return set_config_value(hit.config, hit.key, max_norm), [off]
         return None, []
     for code in run.code:
         if code.uses("clip_grad_norm_", "clip_grad_value_"):
@@ -65,11 +65,16 @@ def analyze(run: Run) -> list[Finding]:
         v = g.values
         finite = v[np.isfinite(v)]
         if len(finite) >= 4 and np.all(finite == 0):
-            out.append(Finding("no_parameter_updates", "Gradient norm is 0 at every logged step", "critical", 0.85,
-                               [point(g, 0, "grad_norm"), point(g, len(g) - 1, "grad_norm")],
-                               fix="The loss does not depend on any trainable parameter: check requires_grad, "
-                                   "detach()/no_grad around the forward pass, and which parameters the optimizer holds",
-                               analyzer=NAME, quick_fix="Check requires_grad and the optimizer's parameters"))
+            out.append(Finding(code="no_parameter_updates",
+                               issue="Gradient norm is 0 at every logged step",
+                               severity="critical",
+                               confidence=0.85,
+                               evidence=[point(g, 0, "grad_norm"), point(g, len(g) - 1, "grad_norm")],
+                               fix="The loss does not depend on any trainable parameter: check "
+                                   "requires_grad, detach()/no_grad around the forward pass, and which "
+                                   "parameters the optimizer holds",
+                               analyzer=NAME,
+                               quick_fix="Check requires_grad and the optimizer's parameters"))
             return out
         growth = geometric_growth(v)
         if growth is not None and not _runaway(run, g, growth):
@@ -83,44 +88,52 @@ def analyze(run: Run) -> list[Finding]:
             # cite the peak, not the growth's last point: a diverged run's log can print 0 between huge values
             seg = np.where(np.isfinite(v[a:b + 1]), v[a:b + 1], -np.inf)
             top = a + int(np.argmax(seg))
-            ev = [Evidence(f"grad_norm grew {growth.factor:,.0f}x (smoothed) from {fmt(float(v[a]))} at {g.step_kind} "
-                           f"{fmt_step(g.steps[a])}, peaking at {fmt(float(v[top]))} at {g.step_kind} "
-                           f"{fmt_step(g.steps[top])}",
+            ev = [Evidence(f"grad_norm grew {growth.factor:,.0f}x (smoothed) from {fmt(float(v[a]))} at "
+                           f"{g.step_kind} {fmt_step(g.steps[a])}, peaking at {fmt(float(v[top]))} at "
+                           f"{g.step_kind} {fmt_step(g.steps[top])}",
                            g.artifact,
                            g.span_locator(a, b))]
             nf = first_nonfinite(v)
             if nf is not None:
                 ev.append(point(g, nf, "grad_norm"))
             scale = _unscaled_targets(run)
-            fix = (f"Clip the gradient norm at {fmt(clip_at)} (about twice its {fmt(healthy)} before the growth) and "
-                   "lower the learning rate; check for a missing normalisation layer")
+            fix = (f"Clip the gradient norm at {fmt(clip_at)} (about twice its {fmt(healthy)} before the "
+                   "growth) and lower the learning rate; check for a missing normalisation layer")
             if scale is not None:
                 ev.append(scale[0])
                 fix = scale[1] + "; then " + fix[0].lower() + fix[1:]
             calm = _calm_lr(run, g, a, b)
             if calm is not None:
                 ev.append(calm)
-                fix = ("Check the architecture and the initialisation (a missing normalisation layer, an init too wide "
-                       "for the depth, gradients never cleared): the LR is not the cause; " + fix[0].lower() + fix[1:])
-            out.append(Finding(
-                "exploding_gradients", f"Gradient norm grew geometrically ({growth.factor:,.0f}x) "
-                f"from {g.step_kind} {fmt_step(g.steps[a])} to {fmt_step(g.steps[b])}", "critical", 0.8, ev + clip_ev,
-                fix=fix, expected_impact="grad_norm stays bounded and the loss stays finite",
-                patch=patch, analyzer=NAME,
-                onset_step=float(g.steps[a]), quick_fix=f"Clip gradients at {fmt(clip_at)}",
-                rules_out=("lr_too_high",) if calm is not None else ()))
+                fix = ("Check the architecture and the initialisation (a missing "
+                       "normalisation layer, an init too wide for the depth, gradients never "
+                       "cleared): the LR is not the cause; " + fix[0].lower() + fix[1:])
+            out.append(Finding(code="exploding_gradients",
+                               issue=f"Gradient norm grew geometrically ({growth.factor:,.0f}x) "
+                                     f"from {g.step_kind} {fmt_step(g.steps[a])} to {fmt_step(g.steps[b])}",
+                               severity="critical",
+                               confidence=0.8,
+                               evidence=ev + clip_ev,
+                               fix=fix,
+                               expected_impact="grad_norm stays bounded and the loss stays finite",
+                               patch=patch,
+                               analyzer=NAME,
+                               onset_step=float(g.steps[a]),
+                               quick_fix=f"Clip gradients at {fmt(clip_at)}",
+                               rules_out=("lr_too_high",) if calm is not None else ()))
         else:
             sp = spikes(v, z=8.0)
             if sp:
                 i = max(sp, key=lambda j: float(v[j]))
                 med = float(np.nanmedian(v))
                 out.append(Finding(
-                    "loss_spikes", f"Gradient-norm spike of {fmt(float(v[i]))} "
+                    code="loss_spikes", issue=f"Gradient-norm spike of {fmt(float(v[i]))} "
                     f"({float(v[i]) / max(med, 1e-12):.0f}x the median) "
-                    f"at {g.step_kind} {fmt_step(g.steps[i])}", "low", 0.5,
-                    [point(g, i, "grad_norm spike"),
+                    f"at {g.step_kind} {fmt_step(g.steps[i])}", severity="low", confidence=0.5,
+                    evidence=[point(g, i, "grad_norm spike"),
                      Evidence(f"median grad_norm {fmt(med)}", g.artifact, g.span_locator(0, len(g) - 1))],
-                    fix="Clip gradients (max_grad_norm 1.0) and inspect the batch of that step", analyzer=NAME,
+                    fix="Clip gradients (max_grad_norm 1.0) and "
+                        "inspect the batch of that step", analyzer=NAME,
                     onset_step=float(g.steps[i]), quick_fix="Enable gradient clipping"))
     out += _vanishing(run)
     return out
@@ -145,14 +158,15 @@ def _calm_lr(run: Run, g, a: int, b: int) -> Evidence | None:
         value, artifact, where = float(upto[0]), lr.artifact, lr.span_locator(0, end)
     else:
         hit = run.config_value(*LR_KEYS)
-        if hit is None or isinstance(hit[2], bool) or not isinstance(hit[2], (int, float)):
+        if hit is None or hit.number is None:
             return None
-        value, artifact, where = float(hit[2]), hit[0].artifact, f"line {hit[0].lines.get(hit[1], 1)}"
+        value, artifact, where = hit.number, hit.config.artifact, hit.locator
     low, high = LR_RANGE[fam[0]]
     if not low <= value <= high:
         return None
-    return Evidence(f"lr constant at {fmt(value)} from the first step to the blow-up, inside {fam[0]}'s usual range "
-                    f"({fmt(low)}-{fmt(high)}): the gradients grew from step 1 under a calm LR", artifact, where)
+    return Evidence(f"lr constant at {fmt(value)} from the first step to the blow-up, inside "
+                    f"{fam[0]}'s usual range ({fmt(low)}-{fmt(high)}): the gradients grew "
+                    "from step 1 under a calm LR", artifact, where)
 
 
 def _unscaled_targets(run: Run) -> tuple[Evidence, str] | None:
@@ -166,9 +180,10 @@ def _unscaled_targets(run: Run) -> tuple[Evidence, str] | None:
     if not mse:
         return None
     v0 = float(loss.values[0])
-    return (Evidence(f"squared-error loss {fmt(v0)} at the first step: errors of ~{fmt(v0 ** 0.5)}, so the targets are "
-                     "on their raw scale", loss.artifact, loss.locator(0)),
-            "Standardise the regression targets (subtract their mean, divide by their std) so the loss starts near 1")
+    return (Evidence(f"squared-error loss {fmt(v0)} at the first step: errors of ~{fmt(v0 ** 0.5)}, so the "
+                     "targets are on their raw scale", loss.artifact, loss.locator(0)),
+            "Standardise the regression targets (subtract their mean, divide by their std) "
+            "so the loss starts near 1")
 
 
 def _runaway(run: Run, g, growth) -> bool:
@@ -227,13 +242,19 @@ def _vanishing(run: Run) -> list[Finding]:
     if saturating is not None:
         ev.append(saturating)
         conf += 0.1
-    return [Finding("vanishing_gradients", f"Gradients vanish toward the input: {what} of {first[0]} {fmt(first[1])} "
-                    f"vs {last[0]} {fmt(last[1])} ({fmt(last[1] / max(first[1], 1e-30))}x smaller across "
-                    f"{len(layers)} layers)", "high", conf, ev,
-                    fix="Add normalisation (LayerNorm/BatchNorm) or residual connections, use ReLU/GELU instead of "
-                        "saturating activations, and a He/Xavier initialisation", analyzer=NAME,
-                    expected_impact="the first layers' gradient norms come within ~10x of the last's and the loss "
-                                    "leaves its plateau", quick_fix="Add residual connections or normalisation")]
+    return [Finding(code="vanishing_gradients",
+                    issue=f"Gradients vanish toward the input: {what} of {first[0]} {fmt(first[1])} vs "
+                          f"{last[0]} {fmt(last[1])} ({fmt(last[1] / max(first[1], 1e-30))}x smaller "
+                          f"across {len(layers)} layers)",
+                    severity="high",
+                    confidence=conf,
+                    evidence=ev,
+                    fix="Add normalisation (LayerNorm/BatchNorm) or residual connections, use ReLU/GELU "
+                        "instead of saturating activations, and a He/Xavier initialisation",
+                    analyzer=NAME,
+                    expected_impact="the first layers' gradient norms come within ~10x of the last's and "
+                                    "the loss leaves its plateau",
+                    quick_fix="Add residual connections or normalisation")]
 
 
 _SATURATING = re.compile(r"\b(sigmoid|tanh|Sigmoid|Tanh)\b")
@@ -244,8 +265,7 @@ def _saturating(run: Run) -> Evidence | None:
     for cfg in run.configs:
         for key, value in cfg.values.items():
             if isinstance(value, str) and _SATURATING.search(value):
-                return Evidence(f"{key} = {value}: a saturating activation",
-                                cfg.artifact, f"line {cfg.lines.get(key, 1)}")
+                return ConfigHit(cfg, key, value).evidence(f"{key} = {value}: a saturating activation")
     for code in run.code:
         for n, line in enumerate(code.text.splitlines(), start=1):
             if _SATURATING.search(line) and not line.lstrip().startswith("#"):

@@ -70,11 +70,11 @@ def _lr_value(run: Run, lr) -> tuple[float, Evidence] | None:
     """The run's peak LR: from the logged series, else from the config."""
     if lr is not None and len(lr) and np.isfinite(lr.values).any():
         i = int(np.nanargmax(lr.values))
-        return float(lr.values[i]), Evidence(f"peak lr {fmt(float(lr.values[i]))}", lr.artifact, lr.locator(i))
+        return float(lr.values[i]), Evidence("peak lr "
+                                             f"{fmt(float(lr.values[i]))}", lr.artifact, lr.locator(i))
     hit = run.config_value(*LR_KEYS)
-    if hit and isinstance(hit[2], (int, float)) and not isinstance(hit[2], bool):
-        cfg, key, value = hit
-        return float(value), Evidence(f"{key} = {value}", cfg.artifact, f"line {cfg.lines.get(key, 1)}")
+    if hit and hit.number is not None:
+        return hit.number, hit.evidence()
     return None
 
 
@@ -99,21 +99,35 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
                        f"{fmt(float(loss.values[-1]))})", loss.artifact, loss.span_locator(0, len(loss) - 1))
     if value < low and abs(moved) < 0.1 and (onset is None or _noise_only(loss.values)):
         patch, cfg_ev, _ = _config_lr_patch(run, value, min(value * 30, low * 10))
-        return [Finding("lr_too_low", f"Learning rate {fmt(value)} is below the useful range for {family} (from "
-                        f"~{fmt(low)}); the loss moved only {abs(moved) * 100:.1f}%", "high", 0.8,
-                        [lr_ev, fam_ev, loss_ev] + cfg_ev,
-                        fix=f"Raise the learning rate to ~{fmt(min(value * 30, low * 10))} for {family} (a short LR "
-                            "range test finds the edge)", expected_impact="the loss falls within a few hundred steps",
-                        patch=patch, analyzer=NAME, quick_fix=f"Raise the LR to {fmt(min(value * 30, low * 10))}")]
+        return [Finding(code="lr_too_low",
+                        issue=f"Learning rate {fmt(value)} is below the useful range for {family} (from "
+                              f"~{fmt(low)}); the loss moved only {abs(moved) * 100:.1f}%",
+                        severity="high",
+                        confidence=0.8,
+                        evidence=[lr_ev, fam_ev, loss_ev] + cfg_ev,
+                        fix=f"Raise the learning rate to ~{fmt(min(value * 30, low * 10))} for {family} (a "
+                            "short LR range test finds the edge)",
+                        expected_impact="the loss falls within a few hundred steps",
+                        patch=patch,
+                        analyzer=NAME,
+                        quick_fix=f"Raise the LR to {fmt(min(value * 30, low * 10))}")]
     if value > high and onset is not None:
         patch, cfg_ev, _ = _config_lr_patch(run, value, high / 2)
         warm = run.config_value(*WARMUP_KEYS)
-        return [Finding("lr_too_high", f"Learning rate {fmt(value)} is above the usual range for {family} (up to "
-                        f"~{fmt(high)})" + ("" if warm else " with no warm-up") + f"; the loss {how} at "
-                        f"{loss.step_kind} {fmt_step(onset)}", "critical", 0.8, [lr_ev, fam_ev] + cfg_ev,
-                        fix=f"Lower the learning rate to ~{fmt(high / 2)} for {family} and warm it up over the first "
-                            "1-5% of steps", expected_impact="the loss keeps falling past the onset", patch=patch,
-                        analyzer=NAME, onset_step=onset, quick_fix=f"Lower the LR to {fmt(high / 2)} with warm-up")]
+        return [Finding(code="lr_too_high",
+                        issue=f"Learning rate {fmt(value)} is above the usual range for {family} (up to "
+                              f"~{fmt(high)})" + ("" if warm else " with no warm-up") + f"; the loss {how} "
+                              f"at {loss.step_kind} {fmt_step(onset)}",
+                        severity="critical",
+                        confidence=0.8,
+                        evidence=[lr_ev, fam_ev] + cfg_ev,
+                        fix=f"Lower the learning rate to ~{fmt(high / 2)} for {family} and warm it up "
+                            "over the first 1-5% of steps",
+                        expected_impact="the loss keeps falling past the onset",
+                        patch=patch,
+                        analyzer=NAME,
+                        onset_step=onset,
+                        quick_fix=f"Lower the LR to {fmt(high / 2)} with warm-up")]
     return []
 
 
@@ -128,19 +142,23 @@ def analyze(run: Run) -> list[Finding]:
         if finite.all() and np.all(v == 0):
             ev = [Evidence(f"lr = 0 over {len(v)} values", lr.artifact, lr.span_locator(0, len(lr) - 1))]
             set_to = run.config_value(*LR_KEYS)
-            if set_to and isinstance(set_to[2], (int, float)) and set_to[2] > 0:
-                cfg, key, value = set_to
-                ev.append(Evidence(f"{key} = {value} in the config: the schedule multiplies it to 0", cfg.artifact,
-                                   f"line {cfg.lines.get(key, 1)}"))
+            if set_to and isinstance(set_to.value, (int, float)) and set_to.value > 0:
+                ev.append(set_to.evidence(f"{set_to.key} = {set_to.value} in the config: the "
+                                          "schedule multiplies it to 0"))
                 warm = run.config_value(*WARMUP_KEYS)
                 if warm:
-                    ev.append(Evidence(f"{warm[1]} = {warm[2]}: a warm-up factor such as step // {warm[2]} (integer "
-                                       f"division) stays 0 for {warm[2]} steps", warm[0].artifact,
-                                       f"line {warm[0].lines.get(warm[1], 1)}"))
-            return [Finding("no_parameter_updates", "Learning rate is 0 at every logged step", "critical", 0.9, ev,
+                    ev.append(warm.evidence(f"{warm.key} = {warm.value}: a warm-up factor "
+                                            f"such as step // {warm.value} (integer division) "
+                                            f"stays 0 for {warm.value} steps"))
+            return [Finding(code="no_parameter_updates",
+                            issue="Learning rate is 0 at every logged step",
+                            severity="critical",
+                            confidence=0.9,
+                            evidence=ev,
                             fix="Set a non-zero learning rate "
                                 "(check the scheduler's first value and any lr multiplier)",
-                            analyzer=NAME, quick_fix="Set lr > 0")]
+                            analyzer=NAME,
+                            quick_fix="Set lr > 0")]
         ratio = np.ones(len(v))
         ratio[1:] = v[1:] / np.maximum(v[:-1], 1e-30)
         ramp_end = int(np.argmax(v)) if v[0] < 0.2 * np.nanmax(v) else 0
@@ -163,8 +181,8 @@ def analyze(run: Run) -> list[Finding]:
                         peak = j + int(np.argmax(np.where(np.isfinite(loss.values[j:]), loss.values[j:], np.inf)))
                         ev.append(Evidence(f"loss {how} from {loss.step_kind} {fmt_step(loss.steps[j])}, "
                                            f"{fmt_step(loss.steps[j] - lr.steps[i])} steps after the jump: "
-                                           f"{fmt(float(loss.values[j]))} -> {fmt(float(loss.values[peak]))} at "
-                                           f"{loss.step_kind} {fmt_step(loss.steps[peak])}", loss.artifact,
+                                           f"{fmt(float(loss.values[j]))} -> {fmt(float(loss.values[peak]))} "
+                                           f"at {loss.step_kind} {fmt_step(loss.steps[peak])}", loss.artifact,
                                            loss.span_locator(j, peak)))
                         k = max(0, j - 1)
                         # strictly before: the jump's own line is after
@@ -172,12 +190,13 @@ def analyze(run: Run) -> list[Finding]:
                             k -= 1
                         ev.append(Evidence(f"loss was {fmt(float(loss.values[k]))} before the jump",
                                            loss.artifact, loss.locator(k)))
-                fix = (f"Lower the learning rate after {lr.step_kind} {fmt_step(lr.steps[i])} from {fmt(after)} to "
-                       f"{fmt(min(after, 3 * before))} (at most ~3x the previous phase), or ramp it over a few "
-                       "hundred steps instead of switching at once")
-                out.append(Finding("lr_too_high", f"Learning rate raised {ratio[i]:.0f}x to {fmt(after)} at "
-                                   f"{lr.step_kind} {fmt_step(lr.steps[i])}; the loss {how} right after",
-                                   "critical", 0.92, ev + cfg_ev,
+                fix = (f"Lower the learning rate after {lr.step_kind} {fmt_step(lr.steps[i])} from "
+                       f"{fmt(after)} to {fmt(min(after, 3 * before))} (at most ~3x the previous phase), or "
+                       "ramp it over a few hundred steps instead of switching at once")
+                out.append(Finding(code="lr_too_high", issue="Learning rate raised "
+                                   f"{ratio[i]:.0f}x to {fmt(after)} at {lr.step_kind} "
+                                   f"{fmt_step(lr.steps[i])}; the loss {how} right after",
+                                   severity="critical", confidence=0.92, evidence=ev + cfg_ev,
                                    fix=fix, expected_impact="the loss keeps falling through the transition",
                                    patch=patch, analyzer=NAME, onset_step=float(lr.steps[i]),
                                    quick_fix=f"Cap the LR after the switch at {fmt(min(after, 3 * before))}"))
@@ -190,11 +209,16 @@ def analyze(run: Run) -> list[Finding]:
             pre_onset = loss.values[: index_at_or_after(loss, onset) or 1]
             kept = _lasting(loss.values, float(np.nanmin(pre_onset)) if np.isfinite(pre_onset).any() else np.inf)
             if early and learned_first and kept and float(v[0]) >= 1e-3:
-                out.append(Finding("lr_too_high", f"Loss {how} at {loss.step_kind} {fmt_step(onset)}, early, with the "
-                                   f"full learning rate {fmt(float(v[0]))} from the first step (no warm-up)",
-                                   "high", 0.7,
-                                   [Evidence(f"lr {fmt(float(v[0]))} at the first logged step",
-                                             lr.artifact, lr.locator(0))],
-                                   fix="Warm the learning rate up linearly over the first 1-5% of steps", analyzer=NAME,
-                                   onset_step=onset, quick_fix="Add LR warm-up"))
+                out.append(Finding(code="lr_too_high",
+                                   issue=f"Loss {how} at {loss.step_kind} {fmt_step(onset)}, "
+                                         f"early, with the full learning rate {fmt(float(v[0]))} "
+                                         "from the first step (no warm-up)",
+                                   severity="high",
+                                   confidence=0.7,
+                                   evidence=[Evidence(f"lr {fmt(float(v[0]))} at the first logged step",
+                                                      lr.artifact, lr.locator(0))],
+                                   fix="Warm the learning rate up linearly over the first 1-5% of steps",
+                                   analyzer=NAME,
+                                   onset_step=onset,
+                                   quick_fix="Add LR warm-up"))
     return out + _out_of_range(run, lr, onset, how)

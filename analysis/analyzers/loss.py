@@ -3,8 +3,8 @@ chance level, and a train/validation gap.
 
 Thresholds: divergence = a rise of 15% above the best smoothed value that persists (signals.py);
 spike = 6 robust deviations above the rolling median that recovers within 5 points; chance level =
-a flat loss within 3% of ln(K) for a class count K; overfitting = validation 10% above its best
-while training loss still falls.
+a plateau (the smoothed loss within 8% of its level) within 4% of ln(K) for a class count K;
+overfitting = validation 10% above its best while training loss still falls.
 """
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ NAN_IN_EXCERPT = 0.5
 # trend over 3% between the first and last third of it
 PLATEAU_WANDER, PLATEAU_TREND = 0.08, 0.03
 BAD_BATCH_SHARE = 0.5      # of the spikes, the share past the starting loss that makes them bad batches
+# chance level: the plateau's level within 4% of ln(K), and its smoothed floor never below 90% of it
+CHANCE_TOLERANCE, CHANCE_FLOOR = 0.04, 0.9
 CHANCE_LR_READING = 0.45    # an LR outside its range beside a loss at chance: a real rival to the data bug
 OVERFIT_POINTS = 3          # three validation reports already show a best and a rise after it
 
@@ -54,34 +56,48 @@ def analyze(run: Run) -> list[Finding]:
             ev += half[0]
             patch = half[1]
             conf += 0.1
-        out.append(Finding(
-            "numerical_instability", f"Loss became {fmt(float(v[bad]))} at {s.step_kind} {fmt_step(s.steps[bad])}"
-            + (f" and stayed non-finite for {n_bad} of the next {len(v) - bad} values" if n_bad > 1 else "")
-            + (" with no gradient blow-up before it" if calm is not None else ""),
-            "critical", conf, ev, patch=patch,
-            fix=("Train in bf16 (same range as fp32) instead of fp16, or keep fp16 with a GradScaler and compute "
-                 "exp/softmax/normalisations in fp32 (subtract the max before exp)") if half else
-                "Find the first op that overflows: run a few steps with torch.autograd.set_detect_anomaly(True); "
-                "compute the loss in fp32 and add an eps to logs and divisions",
-            expected_impact="training continues past the step where the loss turned NaN",
-            analyzer=NAME, onset_step=float(s.steps[bad]), quick_fix="Guard the loss against NaN/Inf"))
+        out.append(Finding(code="numerical_instability",
+                           issue=f"Loss became {fmt(float(v[bad]))} at {s.step_kind} {fmt_step(s.steps[bad])}"
+                                 + (f" and stayed non-finite for {n_bad} of the next {len(v) - bad} values"
+                                    if n_bad > 1 else "")
+                                 + (" with no gradient blow-up before it" if calm is not None else ""),
+                           severity="critical",
+                           confidence=conf,
+                           evidence=ev,
+                           patch=patch,
+                           fix=("Train in bf16 (same range as fp32) instead of fp16, or keep fp16 "
+                                "with a GradScaler and compute exp/softmax/normalisations in fp32 "
+                                "(subtract the max before exp)") if half else
+                               "Find the first op that overflows: run a few steps with "
+                               "torch.autograd.set_detect_anomaly(True); "
+                               "compute the loss in fp32 and add an eps to logs and divisions",
+                           expected_impact="training continues past the step where the loss turned NaN",
+                           analyzer=NAME,
+                           onset_step=float(s.steps[bad]),
+                           quick_fix="Guard the loss against NaN/Inf"))
     d = divergence(v)
     if d is not None:
         rise = f"+{d.rise * 100:.0f}%" if d.rise < 10 else f"{d.rise + 1:,.0f}x"
         ev = [point(s, int(np.nanargmin(v[: d.onset + 1])), "lowest loss"),
-              Evidence(f"loss rose from {s.step_kind} {fmt_step(s.steps[d.onset])} to {fmt(float(v[d.peak]))} at "
-                       f"{s.step_kind} {fmt_step(s.steps[d.peak])}, {rise} over its smoothed best of {fmt(d.level)}",
+              Evidence(f"loss rose from {s.step_kind} {fmt_step(s.steps[d.onset])} to "
+                       f"{fmt(float(v[d.peak]))} at {s.step_kind} {fmt_step(s.steps[d.peak])}, {rise} over "
+                       f"its smoothed best of {fmt(d.level)}",
                        s.artifact, s.span_locator(d.onset, d.peak))]
         clear = d.undone >= 0.5         # a rise that takes back under half the progress may be noise
-        out.append(Finding(
-            "lr_too_high", (f"Loss diverged at {s.step_kind} {fmt_step(s.steps[d.onset])} "
-                            f"after falling to {fmt(float(v[d.best]))}"
-                            if clear else f"Loss crept back up {d.undone:.0%} of the way toward its start from "
-                            f"{s.step_kind} {fmt_step(s.steps[d.onset])}: worth watching, not yet a divergence"),
-            ("critical" if d.rise > 0.5 else "high") if clear else "low", 0.55 if clear else 0.35, ev,
-            fix=_halve_lr_fix(run, float(s.steps[d.onset])),
-            expected_impact="the loss keeps falling past the onset", analyzer=NAME,
-            onset_step=float(s.steps[d.onset]), quick_fix="Reduce LR by 50%"))
+        out.append(Finding(code="lr_too_high",
+                           issue=(f"Loss diverged at {s.step_kind} {fmt_step(s.steps[d.onset])} "
+                                 f"after falling to {fmt(float(v[d.best]))}"
+                                 if clear else f"Loss crept back up {d.undone:.0%} of the way toward its "
+                                 f"start from {s.step_kind} {fmt_step(s.steps[d.onset])}: worth "
+                                 "watching, not yet a divergence"),
+                           severity=("critical" if d.rise > 0.5 else "high") if clear else "low",
+                           confidence=0.55 if clear else 0.35,
+                           evidence=ev,
+                           fix=_halve_lr_fix(run, float(s.steps[d.onset])),
+                           expected_impact="the loss keeps falling past the onset",
+                           analyzer=NAME,
+                           onset_step=float(s.steps[d.onset]),
+                           quick_fix="Reduce LR by 50%"))
     sp = spikes(v) if d is None else []
     if sp:
         out.append(_spikes(run, s, sp))
@@ -96,8 +112,8 @@ def _halve_lr_fix(run: Run, step: float) -> str:
         i = int(np.clip(np.searchsorted(lr.steps, step, side="right") - 1, 0, len(lr) - 1))
         now = float(lr.values[i])
         if np.isfinite(now) and now > 0:
-            return (f"Halve the learning rate where the loss turns up, from {fmt(now)} to {fmt(now / 2)}, and clip "
-                    "gradients")
+            return (f"Halve the learning rate where the loss turns up, from {fmt(now)} to "
+                    f"{fmt(now / 2)}, and clip gradients")
     return "Lower the learning rate in the phase where the loss turns up (halve it) and clip gradients"
 
 
@@ -114,8 +130,8 @@ def _spikes(run: Run, s, sp: list[int]) -> Finding:
     past_start = [i for i in sp if v[i] > start]
     if past_start:
         conf += 0.05
-        ev.append(Evidence(f"{len(past_start)} of the {len(sp)} spikes rose above the loss at the start of training "
-                           f"({fmt(start)}), then fell back within a few steps",
+        ev.append(Evidence(f"{len(past_start)} of the {len(sp)} spikes rose above the loss at the start of "
+                           f"training ({fmt(start)}), then fell back within a few steps",
                            s.artifact, s.span_locator(0, len(s) - 1)))
     g = run.metrics.get("grad_norm")
     if g is not None and len(g) >= 20:
@@ -126,14 +142,19 @@ def _spikes(run: Run, s, sp: list[int]) -> Finding:
             conf += 0.1
             j = int(np.searchsorted(g.steps, s.steps[both[0]]))
             ev.append(point(g, j, "grad_norm at the same step"))
-    return Finding(
-        "loss_spikes", f"{len(sp)} isolated loss spike{'s' if len(sp) > 1 else ''} that recovered, at "
-        f"{s.step_kind}{'s' if len(sp) > 1 else ''} " + ", ".join(fmt_step(s.steps[i]) for i in sp[:5]),
-        "medium" if len(sp) > 2 and len(past_start) >= BAD_BATCH_SHARE * len(sp) else "low", round(conf, 2), ev,
-        fix="Log the batch indices of the spiking steps and inspect those samples; clip gradients "
-            "(max_grad_norm 1.0) so one bad batch cannot move the weights far",
-        expected_impact="spikes shrink or vanish; the trend is unchanged", analyzer=NAME,
-        onset_step=float(s.steps[sp[0]]), quick_fix="Inspect the spiking batches; clip gradients")
+    return Finding(code="loss_spikes",
+                   issue=f"{len(sp)} isolated loss spike{'s' if len(sp) > 1 else ''} that recovered, at "
+                         f"{s.step_kind}{'s' if len(sp) > 1 else ''} "
+                         + ", ".join(fmt_step(s.steps[i]) for i in sp[:5]),
+                   severity="medium" if len(sp) > 2 and len(past_start) >= BAD_BATCH_SHARE * len(sp) else "low",
+                   confidence=round(conf, 2),
+                   evidence=ev,
+                   fix="Log the batch indices of the spiking steps and inspect those samples; clip gradients "
+                       "(max_grad_norm 1.0) so one bad batch cannot move the weights far",
+                   expected_impact="spikes shrink or vanish; the trend is unchanged",
+                   analyzer=NAME,
+                   onset_step=float(s.steps[sp[0]]),
+                   quick_fix="Inspect the spiking batches; clip gradients")
 
 
 def _calm_gradients(run: Run, step: float) -> Evidence | None:
@@ -159,10 +180,9 @@ def _half_precision(run: Run) -> tuple[list[Evidence], str | None] | None:
     from analysis.patches import set_config_value
     hit = run.config_value("fp16", "half", "use_fp16", "amp_fp16")
     ev, patch = [], None
-    if hit and hit[2] is True:
-        cfg, key, _ = hit
-        ev.append(Evidence(f"{key} = true: float16 has a range of +-65504",
-                           cfg.artifact, f"line {cfg.lines.get(key, 1)}"))
+    if hit and hit.value is True:
+        cfg, key = hit.config, hit.key
+        ev.append(hit.evidence(f"{key} = true: float16 has a range of +-65504"))
         patch = set_config_value(cfg, key, "false") if cfg.format != "json" else _json_bool_patch(cfg, key)
     for code in run.code:
         ln = code.first_line("half", "float16")
@@ -185,40 +205,50 @@ def _plateau(run: Run, s) -> list[Finding]:
     late = v[len(v) // 5:]
     level = float(np.median(late))
     if float(np.std(v[len(v) // 2:])) == 0.0 and abs(relative_change(v)) <= 0.03:
-        return [Finding("no_parameter_updates", f"Loss is exactly {fmt(level)} at every logged step",
-                        "critical", 0.8, [point(s, 0, "first loss"), point(s, len(s) - 1, "last loss")],
-                        fix="Check that optimizer.step() runs, that the optimizer holds the model's trainable "
-                            "parameters, and that lr > 0", analyzer=NAME, quick_fix="Verify optimizer.step() runs")]
+        return [Finding(code="no_parameter_updates",
+                        issue=f"Loss is exactly {fmt(level)} at every logged step",
+                        severity="critical",
+                        confidence=0.8,
+                        evidence=[point(s, 0, "first loss"), point(s, len(s) - 1, "last loss")],
+                        fix="Check that optimizer.step() runs, that the optimizer holds the model's "
+                            "trainable parameters, and that lr > 0",
+                        analyzer=NAME,
+                        quick_fix="Verify optimizer.step() runs")]
     smooth = rolling_median(late, max(5, len(late) // 10))
     third = len(late) // 3
     trend = abs(float(np.median(late[:third])) - float(np.median(late[-third:])))
     if np.abs(smooth - level).max() > PLATEAU_WANDER * abs(level) or trend > PLATEAU_TREND * abs(level):
         return []                          # still moving: not a plateau
     hit = run.config_value("num_classes", "n_classes", "num_labels", "vocab_size", "n_vocab")
-    known = hit is not None and isinstance(hit[2], (int, float)) and not isinstance(hit[2], bool) and hit[2] >= 2
-    candidates = [int(hit[2])] if known else list(range(2, 1001))
+    known = int(hit.number) if hit is not None and hit.number is not None and hit.number >= 2 else None
+    candidates = [known] if known else list(range(2, 1001))
     floor = float(rolling_median(v, max(5, len(v) // 20))[len(v) // 20:].min())
     for k in candidates:
         chance = math.log(k)
-        if abs(level - chance) > 0.04 * chance or floor < 0.9 * chance:
+        if abs(level - chance) > CHANCE_TOLERANCE * chance or floor < CHANCE_FLOOR * chance:
             continue
         ev = [point(s, len(s) - 1, "final loss"),
               Evidence(f"ln({k}) = {chance:.4f}: the loss of a uniform guess over {k} classes; the smoothed loss "
-                       f"stayed within 5% of {fmt(level)} over the last {len(late)} of {len(v)} points and never went "
-                       f"below {fmt(floor)}", s.artifact, s.span_locator(0, len(s) - 1))]
+                       f"stayed within {PLATEAU_WANDER:.0%} of {fmt(level)} over the last {len(late)} of {len(v)} "
+                       f"points and never went below {fmt(floor)}", s.artifact, s.span_locator(0, len(s) - 1))]
         conf = 0.65 if known else 0.5
-        if known:
-            ev.append(Evidence(f"{hit[1]} = {k}", hit[0].artifact, f"line {hit[0].lines.get(hit[1], 1)}"))
+        if hit is not None and known:
+            ev.append(hit.evidence(f"{hit.key} = {k}"))
         g = run.metrics.get("grad_norm")
         if g is not None and len(g) and float(np.nanmedian(g.values)) > 0:
             ev.append(Evidence(f"gradients are not zero (median grad_norm {fmt(float(np.nanmedian(g.values)))}): the "
                                "weights move, yet the loss learns nothing", g.artifact, g.span_locator(0, len(g) - 1)))
             conf += 0.15
-        return [Finding("data_pipeline_bug", f"Loss stuck at chance level ln({k}) = {chance:.3f}: the model learns "
-                        "nothing from its inputs", "high", round(conf, 2), ev,
-                        fix="Check that labels still match their inputs: print a batch of (input, label) pairs "
-                            "after the dataset, the collate function and any shuffling",
-                        expected_impact="loss drops below ln(K) within the first epoch", analyzer=NAME,
+        return [Finding(code="data_pipeline_bug",
+                        issue=f"Loss stuck at chance level ln({k}) = {chance:.3f}: the model learns "
+                              "nothing from its inputs",
+                        severity="high",
+                        confidence=round(conf, 2),
+                        evidence=ev,
+                        fix="Check that labels still match their inputs: print a batch of (input, label) "
+                            "pairs after the dataset, the collate function and any shuffling",
+                        expected_impact="loss drops below ln(K) within the first epoch",
+                        analyzer=NAME,
                         quick_fix="Print a batch of (input, label) pairs")] + _lr_at_chance(run, ev[0], k)
     return []
 
@@ -236,15 +266,20 @@ def _lr_at_chance(run: Run, stuck: Evidence, k: int) -> list[Finding]:
     top = float(np.nanmax(lr.values))
     if low <= top <= high:
         return []
-    code, why = ("lr_too_high", f"above {fam[0]}'s usual range (up to ~{fmt(high)}): an LR that high pins the loss "
-                 f"at ln({k})") if top > high else \
-        ("lr_too_low", f"below {fam[0]}'s useful range (from ~{fmt(low)}): the weights barely move off chance")
+    code, why = ("lr_too_high", f"above {fam[0]}'s usual range (up to ~{fmt(high)}): an LR that "
+                 f"high pins the loss at ln({k})") if top > high else \
+        ("lr_too_low", f"below {fam[0]}'s useful range (from ~{fmt(low)}): the "
+                       "weights barely move off chance")
     i = int(np.nanargmax(lr.values))
-    return [Finding(code, f"Learning rate {fmt(top)} is {why}", "medium", CHANCE_LR_READING,
-                    [point(lr, i, "lr"), fam[1], stuck],
-                    fix=f"Bring the learning rate into {fam[0]}'s range (~{fmt(low * 10)} to ~{fmt(high / 2)}) and "
-                        "watch whether the loss leaves ln(K) in the first epoch",
-                    analyzer=NAME, quick_fix="Move the LR into its optimizer's range")]
+    return [Finding(code=code,
+                    issue=f"Learning rate {fmt(top)} is {why}",
+                    severity="medium",
+                    confidence=CHANCE_LR_READING,
+                    evidence=[point(lr, i, "lr"), fam[1], stuck],
+                    fix=f"Bring the learning rate into {fam[0]}'s range (~{fmt(low * 10)} to "
+                        f"~{fmt(high / 2)}) and watch whether the loss leaves ln(K) in the first epoch",
+                    analyzer=NAME,
+                    quick_fix="Move the LR into its optimizer's range")]
 
 
 def _overfitting(run: Run, train) -> list[Finding]:
@@ -267,11 +302,12 @@ def _overfitting(run: Run, train) -> list[Finding]:
         return []
     i_tb = int(np.flatnonzero(m)[0])
     ev = [point(val, best, "best validation loss"), point(val, len(val) - 1, "final validation loss"),
-          Evidence(f"training loss kept falling: {fmt(float(t[i_tb]))} -> {fmt(float(t[-1]))} over the same steps",
+          Evidence(f"training loss kept falling: {fmt(float(t[i_tb]))} -> "
+                   f"{fmt(float(t[-1]))} over the same steps",
                    train.artifact, train.span_locator(i_tb, len(train) - 1))]
-    return [Finding("overfitting", f"Validation loss rose {((vv[-1] / vv[best]) - 1) * 100:.0f}% after "
-                    f"{val.step_kind} {fmt_step(val.steps[best])} while training loss kept falling",
-                    "medium", 0.8, ev,
+    return [Finding(code="overfitting", issue=f"Validation loss rose {((vv[-1] / vv[best]) - 1) * 100:.0f}% "
+                    f"after {val.step_kind} {fmt_step(val.steps[best])} while training loss kept falling",
+                    severity="medium", confidence=0.8, evidence=ev,
                     fix=f"Keep the checkpoint from {val.step_kind} {fmt_step(val.steps[best])} "
                         "(early stopping on val loss); add weight decay, dropout or data augmentation",
                     expected_impact="validation loss stays at or below its best", analyzer=NAME,

@@ -31,19 +31,19 @@ def analyze(run: Run) -> list[Finding]:
         return []
     slope = float(np.polyfit(x, y, 1)[0])
     died = any(e.code == "out_of_memory" for e in run.events)
-    ev = [Evidence(f"{s.name} grew from {fmt(start)} to {fmt(end)} ({slope * 100:+.3g} per 100 steps, correlation "
-                   f"{r:.2f} with the step)", s.artifact, s.span_locator(0, len(s) - 1))]
+    ev = [Evidence(f"{s.name} grew from {fmt(start)} to {fmt(end)} ({slope * 100:+.3g} per 100 steps, "
+                   f"correlation {r:.2f} with the step)", s.artifact, s.span_locator(0, len(s) - 1))]
     for code in run.code:
         for n, line in enumerate(code.text.splitlines(), start=1):
             if _KEEPS.search(line):
                 ev.append(Evidence(f"{line.strip()}: keeps every step's tensors (and their graphs) alive",
                                    code.artifact, f"line {n}"))
-    return [Finding("out_of_memory", f"Memory grows step over step ({fmt(slope * 100)} per 100 steps, "
-                    f"from {fmt(start)} to {fmt(end)} by {s.step_kind} {fmt_step(float(x[-1]))})"
+    return [Finding(code="out_of_memory", issue=f"Memory grows step over step ({fmt(slope * 100)} per 100 "
+                    f"steps, from {fmt(start)} to {fmt(end)} by {s.step_kind} {fmt_step(float(x[-1]))})"
                     + (": a leak, and the run died of it" if died else ": a leak"),
-                    "critical" if died else "high", 0.98 if died else 0.8, ev,
-                    fix="Stop keeping each step's tensors: log loss.item() instead of loss, do not append outputs or "
-                        "losses with their graphs to lists (detach().cpu() what you keep), drop retain_graph=True, and "
-                        "wrap evaluation in torch.no_grad()",
+                    severity="critical" if died else "high", confidence=0.98 if died else 0.8, evidence=ev,
+                    fix="Stop keeping each step's tensors: log loss.item() instead of loss, do not append "
+                        "outputs or losses with their graphs to lists (detach().cpu() what you keep), drop "
+                        "retain_graph=True, and wrap evaluation in torch.no_grad()",
                     expected_impact="memory stays flat after the first steps", analyzer=NAME,
                     onset_step=float(x[0]), quick_fix="Store loss.item(), not the loss tensor")]

@@ -20,9 +20,10 @@ from analysis.run import Run
 NAME = "outputs"
 MIN_COVERAGE = 0.5       # a generator that matches the data reaches ~0.95 at the k chosen below
 MAX_POINTS = 1000        # pairwise distances stay at a few MB
-_FIX = ("The generator collapsed onto part of the data: regularise the discriminator (R1 or WGAN-GP gradient "
-        "penalty, spectral norm), balance the updates (one generator step per discriminator step, equal learning "
-        "rates), add minibatch discrimination, and restart from a checkpoint from before the collapse")
+_FIX = ("The generator collapsed onto part of the data: regularise the discriminator (R1 or WGAN-GP "
+        "gradient penalty, spectral norm), balance the updates (one generator step per "
+        "discriminator step, equal learning rates), add minibatch discrimination, and restart from "
+        "a checkpoint from before the collapse")
 
 def analyze(run: Run) -> list[Finding]:
     out: list[Finding] = []
@@ -47,11 +48,11 @@ def analyze(run: Run) -> list[Finding]:
             why = (f"{top_n} of {len(texts)} samples are identical" if top_n / len(texts) >= 0.8
                    else f"all {len(texts)} samples use only {distinct_chars} distinct characters "
                         f"({''.join(c for c, _ in chars[:3])!r})")
-            out.append(Finding("mode_collapse", f"Outputs collapsed: {why}", "high", 0.8,
-                               [Evidence(f"sample: {quote!r}; {why}", samples.artifact, f"line {line}")],
-                               fix="Check the model's capacity and the loss: a model that cannot fit the data "
-                                   "emits its most frequent token; also check sampling temperature and that "
-                                   "generation feeds back its own outputs",
+            out.append(Finding(code="mode_collapse", issue=f"Outputs collapsed: {why}", severity="high", confidence=0.8,
+                               evidence=[Evidence(f"sample: {quote!r}; {why}", samples.artifact, f"line {line}")],
+                               fix="Check the model's capacity and the loss: a model that cannot fit the "
+                                   "data emits its most frequent token; also check sampling temperature and "
+                                   "that generation feeds back its own outputs",
                                analyzer=NAME, quick_fix="Check capacity and sampling"))
     return out
 
@@ -78,14 +79,18 @@ def _numeric_collapse(samples, x: np.ndarray) -> list[Finding]:
     if reach == 0 or spread >= 0.1 * reach:
         return []
     first = samples.items[0]
-    return [Finding("mode_collapse", f"All {len(x)} generated samples sit at one point: spread {spread:.3g} around "
-                    f"({', '.join(f'{c:.3g}' for c in centre)}), "
-                    f"{spread / reach:.1%} of their distance from the origin",
-                    "high", 0.85,
-                    [Evidence(f"sample {first[1].strip()!r}; {len(x)} samples, spread {spread:.3g}, mean "
-                              f"({', '.join(f'{c:.3g}' for c in centre)})", samples.artifact, f"line {first[0]}")],
+    return [Finding(code="mode_collapse",
+                    issue=f"All {len(x)} generated samples sit at one point: spread {spread:.3g} around "
+                          f"({', '.join(f'{c:.3g}' for c in centre)}), "
+                          f"{spread / reach:.1%} of their distance from the origin",
+                    severity="high",
+                    confidence=0.85,
+                    evidence=[Evidence(f"sample {first[1].strip()!r}; {len(x)} samples, spread {spread:.3g}, "
+                                       f"mean ({', '.join(f'{c:.3g}' for c in centre)})", samples.artifact,
+                                       f"line {first[0]}")],
                     fix=_FIX,
-                    expected_impact="samples spread over the data's modes", analyzer=NAME,
+                    expected_impact="samples spread over the data's modes",
+                    analyzer=NAME,
                     quick_fix="Balance generator and discriminator updates")]
 
 
@@ -162,9 +167,10 @@ def _coverage_collapse(samples: Samples, fake: np.ndarray, real_samples: Samples
             return []
         where = (f"far from all {total} clusters of the real data" if not reached
                  else f"on {reached} of the {total} clusters of the real data")
-        ev = [Evidence(f"{len(fake)} generated samples land on {reached} of the {total} clusters of the real data "
-                       f"({', '.join(str(int(c)) for c in per)} samples per cluster; within half the gap between "
-                       f"clusters); their spread is {spread:.0%} of the real data's", samples.artifact,
+        ev = [Evidence(f"{len(fake)} generated samples land on {reached} of the {total} clusters "
+                       f"of the real data ({', '.join(str(int(c)) for c in per)} samples per "
+                       "cluster; within half the gap between clusters); their spread is "
+                       f"{spread:.0%} of the real data's", samples.artifact,
                        f"line {samples.items[0][0]}"),
               Evidence(f"the {len(real)} real samples form {total} separate clusters", real_samples.artifact,
                        f"line {real_samples.items[0][0]}")]
@@ -177,12 +183,18 @@ def _coverage_collapse(samples: Samples, fake: np.ndarray, real_samples: Samples
         if coverage >= MIN_COVERAGE * expected:
             return []
         where = f"over {coverage:.0%} of the real data"
-        ev = [Evidence(f"{len(fake)} generated samples reach {coverage:.0%} of the real data (k-NN coverage, k={k}; a "
-                       f"generator matching the data would reach ~{expected:.0%}); their spread is {spread:.0%} of the "
-                       "real data's", samples.artifact, f"line {samples.items[0][0]}")]
+        ev = [Evidence(f"{len(fake)} generated samples reach {coverage:.0%} of the real data (k-NN coverage, "
+                       f"k={k}; a generator matching the data would reach ~{expected:.0%}); their spread is "
+                       f"{spread:.0%} of the real data's", samples.artifact, f"line {samples.items[0][0]}")]
         whole = coverage < 0.25 * expected
     issue = "Mode collapse: " if whole else "Partial mode collapse: "
     issue += "the generated samples sit "
-    return [Finding("mode_collapse", issue + where, "high", 0.9 if whole else 0.82, ev, fix=_FIX,
-                    expected_impact="samples spread over all the data's modes", analyzer=NAME,
+    return [Finding(code="mode_collapse",
+                    issue=issue + where,
+                    severity="high",
+                    confidence=0.9 if whole else 0.82,
+                    evidence=ev,
+                    fix=_FIX,
+                    expected_impact="samples spread over all the data's modes",
+                    analyzer=NAME,
                     quick_fix="Regularise the discriminator (gradient penalty)")]

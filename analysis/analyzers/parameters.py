@@ -106,30 +106,38 @@ def analyze(run: Run) -> list[Finding]:
             top = sorted(groups.items(), key=lambda kv: -kv[1])[:4]
             breakdown = ", ".join(f"{g} {n / total:.0%}" for g, n in top)
             hit = run.config_value("d_model", "n_embd", "hidden_size", "embed_dim", "dim", "emb_dim")
-            ev = [Evidence(f"embeddings hold {share:.0%} of parameters ({emb:,} of {total:,}); by module: {breakdown}",
+            ev = [Evidence(f"embeddings hold {share:.0%} of parameters ({emb:,} of "
+                           f"{total:,}); by module: {breakdown}",
                            ckpt.artifact, "tensors " + ", ".join(vocabulary_matrices(ckpt))[:120])]
             if hit:
-                ev.append(Evidence(f"{hit[1]} = {hit[2]}", hit[0].artifact, f"line {hit[0].lines.get(hit[1], 1)}"))
+                ev.append(hit.evidence())
             conf = 0.65
             stalled = _stalled(run)
             if stalled is not None:
                 ev.append(stalled)
                 conf += 0.15
-            out.append(Finding("architecture_imbalance",
-                               f"Embeddings hold {share:.0%} of the parameters; "
-                               f"the rest of the model has only {total - emb:,}", "high", conf, ev,
-                               fix="Rebalance: shrink the vocabulary or the embedding width (tie input and output "
-                                   "embeddings), and give the layers between them more width/depth so that embeddings "
-                                   "hold at most ~50% of the parameters", expected_impact="the loss keeps falling past "
-                               "its plateau and outputs stop degenerating", analyzer=NAME,
+            out.append(Finding(code="architecture_imbalance",
+                               issue=f"Embeddings hold {share:.0%} of the parameters; "
+                                     f"the rest of the model has only {total - emb:,}",
+                               severity="high",
+                               confidence=conf,
+                               evidence=ev,
+                               fix="Rebalance: shrink the vocabulary or the embedding width (tie input and "
+                                   "output embeddings), and give the layers between them more width/depth so "
+                                   "that embeddings hold at most ~50% of the parameters",
+                               expected_impact="the loss keeps falling past "
+                                               "its plateau and outputs stop degenerating",
+                               analyzer=NAME,
                                quick_fix="Tie embeddings and widen the blocks"))
     masks = _additive_masks(ckpt, [t.name for t in ckpt.tensors if t.nonfinite])
     bad = [t for t in ckpt.tensors if t.nonfinite and t.name not in masks]
     if bad:
         worst = max(bad, key=lambda t: t.nonfinite)
-        out.append(Finding("numerical_instability", f"{len(bad)} tensors in {ckpt.artifact} hold NaN/Inf",
-                           "critical", 0.75,
-                           [Evidence(f"{worst.name}: {worst.nonfinite:,} of {worst.numel:,} values non-finite",
+        out.append(Finding(code="numerical_instability", issue=f"{len(bad)} tensors in "
+                                                               f"{ckpt.artifact} hold NaN/Inf",
+                           severity="critical", confidence=0.75,
+                           evidence=[Evidence(f"{worst.name}: {worst.nonfinite:,} of "
+                                              f"{worst.numel:,} values non-finite",
                                      ckpt.artifact, f"tensor {worst.name}")],
                            fix="Restart from the last checkpoint with finite weights; find the first non-finite step "
                                "in the log", analyzer=NAME, quick_fix="Resume from the last finite checkpoint"))

@@ -19,7 +19,7 @@ from analysis.ingest.checkpoints import Checkpoint, arrays, is_embedding
 from analysis.metrics import fmt
 from analysis.model import Evidence, Finding
 from analysis.patches import set_config_value
-from analysis.run import Run
+from analysis.run import ConfigHit, Run
 from analysis.signals import relative_change
 
 NAME = "weights"
@@ -94,13 +94,13 @@ def _updates(run: Run) -> list[Finding]:
         return []
     where = f"{a.artifact} (step {a.step}) vs {b.artifact} (step {b.step})"
     if same == compared:
-        return [Finding("no_parameter_updates",
-                        f"The weights did not change at all between step {a.step} and step {b.step}",
-                        "critical", 0.85,
-                        [Evidence(f"all {compared} tensors bit-identical after {steps} steps", b.artifact,
+        return [Finding(code="no_parameter_updates",
+                        issue=f"The weights did not change at all between step {a.step} and step {b.step}",
+                        severity="critical", confidence=0.85,
+                        evidence=[Evidence(f"all {compared} tensors bit-identical after {steps} steps", b.artifact,
                                   f"tensors of {a.artifact} and {b.artifact}")],
-                        fix="Make sure optimizer.step() runs, the optimizer was built over model.parameters() after "
-                            "any re-wrapping, requires_grad is True, and lr > 0",
+                        fix="Make sure optimizer.step() runs, the optimizer was built over "
+                            "model.parameters() after any re-wrapping, requires_grad is True, and lr > 0",
                         expected_impact="the weights change between checkpoints and the loss falls", analyzer=NAME,
                         quick_fix="Verify optimizer.step() runs on the model's parameters")]
     if not ratios:
@@ -109,22 +109,31 @@ def _updates(run: Run) -> list[Finding]:
     out = []
     for name, (still, rows) in still_rows.items():
         if rows >= 100 and still >= 0.3 * rows:
-            out.append(Finding("architecture_imbalance",
-                               f"{still:,} of the {rows:,} rows of {name} barely moved between step {a.step} and "
-                               f"step {b.step}: those tokens never occur in the data", "low", 0.5,
-                               [Evidence(f"{name}: {still:,} of {rows:,} rows moved under 10% as far as the busiest "
-                                         f"row in {steps} steps", b.artifact,
-                                         f"tensor {name}")],
+            out.append(Finding(code="architecture_imbalance",
+                               issue=f"{still:,} of the {rows:,} rows of {name} barely moved between step "
+                                     f"{a.step} and step {b.step}: those tokens never occur in the data",
+                               severity="low",
+                               confidence=0.5,
+                               evidence=[Evidence(f"{name}: {still:,} of {rows:,} rows moved under 10% as "
+                                                  f"far as the busiest row in {steps} steps", b.artifact,
+                                                  f"tensor {name}")],
                                fix="Shrink the vocabulary to the tokens the data uses (or tie and shrink the "
-                                   "embeddings); the parameters freed can go to the layers between them", analyzer=NAME,
+                                   "embeddings); the parameters freed can go to the layers between them",
+                               analyzer=NAME,
                                quick_fix="Shrink the vocabulary to the tokens used"))
     if per_step < PER_STEP_TOO_SMALL or (per_step < PER_STEP_SLOW and _loss_flat(run)):
-        return [Finding("lr_too_low", f"The weights barely move: a median relative change of {fmt(per_step)} per step "
-                        f"between step {a.step} and step {b.step}", "high", 0.7,
-                        [Evidence(f"median |dW|/|W| {fmt(float(np.median(ratios)))} over {steps} steps "
-                                  f"({fmt(per_step)} per step; healthy runs move ~1e-4 to 1e-2)", b.artifact, where)],
+        return [Finding(code="lr_too_low",
+                        issue=f"The weights barely move: a median relative change of {fmt(per_step)} per "
+                              f"step between step {a.step} and step {b.step}",
+                        severity="high",
+                        confidence=0.7,
+                        evidence=[Evidence(f"median |dW|/|W| {fmt(float(np.median(ratios)))} "
+                                           f"over {steps} steps ({fmt(per_step)} per step; "
+                                           "healthy runs move ~1e-4 to 1e-2)",
+                                           b.artifact, where)],
                         fix="Raise the learning rate 10-100x (a short LR range test finds the edge)",
-                        expected_impact="the loss falls within a few hundred steps", analyzer=NAME,
+                        expected_impact="the loss falls within a few hundred steps",
+                        analyzer=NAME,
                         quick_fix="Raise the LR 10x")] + out
     return out
 
@@ -239,16 +248,21 @@ def _dead_units(run: Run) -> list[Finding]:
         for key, value in cfg.values.items():
             if ("bias" in key.rsplit(".", 1)[-1] and isinstance(value, (int, float))
                     and not isinstance(value, bool) and value < 0):
-                ev.append(Evidence(f"{key} = {value}: the biases start negative",
-                                   cfg.artifact, f"line {cfg.lines.get(key, 1)}"))
+                ev.append(ConfigHit(cfg, key, value).evidence(f"{key} = {value}: the biases start negative"))
                 patch = patch or set_config_value(cfg, key, 0.0)
-    return [Finding("dead_relu", f"{share:.0%} of the ReLU units in {name} are dead ({dead} of {total}): they output 0 "
-                    "for every input, so they pass no gradient and cannot recover", "high", 0.8, ev,
-                    fix="Initialise biases at 0 (or a small positive value), use LeakyReLU/GELU, lower the LR or clip "
-                        "gradients so that one large step cannot push units into the dead zone, and restart from a "
-                        "checkpoint before the units died",
-                    expected_impact="most units fire again and the loss resumes falling", analyzer=NAME,
-                    patch=patch, quick_fix="Use LeakyReLU and zero-initialised biases")]
+    return [Finding(code="dead_relu",
+                    issue=f"{share:.0%} of the ReLU units in {name} are dead ({dead} of {total}): they "
+                          "output 0 for every input, so they pass no gradient and cannot recover",
+                    severity="high",
+                    confidence=0.8,
+                    evidence=ev,
+                    fix="Initialise biases at 0 (or a small positive value), use LeakyReLU/GELU, lower the "
+                        "LR or clip gradients so that one large step cannot push units into the dead zone, "
+                        "and restart from a checkpoint before the units died",
+                    expected_impact="most units fire again and the loss resumes falling",
+                    analyzer=NAME,
+                    patch=patch,
+                    quick_fix="Use LeakyReLU and zero-initialised biases")]
 
 
 def analyze(run: Run) -> list[Finding]:

@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 import logging
 import time
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from analysis.model import Diagnosis, Finding
 from bot.agent.tools import TOOLS, RunTools
 from bot.agent.verify import SUBMIT, Invalid, check_schema, clean_answer, sanitise
 from bot.redact import clean_doc, redact
@@ -47,50 +49,51 @@ def _cost(model: str, usage: dict) -> float:
                   + usage["cache_read"] * p[3]) / 1e6, 5)
 
 
-def _brief(doc: dict) -> str:
+def _brief(diagnosis: Diagnosis) -> str:
     """The first user turn: what was asked and what the analyzers found, as untrusted data."""
-    summary = {"symptoms": doc.get("symptoms", []), "status": doc["status"],
-               "root_causes": [{k: c.get(k) for k in ("code", "issue", "severity", "confidence", "evidence", "fix")}
-                               for c in doc["root_causes"][:5]]}
+    keys = ("code", "issue", "severity", "confidence", "evidence", "fix")
+    summary = {"symptoms": diagnosis.symptoms, "status": diagnosis.status,
+               "root_causes": [{k: c.to_dict()[k] for k in keys} for c in diagnosis.root_causes[:5]]}
     return ("Diagnose this training run. The analyzers' findings and the user's words follow; investigate with the "
             "tools, then call submit_diagnosis.\n<untrusted-data tool=\"analyzers\">\n"
             + json.dumps(clean_doc(summary), indent=1, default=str)[:12000] + "\n</untrusted-data>")
 
 
-def review(root: Path, run, doc: dict, settings: Settings, client=None) -> dict:
-    """The diagnosis to post: the agent's, verified, or the analyzers' with a one-line note."""
-    engine = doc.setdefault("engine", {})
+def review(root: Path, run, diagnosis: Diagnosis, settings: Settings, client=None) -> Diagnosis:
+    """The diagnosis to post (a new one; the one given is left as it is): the agent's, verified, or
+    the analyzers' with a one-line note."""
     if not configured(settings):
-        engine["agent_note"] = "Analyzers only: the specialist agent is off (no ANTHROPIC_API_KEY)."
-        return doc
+        return replace(diagnosis, agent_note="Analyzers only: the specialist agent is off (no ANTHROPIC_API_KEY).")
     usage = {"input": 0, "output": 0, "cache_write": 0, "cache_read": 0}
     info = {"model": settings.agent_model, "turns": 0}
     try:
-        causes, quick, removed = _investigate(root, run, doc, settings, client or make_client(settings), usage, info)
+        causes, quick, removed = _investigate(root, run, diagnosis, settings, client or make_client(settings), usage,
+                                              info)
     except Exception as exc:                # the API down, overloaded past its retries, or a bad answer twice
         log.warning("agent fell back to the analyzers: %s", redact(f"{type(exc).__name__}: {exc}")[:300])
         causes, quick, removed = None, None, 0
         info["error"] = type(exc).__name__
     info.update(tokens=usage, cost_usd=_cost(settings.agent_model, usage), evidence_removed=removed)
-    engine["agent"] = info
+    reviewed = replace(diagnosis, engine={**diagnosis.engine, "agent": info})
     if not causes:
-        engine["agent_note"] = ("Analyzers only: the specialist agent " +
-                                ("was unavailable" if "error" in info else "gave no verifiable answer") + ".")
-        return doc
+        reviewed.agent_note = ("Analyzers only: the specialist agent " +
+                               ("was unavailable" if "error" in info else "gave no verifiable answer") + ".")
+        return reviewed
     # the agent's verified causes first; the analyzers' causes it did not speak to stay below them
-    spoken = {c["code"] for c in causes}
-    doc["root_causes"] = causes + [c for c in doc["root_causes"] if c["code"] not in spoken]
+    spoken = {c.code for c in causes}
+    reviewed.root_causes = causes + [c for c in diagnosis.root_causes if c.code not in spoken]
     if quick:
-        doc["quick_fixes"] = [sanitise(q, 200) for q in quick[:4]]
-    return doc                              # bot.pipeline states the status these causes earn
+        reviewed.quick_fixes = [sanitise(q, 200) for q in quick[:4]]
+    return reviewed                         # bot.pipeline states the status these causes earn
 
 
-def _investigate(root: Path, run, doc: dict, settings: Settings, client, usage: dict, info: dict):
-    tools = RunTools(root, run, doc)
+def _investigate(root: Path, run, diagnosis: Diagnosis, settings: Settings, client, usage: dict,
+                 info: dict) -> tuple[list[Finding] | None, list[str] | None, int]:
+    tools = RunTools(root, run, diagnosis)
     # the static prefix (system prompt, tool definitions) is cached across turns and jobs
     system = [{"type": "text", "text": prompt(), "cache_control": {"type": "ephemeral"}}]
     defs = [dict(t) for t in TOOLS] + [dict(SUBMIT, cache_control={"type": "ephemeral"})]
-    messages: list[dict[str, Any]] = [{"role": "user", "content": _brief(doc)}]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": _brief(diagnosis)}]
     deadline = time.monotonic() + settings.agent_time_limit_s
     retried = False
     for turn in range(settings.agent_max_turns):
@@ -152,7 +155,7 @@ def answer(root: Path, run, doc: dict, question: str, settings: Settings, client
 
 def _converse(root: Path, run, doc: dict, question: str, settings: Settings, client, usage: dict,
               info: dict) -> str | None:
-    tools = RunTools(root, run, doc)
+    tools = RunTools(root, run, Diagnosis.from_dict(doc))
     system = [{"type": "text", "text": prompt("followup.md"), "cache_control": {"type": "ephemeral"}}]
     earlier = {"status": doc.get("status"), "root_causes": [
         {k: c.get(k) for k in ("code", "issue", "severity", "confidence", "evidence")} for c in doc["root_causes"][:5]],

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from analysis.model import Diagnosis
 from bot.redact import redact
 
 RESULT_MAX = 8000
@@ -37,9 +38,9 @@ TOOLS = [
 
 
 class RunTools:
-    def __init__(self, root: Path, run, doc: dict) -> None:
+    def __init__(self, root: Path, run, diagnosis: Diagnosis) -> None:
         self.root = root.resolve()
-        self.run, self.doc = run, doc
+        self.run, self.diagnosis = run, diagnosis
         self.paths = {a.path: a for a in run.artifacts}
 
     def call(self, name: str, args: dict) -> str:
@@ -118,7 +119,7 @@ class RunTools:
                            for i in idx]}
 
     def _findings(self):
-        return self.doc["root_causes"]
+        return [c.to_dict() for c in self.diagnosis.root_causes]
 
     def _checkpoints(self):
         return [{"artifact": c.artifact, "step": c.step, "problem": c.problem, "parameters": c.numel,

@@ -9,13 +9,9 @@ from collections.abc import Set
 
 import numpy as np
 
+from analysis.model import AGENT, CODES, SEVERITIES, Evidence, Finding
 from bot.redact import redact
 
-CODES = ("lr_too_high", "lr_too_low", "exploding_gradients", "vanishing_gradients", "numerical_instability",
-         "dead_relu", "mode_collapse", "architecture_imbalance", "overfitting", "no_parameter_updates",
-         "data_pipeline_bug", "zero_variance", "out_of_memory", "loss_spikes", "distributed_failure",
-         "dataloader_failure", "healthy")
-SEVERITIES = ("critical", "high", "medium", "low", "info")
 LINK_ALLOW = ("pytorch.org", "docs.pytorch.org", "huggingface.co", "github.com/pytorch", "docs.python.org")
 _NUM = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 _LINES = re.compile(r"^lines? (\d+)(?:\s*-\s*(\d+))?$")
@@ -137,7 +133,7 @@ def verified(ev: dict, root, run) -> bool:
     return False
 
 
-def clean_answer(answer: dict, root, run) -> tuple[list[dict], int]:
+def clean_answer(answer: dict, root, run) -> tuple[list[Finding], int]:
     """Root causes whose evidence checks out (unverified items removed; a cause left with none is
     dropped), sanitised; and how many evidence items were removed."""
     out, removed = [], 0
@@ -145,18 +141,14 @@ def clean_answer(answer: dict, root, run) -> tuple[list[dict], int]:
         good = []
         for ev in c["evidence"]:
             if verified(ev, root, run):
-                good.append({"text": sanitise(ev["text"], CAPS["text"]), "artifact": ev["artifact"],
-                             "locator": str(ev["locator"])})
+                good.append(Evidence(sanitise(ev["text"], CAPS["text"]), ev["artifact"], str(ev["locator"])))
             else:
                 removed += 1
         if not good:
             continue
-        cause = {"code": c["code"], "issue": sanitise(c["issue"], CAPS["issue"]), "severity": c["severity"],
-                 "confidence": round(float(c["confidence"]), 2), "evidence": good,
-                 "fix": sanitise(c.get("fix", ""), CAPS["fix"])}
-        for key in ("expected_impact", "patch"):
-            if c.get(key):
-                cause[key] = sanitise(c[key], CAPS[key]) if key != "patch" else redact(c[key])[: CAPS["patch"]]
-        cause["analyzer"] = "agent"
-        out.append(cause)
+        out.append(Finding(
+            code=c["code"], issue=sanitise(c["issue"], CAPS["issue"]), severity=c["severity"],
+            confidence=round(float(c["confidence"]), 2), evidence=good, fix=sanitise(c.get("fix", ""), CAPS["fix"]),
+            expected_impact=sanitise(c["expected_impact"], CAPS["expected_impact"]) if c.get("expected_impact") else "",
+            patch=redact(c["patch"])[: CAPS["patch"]] if c.get("patch") else None, analyzer=AGENT))
     return out, removed

@@ -1,5 +1,5 @@
 """Renderers: pure functions of a Diagnosis (terminal text, GitHub markdown, JSON, Slack blocks)
-and the plot. Each starts with `bot.redact.clean_doc`, the one output boundary: secrets and
+and the plot. Each starts with `bot.redact.clean_diagnosis`, the one output boundary: secrets and
 control characters never reach a format or a channel."""
 from bot.render.jsondoc import render_json
 from bot.render.markdown import render_markdown

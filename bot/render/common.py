@@ -1,6 +1,8 @@
 """Wording shared by every renderer."""
 from __future__ import annotations
 
+from analysis.model import Diagnosis, Evidence
+
 STATUS_LINE = {
     "diagnosis_complete": "Diagnosis complete",
     "needs_more_data": "Needs more data",
@@ -11,13 +13,13 @@ STATUS_LINE = {
 SEVERITY_MARK = {"critical": "CRITICAL", "high": "HIGH", "medium": "MEDIUM", "low": "LOW", "info": "INFO"}
 
 
-def where(ev: dict) -> str:
-    return f"{ev['artifact']} {ev['locator']}"
+def where(ev: Evidence) -> str:
+    return f"{ev.artifact} {ev.locator}"
 
 
-def artifact_problems(doc: dict) -> list[str]:
+def artifact_problems(diagnosis: Diagnosis) -> list[str]:
     out = []
-    for a in doc["run"]["artifacts"]:
+    for a in diagnosis.run["artifacts"]:
         if a.get("problem"):
             out.append(f"{a['path']}: {a['problem']}")
         elif a.get("skipped_lines"):
@@ -25,9 +27,9 @@ def artifact_problems(doc: dict) -> list[str]:
     return out
 
 
-def incomplete_line(doc: dict) -> str | None:
+def incomplete_line(diagnosis: Diagnosis) -> str | None:
     """One line naming each analyzer that failed, for every renderer; None when all ran."""
-    failed = doc.get("engine", {}).get("failed_analyzers") or []
+    failed = diagnosis.failed_analyzers
     if not failed:
         return None
     return "Incomplete: " + "; ".join(f"the {f['analyzer']} analyzer failed ({f['error']})" for f in failed)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from analysis.model import Diagnosis
 from bot.redact import clean
 from bot.render.markdown import render_markdown
 from bot.render.md_safe import code_span, inline
@@ -15,8 +16,8 @@ def neutralise(text: str) -> str:
     return inline(clean(text))
 
 
-def render_github(doc: dict, run_url: str | None = None, jobs: Sequence[tuple[str, str]] = ()) -> str:
-    body = render_markdown(doc)
+def render_github(diagnosis: Diagnosis, run_url: str | None = None, jobs: Sequence[tuple[str, str]] = ()) -> str:
+    body = render_markdown(diagnosis)
     links = []
     if run_url:
         links.append(f"[the workflow run]({run_url})")

@@ -4,8 +4,9 @@ after, quick fixes, patch text in a code block; within Slack's limits (3,000 cha
 run is escaped and redacted, so a log line can never ping a channel or leak a token."""
 from __future__ import annotations
 
+from analysis.model import Diagnosis, Finding
 from bot.feedback import BUTTONS
-from bot.redact import clean_doc
+from bot.redact import clean_diagnosis
 from bot.redact import slack_escape as esc
 from bot.render.common import STATUS_LINE, incomplete_line, where
 
@@ -20,43 +21,42 @@ def _section(text: str) -> dict:
     return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
 
 
-def _cause(i: int, c: dict, full: bool) -> list[dict]:
-    head = (f"*{i}. {esc(c['issue'])}*\n`{c['code']}` · {c['severity']} · confidence {c['confidence']:.2f}")
-    evidence = c["evidence"] if full else c["evidence"][:2]
-    lines = [f"• {esc(e['text'])} — _{esc(where(e))}_" for e in evidence]
+def _cause(i: int, c: Finding, full: bool) -> list[dict]:
+    head = (f"*{i}. {esc(c.issue)}*\n`{c.code}` · {c.severity} · confidence {c.confidence:.2f}")
+    evidence = c.evidence if full else c.evidence[:2]
+    lines = [f"• {esc(e.text)} — _{esc(where(e))}_" for e in evidence]
     body = head + ("\n" + "\n".join(lines) if lines else "")
-    if c.get("fix"):
-        body += f"\n*Fix:* {esc(c['fix'])}"
-    if full and c.get("expected_impact"):
-        body += f"\n*Expected:* {esc(c['expected_impact'])}"
+    if c.fix:
+        body += f"\n*Fix:* {esc(c.fix)}"
+    if full and c.expected_impact:
+        body += f"\n*Expected:* {esc(c.expected_impact)}"
     blocks = [_section(body)]
-    if full and c.get("patch"):
-        patch = esc(c["patch"]).replace("```", "ˋˋˋ")
+    if full and c.patch:
+        patch = esc(c.patch).replace("```", "ˋˋˋ")
         blocks.append(_section(f"*Suggested patch* (not applied):\n```{patch[: SECTION_MAX - 60]}```"))
     return blocks
 
 
-def render(doc: dict) -> tuple[list[dict], str, bool]:
+def render(diagnosis: Diagnosis) -> tuple[list[dict], str, bool]:
     """(blocks, fallback text, complete): `complete` is False when the reply had to be cut, and
     the full report should follow as a file."""
-    doc = clean_doc(doc)
-    run = doc["run"]
-    causes = doc["root_causes"]
-    status = STATUS_LINE.get(doc["status"], doc["status"])
-    blocks: list[dict] = [_section(f"*mltd* · run `{esc(str(run['id']))}` · {status}")]
-    if line := incomplete_line(doc):
+    d = clean_diagnosis(diagnosis)
+    causes = d.root_causes
+    status = STATUS_LINE.get(d.status, d.status)
+    blocks: list[dict] = [_section(f"*mltd* · run `{esc(str(d.run['id']))}` · {status}")]
+    if line := incomplete_line(d):
         blocks.append(_section(f"*{esc(line)}*"))
     for i, c in enumerate(causes, start=1):
         blocks += _cause(i, c, full=i == 1)
-    if doc.get("quick_fixes"):
-        blocks.append(_section("*Quick fixes, by impact:* " + "; ".join(esc(q) for q in doc["quick_fixes"])))
-    perf = doc.get("engine", {}).get("performance") or []
-    if perf:
-        blocks.append(_section("*Speed:*\n" + "\n".join(f"• {esc(p['text'])} — _{esc(where(p))}_" for p in perf)))
-    extra = [esc(doc["engine"]["agent_note"])] if doc.get("engine", {}).get("agent_note") else []
-    extra += [f"Would settle it: {esc(m)}" for m in doc.get("missing_artifacts", [])]
-    extra += [f"Would tell them apart: {esc(doc['tell_apart'])}"] if doc.get("tell_apart") else []
-    extra += [esc(q) for q in doc.get("questions", [])]
+    if d.quick_fixes:
+        blocks.append(_section("*Quick fixes, by impact:* " + "; ".join(esc(q) for q in d.quick_fixes)))
+    if d.performance:
+        blocks.append(_section("*Speed:*\n" + "\n".join(f"• {esc(p.text)} — _{esc(where(p))}_"
+                                                          for p in d.performance)))
+    extra = [esc(d.agent_note)] if d.agent_note else []
+    extra += [f"Would settle it: {esc(m)}" for m in d.missing_artifacts]
+    extra += [f"Would tell them apart: {esc(d.tell_apart)}"] if d.tell_apart else []
+    extra += [esc(q) for q in d.questions]
     if extra:
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": "\n".join(extra)[:SECTION_MAX]}]})
     complete = True
@@ -67,7 +67,7 @@ def render(doc: dict) -> tuple[list[dict], str, bool]:
         blocks.append({"type": "context",
                        "elements": [{"type": "mrkdwn", "text": "The full report is attached below."}]})
     top = causes[0] if causes else None
-    text = f"mltd: {status}" + (f". {top['code']}: {top['issue']}" if top else "")
+    text = f"mltd: {status}" + (f". {top.code}: {top.issue}" if top else "")
     return blocks, esc(text)[:3000], complete
 
 

@@ -14,8 +14,9 @@ import urllib.request
 from pathlib import Path
 from typing import Protocol, TextIO
 
+from analysis.model import Diagnosis
 from bot.redact import clean, slack_escape
-from bot.render.jsondoc import render_json
+from bot.render.jsondoc import render_document
 from bot.render.slack import render as render_slack
 from bot.render.text import render_text
 
@@ -52,7 +53,7 @@ class StreamNotifier:
 
     def post(self, doc: dict) -> None:
         out = self.stream or sys.stdout
-        out.write(headline(doc) + "\n" + render_text(doc) + "\n")
+        out.write(headline(doc) + "\n" + render_text(Diagnosis.from_dict(doc)) + "\n")
         out.flush()
 
 
@@ -64,7 +65,7 @@ class FileNotifier:
 
     def post(self, doc: dict) -> None:
         with self.path.open("a", encoding="utf-8") as f:
-            f.write(render_json(doc).replace("\n", " ") + "\n")
+            f.write(render_document(doc).replace("\n", " ") + "\n")
 
 
 class WebhookNotifier:
@@ -77,7 +78,7 @@ class WebhookNotifier:
         self.url = url
 
     def post(self, doc: dict) -> None:
-        blocks, fallback, _ = render_slack(doc)
+        blocks, fallback, _ = render_slack(Diagnosis.from_dict(doc))
         head = slack_escape(headline(doc))[:3000]
         body = {"text": f"{head}\n{fallback}"[:3000],
                 "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": head}}] + blocks}
