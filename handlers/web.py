@@ -1,5 +1,6 @@
-"""The FastAPI app: Slack events, GitHub webhooks, health and metrics; the one place that wires the
-receivers, the store, the queue and (for `mltd serve`) an in-process worker together."""
+"""The FastAPI app: Slack events, GitHub webhooks, live runs' warnings, health and metrics; the one
+place that wires the receivers, the store, the queue and (for `mltd serve`) an in-process worker
+together."""
 from __future__ import annotations
 
 import asyncio
@@ -13,7 +14,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from bot import metrics
 from bot.settings import Settings
 from bot.worker import Worker
-from handlers import github_webhook, slack_events
+from handlers import github_webhook, run_ingest, slack_events
 
 
 def create_app(settings: Settings | None = None, *, worker: Worker | None = None, run_worker: bool = False,
@@ -45,6 +46,7 @@ def create_app(settings: Settings | None = None, *, worker: Worker | None = None
     app = FastAPI(title="mltd", lifespan=lifespan)
     bolt = slack_events.register(app, settings, worker)
     github_webhook.register(app, settings, worker)
+    run_ingest.register(app, settings, worker)
 
     @app.get("/healthz")
     async def healthz():
