@@ -22,6 +22,11 @@ The rules, with their thresholds as the constants below:
   `TREND_SCATTER` blocks) above its best (the lowest median of `TREND_BEST` block medians) for
   `TREND_RISING` blocks in a row, and has given back
   `TREND_GIVEN_BACK` of the progress made: a sustained climb, not a spike or a lucky batch.
+- `lr_rising_loss_stalled`: the logged LR has risen to `CREEP_LR_RISE`x what it was when the loss's
+  level was last at its best, without falling since, while the loss has made no new best for
+  `CREEP_STALL_BLOCKS` blocks; and the rise is accelerating (the LR grew by more over the last
+  `CREEP_STALL_BLOCKS` blocks than over as many before: a schedule multiplying it, not a linear
+  warm-up, which adds the same amount every block).
 
 A sudden fault (an LR switched at step N, a batch of zeros dividing by its std) shows nothing
 before it happens; no rule here pretends otherwise.
@@ -53,8 +58,10 @@ TREND_FELL = 0.2
 TREND_RISING = 2
 TREND_NOISE = 6.0
 TREND_GIVEN_BACK = 0.25
+CREEP_LR_RISE = 2.0
+CREEP_STALL_BLOCKS = 4
 
-LOSS, GRAD_NORM = "train_loss", "grad_norm"
+LOSS, GRAD_NORM, LR = "train_loss", "grad_norm", "lr"
 LOSS_SCALE_NAMES = ("loss_scale", "grad_scale", "scaler_scale", "amp_scale")
 LR_KEY_ENDINGS = ("lr", "learning_rate", "base_lr", "max_lr", "peak_lr")
 WARMUP_KEYS = ("warmup_steps", "warmup", "warmup_iters", "warmup_ratio", "num_warmup_steps", "warmup_epochs")
@@ -153,7 +160,7 @@ class _TrendUp:
     `TREND_SCATTER` blocks; its best = the lowest median of `TREND_BEST` consecutive block medians.
     A lucky block or a lucky stretch sets neither the best nor the noise."""
 
-    __slots__ = ("block", "n", "medians", "jumps", "first", "best", "above", "long")
+    __slots__ = ("block", "n", "medians", "jumps", "first", "best", "above", "long", "low", "since_low", "blocks")
 
     def __init__(self) -> None:
         self.block = [0.0] * TREND_BLOCK
@@ -164,6 +171,9 @@ class _TrendUp:
         self.best = math.inf           # the lowest long level (the median of the last TREND_BEST block medians)
         self.long: deque[float] = deque(maxlen=TREND_BEST)
         self.above = 0                 # consecutive levels above the best by more than the noise
+        self.low = math.inf            # the lowest level so far (median of TREND_LEVEL block medians) ...
+        self.since_low = 0             # ... and the blocks since it was reached
+        self.blocks = 0                # blocks completed
 
     def feed(self, step: float, v: float, artifact: str) -> Finding | None:
         if not math.isfinite(v):
@@ -173,6 +183,7 @@ class _TrendUp:
         if self.n < TREND_BLOCK:
             return None
         self.n = 0
+        self.blocks += 1
         med = _median(self.block)
         if self.medians:
             self.jumps.append(abs(med - self.medians[-1]))
@@ -185,6 +196,10 @@ class _TrendUp:
         level = _median(self.medians)
         if math.isnan(self.first):
             self.first = level
+        if level < self.low:
+            self.low, self.since_low = level, 0
+        else:
+            self.since_low += 1
         if math.isinf(self.best):
             return None
         noise = _median(self.jumps)
@@ -204,6 +219,47 @@ class _TrendUp:
         return None
 
 
+class _LrCreep:
+    """The LR at each block boundary of the loss (the last 2 x CREEP_STALL_BLOCKS + 1 of them), the LR
+    when the loss's level was last at its lowest, and whether it has fallen since."""
+
+    __slots__ = ("at_low", "fell", "prev", "marks", "blocks")
+
+    def __init__(self) -> None:
+        self.at_low = math.nan
+        self.fell = False
+        self.prev = math.nan
+        self.marks: deque[float] = deque(maxlen=2 * CREEP_STALL_BLOCKS + 1)
+        self.blocks = 0
+
+    def feed(self, step: float, lr: float, trend: _TrendUp, artifact: str) -> Finding | None:
+        if not math.isfinite(lr) or lr <= 0:
+            return None
+        if lr < self.prev * 0.999:
+            self.fell = True
+        self.prev = lr
+        if trend.blocks == self.blocks:          # judged once per block of the loss
+            return None
+        self.blocks = trend.blocks
+        self.marks.append(lr)
+        if trend.since_low == 0 and math.isfinite(trend.low):
+            self.at_low, self.fell = lr, False
+            return None
+        if (self.fell or not math.isfinite(self.at_low) or trend.since_low < CREEP_STALL_BLOCKS
+                or lr < CREEP_LR_RISE * self.at_low or len(self.marks) < 2 * CREEP_STALL_BLOCKS + 1):
+            return None
+        m = self.marks
+        if m[-1] - m[CREEP_STALL_BLOCKS] <= m[CREEP_STALL_BLOCKS] - m[0]:     # not accelerating: a linear ramp
+            return None
+        ev = [Evidence(f"lr {fmt(lr)} at step {fmt_step(step)}, {lr / self.at_low:.1f}x the {fmt(self.at_low)} it was "
+                       f"when the loss was last at its best ({fmt(trend.low)}), and still rising faster; no new best "
+                       f"for {trend.since_low * TREND_BLOCK} points", artifact, f"step {fmt_step(step)}")]
+        return _early("lr_too_high", f"the learning rate keeps rising ({lr / self.at_low:.1f}x since the loss stopped "
+                      f"improving, step {fmt_step(step)}); a divergence is likely", ev,
+                      "Check the LR schedule (an exponential or step factor above 1?) and hold the rate where the loss "
+                      "was still improving", step)
+
+
 class Precursors:
     """The rules above over one live run; `append` returns the early findings that fired at this step."""
 
@@ -213,6 +269,7 @@ class Precursors:
         self._started = False
         self._grad = _GradRunaway()
         self._trend = _TrendUp()
+        self._creep = _LrCreep()
         self._bad_grads = 0
         self._scale_peak = 0.0
 
@@ -236,17 +293,20 @@ class Precursors:
                                   "overflowing op", step))
         if loss is not None:
             out.append(self._trend.feed(step, loss, self.artifact))
+        lr = values.get(LR)
+        if lr is not None:
+            out.append(self._creep.feed(step, lr, self._trend, self.artifact))
         for name in LOSS_SCALE_NAMES:
             scale = values.get(name)
             if scale is None or not math.isfinite(scale):
                 continue
             self._scale_peak = max(self._scale_peak, scale)
             if scale <= self._scale_peak / LOSS_SCALE_FALL:
+                below = f"{self._scale_peak / scale:.0f}x below its peak" if scale > 0 else "underflowed to 0"
                 out.append(_early("numerical_instability",
                                   f"the loss scale fell to {fmt(scale)} from {fmt(self._scale_peak)} "
                                   f"(step {fmt_step(step)}): the scaler keeps skipping overflowing steps",
-                                  [Evidence(f"{name} {fmt(scale)} at step {fmt_step(step)}, "
-                                            f"{self._scale_peak / scale:.0f}x below its peak",
+                                  [Evidence(f"{name} {fmt(scale)} at step {fmt_step(step)}, {below}",
                                             self.artifact, f"step {fmt_step(step)}")],
                                   "Find the op that overflows in half precision (bf16, or keep it in fp32)", step))
         new = []

@@ -1,7 +1,7 @@
 """The live watch on the scenario suite (tests/scenarios): lead time of the early warning, false
 warnings on healthy runs, the callback's overhead, and the guard.
 
-    python bench/watch.py
+    python bench/watch.py [--jobs 2]
 
 Lead: each faulty run (divergence, exploding gradients, NaN) and each healthy run is replayed point
 by point through `Watcher` at its default cadence (the overhead budget off: a replay has no
@@ -34,7 +34,9 @@ import statistics
 import sys
 import tempfile
 import time
-from dataclasses import replace
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, replace
+from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
@@ -49,7 +51,7 @@ from analysis.live import CAPACITY, LiveRun  # noqa: E402
 from analysis.metrics import MetricTable, Series, fmt_step  # noqa: E402
 from analysis.run import Run  # noqa: E402
 from handlers.watch import Watcher  # noqa: E402
-from tests.scenarios import ALL, cached  # noqa: E402
+from tests.scenarios import ALL, SLOW, SPLIT, cached  # noqa: E402
 
 LEAD_CODES = ("lr_too_high", "exploding_gradients", "numerical_instability")
 LEAD_FLOOR_PCT = 20
@@ -127,42 +129,68 @@ def _cell(steps: float | None, pct: float | None) -> str:
     return "-" if steps is None else f"{fmt_step(steps)} ({pct:.0f}%)"
 
 
-def lead_table() -> tuple[list[float], list[float], list[float], int]:
-    """(leads in %, leads in steps, leads in % from live metrics alone, warnings on healthy runs)."""
-    leads, lead_steps, live_leads, healthy_warnings = [], [], [], 0
+@dataclass
+class Lead:
+    name: str
+    code: str
+    row: str                    # the table's row
+    pct: float | None = None    # with the run's files
+    steps: float | None = None
+    live_pct: float | None = None   # from the live metrics alone
+    certain: bool = False       # the post-mortem became certain of the expected cause
+    warnings: int = 0           # posted on a healthy run
+
+
+def lead_of(name: str) -> Lead:
+    """One scenario replayed: its lead (faulty) or its warnings (healthy), and its table row."""
+    code = ALL[name][1]
+    run = load_run(cached(name))
+    steps = np.unique(np.concatenate([s.steps for s in run.metrics.series.values()]))
+    first = float(steps[0])
+    docs = replay(run)
+    if code == "healthy":
+        w = docs[0]["watch"] if docs else None
+        return Lead(name, code, f"{name:24} {code:21} {fmt_step(first):>5} {fmt_step(w['step']) if w else '-':>6} "
+                    f"{'-':>7} {'-':>10}  {'-':>9} {'-':>10}  {','.join(w['alarms']) if w else 'none'}",
+                    warnings=len(docs))
+    sure = certain_at(run, steps, code)
+    hit, live = _first(docs, code), _first(replay(run, with_files=False), code)
+    n, pct = _lead(sure, hit, first)
+    live_n, live_pct = _lead(sure, live, first)
+    basis = ""
+    if hit is not None:
+        cause = next(c for c in hit["root_causes"] if c["code"] == code)
+        src = "live metrics" if any(e["artifact"] == "live metrics" for e in cause["evidence"]) else "config/code only"
+        basis = f"{code} ({src}{', early' if cause.get('early') else ''})"
+    row = (f"{name:24} {code:21} {fmt_step(first):>5} {fmt_step(hit['watch']['step']) if hit else 'never':>6} "
+           f"{fmt_step(sure) if sure is not None else 'never':>7} {_cell(n, pct):>10}  "
+           f"{fmt_step(live['watch']['step']) if live else 'never':>9} {_cell(live_n, live_pct):>10}  {basis}")
+    return Lead(name, code, row, pct, n, live_pct, sure is not None)
+
+
+def lead_table(jobs: int = 2) -> list[Lead]:
+    """Every faulty (LEAD_CODES) and healthy scenario replayed, `jobs` at a time; the rows of the
+    tuning set printed (a measuring run is never shown one by one: it counts in the figures only)."""
+    names = [name for name, (_, code) in ALL.items() if code in LEAD_CODES or code == "healthy"]
     print(f"{'scenario':24} {'expected':21} {'first':>5} {'warned':>6} {'certain':>7} {'lead':>10}  "
           f"{'live-only':>9} {'lead':>10}  first warning")
-    for name, (_, code) in ALL.items():
-        if code not in LEAD_CODES and code != "healthy":
-            continue
-        run = load_run(cached(name))
-        steps = np.unique(np.concatenate([s.steps for s in run.metrics.series.values()]))
-        first = float(steps[0])
-        docs = replay(run)
-        if code == "healthy":
-            healthy_warnings += len(docs)
-            w = docs[0]["watch"] if docs else None
-            print(f"{name:24} {code:21} {fmt_step(first):>5} {fmt_step(w['step']) if w else '-':>6} {'-':>7} {'-':>10}  "
-                  f"{'-':>9} {'-':>10}  {','.join(w['alarms']) if w else 'none'}")
-            continue
-        sure = certain_at(run, steps, code)
-        hit, live = _first(docs, code), _first(replay(run, with_files=False), code)
-        n, pct = _lead(sure, hit, first)
-        live_n, live_pct = _lead(sure, live, first)
-        if pct is not None:
-            leads.append(pct)
-            lead_steps.append(n)
-        if live_pct is not None:
-            live_leads.append(live_pct)
-        basis = ""
-        if hit is not None:
-            cause = next(c for c in hit["root_causes"] if c["code"] == code)
-            src = "live metrics" if any(e["artifact"] == "live metrics" for e in cause["evidence"]) else "config/code only"
-            basis = f"{code} ({src}{', early' if cause.get('early') else ''})"
-        print(f"{name:24} {code:21} {fmt_step(first):>5} {fmt_step(hit['watch']['step']) if hit else 'never':>6} "
-              f"{fmt_step(sure) if sure is not None else 'never':>7} {_cell(n, pct):>10}  "
-              f"{fmt_step(live['watch']['step']) if live else 'never':>9} {_cell(live_n, live_pct):>10}  {basis}")
-    return leads, lead_steps, live_leads, healthy_warnings
+    with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
+        leads = list(pool.map(lead_of, names))
+    for lead in leads:
+        if SPLIT[lead.name] == "tuning":
+            print(lead.row)
+    print(f"({sum(SPLIT[x.name] == 'measuring' for x in leads)} runs of the measuring set replayed, not shown)")
+    return leads
+
+
+def _live_lead(x: Lead) -> float:
+    """The live-only lead that counts for a run the post-mortem is certain of: a warning that came
+    after it, or never, is no lead (0)."""
+    return max(0.0, x.live_pct) if x.live_pct is not None else 0.0
+
+
+def _median(xs: list[float]) -> str:
+    return f"{statistics.median(xs):.0f}% over {len(xs)} runs" if xs else "no runs"
 
 
 def _small_cnn() -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
@@ -252,12 +280,28 @@ def guard_ok() -> bool:
 
 
 def main() -> None:
-    leads, lead_steps, live_leads, healthy_warnings = lead_table()
+    import argparse
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--jobs", type=int, default=2, help="scenarios replayed side by side (default 2)")
+    all_leads = lead_table(p.parse_args().jobs)
+    faulty = [x for x in all_leads if x.code != "healthy"]
+    healthy_warnings = sum(x.warnings for x in all_leads if x.code == "healthy")
+    leads = [x.pct for x in faulty if x.pct is not None]
+    lead_steps = [x.steps for x in faulty if x.steps is not None]
+    live_leads = [x.live_pct for x in faulty if x.live_pct is not None]
     median = statistics.median(leads) if leads else 0.0
     print(f"\nlead over {len(leads)} faulty runs: median {median:.0f}% (floor {LEAD_FLOOR_PCT}%), median "
-          f"{statistics.median(lead_steps) if lead_steps else 0:g} steps; values {', '.join(f'{v:.0f}%' for v in leads)}")
-    print(f"live-only (the watch given the metrics, not the run's files): median "
-          f"{statistics.median(live_leads) if live_leads else 0:.0f}%, values {', '.join(f'{v:.0f}%' for v in live_leads)}")
+          f"{statistics.median(lead_steps) if lead_steps else 0:g} steps")
+    print(f"live-only (the watch given the metrics, not the run's files), over the runs it warned on: median "
+          f"{statistics.median(live_leads) if live_leads else 0:.0f}% over {len(live_leads)} runs")
+    certain = [x for x in faulty if x.certain]
+    slow = [x for x in certain if x.name in SLOW]
+    print("live-only lead, a late or missing warning counting 0: "
+          f"slow faults (tests/scenarios/grid_slow.py) {_median([_live_lead(x) for x in slow])} "
+          f"(tuning {_median([_live_lead(x) for x in slow if SPLIT[x.name] == 'tuning'])}, "
+          f"measuring {_median([_live_lead(x) for x in slow if SPLIT[x.name] == 'measuring'])}); "
+          f"all faulty runs {_median([_live_lead(x) for x in certain])}")
     over, ab, step_s = overhead_pct()
     print(f"overhead: {over:.2f}% of a {step_s * 1e3:.2f} ms step spent inside the watch (its hook, log and checks, "
           f"timed); A/B step times say {ab:+.1f}% (noisy on a shared machine); small CNN, CPU, 1 thread, defaults")

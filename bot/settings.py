@@ -23,6 +23,14 @@ class Settings(BaseSettings):
 
     slack_alert_channel: str = Field("", validation_alias="MLTD_SLACK_ALERT_CHANNEL")
 
+    # live runs' warnings through the service (bot/watch_threads.py): who may open a run, where its
+    # thread goes, and how much one run may post
+    ingest_admin_token: str = Field("", validation_alias="MLTD_INGEST_TOKEN")     # empty: the endpoint is off
+    watch_channel: str = Field("", validation_alias="MLTD_WATCH_CHANNEL")
+    ingest_rate_per_min: float = Field(6.0, validation_alias="MLTD_INGEST_RATE_PER_MIN")
+    ingest_burst: float = Field(5.0, validation_alias="MLTD_INGEST_BURST")
+    ingest_max_bytes: int = Field(256 << 10, validation_alias="MLTD_INGEST_MAX_BYTES")
+
     github_app_id: str = Field("", validation_alias="MLTD_GITHUB_APP_ID")
     github_private_key: str = Field("", validation_alias="MLTD_GITHUB_PRIVATE_KEY")       # PEM text or a path
     # a mounted secret file; wins over MLTD_GITHUB_PRIVATE_KEY

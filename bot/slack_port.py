@@ -150,6 +150,14 @@ class SlackPort:
                                          blocks=message(slack_escape(text)), unfurl_links=False,
                                          unfurl_media=False)["ts"]
 
+    def post_message(self, channel: str, blocks: list[dict], text: str, thread_ts: str | None = None) -> str:
+        """A new message (in a thread when `thread_ts`); its ts."""
+        return self.web.chat_postMessage(channel=channel, thread_ts=thread_ts, blocks=blocks, text=text,
+                                         unfurl_links=False, unfurl_media=False)["ts"]
+
+    def update_message(self, channel: str, ts: str, blocks: list[dict], text: str) -> None:
+        self.web.chat_update(channel=channel, ts=ts, blocks=blocks, text=text, parse="none")
+
     def alert(self, channel: str, text: str) -> None:
         self.web.chat_postMessage(channel=channel, text=text, unfurl_links=False)
 

@@ -71,6 +71,23 @@ feedback = Table(
     Column("updated", Float, nullable=False),
 )
 
+# A live run watched through the service: its run token (only the hash is kept), the channel its
+# thread goes to, the thread's top message once posted, and its rate limit's token bucket.
+watch_runs = Table(
+    "mltd_watch_runs", metadata,
+    Column("id", String(80), primary_key=True),
+    Column("token_hash", String(64), nullable=False),
+    Column("name", Text),
+    Column("team", String(50)),
+    Column("channel", String(50), nullable=False),
+    Column("thread_ts", String(50)),                 # the run's top message, once the first warning is posted
+    Column("warnings", Integer, nullable=False, default=0),
+    Column("bucket", Float, nullable=False),         # tokens left in the rate limit's bucket ...
+    Column("bucket_at", Float, nullable=False),      # ... as of this time
+    Column("created", Float, nullable=False),
+    Column("updated", Float, nullable=False),
+)
+
 # A thread remembers its run (issue 18): per Slack thread (`slack:{channel}:{thread_ts}`) or pull
 # request (`gh:{repo}#{number}`), the run it is about, the fetched artifacts' cache key and the
 # last diagnosis. A table of its own, so that columns other features add to requests stay apart.
@@ -172,6 +189,17 @@ def _json(obj):
     if isinstance(obj, (list, tuple)):
         return [_json(v) for v in obj]
     return obj
+
+
+@dataclass
+class WatchRun:
+    id: str
+    token_hash: str
+    name: str | None
+    team: str | None
+    channel: str
+    thread_ts: str | None
+    warnings: int
 
 
 def _engine_url(url: str) -> str:
@@ -299,6 +327,7 @@ class Store:
             c.execute(requests.delete().where(requests.c.key.startswith(prefix)))
             c.execute(feedback.delete().where(feedback.c.request_key.startswith(prefix)))
             c.execute(shown.delete().where(shown.c.request_key.startswith(prefix)))
+            c.execute(watch_runs.delete().where(watch_runs.c.id.startswith(prefix)))
 
     def record_feedback(self, request_key: str, user: str, verdict: str, *, source: str, code: str | None = None,
                         reason: str | None = None) -> bool:
@@ -351,6 +380,42 @@ class Store:
         with self.engine.connect() as c:
             row = c.execute(select(shown.c.request_key, shown.c.since).where(shown.c.target == target)).first()
         return (row[0], row[1]) if row else None
+
+    def open_watch_run(self, run_id: str, token_hash: str, *, channel: str, burst: float,
+                       name: str | None = None, team: str | None = None) -> None:
+        now = time.time()
+        with self.engine.begin() as c:
+            c.execute(insert(watch_runs).values(id=run_id, token_hash=token_hash, name=name, team=team, channel=channel,
+                                                warnings=0, bucket=burst, bucket_at=now, created=now, updated=now))
+
+    def watch_run(self, run_id: str) -> WatchRun | None:
+        with self.engine.connect() as c:
+            row = c.execute(select(watch_runs).where(watch_runs.c.id == run_id)).mappings().first()
+        return None if row is None else WatchRun(**{f: row[f] for f in WatchRun.__dataclass_fields__})
+
+    def set_watch_run(self, run_id: str, **values) -> None:
+        with self.engine.begin() as c:
+            c.execute(update(watch_runs).where(watch_runs.c.id == run_id).values(updated=time.time(), **values))
+
+    def take_watch_token(self, run_id: str, per_s: float, burst: float) -> float:
+        """One token from the run's bucket (refilled at `per_s`, holding at most `burst`): 0.0 when
+        taken, else the seconds until one is there. A conditional UPDATE on the bucket's time, so
+        several web processes share one limit."""
+        while True:
+            now = time.time()
+            with self.engine.begin() as c:
+                row = c.execute(select(watch_runs.c.bucket, watch_runs.c.bucket_at)
+                                .where(watch_runs.c.id == run_id)).first()
+                if row is None:
+                    return 0.0
+                tokens = min(burst, row.bucket + max(0.0, now - row.bucket_at) * per_s)
+                if tokens < 1.0:
+                    return (1.0 - tokens) / per_s
+                r = c.execute(update(watch_runs).where(watch_runs.c.id == run_id,
+                                                       watch_runs.c.bucket_at == row.bucket_at)
+                              .values(bucket=tokens - 1.0, bucket_at=now))
+                if r.rowcount == 1:
+                    return 0.0
 
     def counts(self) -> dict[str, int]:
         with self.engine.connect() as c:

@@ -1,6 +1,6 @@
-"""The FastAPI app: Slack events, interactions and the slash command, GitHub webhooks, health and
-metrics; the one place that wires the receivers, the store, the queue and (for `mltd serve`) an
-in-process worker together."""
+"""The FastAPI app: Slack events, interactions and the slash command, GitHub webhooks, live runs'
+warnings, health and metrics; the one place that wires the receivers, the store, the queue and (for
+`mltd serve`) an in-process worker together."""
 from __future__ import annotations
 
 import asyncio
@@ -14,7 +14,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from bot import metrics
 from bot.settings import Settings
 from bot.worker import Worker
-from handlers import github_webhook, slack_commands, slack_events, slack_interactions
+from handlers import github_webhook, run_ingest, slack_commands, slack_events, slack_interactions
 
 
 def create_app(settings: Settings | None = None, *, worker: Worker | None = None, run_worker: bool = False,
@@ -48,6 +48,7 @@ def create_app(settings: Settings | None = None, *, worker: Worker | None = None
     slack_interactions.register(app, bolt, settings, worker)
     slack_commands.register(app, bolt, settings, worker)
     github_webhook.register(app, settings, worker)
+    run_ingest.register(app, settings, worker)
 
     @app.get("/healthz")
     async def healthz():

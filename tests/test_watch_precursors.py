@@ -42,12 +42,12 @@ def _not_yet_certain(doc: dict) -> None:
     assert all(c["confidence"] < CONFIDENT for c in doc["root_causes"] if not c.get("early")), doc["root_causes"]
 
 
-def test_a_loss_climbing_under_a_slowly_rising_lr_warns_before_the_post_mortem_is_certain():
+def _creeping_lr_run(sink) -> tuple[list[float], list[float], Watcher]:
     """SGD whose LR creeps up 1.2% a step: the loss falls, bottoms out, then climbs for a hundred
-    steps before it blows up. The climb is flagged while the loss is still small."""
-    model, (x, y), sink = _mlp(), _data(), Collect()
+    steps before it blows up. Returns (losses, lrs, the watcher)."""
+    model, (x, y) = _mlp(), _data()
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    losses = []
+    losses, lrs = [], []
     with watch(model, opt, notifier=sink, every=LATE, budget=None) as w:
         for step in range(1, 521):
             for group in opt.param_groups:
@@ -59,17 +59,42 @@ def test_a_loss_climbing_under_a_slowly_rising_lr_warns_before_the_post_mortem_i
             w.log(loss=loss)
             opt.step()
             losses.append(loss.item())
+            lrs.append(opt.param_groups[0]["lr"])
+    return losses, lrs, w.watcher
+
+
+def test_an_lr_that_keeps_rising_after_the_loss_stopped_improving_warns_before_the_post_mortem_is_certain():
+    """The LR has doubled since the loss was last at its best, and grows faster and faster: flagged
+    while the loss is still small."""
+    sink = Collect()
+    losses, _, watcher = _creeping_lr_run(sink)
     first = sink.docs[0]
     assert _early(first)["code"] == "lr_too_high"
     _not_yet_certain(first)
     warned = int(first["watch"]["step"])
-    climb = w.watcher.live.precursors.fired["lr_too_high"]      # the check that posted was the precursor's
-    assert climb.onset_step == warned and climb.confidence == EARLY_CONFIDENCE
-    assert "above its best" in climb.evidence[0].text
+    creep = watcher.live.precursors.fired["lr_too_high"]      # the check that posted was the precursor's
+    assert creep.onset_step == warned and creep.confidence == EARLY_CONFIDENCE
+    text = creep.evidence[0].text
+    assert "when the loss was last at its best" in text and "still rising faster" in text
     assert losses[warned - 1] < 10 and max(losses) > 1e3      # warned while small; it did blow up later
     # the post-mortem of the whole run is certain of it; of the run up to the warning, it was not
-    full = diagnose_run(w.watcher.live.snapshot()).root_causes
+    full = diagnose_run(watcher.live.snapshot()).root_causes
     assert any(c.confidence >= CONFIDENT for c in full)
+
+
+def test_a_loss_climbing_warns_from_the_loss_alone_later_than_the_lr_rule():
+    """The same run with only its loss logged: the climb itself is flagged, while the loss is still
+    small, and after the LR rule (which sees the cause, not its effect)."""
+    losses, lrs, with_lr = _creeping_lr_run(Collect())
+    sink = Collect()
+    w = Watcher("loss-only", notifier=sink, every=LATE, budget=None)
+    for step, loss in enumerate(losses, start=1):
+        w.log(step, loss=loss)
+    climb = w.live.precursors.fired["lr_too_high"]
+    assert "above its best" in climb.evidence[0].text
+    warned = int(sink.docs[0]["watch"]["step"])
+    assert climb.onset_step == warned and losses[warned - 1] < 10
+    assert with_lr.live.precursors.fired["lr_too_high"].onset_step < warned
 
 
 def test_geometric_gradient_growth_warns_before_the_loss_overflows():

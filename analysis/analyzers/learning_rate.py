@@ -1,8 +1,10 @@
-"""The learning rate: a jump that precedes a divergence, a missing warm-up, lr = 0, an lr too low
-to move the loss.
+"""The learning rate: a jump that precedes a divergence, a rate that creeps up until the loss
+diverges, a missing warm-up, lr = 0, an lr too low to move the loss.
 
 Thresholds: jump = the LR multiplied by 2x or more between consecutive logged values outside a
 warm-up ramp, with the loss diverging or turning non-finite within the following 25% of the run;
+creep = no such jump, but the LR at the onset is `CREEP_FACTOR`x or more the LR where the loss was
+at its best, having risen over at least `CREEP_SPAN` of the run (a schedule that keeps raising it);
 too low = under 1e-6 with the loss moving less than 5%.
 """
 from __future__ import annotations
@@ -21,6 +23,8 @@ from analysis.signals import divergence, first_nonfinite, relative_change
 NAME = "learning_rate"
 LR_KEYS = ("lr", "learning_rate", "base_lr", "max_lr", "peak_lr", "lr_max")
 NOISE_RISE = 1.5      # a loss under 1.5x its start has not diverged, whatever its noise
+CREEP_FACTOR = 3.0
+CREEP_SPAN = 0.1
 WARMUP_KEYS = ("warmup_steps", "warmup", "warmup_iters", "warmup_ratio", "num_warmup_steps", "warmup_epochs")
 
 
@@ -131,6 +135,37 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
     return []
 
 
+def _creep(lr, loss, onset: float, how: str) -> Finding | None:
+    """An LR that rose gradually (no step of 2x) by CREEP_FACTOR or more between the loss's best and
+    its onset, over at least CREEP_SPAN of the run: the schedule kept raising it until the loss gave way."""
+    pre = (loss.steps <= onset) & np.isfinite(loss.values)
+    if pre.sum() < 3:
+        return None
+    best = int(np.flatnonzero(pre)[np.argmin(loss.values[pre])])
+    a, b = index_at_or_after(lr, float(loss.steps[best])), index_at_or_after(lr, onset)
+    if a is None or b is None or b - a < 2:
+        return None
+    span = lr.values[a: b + 1]
+    before, after = float(span[0]), float(span[-1])
+    steps_span = float(lr.steps[-1] - lr.steps[0]) or 1.0
+    if (not np.isfinite(span).all() or before <= 0 or after < CREEP_FACTOR * before
+            or float(lr.steps[b] - lr.steps[a]) < CREEP_SPAN * steps_span
+            or np.any(span[1:] >= 2.0 * span[:-1]) or np.any(span[1:] < 0.99 * span[:-1])):
+        return None
+    k = lr.step_kind
+    ev = [Evidence(f"lr rose {after / before:.0f}x gradually, from {fmt(before)} at {k} {fmt_step(lr.steps[a])} "
+                   f"(the loss's best, {fmt(float(loss.values[best]))}) to {fmt(after)} at {k} {fmt_step(lr.steps[b])}",
+                   lr.artifact, lr.span_locator(a, b)),
+          Evidence(f"loss {how} at {k} {fmt_step(onset)}", loss.artifact,
+                   loss.locator(index_at_or_after(loss, onset) or len(loss) - 1))]
+    return Finding("lr_too_high", f"Learning rate kept rising ({fmt(before)} -> {fmt(after)}, {after / before:.0f}x, "
+                   f"with no jump) until the loss {how} at {k} {fmt_step(onset)}", "critical", 0.9, ev,
+                   fix=f"Stop the schedule from raising the rate (an exponential factor above 1, a warm-up that never "
+                       f"ends): hold it at or below ~{fmt(before)} from {k} {fmt_step(lr.steps[a])} on",
+                   expected_impact="the loss keeps falling past the onset", analyzer=NAME,
+                   onset_step=float(lr.steps[a]), quick_fix=f"Hold the LR at or below {fmt(before)}")
+
+
 def analyze(run: Run) -> list[Finding]:
     lr = run.metrics.get("lr")
     out: list[Finding] = []
@@ -201,6 +236,8 @@ def analyze(run: Run) -> list[Finding]:
                                    patch=patch, analyzer=NAME, onset_step=float(lr.steps[i]),
                                    quick_fix=f"Cap the LR after the switch at {fmt(min(after, 3 * before))}"))
                 return out
+        if onset is not None and loss is not None and (creep := _creep(lr, loss, onset, how)) is not None:
+            return out + [creep]
         if onset is not None and ramp_end == 0 and run.config_value(*WARMUP_KEYS) is None and loss is not None:
             first = float(loss.steps[0])
             last = float(loss.steps[-1])
