@@ -120,6 +120,13 @@ def _folder(name: str) -> Path:
     return CACHE / _version() / ALL[name][0].__name__    # no label in the run's own path
 
 
+def _same_folder() -> list[str]:
+    """Writers sharing a name would share a cache folder, and one run would silently replace another."""
+    seen: dict[str, str] = {}
+    return [f"{name} and {seen[w]}" for name, (writer, _) in ALL.items()
+            if (w := writer.__name__) in seen or seen.setdefault(w, name) != name]
+
+
 def cached(name: str) -> Path:
     dest = _folder(name)
     if not (dest / ".complete").exists():
@@ -143,6 +150,9 @@ def _build_one(name: str) -> None:
 
 
 def _build_missing(jobs: int) -> None:
+    clash = _same_folder()
+    if clash:
+        raise SystemExit(f"scenarios share a cache folder (a writer name): {', '.join(clash)}")
     if not (CACHE / _version()).is_dir():
         _prune()
     # FAMILIES lists the longest runs (100k steps, several ranks) first: started first, they pack best

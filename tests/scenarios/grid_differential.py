@@ -143,7 +143,7 @@ def restarts_and_noise(dest: Path, v: Variant) -> None:
 
 FAMILIES = [
     Family("wide_init_start", wide_init_from_the_start, "exploding_gradients", "tuning", (
-        V("mlp", "momentum", fmt="kv", seed=502), V("mlp", "momentum", fmt="csv", seed=503),
+        V("mlp", "momentum", fmt="kv", seed=502), V("mlp", "momentum", fmt="lightning", seed=503),
         V("regression", "sgd", fmt="jsonl", seed=504), V("rnn", "momentum", fmt="hf", seed=504))),
     Family("explodes_late", explodes_after_learning, "exploding_gradients", "tuning", (
         V("mlp", "momentum", fmt="pipe", seed=501), V("mlp", "momentum", fmt="mlflow", seed=513))),
