@@ -20,6 +20,7 @@ from analysis.signals import divergence, first_nonfinite, relative_change
 
 NAME = "learning_rate"
 LR_KEYS = ("lr", "learning_rate", "base_lr", "max_lr", "peak_lr", "lr_max")
+FAR_ABOVE = 3.0       # an LR this many times its optimizer's upper bound is the cause of what blows up
 NOISE_RISE = 1.5      # a loss under 1.5x its start has not diverged, whatever its noise
 WARMUP_KEYS = ("warmup_steps", "warmup", "warmup_iters", "warmup_ratio", "num_warmup_steps", "warmup_epochs")
 
@@ -113,7 +114,10 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
                         f"{loss.step_kind} {fmt_step(onset)}", "critical", 0.8, [lr_ev, fam_ev] + cfg_ev,
                         fix=f"Lower the learning rate to ~{fmt(high / 2)} for {family} and warm it up over the first "
                             "1-5% of steps", expected_impact="the loss keeps falling past the onset", patch=patch,
-                        analyzer=NAME, onset_step=onset, quick_fix=f"Lower the LR to {fmt(high / 2)} with warm-up")]
+                        analyzer=NAME, onset_step=onset, quick_fix=f"Lower the LR to {fmt(high / 2)} with warm-up",
+                        # an LR this far out explains gradients that blow up and the NaN they end in
+                        rules_out=("exploding_gradients", "numerical_instability") if value >= FAR_ABOVE * high
+                        else ())]
     return []
 
 

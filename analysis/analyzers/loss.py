@@ -24,6 +24,10 @@ NAN_IN_EXCERPT = 0.5
 # trend over 3% between the first and last third of it
 PLATEAU_WANDER, PLATEAU_TREND = 0.08, 0.03
 BAD_BATCH_SHARE = 0.5      # of the spikes, the share past the starting loss that makes them bad batches
+# a bad batch stands apart from the noise: its spikes' median height over the rolling median is at
+# least this many times the 99th percentile of the other points' (small batches' heavy tail is a
+# continuum that reaches as high as its "spikes")
+STAND_APART = 2.0
 CHANCE_LR_READING = 0.45    # an LR outside its range beside a loss at chance: a real rival to the data bug
 OVERFIT_POINTS = 3          # three validation reports already show a best and a rise after it
 
@@ -117,6 +121,11 @@ def _spikes(run: Run, s, sp: list[int]) -> Finding:
         ev.append(Evidence(f"{len(past_start)} of the {len(sp)} spikes rose above the loss at the start of training "
                            f"({fmt(start)}), then fell back within a few steps",
                            s.artifact, s.span_locator(0, len(s) - 1)))
+    apart = _stand_apart(v, sp)
+    if not apart:
+        ev.append(Evidence("the other steps' losses reach as high over their neighbours as the spikes do: the heavy "
+                           "tail of noisy minibatches, not batches unlike the rest",
+                           s.artifact, s.span_locator(0, len(s) - 1)))
     g = run.metrics.get("grad_norm")
     if g is not None and len(g) >= 20:
         gsp = ({float(g.steps[i]) for i in spikes(g.values, z=8.0)}
@@ -129,11 +138,20 @@ def _spikes(run: Run, s, sp: list[int]) -> Finding:
     return Finding(
         "loss_spikes", f"{len(sp)} isolated loss spike{'s' if len(sp) > 1 else ''} that recovered, at "
         f"{s.step_kind}{'s' if len(sp) > 1 else ''} " + ", ".join(fmt_step(s.steps[i]) for i in sp[:5]),
-        "medium" if len(sp) > 2 and len(past_start) >= BAD_BATCH_SHARE * len(sp) else "low", round(conf, 2), ev,
+        "medium" if len(sp) > 2 and len(past_start) >= BAD_BATCH_SHARE * len(sp) and apart else "low", round(conf, 2),
+        ev,
         fix="Log the batch indices of the spiking steps and inspect those samples; clip gradients "
             "(max_grad_norm 1.0) so one bad batch cannot move the weights far",
         expected_impact="spikes shrink or vanish; the trend is unchanged", analyzer=NAME,
         onset_step=float(s.steps[sp[0]]), quick_fix="Inspect the spiking batches; clip gradients")
+
+
+def _stand_apart(values: np.ndarray, sp: list[int], window: int = 21) -> bool:
+    """Whether the spikes stand apart from the rest of the curve's noise (STAND_APART)."""
+    v = np.where(np.isfinite(values), values, np.nanmedian(values))      # as spikes() reads it: same indices
+    ratio = v / np.maximum(np.abs(rolling_median(v, window)), 1e-12)
+    rest = np.delete(ratio, sp)
+    return not len(rest) or float(np.median(ratio[sp])) >= STAND_APART * float(np.quantile(rest, 0.99))
 
 
 def _calm_gradients(run: Run, step: float) -> Evidence | None:
