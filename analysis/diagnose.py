@@ -9,6 +9,7 @@ import numpy as np
 from analysis.analyzers import ANALYZERS
 from analysis.analyzers.common import train_loss
 from analysis.budget import DEFAULT, Budget
+from analysis.calibration import calibrated
 from analysis.ingest import load_run
 from analysis.metrics import clip, fmt, fmt_step
 from analysis.model import Diagnosis, Event, Evidence, Finding
@@ -176,6 +177,8 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
             failed.append({"analyzer": analyzer.NAME, "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
         used.append(analyzer.NAME)
     causes = combine(findings, list(symptoms))
+    for c in causes:            # ranked on the raw confidences; said as how often such a cause is right
+        c.confidence = calibrated(c.confidence)
     crashes = [e for e in run.events if e.signature == "traceback"]   # a crash no signature explains
     questions: list[str] = []
     if not run.artifacts:
@@ -189,6 +192,8 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
           and (healthy := _healthy(run) or _benign_only(run) or _warnings_only(run)
                or next((c for c in causes if c.code == "healthy"), None))):
         # minor notes stay below it
+        if not any(c is healthy for c in causes):
+            healthy.confidence = calibrated(healthy.confidence)
         causes, status = [healthy] + [c for c in causes if c.code != "healthy"], "no_failure_found"
     elif not causes:
         status = "needs_more_data"
