@@ -7,6 +7,7 @@ from pathlib import Path
 from analysis.analyzers import ANALYZERS, healthy
 from analysis.analyzers.error_readings import setup_error
 from analysis.budget import DEFAULT, Budget
+from analysis.calibration import calibrated
 from analysis.ingest import load_run
 from analysis.metrics import clip
 from analysis.model import Diagnosis, Event, Evidence, Finding
@@ -114,6 +115,8 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
             failed.append({"analyzer": analyzer.NAME, "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
         used.append(analyzer.NAME)
     causes = combine(findings, list(symptoms))
+    for c in causes:            # ranked on the raw confidences; said as how often such a cause is right
+        c.confidence = calibrated(c.confidence)
     crashes = [e for e in run.events if e.signature == "traceback"]   # a crash no signature explains
     questions: list[str] = []
     if not run.artifacts:
@@ -127,6 +130,8 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
           and (verdict := next(iter(healthy.analyze(run)), None) or _benign_only(run) or _warnings_only(run)
                or next((c for c in causes if c.code == "healthy"), None))):
         # minor notes stay below it
+        if not any(c is verdict for c in causes):
+            verdict.confidence = calibrated(verdict.confidence)
         causes, status = [verdict] + [c for c in causes if c.code != "healthy"], "no_failure_found"
     elif not causes:
         status = "needs_more_data"

@@ -3,6 +3,7 @@ injected fault each, plus healthy runs, split once by generator into a tuning se
 
     python bench/accuracy.py            # builds missing scenarios (cached), then diagnoses each
     python bench/accuracy.py --jobs 2
+    python bench/accuracy.py --tuning-only    # while tuning: the measuring set is not even diagnosed
 
 Each run goes through the real command, `mltd diagnose RUN --format json`, in its own process.
 For both sets: top-1 and top-3, false alarms on healthy runs, evidence coverage. The accuracy is
@@ -114,9 +115,12 @@ def reliability(runs: list[Outcome]) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--tuning-only", action="store_true", help="diagnose the tuning set only (while tuning)")
     args = ap.parse_args()
     t = time.perf_counter()
     folders = cache_all()
+    if args.tuning_only:
+        folders = {name: path for name, path in folders.items() if SPLIT[name] == "tuning"}
     print(f"scenarios: {len(folders)} (built or found in the cache in {time.perf_counter() - t:.0f}s)")
     with ThreadPoolExecutor(args.jobs) as pool:
         docs = dict(zip(folders, pool.map(diagnose, folders.values())))
@@ -138,6 +142,8 @@ def main() -> None:
         print("  misses:")
         for r in misses:
             print(f"    {r.name}: expected {r.expected}, got {r.shown}")
+    if args.tuning_only:
+        return
 
     print()
     meas = figures("measuring set (never tuned on)", measuring)

@@ -28,6 +28,7 @@ from analysis.signals import first_nonfinite, geometric_growth, spikes
 
 NAME = "gradients"
 FROM_THE_START = 0.1      # growth leaving its floor within this share of the logged steps starts "from step 1"
+SHORT_RUNUP = 3           # finite points enough for growth that ends in Inf/NaN within the first 8 steps
 CONSTANT_LR = 1.01        # an LR whose max/min up to the blow-up stays under this ratio never changed
 LR_KEYS = ("lr", "learning_rate", "base_lr")
 CLIP_KEYS = ("max_grad_norm", "grad_clip", "clip_grad_norm", "gradient_clip_val", "clip_grad", "grad_clip_norm",
@@ -77,6 +78,10 @@ def analyze(run: Run) -> list[Finding]:
                                quick_fix="Check requires_grad and the optimizer's parameters"))
             return out
         growth = geometric_growth(v)
+        nf = first_nonfinite(v)
+        if growth is None and nf is not None and nf < 8:
+            # Inf/NaN within a few steps: a short run-up, rising step after step, is the whole story
+            growth = geometric_growth(v, min_points=SHORT_RUNUP)
         if growth is not None and not _runaway(run, g, growth):
             growth = None
         if growth is not None:
@@ -93,7 +98,6 @@ def analyze(run: Run) -> list[Finding]:
                            f"{g.step_kind} {fmt_step(g.steps[top])}",
                            g.artifact,
                            g.span_locator(a, b))]
-            nf = first_nonfinite(v)
             if nf is not None:
                 ev.append(point(g, nf, "grad_norm"))
             scale = _unscaled_targets(run)

@@ -22,6 +22,7 @@ from analysis.signals import divergence, first_nonfinite, relative_change
 
 NAME = "learning_rate"
 LR_KEYS = ("lr", "learning_rate", "base_lr", "max_lr", "peak_lr", "lr_max")
+FAR_ABOVE = 3.0       # an LR this many times its optimizer's upper bound is the cause of what blows up
 NOISE_RISE = 1.5      # a loss under 1.5x its start has not diverged, whatever its noise
 CREEP_FACTOR = 3.0
 CREEP_SPAN = 0.1
@@ -131,7 +132,10 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
                         patch=patch,
                         analyzer=NAME,
                         onset_step=onset,
-                        quick_fix=f"Lower the LR to {fmt(high / 2)} with warm-up")]
+                        quick_fix=f"Lower the LR to {fmt(high / 2)} with warm-up",
+                        # an LR this far out explains gradients that blow up and the NaN they end in
+                        rules_out=("exploding_gradients", "numerical_instability") if value >= FAR_ABOVE * high
+                        else ())]
     return []
 
 

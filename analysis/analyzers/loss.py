@@ -26,6 +26,10 @@ PLATEAU_WANDER, PLATEAU_TREND = 0.08, 0.03
 BAD_BATCH_SHARE = 0.5      # of the spikes, the share past the starting loss that makes them bad batches
 # chance level: the plateau's level within 4% of ln(K), and its smoothed floor never below 90% of it
 CHANCE_TOLERANCE, CHANCE_FLOOR = 0.04, 0.9
+# a bad batch stands apart from the noise: its spikes' median height over the rolling median is at
+# least this many times the 99th percentile of the other points' (small batches' heavy tail is a
+# continuum that reaches as high as its "spikes")
+STAND_APART = 2.0
 CHANCE_LR_READING = 0.45    # an LR outside its range beside a loss at chance: a real rival to the data bug
 OVERFIT_POINTS = 3          # three validation reports already show a best and a rise after it
 
@@ -133,6 +137,11 @@ def _spikes(run: Run, s, sp: list[int]) -> Finding:
         ev.append(Evidence(f"{len(past_start)} of the {len(sp)} spikes rose above the loss at the start of "
                            f"training ({fmt(start)}), then fell back within a few steps",
                            s.artifact, s.span_locator(0, len(s) - 1)))
+    apart = _stand_apart(v, sp)
+    if not apart:
+        ev.append(Evidence("the other steps' losses reach as high over their neighbours as the spikes do: the heavy "
+                           "tail of noisy minibatches, not batches unlike the rest",
+                           s.artifact, s.span_locator(0, len(s) - 1)))
     g = run.metrics.get("grad_norm")
     if g is not None and len(g) >= 20:
         gsp = ({float(g.steps[i]) for i in spikes(g.values, z=8.0)}
@@ -146,7 +155,8 @@ def _spikes(run: Run, s, sp: list[int]) -> Finding:
                    issue=f"{len(sp)} isolated loss spike{'s' if len(sp) > 1 else ''} that recovered, at "
                          f"{s.step_kind}{'s' if len(sp) > 1 else ''} "
                          + ", ".join(fmt_step(s.steps[i]) for i in sp[:5]),
-                   severity="medium" if len(sp) > 2 and len(past_start) >= BAD_BATCH_SHARE * len(sp) else "low",
+                   severity=("medium" if len(sp) > 2 and len(past_start) >= BAD_BATCH_SHARE * len(sp) and apart
+                             else "low"),
                    confidence=round(conf, 2),
                    evidence=ev,
                    fix="Log the batch indices of the spiking steps and inspect those samples; clip gradients "
@@ -155,6 +165,14 @@ def _spikes(run: Run, s, sp: list[int]) -> Finding:
                    analyzer=NAME,
                    onset_step=float(s.steps[sp[0]]),
                    quick_fix="Inspect the spiking batches; clip gradients")
+
+
+def _stand_apart(values: np.ndarray, sp: list[int], window: int = 21) -> bool:
+    """Whether the spikes stand apart from the rest of the curve's noise (STAND_APART)."""
+    v = np.where(np.isfinite(values), values, np.nanmedian(values))      # as spikes() reads it: same indices
+    ratio = v / np.maximum(np.abs(rolling_median(v, window)), 1e-12)
+    rest = np.delete(ratio, sp)
+    return not len(rest) or float(np.median(ratio[sp])) >= STAND_APART * float(np.quantile(rest, 0.99))
 
 
 def _calm_gradients(run: Run, step: float) -> Evidence | None:

@@ -91,6 +91,9 @@ def load_run(path: str | Path, *, source: str | None = None, run_id: str | None 
         result = parse_mlflow_run(run_dir, rel)
         for s in result.series:
             run.metrics.add(s)
+        # each metric is a file of its own, and the evidence read from it names that file
+        for path in dict.fromkeys(s.artifact for s in result.series if s.artifact != art.path):
+            run.artifacts.append(Artifact(path, "metrics", "mlflow_metric"))
         art.skipped_lines = result.skipped
         run.params.update(result.params)
         for name, value in result.params.items():

@@ -22,8 +22,8 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 
-from tests.scenarios import (data_runs, grid_data, grid_healthy, grid_optim, grid_slow, grid_system, healthy_runs,
-                             long_runs, optim_runs, runs, system_runs)
+from tests.scenarios import (data_runs, grid_data, grid_differential, grid_healthy, grid_optim, grid_slow, grid_system,
+                             healthy_runs, long_runs, optim_runs, runs, system_runs)
 
 SCENARIOS = {
     # name: (writer, expected top code). Writer names stay neutral: they name the run's folder.
@@ -72,7 +72,7 @@ SCENARIOS = {
 
 # The generated families: each one generator, all its variants in one split (grid.Family.split).
 FAMILIES = [*long_runs.FAMILIES, *grid_system.FAMILIES, *grid_optim.FAMILIES, *grid_data.FAMILIES,
-            *grid_healthy.FAMILIES, *grid_slow.FAMILIES]
+            *grid_healthy.FAMILIES, *grid_slow.FAMILIES, *grid_differential.FAMILIES]
 SLOW = {name for fam in grid_slow.FAMILIES for name in fam.writers()}     # faults that build over hundreds of steps
 GENERATED = {name: (writer, fam.code) for fam in FAMILIES for name, writer in fam.writers().items()}
 GENERATOR = {**{name: writer.__name__ for name, (writer, _) in SCENARIOS.items()},
@@ -121,6 +121,13 @@ def _folder(name: str) -> Path:
     return CACHE / _version() / ALL[name][0].__name__    # no label in the run's own path
 
 
+def _same_folder() -> list[str]:
+    """Writers sharing a name would share a cache folder, and one run would silently replace another."""
+    seen: dict[str, str] = {}
+    return [f"{name} and {seen[w]}" for name, (writer, _) in ALL.items()
+            if (w := writer.__name__) in seen or seen.setdefault(w, name) != name]
+
+
 def cached(name: str) -> Path:
     dest = _folder(name)
     if not (dest / ".complete").exists():
@@ -144,6 +151,9 @@ def _build_one(name: str) -> None:
 
 
 def _build_missing(jobs: int) -> None:
+    clash = _same_folder()
+    if clash:
+        raise SystemExit(f"scenarios share a cache folder (a writer name): {', '.join(clash)}")
     if not (CACHE / _version()).is_dir():
         _prune()
     # FAMILIES lists the longest runs (100k steps, several ranks) first: started first, they pack best

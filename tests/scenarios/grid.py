@@ -30,7 +30,7 @@ FORMATS = TEXT_STYLES + ("jsonl", "csv", "tb", "hf", "lightning", "mlflow")
 
 @dataclass(frozen=True)
 class Variant:
-    arch: str = "mlp"          # mlp, cnn, lstm, lm, regression
+    arch: str = "mlp"          # mlp, cnn, lstm, rnn, lm, regression
     opt: str = "adam"          # sgd, momentum, adam, adamw, rmsprop
     sched: str = "constant"    # constant, step, cosine, warmup
     fmt: str = "kv"            # one of FORMATS
@@ -98,7 +98,33 @@ class TinyTransformer(nn.Module):
         return self.head(self.blocks(h, mask=self.mask[: ids.shape[1], : ids.shape[1]], is_causal=True))
 
 
+class Recurrent(nn.Module):
+    """An Elman RNN written out (one Linear for the input, one for the state, per layer), stacked
+    `depth` deep, classifying a token sequence from its last state: per-layer gradient norms show
+    each layer's weights by name, nearest the input first."""
+
+    def __init__(self, vocab: int, width: int, classes: int, depth: int = 1, act=nn.Tanh) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.cells = nn.ModuleList(nn.ModuleDict({"inp": nn.Linear(width, width), "rec": nn.Linear(width, width)})
+                                   for _ in range(depth))
+        self.act = act()
+        self.head = nn.Linear(width, classes)
+
+    def forward(self, ids):
+        seq = self.embed(ids)
+        for cell in self.cells:
+            h = torch.zeros(ids.shape[0], seq.shape[-1])
+            states = []
+            for t in range(seq.shape[1]):
+                h = self.act(cell["inp"](seq[:, t]) + cell["rec"](h))
+                states.append(h)
+            seq = torch.stack(states, 1)
+        return self.head(seq[:, -1])
+
+
 LM_VOCAB, LM_SEQ = 24, 16
+RNN_SEQ = 20
 
 
 def lm_text(n: int, seed: int) -> torch.Tensor:
@@ -117,6 +143,9 @@ def dataset(v: Variant, n: int):
         return x.view(-1, 1, 8, 8), y, nn.functional.cross_entropy, 4
     if v.arch == "lstm":
         x, y = training.sequences(n, 10, 24, 3, v.seed)
+        return x, y, nn.functional.cross_entropy, 3
+    if v.arch == "rnn":
+        x, y = training.sequences(n, RNN_SEQ, 24, 3, v.seed)
         return x, y, nn.functional.cross_entropy, 3
     if v.arch == "lm":
         w = lm_text(n, v.seed)
@@ -147,6 +176,8 @@ def build_model(v: Variant, classes: int, act=nn.ReLU) -> nn.Module:
         return SmallConv(v.width, classes, act, v.depth)
     if v.arch == "lstm":
         return training.SeqClassifier(24, v.width, classes)
+    if v.arch == "rnn":
+        return Recurrent(24, v.width, classes, v.depth, act)
     if v.arch == "lm":
         return TinyTransformer(LM_VOCAB, v.width, LM_SEQ, v.depth)
     if v.arch == "regression":

@@ -1,0 +1,36 @@
+"""The top cause's confidence, made to mean what it says.
+
+The rules give each cause a raw confidence from the strength of its evidence. How often a raw
+level is right on a run of a shape the rules were never fitted to is measured by
+bench/calibrate.py (first-sight runs: the rules as they were before some tuning families existed,
+on those families) and stored as knots in analysis/data/calibration.toml; `calibrated` maps a raw
+confidence through them, piecewise linearly up to 1. Below the lowest knot no run was measured (the
+folders' causes start near 0.7; a pasted excerpt's go lower): a confidence there is kept, only
+capped at the lowest knot's calibrated value so that the map stays monotone.
+"""
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+DATA = Path(__file__).parent / "data" / "calibration.toml"
+
+
+@cache
+def _knots() -> tuple[np.ndarray, np.ndarray]:
+    knots = tomllib.loads(DATA.read_text()).get("knots", []) if DATA.exists() else []
+    raw = [float(k[0]) for k in knots] + [1.0]
+    cal = [float(k[1]) for k in knots] + [1.0]
+    return np.array(raw), np.array(cal)
+
+
+def calibrated(confidence: float) -> float:
+    """The measured rate of being right for a raw confidence (two decimals, like every confidence)."""
+    raw, cal = _knots()
+    x = min(max(confidence, 0.0), 1.0)
+    if x < raw[0]:
+        return round(min(x, float(cal[0])), 2)
+    return round(float(np.interp(x, raw, cal)), 2)

@@ -1,0 +1,131 @@
+"""Fit the confidence map (analysis/data/calibration.toml) on first-sight outcomes.
+
+A map fitted on runs the rules were tuned on only learns that they are right (the tuning set is
+100% by construction), so it would push every confidence up. What a confidence should mean is how
+often the top cause is right on a run of a shape the rules have not seen. That is measured here
+the only honest way the tuning set allows: the rules as they were *before* some tuning families
+existed (`--rules`, a git ref) diagnose those families' runs, which they had never been fitted
+to. The (raw top confidence, right?) pairs are fitted with isotonic regression (pool adjacent
+violators), each block shrunk toward its own mean raw confidence by `--prior` pseudo-runs, so a
+block of a few runs cannot swing the map to 0 or 1.
+
+    python bench/calibrate.py --rules a44f084 \
+        --families wide_init_start,explodes_late,lr_below_range,saturating_stack,lr_above_range,restarts_noise
+
+Only tuning families are accepted: a measuring run is never looked at one by one.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.scenarios import ALL, FAMILIES, cached  # noqa: E402
+
+OUT = ROOT / "analysis" / "data" / "calibration.toml"
+ALARM = ("critical", "high")
+RUN = "import sys; sys.path.insert(0, sys.argv[1]); from handlers.cli import main; sys.exit(main(sys.argv[2:]))"
+
+
+def export_rules(ref: str, dest: Path) -> None:
+    """The engine (analysis, bot, handlers) as it was at `ref`, with this tree's built scanners
+    when their C sources did not change since."""
+    archive = subprocess.run(["git", "archive", ref, "analysis", "bot", "handlers"], cwd=ROOT, check=True,
+                             capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    same_c = not subprocess.run(["git", "diff", "--quiet", ref, "--", "analysis/ingest/_logscan.c",
+                                 "analysis/ingest/_crc32c.c"], cwd=ROOT).returncode
+    if same_c:
+        for so in (ROOT / "analysis" / "ingest").glob("*.so"):
+            shutil.copy(so, dest / "analysis" / "ingest" / so.name)
+
+
+def first_sight(rules: Path, name: str) -> tuple[float, bool]:
+    out = subprocess.run([sys.executable, "-c", RUN, str(rules), "diagnose", str(cached(name)), "--format", "json"],
+                         capture_output=True, text=True, cwd=rules)
+    if out.returncode != 0:
+        raise SystemExit(f"diagnose {name} exited {out.returncode}: {out.stderr[-400:]}")
+    causes = json.loads(out.stdout)["root_causes"]
+    expected = ALL[name][1]
+    got = causes[0]["code"] if causes else "(none)"
+    alarm = expected == "healthy" and (got != "healthy" or any(c["severity"] in ALARM for c in causes))
+    return (causes[0]["confidence"] if causes else 0.0), got == expected and not alarm
+
+
+def fit(pairs: list[tuple[float, bool]], prior: float) -> list[tuple[float, float, int]]:
+    """Isotonic blocks over the raw confidence: (mean raw confidence, calibrated, runs), each
+    block's accuracy shrunk toward its mean raw confidence by `prior` pseudo-runs."""
+    blocks: list[list[float]] = []     # [sum raw, sum right, n]
+    for raw, right in sorted((round(raw, 2), right) for raw, right in pairs):     # 0.8 and 0.7999 are one level
+        if blocks and round(blocks[-1][0] / blocks[-1][2], 2) == raw:
+            b = blocks[-1]
+            b[0], b[1], b[2] = b[0] + raw, b[1] + right, b[2] + 1
+        else:
+            blocks.append([raw, float(right), 1])
+
+    def value(b: list[float]) -> float:
+        return (b[1] + prior * b[0] / b[2]) / (b[2] + prior)
+
+    merged: list[list[float]] = []
+    for b in blocks:
+        merged.append(b)
+        while len(merged) > 1 and value(merged[-2]) >= value(merged[-1]):
+            top = merged.pop()
+            merged[-1] = [merged[-1][i] + top[i] for i in range(3)]
+    return [(round(b[0] / b[2], 4), round(value(b), 4), int(b[2])) for b in merged]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rules", required=True, help="git ref of the rules before the families existed")
+    ap.add_argument("--families", required=True, help="comma-separated tuning families new to those rules")
+    ap.add_argument("--prior", type=float, default=4.0, help="pseudo-runs pulling a block toward its raw confidence")
+    ap.add_argument("--jobs", type=int, default=2)
+    args = ap.parse_args()
+    wanted = args.families.split(",")
+    fams = {f.name: f for f in FAMILIES}
+    unknown = [n for n in wanted if n not in fams]
+    if unknown:
+        raise SystemExit(f"unknown families: {', '.join(unknown)}")
+    measuring = [n for n in wanted if fams[n].split != "tuning"]
+    if measuring:
+        raise SystemExit(f"measuring families are never looked at one by one: {', '.join(measuring)}")
+    names = [name for n in wanted for name in fams[n].writers()]
+    with tempfile.TemporaryDirectory() as tmp:
+        export_rules(args.rules, Path(tmp))
+        with ThreadPoolExecutor(args.jobs) as pool:
+            pairs = list(pool.map(lambda n: first_sight(Path(tmp), n), names))
+    knots = fit(pairs, args.prior)
+    right = sum(r for _, r in pairs)
+    lines = [
+        "# The top cause's confidence, mapped to how often a cause given it was right on runs of shapes the",
+        "# rules had never been fitted to (analysis/calibration.py interpolates between the knots).",
+        "# Written by:",
+        f"#   python bench/calibrate.py --rules {args.rules} --families {args.families}"
+        + (f" --prior {args.prior:g}" if args.prior != 4.0 else ""),
+        f"# {len(pairs)} first-sight runs, {right} right at top-1 ({right / len(pairs):.3f}); mean raw confidence "
+        f"{sum(c for c, _ in pairs) / len(pairs):.3f}.",
+        "",
+        f'rules = "{args.rules}"',
+        f"families = {json.dumps(wanted)}",
+        f"prior = {args.prior:g}",
+        "# [raw confidence (block mean), calibrated, runs in the block]",
+        "knots = [",
+        *[f"    [{raw}, {cal}, {n}]," for raw, cal, n in knots],
+        "]",
+        "",
+    ]
+    OUT.write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""The confidence map: fitted on first-sight runs (bench/calibrate.py), stored as data, applied to
+every diagnosis."""
+import importlib.util
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from analysis.calibration import DATA, calibrated
+from tests.scenarios import FAMILIES
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _calibrate_module():
+    spec = importlib.util.spec_from_file_location("calibrate", ROOT / "bench" / "calibrate.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("pairs,prior,knots", [
+    # a level right every time is pulled toward its raw confidence, not to 1.0
+    ([(0.8, True)] * 4, 4.0, [(0.8, 0.9, 4)]),
+    # a higher level that is right less often than a lower one: pooled (isotonic)
+    ([(0.7, True)] * 2 + [(0.9, False)] * 2, 0.0, [(0.8, 0.5, 4)]),
+    # 0.8 and 0.7999 are one level; ordered levels stay apart
+    ([(0.8, True), (0.7999, False), (0.9, True)], 0.0, [(0.8, 0.5, 2), (0.9, 1.0, 1)]),
+])
+def test_fit_is_isotonic_and_shrunk(pairs, prior, knots):
+    assert _calibrate_module().fit(pairs, prior) == knots
+
+
+def test_stored_map_names_its_command_and_only_tuning_families():
+    text = DATA.read_text()
+    assert "python bench/calibrate.py --rules" in text
+    data = tomllib.loads(text)
+    split = {f.name: f.split for f in FAMILIES}
+    assert data["families"] and all(split[name] == "tuning" for name in data["families"])
+    raws = [k[0] for k in data["knots"]]
+    cals = [k[1] for k in data["knots"]]
+    assert raws == sorted(raws) and cals == sorted(cals)
+
+
+def test_map_is_monotone_and_keeps_unmeasured_low_levels():
+    xs = [i / 100 for i in range(101)]
+    ys = [calibrated(x) for x in xs]
+    assert all(a <= b for a, b in zip(ys, ys[1:]))
+    lowest = tomllib.loads(DATA.read_text())["knots"][0]
+    assert calibrated(0.3) == 0.3 and calibrated(lowest[0]) == round(lowest[1], 2) and calibrated(1.0) == 1.0
+
+
+def test_calibrate_refuses_measuring_families(monkeypatch):
+    mod = _calibrate_module()
+    measuring = next(f.name for f in FAMILIES if f.split == "measuring")
+    monkeypatch.setattr("sys.argv", ["calibrate.py", "--rules", "HEAD", "--families", measuring])
+    with pytest.raises(SystemExit, match="never looked at"):
+        mod.main()
