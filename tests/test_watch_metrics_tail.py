@@ -130,3 +130,30 @@ def test_in_a_run_folder_a_growing_metrics_file_is_followed_before_the_log(tmp_p
     assert find_log(tmp_path).name == "metrics.csv"          # both grow: the metrics file
     os.utime(tmp_path / "metrics.csv", (1e9, 1e9))
     assert find_log(tmp_path).name == "train.log"            # the CSV is long done: the log is the run's now
+
+
+def test_an_s3_metrics_file_is_polled_as_it_grows(nan_run, tmp_path):
+    from handlers.watch_s3 import S3Log
+    from tests.fakes.service import S3
+
+    log, log_sink = _follow(tmp_path / "train.log", nan_run["train.log"])
+    data = b"".join(nan_run["metrics.jsonl"])
+    s3 = S3()
+    try:
+        client = s3.client()
+        client.put_object(Bucket=s3.bucket, Key="runs/43/metrics.jsonl", Body=data[:2000])
+        source = S3Log(f"s3://{s3.bucket}/runs/43/", client)
+        assert source.name == "metrics.jsonl"
+        written = [2000]
+
+        def grow(_seconds: float) -> None:       # the job re-uploads its metrics, longer each time
+            written[0] += 3001
+            client.put_object(Bucket=s3.bucket, Key="runs/43/metrics.jsonl", Body=data[:written[0]])
+
+        sink = Collect()
+        w = follow(source, lambda context: Watcher("43", notifier=sink, context=context, budget=None),
+                   poll_s=1.0, idle_exit_s=2.0, sleep=grow)
+        assert source.offset == len(data) and w.live.metrics["train_loss"].n == 6 * STEPS_PER_EPOCH
+        assert [d["watch"]["step"] for d in sink.docs] == [d["watch"]["step"] for d in log_sink.docs]
+    finally:
+        s3.close()
