@@ -159,6 +159,7 @@ class LogTail:
         self.families = _Families()
         self.events: list = []
         self.lines = 0
+        self.skipped = 0           # as a metrics file's tail counts them; a log's other lines are text, not damage
         self.last_step: float | None = None
         self._rest = b""
 

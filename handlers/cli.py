@@ -49,10 +49,11 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--no-worker", action="store_true", help="run no worker here (start `mltd worker` elsewhere)")
     s.add_argument("--socket-mode", action="store_true", help="receive Slack events over Socket Mode (SLACK_APP_TOKEN)")
     sub.add_parser("doctor", help="check the environment and every configured connection")
-    t = sub.add_parser("watch", help="follow a growing training log and warn early (stdout, MLTD_WATCH_FILE or "
-                       "MLTD_WATCH_WEBHOOK)")
-    t.add_argument("path", help="a training log, a run folder (its newest log; its config and code for the fix), or "
-                   "s3://bucket/prefix/ (its newest log, polled; needs mltd[s3])")
+    t = sub.add_parser("watch", help="follow a growing training log or metrics file and warn early (stdout, "
+                       "MLTD_WATCH_FILE or MLTD_WATCH_WEBHOOK)")
+    t.add_argument("path", help="a training log or metrics file (.csv, .tsv, .jsonl), a run folder (its newest of "
+                   "them; its config and code for the fix), or s3://bucket/prefix/ (its newest of them, polled; "
+                   "needs mltd[s3])")
     t.add_argument("--poll", type=float, default=2.0, metavar="S", help="seconds between two looks at the log")
     t.add_argument("--idle-exit", type=float, default=None, metavar="S",
                    help="stop once the log has not grown for S seconds (default: follow until interrupted)")
@@ -233,7 +234,8 @@ def _watch(args) -> int:
         return EXIT_INPUT
     except KeyboardInterrupt:
         return EXIT_OK
-    _say(f"mltd watch: {watcher.live.points} steps read, {len(watcher.posts)} warning(s) posted")
+    skipped = f", {watcher.skipped_lines} malformed line(s) skipped" if watcher.skipped_lines else ""
+    _say(f"mltd watch: {watcher.live.points} steps read, {len(watcher.posts)} warning(s) posted{skipped}")
     return EXIT_OK
 
 

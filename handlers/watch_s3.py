@@ -1,4 +1,5 @@
-"""`mltd watch s3://bucket/prefix/`: the newest plain-text log under the prefix, polled with ranged
+"""`mltd watch s3://bucket/prefix/`: the newest plain-text log or metrics file (CSV/TSV, JSON Lines)
+under the prefix, polled with ranged
 GETs of the bytes appended since the last look (boto3, from the `mltd[s3]` extra, imported only
 here). The object is chosen once, at the start; an object that shrinks was replaced, and is
 followed again from its start."""
@@ -7,7 +8,7 @@ from __future__ import annotations
 import re
 
 from analysis.errors import MltdError
-from handlers.watch.tail import LOG_SUFFIXES
+from handlers.watch.tail import FOLLOWED
 
 
 class S3LogError(MltdError):
@@ -30,14 +31,14 @@ class S3Log:
         try:
             for page in self.s3.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix):
                 for obj in page.get("Contents", []):
-                    if not obj["Key"].endswith(LOG_SUFFIXES):
+                    if not obj["Key"].lower().endswith(FOLLOWED):
                         continue
                     if newest is None or obj["LastModified"] > newest["LastModified"]:
                         newest = obj
         except (BotoCoreError, ClientError) as exc:
             raise S3LogError(f"S3 could not list {uri}: {exc}") from None
         if newest is None:
-            raise S3LogError(f"no training log ({', '.join(LOG_SUFFIXES)}) under {uri}")
+            raise S3LogError(f"no training log or metrics file ({', '.join(FOLLOWED)}) under {uri}")
         self.key = newest["Key"]
         self.name = self.key.rsplit("/", 1)[-1]
         self.offset = 0

@@ -74,10 +74,10 @@ def test_the_command_prints_the_warning_and_a_bad_path_is_exit_2(scenario, tmp_p
     p = subprocess.run([sys.executable, "-m", "handlers.cli", "watch", str(tmp_path / "nope")],
                        capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 2 and "no such file or folder" in p.stderr
-    (tmp_path / "metrics.csv").write_text("step,loss\n1,0.5\n")
-    p = subprocess.run([sys.executable, "-m", "handlers.cli", "watch", str(tmp_path / "metrics.csv")],
+    (tmp_path / "model.pt").write_bytes(b"PK\x03\x04")
+    p = subprocess.run([sys.executable, "-m", "handlers.cli", "watch", str(tmp_path / "model.pt")],
                        capture_output=True, text=True, cwd=ROOT)
-    assert p.returncode == 2 and "not a plain-text training log" in p.stderr
+    assert p.returncode == 2 and "not a training log or metrics file" in p.stderr
 
 
 def test_an_s3_log_is_polled_with_ranged_reads_as_it_grows(scenario, tmp_path):

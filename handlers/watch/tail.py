@@ -1,8 +1,12 @@
 """`mltd watch PATH`: the watch from outside the training process, for jobs that can't be changed.
 
-It follows a growing plain-text training log (a file, or the newest log in a run folder, whose
-config and code are read once as the warning's context) and feeds each new metric line to a
-`Watcher`. Only the bytes appended since the last look are read; a log that shrinks was replaced,
+It follows a growing plain-text training log or metrics file (CSV/TSV, JSON Lines: analysis/
+metrics_tail.py) — a file, or the newest of them in a run folder, whose config and code are read
+once as the warning's context — and feeds each new metric line to a `Watcher`. In a folder where a
+log and a metrics file both grow (written within `BOTH_GROW_S` of each other), the metrics file is
+followed: it is written to hold every metric at its step, where a console log often prints only
+some of them, at another cadence, or progress bars; what the log alone holds (a traceback) ends the
+run anyway. Only the bytes appended since the last look are read; a log that shrinks was replaced,
 and is followed again from its start. The source is anything with `name`, `context`, `read(n)`
 and `shrank()`: a local file here, an S3 object in handlers/watch_s3.py.
 """
@@ -14,11 +18,16 @@ from pathlib import Path
 from typing import Protocol
 
 from analysis.live import LogTail
+from analysis.metrics_tail import CsvTail, JsonlTail
 from analysis.run import Run
 from handlers.watch.watcher import Watcher, read_context
 
 LOG_SUFFIXES = (".log", ".txt", ".out")
+CSV_SUFFIXES = (".csv", ".tsv")
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+FOLLOWED = LOG_SUFFIXES + CSV_SUFFIXES + JSONL_SUFFIXES
 READ_BYTES = 1 << 20
+BOTH_GROW_S = 60.0
 
 
 class LogSource(Protocol):
@@ -30,20 +39,45 @@ class LogSource(Protocol):
     def shrank(self) -> bool: ...
 
 
+def tail_for(name: str, head: bytes = b"") -> LogTail | CsvTail | JsonlTail:
+    """The reader of a followed file, by its name, or by its first bytes where they say otherwise (Keras'
+    CSVLogger writes `training.log` as a CSV table), as the post-mortem's discovery classifies it."""
+    from analysis.ingest.discover import _csv_metrics
+
+    lower = name.lower()
+    if lower.endswith(CSV_SUFFIXES):
+        return CsvTail(name, "\t" if lower.endswith(".tsv") else None)
+    if lower.endswith(JSONL_SUFFIXES):
+        return JsonlTail(name)
+    if _csv_metrics(head.decode("utf-8", "replace")):
+        return CsvTail(name)
+    return LogTail(name)
+
+
+def _followable(p: Path) -> bool:
+    from analysis.ingest.discover import _SAMPLE_NAME
+
+    # a CSV or JSONL of model outputs (`samples.jsonl`) is no metrics file, as in the ingest
+    return p.is_file() and p.suffix.lower() in FOLLOWED and not (p.suffix.lower() not in LOG_SUFFIXES
+                                                                 and _SAMPLE_NAME.search(p.name.lower()))
+
+
 def find_log(path: Path) -> Path:
-    """The log to follow: `path` itself, or the most recently written log in the folder."""
+    """The file to follow: `path` itself, or the most recently written log or metrics file in the
+    folder, a metrics file first when both grow (see the module's docstring)."""
     if path.is_file():
-        if path.suffix not in LOG_SUFFIXES:
-            raise FileNotFoundError(f"{path}: not a plain-text training log ({', '.join(LOG_SUFFIXES)}); "
+        if path.suffix.lower() not in FOLLOWED:
+            raise FileNotFoundError(f"{path}: not a training log or metrics file ({', '.join(FOLLOWED)}); "
                                     "`mltd diagnose` reads every other format")
         return path
     if not path.is_dir():
         raise FileNotFoundError(f"{path}: no such file or folder")
-    logs = sorted((p for p in path.rglob("*") if p.is_file() and p.suffix in LOG_SUFFIXES),
-                  key=lambda p: p.stat().st_mtime)
-    if not logs:
-        raise FileNotFoundError(f"{path}: no training log ({', '.join(LOG_SUFFIXES)}) to follow")
-    return logs[-1]
+    found = sorted((p for p in path.rglob("*") if _followable(p)), key=lambda p: p.stat().st_mtime)
+    if not found:
+        raise FileNotFoundError(f"{path}: no training log or metrics file ({', '.join(FOLLOWED)}) to follow")
+    newest = found[-1].stat().st_mtime
+    metrics = [p for p in found if p.suffix.lower() not in LOG_SUFFIXES and p.stat().st_mtime >= newest - BOTH_GROW_S]
+    return (metrics or found)[-1]
 
 
 class LocalLog:
@@ -75,20 +109,26 @@ def follow(source: str | Path | LogSource, watcher_for: Callable[..., Watcher], 
     """Follows the log until it has not grown for `idle_exit_s` (forever when None); returns the watcher."""
     log = LocalLog(source) if isinstance(source, (str, Path)) else source
     watcher = watcher_for(context=log.context)
-    watcher.live.artifact = log.name         # evidence cites the log by name, at its steps
-    tail = LogTail(log.name)
+    # evidence, the precursors' early evidence too, cites the followed file by name, at its steps
+    watcher.live.artifact = watcher.live.precursors.artifact = log.name
+    tail: LogTail | CsvTail | JsonlTail | None = None
     idle = 0.0
+    skipped = 0                  # lines that could not be read, of the files before a truncation
     try:
         while True:
             data = log.read(READ_BYTES)
             if data:
                 idle = 0.0
+                if tail is None:
+                    tail = tail_for(log.name, data[:4096])
                 for step, values in tail.feed(data):
                     watcher.append(step, values)
                 watcher.live.context.events = tail.events
+                watcher.skipped_lines = skipped + tail.skipped
                 continue
-            if log.shrank():                 # truncated or replaced: a new run starts
-                tail = LogTail(log.name)
+            if log.shrank():                 # truncated or replaced: a new run starts, with its own header
+                skipped += tail.skipped if tail is not None else 0
+                tail = None
                 continue
             if idle_exit_s is not None and idle >= idle_exit_s:
                 break

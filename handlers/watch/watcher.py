@@ -60,6 +60,7 @@ class Watcher:
         self.posts: list[dict] = []          # what was posted, in order (the documents)
         self.checks = 0
         self.spent_s = 0.0
+        self.skipped_lines = 0               # `mltd watch`: lines of the followed file that could not be read
         self._since = 0
         self._started = clock()
         self._nonfinite_seen = False
