@@ -143,7 +143,8 @@ class _GradRunaway:
         else:
             self.rises = 0
         self.prev, self.high = g, max(self.high, g)
-        if (self.rises >= RUNAWAY_RISES and g >= RUNAWAY_GROWTH * self.start
+        # a rise from a zero gradient norm (nothing flowing yet) has no growth factor to speak of
+        if (self.rises >= RUNAWAY_RISES and self.start > 0 and g >= RUNAWAY_GROWTH * self.start
                 and g >= RUNAWAY_NEW_HIGH * self.high_before):
             ev = [Evidence(f"grad_norm rose {self.rises} points in a row, {fmt(self.start)} -> {fmt(g)} "
                            f"({g / self.start:.1f}x), a new high, at step {fmt_step(step)}",

@@ -210,3 +210,12 @@ def test_the_precursors_keep_constant_state():
     t = p._trend
     assert len(t.medians) <= TREND_LEVEL and len(t.jumps) <= TREND_SCATTER and len(t.block) == TREND_BLOCK
     assert p.fired == {}
+
+
+def test_a_gradient_norm_rising_from_zero_is_no_runaway():
+    """A frozen start (no gradient flowing: a norm of exactly 0) then a rise has no growth factor;
+    the rule must neither divide by the zero nor call it geometric growth."""
+    live = LiveRun()
+    for i, g in enumerate([0.0, 0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08]):
+        live.append(i, {"loss": 1.0, "grad_norm": g})
+    assert "exploding_gradients" not in live.precursors.fired
