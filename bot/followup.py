@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from analysis.metrics import fmt, fmt_step
-from analysis.model import CODES
+from analysis.model import CODES, Diagnosis, Finding
 from analysis.names import canonical, known_names
 from analysis.rank import pair_text, settle_text
 from analysis.run import Run
@@ -208,27 +208,27 @@ def _artifacts(run: Run) -> str:
     return "\n".join(lines)
 
 
-def _evidence(c: dict, n: int = 2) -> str:
-    return "; ".join(f"{e['text']} ({e['artifact']} {e['locator']})" for e in c.get("evidence", [])[:n])
+def _evidence(c: Finding, n: int = 2) -> str:
+    return "; ".join(f"{e.text} ({e.artifact} {e.locator})" for e in c.evidence[:n])
 
 
-def _why_not(q: Question, doc: dict) -> str:
-    causes = [c for c in doc.get("root_causes", []) if c.get("code") != "healthy"]
+def _why_not(q: Question, doc: Diagnosis) -> str:
+    causes = [c for c in doc.root_causes if c.code != "healthy"]
     code = q.code or ""
     if not causes:
-        return (f"My diagnosis found no cause at all (status {doc.get('status')}), so nothing ranks above `{code}`. "
+        return (f"My diagnosis found no cause at all (status {doc.status}), so nothing ranks above `{code}`. "
                 f"What would show it: {settle_text(code)}.")
     top = causes[0]
-    rank = next((i for i, c in enumerate(causes) if c["code"] == code), None)
+    rank = next((i for i, c in enumerate(causes) if c.code == code), None)
     if rank == 0:
-        return (f"`{code}` is my top cause (confidence {top['confidence']:.2f}): {_evidence(top)}.")
-    lead = (f"The top cause is `{top['code']}` (confidence {top['confidence']:.2f}): {_evidence(top)}.")
-    separate = pair_text(top["code"], code) or settle_text(code)
+        return (f"`{code}` is my top cause (confidence {top.confidence:.2f}): {_evidence(top)}.")
+    lead = (f"The top cause is `{top.code}` (confidence {top.confidence:.2f}): {_evidence(top)}.")
+    separate = pair_text(top.code, code) or settle_text(code)
     if rank is None:
         return (f"The analyzers found no evidence of `{code}` in this run, so it is not among my causes. {lead}\n"
                 f"What would show `{code}`: {separate}.")
     c = causes[rank]
-    return (f"`{code}` is cause {rank + 1} of {len(causes)} (confidence {c['confidence']:.2f}, {c['severity']}): "
+    return (f"`{code}` is cause {rank + 1} of {len(causes)} (confidence {c.confidence:.2f}, {c.severity}): "
             f"{_evidence(c)}. It ranks lower because {lead[0].lower() + lead[1:]}\n"
             f"What would tell them apart: {separate}.")
 
@@ -240,7 +240,7 @@ CANNOT = ("Without the specialist agent I can answer, about this run: a metric o
           "I can't answer “{question}” from the analyzers alone.")
 
 
-def answer(q: Question, run: Run, doc: dict) -> str:
+def answer(q: Question, run: Run, doc: Diagnosis) -> str:
     """The analyzers' answer to a follow-up about `run`, whose earlier diagnosis is `doc`."""
     if q.kind == "metric":
         return _metric(q, run)

@@ -98,7 +98,7 @@ SERIOUS = ("critical", "high", "medium")
 AGENT_FELL_BACK = "(The specialist agent could not answer; this is the analyzers' answer.)\n"
 
 
-def follow_up(path: Path, question: str, earlier: dict, *, source: str | None = None, run_id: str | None = None,
+def follow_up(path: Path, question: str, earlier: Diagnosis, *, source: str | None = None, run_id: str | None = None,
               budget: Budget = DEFAULT, agent_settings: Settings | None = None) -> Answer:
     """A follow-up about the run at `path` (the cached run its thread's diagnosis `earlier` read):
     the agent's answer when it is configured, else (or when it fails) the analyzers'."""
@@ -135,12 +135,13 @@ def signature(out: Reply) -> dict | None:
     return sig
 
 
-def remembered(out: Reply) -> dict:
-    """What a thread keeps of its diagnosis: the document, redacted (it is stored, and answers
-    quote it)."""
+def remembered(out: Reply) -> Diagnosis:
+    """What a thread keeps of its diagnosis: the replied diagnosis, redacted (it is stored, and
+    answers quote it)."""
+    from analysis.model import Diagnosis
     from bot.redact import clean_doc
 
-    return clean_doc(out.replied.to_dict())
+    return Diagnosis.from_dict(clean_doc(out.replied.to_dict()))
 
 
 @dataclass
@@ -150,20 +151,20 @@ class FixCheck:
     check: dict | None                # analysis.signature.check's result, when there was a signature
 
 
-def fix_check(earlier: dict, earlier_signature: dict | None, out: Reply, label: str) -> FixCheck | None:
+def fix_check(earlier: Diagnosis, earlier_signature: dict | None, out: Reply, label: str) -> FixCheck | None:
     """Whether the run of `out` fixed the earlier diagnosis' top cause; None when the earlier
     diagnosis named no cause to check."""
     from analysis.signature import check
     from bot.render.fixcheck import is_fixed, render_fix_check, render_no_signature
 
-    top = next((c for c in earlier.get("root_causes", []) if c.get("code") != "healthy"), None)
-    if top is None or earlier.get("status") == "no_failure_found" or top.get("severity") not in SERIOUS:
+    top = next((c for c in earlier.root_causes if c.code != "healthy"), None)
+    if top is None or earlier.status == "no_failure_found" or top.severity not in SERIOUS:
         return None                   # a healthy run, or only notes: no cause to have fixed
-    doc = out.replied.to_dict()
+    new = out.replied
     if earlier_signature is None:
-        return FixCheck(render_no_signature(top, doc, label), False, None)
-    got = check(earlier_signature, out.run, doc["root_causes"])
-    return FixCheck(render_fix_check(got, top, doc, label), is_fixed(got, doc), got)
+        return FixCheck(render_no_signature(top, new, label), False, None)
+    got = check(earlier_signature, out.run, [c.to_dict() for c in new.root_causes])
+    return FixCheck(render_fix_check(got, top, new, label), is_fixed(got, new), got)
 
 
 @dataclass

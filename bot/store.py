@@ -32,6 +32,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError
 
+from analysis.model import Diagnosis
+
 metadata = MetaData()
 requests = Table(
     "mltd_requests", metadata,
@@ -141,10 +143,17 @@ class Thread:
     run_uri: str | None
     workflow: str | None
     cache_key: str | None
-    diagnosis: dict | None
+    diagnosis: Diagnosis | None      # stored as its JSON document, read back typed
     signature: dict | None
     checked: str | None
     updated: float
+
+
+def _thread(row) -> Thread:
+    values = {f: row[f] for f in Thread.__dataclass_fields__}
+    if values["diagnosis"] is not None:
+        values["diagnosis"] = Diagnosis.from_dict(values["diagnosis"])
+    return Thread(**values)
 
 
 @dataclass
@@ -427,6 +436,8 @@ class Store:
     def remember(self, thread: str, source: str, **values) -> None:
         """Record (or replace) what `thread` is about after a diagnosis replied in it."""
         now = time.time()
+        if isinstance(values.get("diagnosis"), Diagnosis):     # the store is the JSON edge of thread memory
+            values["diagnosis"] = values["diagnosis"].to_dict()
         values = {k: _json(v) if k in ("diagnosis", "signature") else v for k, v in values.items()}
         with self.engine.begin() as c:
             done = c.execute(update(threads).where(threads.c.thread == thread)
@@ -443,14 +454,14 @@ class Store:
     def thread(self, thread: str) -> Thread | None:
         with self.engine.connect() as c:
             row = c.execute(select(threads).where(threads.c.thread == thread)).mappings().first()
-        return Thread(**{f: row[f] for f in Thread.__dataclass_fields__}) if row else None
+        return _thread(row) if row else None
 
     def threads_about(self, run_uri: str, source: str, limit: int = 5) -> list[Thread]:
         """The threads most recently diagnosed about the run at `run_uri`, newest first."""
         with self.engine.connect() as c:
             rows = c.execute(select(threads).where(threads.c.run_uri == run_uri, threads.c.source == source)
                              .order_by(threads.c.updated.desc()).limit(limit)).mappings().all()
-        return [Thread(**{f: r[f] for f in Thread.__dataclass_fields__}) for r in rows]
+        return [_thread(r) for r in rows]
 
     def pending_in_thread(self, channel: str, thread_ts: str, but: str) -> bool:
         """Another request of this Slack thread is still queued or running (a diagnosis the

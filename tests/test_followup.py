@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from analysis.ingest import load_run
+from analysis.model import Diagnosis
 from analysis.window import around, value_at, window
 from bot import followup, pipeline
 from bot.fetch import Fetched
@@ -94,11 +95,11 @@ def test_the_store_remembers_a_thread(url, tmp_path):
     thread = f"slack:C1:h18f-{uuid.uuid4().hex[:8]}"
     uri = f"s3://ml-runs/h18f-{uuid.uuid4().hex[:8]}/"
     assert store.thread(thread) is None
-    store.remember(thread, "slack", run="42", run_uri=uri, cache_key="k1", diagnosis={"status": "x"},
-                   signature={"value": None})
-    store.remember(thread, "slack", run="42", run_uri=uri, cache_key="k2", diagnosis={"status": "y"})
+    x, y = (Diagnosis(status=s, run={"id": "42"}, symptoms=[], root_causes=[]) for s in ("x", "y"))
+    store.remember(thread, "slack", run="42", run_uri=uri, cache_key="k1", diagnosis=x, signature={"value": None})
+    store.remember(thread, "slack", run="42", run_uri=uri, cache_key="k2", diagnosis=y)
     t = store.thread(thread)
-    assert (t.cache_key, t.diagnosis, t.signature) == ("k2", {"status": "y"}, {"value": None})
+    assert (t.cache_key, t.diagnosis, t.signature) == ("k2", y, {"value": None})
     assert [x.thread for x in store.threads_about(uri, "slack")] == [thread]
     assert not store.claim_check(thread, "k2")                 # the run it already is about
     assert store.claim_check(thread, "k3") and not store.claim_check(thread, "k3")   # once per new run

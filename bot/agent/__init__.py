@@ -136,7 +136,7 @@ def _investigate(root: Path, run, diagnosis: Diagnosis, settings: Settings, clie
 ANSWER_MAX = 3000
 
 
-def answer(root: Path, run, doc: dict, question: str, settings: Settings, client=None) -> tuple[str | None, dict]:
+def answer(root: Path, run, doc: Diagnosis, question: str, settings: Settings, client=None) -> tuple[str | None, dict]:
     """A follow-up question answered by the agent with its read-only tools over the cached run,
     given the thread's earlier diagnosis: the answer (sanitised), or None when the agent is off,
     failed, or gave none; and what it cost."""
@@ -153,13 +153,13 @@ def answer(root: Path, run, doc: dict, question: str, settings: Settings, client
     return (sanitise(text, ANSWER_MAX) if text else None), info
 
 
-def _converse(root: Path, run, doc: dict, question: str, settings: Settings, client, usage: dict,
+def _converse(root: Path, run, doc: Diagnosis, question: str, settings: Settings, client, usage: dict,
               info: dict) -> str | None:
-    tools = RunTools(root, run, Diagnosis.from_dict(doc))
+    tools = RunTools(root, run, doc)
     system = [{"type": "text", "text": prompt("followup.md"), "cache_control": {"type": "ephemeral"}}]
-    earlier = {"status": doc.get("status"), "root_causes": [
-        {k: c.get(k) for k in ("code", "issue", "severity", "confidence", "evidence")} for c in doc["root_causes"][:5]],
-        "tell_apart": doc.get("tell_apart", "")}
+    keys = ("code", "issue", "severity", "confidence", "evidence")
+    earlier = {"status": doc.status, "root_causes": [{k: c.to_dict()[k] for k in keys} for c in doc.root_causes[:5]],
+               "tell_apart": doc.tell_apart}
     messages: list[dict[str, Any]] = [{"role": "user", "content": (
         "<untrusted-data tool=\"earlier-diagnosis\">\n" + json.dumps(clean_doc(earlier), indent=1, default=str)[:12000]
         + "\n</untrusted-data>\n<untrusted-data tool=\"question\">\n" + redact(question)[:2000]
