@@ -4,6 +4,7 @@ import socket
 import pytest
 
 from tests import scenarios
+from tests.fakes.slack_api import SlackStandIn
 
 
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
@@ -30,6 +31,14 @@ def _no_network(monkeypatch):
 
     monkeypatch.setattr(socket.socket, "connect", guarded_connect)
     monkeypatch.setattr(socket, "create_connection", guarded_create_connection)
+
+
+@pytest.fixture(scope="module")
+def slack():
+    """The Slack Web API stand-in, one per test module (its call log is the module's)."""
+    s = SlackStandIn()
+    yield s
+    s.close()
 
 
 @pytest.fixture(scope="session")

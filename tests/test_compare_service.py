@@ -29,13 +29,6 @@ def pair():
 # --- Slack ----------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def slack():
-    s = SlackStandIn()
-    yield s
-    s.close()
-
-
-@pytest.fixture(scope="module")
 def s3(pair):
     s = S3()
     s.upload(pair[0], "runs/42")

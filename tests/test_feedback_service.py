@@ -14,15 +14,7 @@ from bot.store import Store
 from handlers import cli
 from handlers.web import create_app
 from tests.fakes.service import S3, click, env, mention, signed, signed_form, submission, wait_for
-from tests.fakes.slack_api import SlackStandIn
 from tests.wild import check_labels
-
-
-@pytest.fixture(scope="module")
-def slack():
-    s = SlackStandIn()
-    yield s
-    s.close()
 
 
 @pytest.fixture(scope="module")

@@ -9,14 +9,6 @@ from bot.settings import Settings
 from bot.store import Store
 from handlers.web import create_app
 from tests.fakes.service import S3, env, mention, signed, wait_for
-from tests.fakes.slack_api import SlackStandIn
-
-
-@pytest.fixture(scope="module")
-def slack():
-    s = SlackStandIn()
-    yield s
-    s.close()
 
 
 @pytest.fixture(scope="module")

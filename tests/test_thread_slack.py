@@ -13,7 +13,6 @@ from bot.store import Store
 from handlers.web import create_app
 from tests import thread_runs
 from tests.fakes.service import S3, env, mention, signed, wait_for
-from tests.fakes.slack_api import SlackStandIn
 
 
 @pytest.fixture(scope="module")
@@ -21,13 +20,6 @@ def runs(scenario):
     return {"diverged": scenario("lr_jump_mlp"), "other": thread_runs.cached("seed5-fixed", stage2_lr=0.06, seed=5),
             "fixed": thread_runs.cached("fixed", stage2_lr=0.06),
             "still_broken": thread_runs.cached("still-broken-2", stage2_lr=2.0)}
-
-
-@pytest.fixture(scope="module")
-def slack():
-    s = SlackStandIn()
-    yield s
-    s.close()
 
 
 @pytest.fixture(scope="module")

@@ -34,13 +34,6 @@ AWS_KEY = "AKIA" + "Q7HX2M4PZRW9KTB3"
 PG = "postgresql://postgres@127.0.0.1:5432/test"
 
 
-@pytest.fixture(scope="module")
-def slack():
-    s = SlackStandIn()
-    yield s
-    s.close()
-
-
 class Service:
     """create_app served by uvicorn on an ephemeral loopback port, in a thread of this process."""
 
