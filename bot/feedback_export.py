@@ -47,7 +47,7 @@ def export(store: Store, dest: Path, settings: Settings) -> Exported:
     out = Exported()
     labels_path = dest / "labels.json"
     labels = {e["id"]: e for e in json.loads(labels_path.read_text())} if labels_path.exists() else {}
-    slack = SlackPort(settings)
+    slack, cache = SlackPort(settings), RunCache(settings)   # the follow-ups' cache: a run they kept is not fetched again
     for fb in store.feedback(verdict=WRONG):
         req = store.get(fb["request_key"])
         if req is None or req.source != "slack":
@@ -56,7 +56,7 @@ def export(store: Store, dest: Path, settings: Settings) -> Exported:
         case = _case_id(req, fb["code"])
         with tempfile.TemporaryDirectory(prefix="mltd-export-", dir=settings.work_dir or None) as tmp:
             try:
-                path = gather(req, Path(tmp), slack, settings, RunCache(settings)).got.path   # cached by follow-ups
+                path = gather(req, Path(tmp), slack, settings, cache).got.path
             except FetchError as exc:
                 out.problems.append(f"{case}: {exc}")
                 continue

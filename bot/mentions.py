@@ -44,6 +44,12 @@ class CompareAsk:
     a: Ask                   # the run that failed
     b: Ask                   # the run to compare it with
 
+    def params(self) -> dict:
+        """The request params of a comparison (a mention's or `/mltd compare`'s alike): run A as the
+        request's run, both sides under `compare` (bot/compare_jobs.py)."""
+        sides = {"a": {"run": self.a.run, "kind": self.a.kind}, "b": {"run": self.b.run, "kind": self.b.kind}}
+        return {"run": self.a.run, "kind": self.a.kind, "symptom": self.a.symptom, "compare": sides}
+
 
 _REF = r"(?:run\s*(?:#\s*|no\.\s*|number\s+)?)?(s3://[^\s<>|]+|#?[A-Za-z0-9][A-Za-z0-9._\-]{0,99})"
 _COMPARE = re.compile(rf"\b(?:compare|diff)\s+{_REF}\s*,?\s+(?:(?:with|to|against|and|vs\.?|versus)\s+)?{_REF}",

@@ -51,8 +51,7 @@ def parse(form: dict[str, str], settings: Settings) -> Request | Reply:
         cmp = parse_compare(f"compare {rest}")
         if cmp is None:
             return Reply("Which two runs? " + USAGE)
-        sides = {"a": {"run": cmp.a.run, "kind": cmp.a.kind}, "b": {"run": cmp.b.run, "kind": cmp.b.kind}}
-        params.update(run=cmp.a.run, kind=cmp.a.kind, symptom=cmp.a.symptom, compare=sides)
+        params.update(cmp.params())
     key = f"slack:cmd:{form.get('trigger_id') or form.get('response_url') or time.time()}"
     return Request(key, {"team": team, "channel": channel, "thread_ts": None, "user": form.get("user_id"),
                          "text": rest, "params": params})

@@ -47,8 +47,7 @@ def parse(body: dict, settings: Settings) -> Request | Ignored:
     files = [{k: f.get(k) for k in FILE_FIELDS} for f in event.get("files", [])]
     params = {"run": ask.run, "kind": ask.kind, "symptom": ask.symptom, "files": files}
     if cmp := parse_compare(event.get("text", "")):      # "compare run 42 with run 41": two runs, one reply
-        sides = {"a": {"run": cmp.a.run, "kind": cmp.a.kind}, "b": {"run": cmp.b.run, "kind": cmp.b.kind}}
-        params.update(run=cmp.a.run, kind=cmp.a.kind, symptom=cmp.a.symptom, compare=sides)
+        params.update(cmp.params())
     return Request(f"slack:{body.get('event_id') or event.get('client_msg_id') or event['ts']}", {
         "team": team, "channel": channel, "thread_ts": event.get("thread_ts") or event["ts"], "user": event.get("user"),
         "text": event.get("text", ""), "params": params})
