@@ -47,7 +47,7 @@ def export(store: Store, dest: Path, settings: Settings) -> Exported:
     out = Exported()
     labels_path = dest / "labels.json"
     labels = {e["id"]: e for e in json.loads(labels_path.read_text())} if labels_path.exists() else {}
-    slack, cache = SlackPort(settings), RunCache(settings)   # the follow-ups' cache: a run they kept is not fetched again
+    slack, cache = SlackPort(settings), RunCache(settings)   # a run the follow-ups kept is not fetched again
     for fb in store.feedback(verdict=WRONG):
         req = store.get(fb["request_key"])
         if req is None or req.source != "slack":
