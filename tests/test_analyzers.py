@@ -289,3 +289,12 @@ def test_first_layer_units_with_no_positive_weight_are_dead_for_nonnegative_inpu
     chain = [("fc1", w1, np.zeros(8, np.float32)), ("out", rng.standard_normal((3, 8), dtype=np.float32), None)]
     name, share, dead, units, _ = _worst_layer(chain, 512, conv=False)
     assert (name, dead, units) == ("fc1", 6, 8)
+
+
+def test_weights_gone_non_finite_are_not_dead_units(scenario, capsys):
+    """A diverged run's NaN weights fire no unit under the probe; that is the numerical fault the run
+    already shows, not ReLU units that died."""
+    cause, doc = top(scenario, "lr_above_range_1", capsys)
+    assert cause["code"] == "lr_too_high"
+    assert "numerical_instability" in [c["code"] for c in doc["root_causes"]]
+    assert "dead_relu" not in [c["code"] for c in doc["root_causes"]]

@@ -225,6 +225,8 @@ def _dead_units(run: Run) -> list[Finding]:
         chain, conv = _conv_chain(latest), True
     if not chain:
         return []
+    if not all(np.isfinite(t).all() for _, w, b in chain for t in (w, b) if t is not None):
+        return []          # NaN/Inf weights fire no unit: that is the numerical fault, not dead units
     widest = max(max(w.shape[:2]) for _, w, _ in chain) * (CONV_SIDE * CONV_SIDE * 9 if conv else 1)
     samples = min(SAMPLES, ACTIVATION_ELEMENTS // max(widest, 1))
     if samples < MIN_SAMPLES:

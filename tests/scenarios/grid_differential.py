@@ -116,7 +116,7 @@ def lr_above_its_range(dest: Path, v: Variant) -> None:
     write(dest, v, k, rows, model)
 
 
-HUGE_LR = {"sgd": 10.0, "momentum": 1.0, "adam": 1.0, "adamw": 0.3, "rmsprop": 0.5}
+HUGE_LR = {"sgd": 10.0, "momentum": 3.0, "adam": 1.0, "adamw": 0.3, "rmsprop": 0.5}
 CLASSES = {"mlp": 4, "cnn": 4, "lstm": 3, "rnn": 3, "lm": 24}
 
 
