@@ -48,6 +48,7 @@ sys.path.insert(0, str(ROOT))
 from analysis.diagnose import CONFIDENT, diagnose_run  # noqa: E402
 from analysis.ingest import load_run  # noqa: E402
 from analysis.live import CAPACITY, LiveRun  # noqa: E402
+from analysis.live_warning import LiveWarning  # noqa: E402
 from analysis.metrics import MetricTable, Series, fmt_step  # noqa: E402
 from analysis.run import Run  # noqa: E402
 from handlers.watch import Watcher  # noqa: E402
@@ -62,8 +63,8 @@ class Collect:
     def __init__(self) -> None:
         self.docs: list[dict] = []
 
-    def post(self, doc: dict) -> None:
-        self.docs.append(doc)
+    def post(self, warning: LiveWarning) -> None:
+        self.docs.append(warning.to_dict())          # the JSON document, as a file or the service gets it
 
 
 def prefix(run: Run, last: float) -> Run:

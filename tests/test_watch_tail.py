@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from analysis.live_warning import LiveWarning
 from handlers.watch.tail import follow
 from handlers.watch.watcher import Watcher
 
@@ -18,8 +19,8 @@ class Collect:
     def __init__(self) -> None:
         self.docs: list[dict] = []
 
-    def post(self, doc: dict) -> None:
-        self.docs.append(doc)
+    def post(self, warning: LiveWarning) -> None:
+        self.docs.append(warning.to_dict())          # the JSON document, as a file or the service gets it
 
 
 def test_a_growing_log_warns_once_at_the_divergence_with_the_config_patch(scenario, tmp_path):
