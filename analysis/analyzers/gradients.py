@@ -27,12 +27,14 @@ from analysis.run import ConfigHit, Run
 from analysis.signals import first_nonfinite, geometric_growth, spikes
 
 NAME = "gradients"
-FROM_THE_START = 0.1      # growth leaving its floor within this share of the logged steps starts "from step 1"
+# growth leaving its floor within this share of the logged steps starts "from step 1"
+FROM_THE_START = 0.1
 SHORT_RUNUP = 3           # finite points enough for growth that ends in Inf/NaN within the first 8 steps
 CONSTANT_LR = 1.01        # an LR whose max/min up to the blow-up stays under this ratio never changed
 LR_KEYS = ("lr", "learning_rate", "base_lr")
-CLIP_KEYS = ("max_grad_norm", "grad_clip", "clip_grad_norm", "gradient_clip_val", "clip_grad", "grad_clip_norm",
-             "clip_norm")
+CLIP_KEYS = ("max_grad_norm", "grad_clip", "clip_grad_norm", "gradient_clip_val", "clip_grad",
+             "grad_clip_norm", "clip_norm")
+CLIP_OFF_ABOVE = 100      # a clipping threshold above this never clips a healthy run's gradients
 
 
 def clipping_patch(run: Run, max_norm: float = 1.0) -> tuple[str | None, list[Evidence]]:
@@ -40,7 +42,8 @@ def clipping_patch(run: Run, max_norm: float = 1.0) -> tuple[str | None, list[Ev
     hit = run.config_value(*CLIP_KEYS)
     if hit is not None:
         value = hit.value
-        if value in (None, 0, 0.0, False, "null", "None") or (isinstance(value, (int, float)) and value > 100):
+        unset = value in (None, 0, 0.0, False, "null", "None")
+        if unset or (isinstance(value, (int, float)) and value > CLIP_OFF_ABOVE):
             off = hit.evidence(f"{hit.key} = {value}: clipping is off")
             return set_config_value(hit.config, hit.key, max_norm), [off]
         return None, []
@@ -224,8 +227,9 @@ def _layer_magnitudes(run: Run) -> tuple[list[tuple[str, float, Evidence]], str]
     for ckpt in sorted(run.loaded_checkpoints(), key=lambda c: -(c.step or 0)):
         moments = [(n, v) for n, v in (second_moments(ckpt) or []) if n.endswith("weight")]
         if len(moments) >= 3:
-            return [(n, v, Evidence(f"Adam second moment of {n}: sqrt(mean exp_avg_sq) = {fmt(v)}", ckpt.artifact,
-                                    f"optimizer state of {n}")) for n, v in moments], "gradient RMS (Adam state)"
+            readings = [(n, v, Evidence(f"Adam second moment of {n}: sqrt(mean exp_avg_sq) = {fmt(v)}",
+                                        ckpt.artifact, f"optimizer state of {n}")) for n, v in moments]
+            return readings, "gradient RMS (Adam state)"
     return None
 
 

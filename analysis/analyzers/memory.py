@@ -13,7 +13,9 @@ from analysis.model import Evidence, Finding
 from analysis.run import Run
 
 NAME = "memory"
-_KEEPS = re.compile(r"retain_graph\s*=\s*True|\.append\(\s*\(?\s*(out|outs|output|outputs|logits|loss|pred|preds)\b")
+# code that keeps each step's graph alive: retain_graph, or appending outputs that still hold it
+_KEEPS = re.compile(r"retain_graph\s*=\s*True"
+                    r"|\.append\(\s*\(?\s*(out|outs|output|outputs|logits|loss|pred|preds)\b")
 
 
 def analyze(run: Run) -> list[Finding]:

@@ -27,7 +27,8 @@ _FIX = ("The generator collapsed onto part of the data: regularise the discrimin
 
 def analyze(run: Run) -> list[Finding]:
     out: list[Finding] = []
-    real = [(s, v) for s in run.samples if s.role == "real" and (v := _vectors([t for _, t in s.items])) is not None]
+    real_sets = [(s, _vectors([t for _, t in s.items])) for s in run.samples if s.role == "real"]
+    real = [(s, v) for s, v in real_sets if v is not None]
     for samples in run.samples:
         items = samples.items
         if len(items) < 5 or samples.role == "real":
@@ -48,8 +49,9 @@ def analyze(run: Run) -> list[Finding]:
             why = (f"{top_n} of {len(texts)} samples are identical" if top_n / len(texts) >= 0.8
                    else f"all {len(texts)} samples use only {distinct_chars} distinct characters "
                         f"({''.join(c for c, _ in chars[:3])!r})")
-            out.append(Finding(code="mode_collapse", issue=f"Outputs collapsed: {why}", severity="high", confidence=0.8,
-                               evidence=[Evidence(f"sample: {quote!r}; {why}", samples.artifact, f"line {line}")],
+            sample = Evidence(f"sample: {quote!r}; {why}", samples.artifact, f"line {line}")
+            out.append(Finding(code="mode_collapse", issue=f"Outputs collapsed: {why}", severity="high",
+                               confidence=0.8, evidence=[sample],
                                fix="Check the model's capacity and the loss: a model that cannot fit the "
                                    "data emits its most frequent token; also check sampling temperature and "
                                    "that generation feeds back its own outputs",
@@ -152,7 +154,8 @@ def clusters_reached(real: np.ndarray, labels: np.ndarray, fake: np.ndarray) -> 
     return np.bincount(label[ok], minlength=n_clusters)
 
 
-def _coverage_collapse(samples: Samples, fake: np.ndarray, real_samples: Samples, real: np.ndarray) -> list[Finding]:
+def _coverage_collapse(samples: Samples, fake: np.ndarray, real_samples: Samples,
+                       real: np.ndarray) -> list[Finding]:
     fake = _even(fake[np.isfinite(fake).all(axis=1)], MAX_POINTS)
     real = _even(real[np.isfinite(real).all(axis=1)], MAX_POINTS)
     if len(fake) < 5 or len(real) < 20:

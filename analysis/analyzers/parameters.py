@@ -38,8 +38,10 @@ def vocabulary_matrices(ckpt: Checkpoint) -> list[str]:
     few rows is no vocabulary), whatever their names."""
     names = [t.name for t in ckpt.tensors if is_embedding(t.name, t.shape)]
     vocab = {t.shape[0] for t in ckpt.tensors if t.name in names and t.shape[0] >= MIN_VOCAB}
-    return names + [t.name for t in ckpt.tensors
-                    if t.name not in names and len(t.shape) == 2 and t.shape[0] in vocab and t.shape[0] > t.shape[1]]
+    # a matrix with a vocabulary's rows, taller than wide: the output head tied to (or mirroring) an embedding
+    heads = [t.name for t in ckpt.tensors if t.name not in names and len(t.shape) == 2
+             and t.shape[0] in vocab and t.shape[0] > t.shape[1]]
+    return names + heads
 
 
 def balance(ckpt: Checkpoint) -> tuple[int, int, dict[str, int]]:
@@ -139,6 +141,7 @@ def analyze(run: Run) -> list[Finding]:
                            evidence=[Evidence(f"{worst.name}: {worst.nonfinite:,} of "
                                               f"{worst.numel:,} values non-finite",
                                      ckpt.artifact, f"tensor {worst.name}")],
-                           fix="Restart from the last checkpoint with finite weights; find the first non-finite step "
-                               "in the log", analyzer=NAME, quick_fix="Resume from the last finite checkpoint"))
+                           fix="Restart from the last checkpoint with finite weights; "
+                               "find the first non-finite step in the log",
+                           analyzer=NAME, quick_fix="Resume from the last finite checkpoint"))
     return out
