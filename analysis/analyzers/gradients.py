@@ -1,9 +1,9 @@
 """Gradient norms: geometric growth (exploding), isolated spikes, all-zero norms, and per-layer
 norms that vanish toward the input.
 
-Thresholds: exploding = growth by 100x or more, rising on 60% of smoothed steps; vanishing = the
-first layer's median norm under 1e-2 of the last layer's, shrinking layer after layer toward the
-input (on 60% of the steps between consecutive layers).
+Thresholds: exploding = growth by 100x or more, rising on 60% of smoothed steps (signals.py);
+vanishing = the first layer's median norm under `VANISHED` (1e-2) of the last layer's, shrinking
+layer after layer toward the input (on `SHRINKING` (60%) of the steps between consecutive layers).
 """
 from __future__ import annotations
 
@@ -34,6 +34,8 @@ CONSTANT_LR = 1.01        # an LR whose max/min up to the blow-up stays under th
 LR_KEYS = ("lr", "learning_rate", "base_lr")
 CLIP_KEYS = ("max_grad_norm", "grad_clip", "clip_grad_norm", "gradient_clip_val", "clip_grad",
              "grad_clip_norm", "clip_norm")
+VANISHED = 1e-2           # the first layer's norm under this share of the last layer's has vanished
+SHRINKING = 0.6           # ...shrinking at this share of the steps from one layer to the next
 CLIP_OFF_ABOVE = 100      # a clipping threshold above this never clips a healthy run's gradients
 
 
@@ -239,10 +241,10 @@ def _vanishing(run: Run) -> list[Finding]:
         return []
     layers, what = found
     first, last = layers[0], layers[-1]
-    if last[1] <= 0 or first[1] >= 1e-2 * last[1]:
+    if last[1] <= 0 or first[1] >= VANISHED * last[1]:
         return []
     rising = np.diff(np.log10(np.maximum([m for _, m, _ in layers], 1e-30)))
-    if (rising > 0).mean() < 0.6:       # the magnitudes must shrink layer after layer toward the input
+    if (rising > 0).mean() < SHRINKING:       # the magnitudes must shrink layer after layer toward the input
         return []
     ev = [first[2], last[2]]
     conf = 0.75

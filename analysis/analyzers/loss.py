@@ -4,7 +4,8 @@ chance level, and a train/validation gap.
 Thresholds: divergence = a rise of 15% above the best smoothed value that persists (signals.py);
 spike = 6 robust deviations above the rolling median that recovers within 5 points; chance level =
 a plateau (the smoothed loss within 8% of its level) within 4% of ln(K) for a class count K;
-overfitting = validation 10% above its best while training loss still falls.
+overfitting = validation `OVERFIT_RISE` (10%) above its best, and still `OVERFIT_KEPT` (5%) above it
+at the end, while training loss still falls.
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ CHANCE_TOLERANCE, CHANCE_FLOOR = 0.04, 0.9
 STAND_APART = 2.0
 CHANCE_LR_READING = 0.45    # an LR outside its range beside a loss at chance: a real rival to the data bug
 OVERFIT_POINTS = 3          # three validation reports already show a best and a rise after it
+OVERFIT_RISE, OVERFIT_KEPT = 0.10, 0.05
 
 
 def analyze(run: Run) -> list[Finding]:
@@ -315,7 +317,7 @@ def _overfitting(run: Run, train) -> list[Finding]:
         return []
     later = vv[best + 1:]
     worst = best + 1 + int(np.argmax(later))
-    if vv[worst] < vv[best] * 1.10 or vv[-1] < vv[best] * 1.05:
+    if vv[worst] < vv[best] * (1 + OVERFIT_RISE) or vv[-1] < vv[best] * (1 + OVERFIT_KEPT):
         return []
     t = train.values
     m = train.steps >= val.steps[best]

@@ -1,11 +1,12 @@
 """Sample outputs: degenerate generations or one class for everything.
 
-Thresholds: collapse = at least 5 samples and either 80% or more identical, or the text of all
-samples drawing on 3 or fewer distinct characters/tokens. Generated vectors, when the run also saved
-samples of the real data, are judged by how much of the real data they reach (k-NN coverage,
-Naeem et al. 2020) or, when the real data forms separate clusters, by the clusters they land on:
-under `MIN_COVERAGE` of what a matching generator reaches, or on half the clusters or fewer, is a
-(partial) collapse. Without real samples only a collapse onto one point can be told.
+Thresholds: collapse = at least `MIN_SAMPLES` (5) samples and either `IDENTICAL` (80%) or more
+identical, or the text of all samples drawing on `FEW_SYMBOLS` (3) or fewer distinct characters.
+Generated vectors, when the run also saved samples of the real data, are judged by how much of the
+real data they reach (k-NN coverage, Naeem et al. 2020) or, when the real data forms separate
+clusters, by the clusters they land on: under `MIN_COVERAGE` of what a matching generator reaches,
+or on half the clusters or fewer, is a (partial) collapse. Without real samples only a collapse
+onto one point can be told.
 """
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ from analysis.model import Evidence, Finding
 from analysis.run import Run
 
 NAME = "outputs"
+MIN_SAMPLES = 5
+IDENTICAL = 0.8
+FEW_SYMBOLS = 3
 MIN_COVERAGE = 0.5       # a generator that matches the data reaches ~0.95 at the k chosen below
 MAX_POINTS = 1000        # pairwise distances stay at a few MB
 _FIX = ("The generator collapsed onto part of the data: regularise the discriminator (R1 or WGAN-GP "
@@ -31,7 +35,7 @@ def analyze(run: Run) -> list[Finding]:
     real = [(s, v) for s, v in real_sets if v is not None]
     for samples in run.samples:
         items = samples.items
-        if len(items) < 5 or samples.role == "real":
+        if len(items) < MIN_SAMPLES or samples.role == "real":
             continue
         texts = [t.strip() for _, t in items]
         numeric = _vectors(texts)
@@ -43,10 +47,11 @@ def analyze(run: Run) -> list[Finding]:
         top, top_n = counts.most_common(1)[0]
         chars = Counter("".join(t for t in texts)).most_common()
         distinct_chars = len([c for c, _ in chars if not c.isspace()])
-        if top_n / len(texts) >= 0.8 or distinct_chars <= 3:
+        identical = top_n / len(texts) >= IDENTICAL
+        if identical or distinct_chars <= FEW_SYMBOLS:
             line = next(n for n, t in items if t.strip() == top)
             quote = top if len(top) <= 60 else top[:57] + "..."
-            why = (f"{top_n} of {len(texts)} samples are identical" if top_n / len(texts) >= 0.8
+            why = (f"{top_n} of {len(texts)} samples are identical" if identical
                    else f"all {len(texts)} samples use only {distinct_chars} distinct characters "
                         f"({''.join(c for c, _ in chars[:3])!r})")
             sample = Evidence(f"sample: {quote!r}; {why}", samples.artifact, f"line {line}")

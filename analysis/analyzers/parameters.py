@@ -1,8 +1,8 @@
 """Parameter balance and weight health from the latest readable checkpoint.
 
-Thresholds: imbalance = embedding (and untied output-vocabulary) matrices holding 60% or more of
-the parameters while the rest of the model has under 50M; non-finite weights = any NaN/Inf entry, except in an
-additive attention mask (entries 0 or -inf only).
+Thresholds: imbalance = embedding (and untied output-vocabulary) matrices holding `EMBEDDING_HEAVY`
+(60%) or more of the parameters while the rest of the model has under `SMALL_BODY` (50M); non-finite
+weights = any NaN/Inf entry, except in an additive attention mask (entries 0 or -inf only).
 """
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ from analysis.signals import relative_change
 
 NAME = "parameters"
 MIN_VOCAB = 100
+EMBEDDING_HEAVY = 0.6             # embeddings holding this share of the parameters or more...
+SMALL_BODY = 50_000_000           # ...while the rest of the model is smaller than this: imbalanced
 _PREFIXES = ("model.", "module.", "_orig_mod.", "net.", "transformer.")
 
 
@@ -104,7 +106,7 @@ def analyze(run: Run) -> list[Finding]:
     emb, total, groups = balance(ckpt)
     if total:
         share = emb / total
-        if share >= 0.6 and total - emb < 50_000_000:
+        if share >= EMBEDDING_HEAVY and total - emb < SMALL_BODY:
             top = sorted(groups.items(), key=lambda kv: -kv[1])[:4]
             breakdown = ", ".join(f"{g} {n / total:.0%}" for g, n in top)
             hit = run.config_value("d_model", "n_embd", "hidden_size", "embed_dim", "dim", "emb_dim")
