@@ -17,7 +17,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/lint-imports
-	$(BIN)/ruff check analysis bot handlers
+	$(BIN)/ruff check analysis bot handlers tests bench
 	$(BIN)/mypy analysis bot
 	$(BIN)/python -m pytest -q
 

@@ -5,7 +5,8 @@ the ingest reads, flattened to dotted keys, list items included), the code lines
 (training scripts present in both runs, as a bounded unified diff), where each shared metric's
 curves part beyond the runs' own step-to-step noise, and the differences ranked by how well they
 explain A's failure (a difference that A's diagnosis implicates comes first, and the reply says
-why). Pure: no I/O beyond the runs already loaded; every renderer is a function of `to_dict()`.
+why). Pure: no I/O beyond the runs already loaded; every renderer is a function of the `Comparison`,
+and `to_dict()` is its JSON document.
 """
 from __future__ import annotations
 
@@ -104,10 +105,14 @@ class Parting:
     artifact: str = ""
     locator: str = ""
 
+    @property
+    def where(self) -> str:
+        return f"{self.artifact} {self.locator}".strip()
+
     def to_dict(self) -> dict[str, Any]:
         return {"metric": self.metric, "step": self.step, "a": _num(self.a), "b": _num(self.b),
-                "noise": _num(self.noise), "shared_steps": self.shared,
-                "where": f"{self.artifact} {self.locator}".strip(), "text": describe_parting(self)}
+                "noise": _num(self.noise), "shared_steps": self.shared, "where": self.where,
+                "text": describe_parting(self)}
 
 
 @dataclass(frozen=True)
@@ -123,11 +128,39 @@ class Explanation:
                 "where": self.where}
 
 
+@dataclass(frozen=True)
+class RunSide:
+    """One side of a comparison: the run's id and source, and how many of its files could be read."""
+
+    id: str
+    source: str
+    artifacts: int
+    usable: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "source": self.source, "artifacts": self.artifacts, "usable": self.usable}
+
+
+@dataclass(frozen=True)
+class DiagnosisSummary:
+    """A's diagnosis as a comparison cites it: its status and top cause (all None without a cause)."""
+
+    status: str
+    code: str | None
+    issue: str | None
+    confidence: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "code": self.code, "issue": self.issue, "confidence": self.confidence}
+
+
 @dataclass
 class Comparison:
-    a: dict[str, Any]                  # {"id", "source", "artifacts", "usable"}
-    b: dict[str, Any]
-    diagnosis: dict[str, Any] | None   # A's status and top cause (code, issue, confidence)
+    """What `compare` found. Renderers take it as it is; `to_dict` is the JSON document."""
+
+    a: RunSide
+    b: RunSide
+    diagnosis: DiagnosisSummary | None
     config: list[ConfigDiff] = field(default_factory=list)
     code: list[CodeDiff] = field(default_factory=list)
     partings: list[Parting] = field(default_factory=list)     # parted first, then those that never part
@@ -139,6 +172,11 @@ class Comparison:
         return next((p for p in self.partings if p.step is not None), None)
 
     @property
+    def listed_partings(self) -> list[Parting]:
+        """The partings a report lists: the first `MAX_PARTINGS`."""
+        return self.partings[:MAX_PARTINGS]
+
+    @property
     def status(self) -> str:
         if self.explanations and self.explanations[0].score >= EXPLAINS:
             return "explained"
@@ -146,12 +184,17 @@ class Comparison:
             return "no_difference"
         return "unexplained"
 
+    def side(self, name: str) -> RunSide:
+        """Run "a" or run "b" (as `CodeDiff.only_in` names them)."""
+        return self.a if name == "a" else self.b
+
     def to_dict(self) -> dict[str, Any]:
         first = self.first_parting
-        return {"status": self.status, "a": self.a, "b": self.b, "diagnosis": self.diagnosis,
+        return {"status": self.status, "a": self.a.to_dict(), "b": self.b.to_dict(),
+                "diagnosis": self.diagnosis.to_dict() if self.diagnosis else None,
                 "config": [d.to_dict() for d in self.config], "code": [d.to_dict() for d in self.code],
                 "first_parting": first.to_dict() if first else None,
-                "partings": [p.to_dict() for p in self.partings[:MAX_PARTINGS]],
+                "partings": [p.to_dict() for p in self.listed_partings],
                 "explanations": [e.to_dict() for e in self.explanations], "notes": list(self.notes)}
 
 
@@ -478,16 +521,16 @@ def explain(config: list[ConfigDiff], code: list[CodeDiff], partings: list[Parti
     return sorted(out, key=lambda e: -e.score)
 
 
-def _diagnosis_summary(diagnosis: Diagnosis | None) -> dict[str, Any] | None:
+def _diagnosis_summary(diagnosis: Diagnosis | None) -> DiagnosisSummary | None:
     if diagnosis is None:
         return None
     top = diagnosis.root_causes[0] if diagnosis.root_causes else None
-    return {"status": diagnosis.status, "code": top.code if top else None, "issue": top.issue if top else None,
-            "confidence": top.confidence if top else None}
+    return DiagnosisSummary(diagnosis.status, top.code if top else None, top.issue if top else None,
+                            top.confidence if top else None)
 
 
-def _side(run: Run) -> dict[str, Any]:
-    return {"id": run.id, "source": run.source, "artifacts": len(run.artifacts), "usable": len(run.usable())}
+def _side(run: Run) -> RunSide:
+    return RunSide(run.id, run.source, len(run.artifacts), len(run.usable()))
 
 
 def compare(a: Run, b: Run, diagnosis: Diagnosis | None = None) -> Comparison:

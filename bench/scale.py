@@ -63,14 +63,16 @@ def write_run(dest: Path, fmt: str, n: int, fault: str) -> None:
     if fmt == "text":
         with open(dest / "train.log", "w") as f:
             for s, lo, lr, g in rows:
-                f.write(f"2026-01-01 00:00:00,{s % 1000:03d} INFO train: step={s} loss={lo:.5f} lr={lr:.3e} grad_norm={g:.4f}\n")
+                f.write(f"2026-01-01 00:00:00,{s % 1000:03d} INFO train: "
+                        f"step={s} loss={lo:.5f} lr={lr:.3e} grad_norm={g:.4f}\n")
                 if s in val:
                     f.write(f"2026-01-01 00:00:00,{s % 1000:03d} INFO eval: step={s} val_loss={val[s]:.5f}\n")
     elif fmt == "csv":
         with open(dest / "metrics.csv", "w") as f:
             f.write("step,loss,lr,grad_norm,val_loss\n")
             for s, lo, lr, g in rows:
-                f.write(f"{s},{lo:.5f},{lr:.3e},{g:.4f},{val[s]:.5f}\n" if s in val else f"{s},{lo:.5f},{lr:.3e},{g:.4f},\n")
+                val_cell = f"{val[s]:.5f}" if s in val else ""
+                f.write(f"{s},{lo:.5f},{lr:.3e},{g:.4f},{val_cell}\n")
     elif fmt == "jsonl":
         with open(dest / "metrics.jsonl", "w") as f:
             for s, lo, lr, g in rows:
@@ -117,7 +119,8 @@ def write_big_log(path: Path, gb: float) -> int:
         for lo in range(0, n, 100_000):
             hi = min(n, lo + 100_000)
             f.write("".join(
-                f"2026-01-{1 + s // 900000:02d} {s // 36000 % 24:02d}:{s // 600 % 60:02d}:{s // 10 % 60:02d},{s % 1000:03d} "
+                f"2026-01-{1 + s // 900000:02d} "
+                f"{s // 36000 % 24:02d}:{s // 600 % 60:02d}:{s // 10 % 60:02d},{s % 1000:03d} "
                 f"INFO trainer: epoch={s // 50000} step={s} loss={c['loss'][s - 1]:.5f} lr={c['lr'][s - 1]:.3e} "
                 f"grad_norm={c['grad_norm'][s - 1]:.4f} tokens_per_sec={31000 + s % 997} mem_gb=41.2\n"
                 for s in range(lo + 1, hi + 1)))
@@ -135,7 +138,8 @@ def write_many_files(dest: Path, files: int) -> None:
         rank, shard = k % 8, k // 8
         lines = []
         for s in range(shard * 200 + 1, shard * 200 + 201):
-            loss = 0.6 + 2.4 * np.exp(-s / 5000) + (0.05 * (np.exp((s - 16000) / 400) - 1) if rank == 0 and s > 16000 else 0)
+            blow_up = 0.05 * (np.exp((s - 16000) / 400) - 1) if rank == 0 and s > 16000 else 0
+            loss = 0.6 + 2.4 * np.exp(-s / 5000) + blow_up
             lines.append(f"step={s} loss={min(loss, 1e4):.5f} lr=3.0e-04 grad_norm=1.0\n")
         (dest / f"rank{rank}-shard{shard:04d}.log").write_text("".join(lines))
     g = torch.Generator().manual_seed(0)

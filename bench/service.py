@@ -151,8 +151,9 @@ def main() -> None:
         print(f"  ack latency p50 {statistics.median(acks) * 1000:.0f} ms  p99 {pct(acks, 99) * 1000:.0f} ms "
               f""
               f"(the server's own histogram: {_server_acks(base)})")
-        print(f"  diagnoses completed: {sum(1 for t in threads if answers.get(t))} in {elapsed:.0f}s "
-              f"= {sum(1 for t in threads if answers.get(t)) / elapsed * 60:.0f} per minute ({args.workers} worker processes)")
+        completed = sum(1 for t in threads if answers.get(t))
+        print(f"  diagnoses completed: {completed} in {elapsed:.0f}s "
+              f"= {completed / elapsed * 60:.0f} per minute ({args.workers} worker processes)")
         print(f"  answered exactly once (one placeholder, one final update): {once}/{args.burst}"
               + ("" if done else "  (timed out waiting)"))
         ok = (pct(acks, 99) < 0.1 and once == args.burst and statistics.median(latencies) < 5

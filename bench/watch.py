@@ -6,9 +6,10 @@ warnings on healthy runs, the callback's overhead, and the guard.
 Lead: each faulty run (divergence, exploding gradients, NaN) and each healthy run is replayed point
 by point through `Watcher` at its default cadence (the overhead budget off: a replay has no
 training time to budget against), with the run's config and code as context, and none of its log
-events, checkpoints, samples or trainer state (written as the run goes, they would tell the future). The step where the post-mortem becomes certain is the first
-prefix of the run's metrics at which `diagnose_run` names the expected cause at confidence >= 0.8
-(among its root causes: a run may show two at once), found by bisection. Lead, in steps, =
+events, checkpoints, samples or trainer state (written as the run goes, they would tell the future).
+The step where the post-mortem becomes certain is the first prefix of the run's metrics at which
+`diagnose_run` names the expected cause at confidence >= 0.8 (among its root causes: a run may show
+two at once), found by bisection. Lead, in steps, =
 certain - warned, and in percent, = (certain - warned) / (certain - first logged step): the share of
 the steps the post-mortem needed that the warning came before it; the warning counted is the first
 that names that cause, early (a precursor rule, analysis/precursors.py) or not. The table says
@@ -48,6 +49,7 @@ sys.path.insert(0, str(ROOT))
 from analysis.diagnose import CONFIDENT, diagnose_run  # noqa: E402
 from analysis.ingest import load_run  # noqa: E402
 from analysis.live import CAPACITY, LiveRun  # noqa: E402
+from analysis.live_warning import LiveWarning  # noqa: E402
 from analysis.metrics import MetricTable, Series, fmt_step  # noqa: E402
 from analysis.run import Run  # noqa: E402
 from handlers.watch import Watcher  # noqa: E402
@@ -62,8 +64,8 @@ class Collect:
     def __init__(self) -> None:
         self.docs: list[dict] = []
 
-    def post(self, doc: dict) -> None:
-        self.docs.append(doc)
+    def post(self, warning: LiveWarning) -> None:
+        self.docs.append(warning.to_dict())          # the JSON document, as a file or the service gets it
 
 
 def prefix(run: Run, last: float) -> Run:
@@ -198,7 +200,8 @@ def _small_cnn() -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
                                 torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-                                torch.nn.Flatten(), torch.nn.Linear(32 * 7 * 7, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10))
+                                torch.nn.Flatten(), torch.nn.Linear(32 * 7 * 7, 64), torch.nn.ReLU(),
+                                torch.nn.Linear(64, 10))
     return model, torch.randn(32, 1, 28, 28), torch.randint(0, 10, (32,))
 
 
@@ -208,7 +211,7 @@ def _train(steps: int, watched: bool) -> tuple[float, float]:
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     w, inside = None, [0.0]
     if watched:
-        from handlers.watch import Watcher, watch
+        from handlers.watch import watch
         w = watch(model, opt, notifier=Collect())
         hook = w._before_step
 
@@ -255,8 +258,9 @@ def bounded_points() -> int:
 
 
 def guard_ok() -> bool:
-    from handlers.watch import Watcher, watch
     from safetensors.torch import load_file
+
+    from handlers.watch import watch
     torch.manual_seed(1)
     model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)

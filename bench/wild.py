@@ -37,9 +37,11 @@ def score(labels: list[dict]) -> dict:
         codes = [c["code"] for c in doc.get("root_causes", [])]
         ok = {lab["code"], *lab.get("alt_codes", [])}
         top = codes[0] if codes else None
-        serious = [c for c in doc.get("root_causes", []) if c["code"] != "healthy" and c["severity"] in ("critical", "high")]
+        serious = [c for c in doc.get("root_causes", [])
+                   if c["code"] != "healthy" and c["severity"] in ("critical", "high")]
+        no_cause = not codes or codes == ["healthy"] and lab["code"] != "healthy"
         rows.append({"id": lab["id"], "want": lab["code"], "got": top, "top1": top in ok,
-                     "top3": bool(ok & set(codes[:3])), "none": not codes or codes == ["healthy"] and lab["code"] != "healthy",
+                     "top3": bool(ok & set(codes[:3])), "none": no_cause,
                      "false_alarm": lab["code"] == "healthy" and bool(serious), "status": doc.get("status")})
     return {"rows": rows, "n": len(rows), "top1": sum(r["top1"] for r in rows), "top3": sum(r["top3"] for r in rows),
             "healthy": sum(r["want"] == "healthy" for r in rows), "false_alarms": sum(r["false_alarm"] for r in rows),
@@ -56,8 +58,9 @@ def main() -> None:
     for half in halves:
         s = score([lab for lab in labels if lab["split"] == half])
         n = max(s["n"], 1)
-        print(f"{half:8} {s['n']:3} cases  top-1 {s['top1']}/{s['n']} ({s['top1'] / n:.2f})  top-3 {s['top3'] / n:.2f}  "
-              f"false alarms {s['false_alarms']}/{s['healthy']} healthy  no cause {s['no_cause']}")
+        print(f"{half:8} {s['n']:3} cases  top-1 {s['top1']}/{s['n']} ({s['top1'] / n:.2f})  "
+              f"top-3 {s['top3'] / n:.2f}  false alarms {s['false_alarms']}/{s['healthy']} healthy  "
+              f"no cause {s['no_cause']}")
         misses = [r for r in s["rows"] if not r["top1"]]
         if half == "tune" or args.misses:
             for r in misses:

@@ -169,19 +169,18 @@ def fix_check(earlier: Diagnosis, earlier_signature: dict | None, out: Reply, la
 
 @dataclass
 class CompareReply(Generic[Rendered]):
-    comparison: Comparison
-    doc: dict                         # `comparison.to_dict()`, with the fetch notes
+    comparison: Comparison            # with the fetch notes
     body: Rendered
 
     def summary(self) -> dict:
         """What the request store keeps of a comparison."""
-        top = self.doc["explanations"][0] if self.doc["explanations"] else {}
-        first = self.doc["first_parting"] or {}
-        return {"status": self.doc["status"], "explained_by": top.get("subject"), "parting_step": first.get("step"),
-                "compared_with": self.doc["b"]["id"]}
+        c = self.comparison
+        top, first = (c.explanations[0] if c.explanations else None), c.first_parting
+        return {"status": c.status, "explained_by": top.subject if top else None,
+                "parting_step": first.step if first else None, "compared_with": c.b.id}
 
 
-def compare(path_a: Path, path_b: Path, render: Callable[[dict], Rendered], *, source_a: str | None = None,
+def compare(path_a: Path, path_b: Path, render: Callable[[Comparison], Rendered], *, source_a: str | None = None,
             source_b: str | None = None, run_a: str | None = None, run_b: str | None = None,
             symptoms: Sequence[str] = (), notes: Sequence[str] = (),
             budget: Budget = DEFAULT) -> CompareReply[Rendered]:
@@ -193,6 +192,5 @@ def compare(path_a: Path, path_b: Path, render: Callable[[dict], Rendered], *, s
     diagnosis, a = diagnose(path_a, list(symptoms), source=source_a, run_id=run_a, budget=budget)
     b = load_run(path_b, source=source_b, run_id=run_b, budget=budget)
     result = compare_runs(a, b, diagnosis)
-    doc = result.to_dict()
-    doc["notes"] = doc["notes"] + list(notes)
-    return CompareReply(result, doc, render(doc))
+    result = replace(result, notes=result.notes + list(notes))
+    return CompareReply(result, render(result))

@@ -5,7 +5,8 @@ watch's `ServiceNotifier`) posts each warning with it. Only the token's SHA-256 
 token is 32 random bytes, so a hash is all a check needs and a leaked database holds no token.
 Each run has a token bucket (`take_watch_token` in the store) so a runaway loop cannot flood a
 channel. A warning is untrusted input: `parse_warning` keeps only the diagnosis document's fields,
-typed and capped, and the renderers redact and escape every string before it is posted.
+typed and capped, refuses a code or severity outside the taxonomy (422: see analysis/live_warning.py),
+and the renderers redact and escape every string before it is posted.
 
 The first warning of a run becomes a new message in the run's channel (the thread's top); each
 later one is a reply in that thread, and the top message is rewritten to the latest headline.
@@ -20,7 +21,8 @@ import re
 import secrets
 import uuid
 
-from analysis.model import Diagnosis
+from analysis.live_warning import LiveWarning
+from analysis.model import CODES, SEVERITIES
 from bot.redact import slack_escape
 from bot.render.slack import render as render_slack
 from bot.render.watch import headline
@@ -72,6 +74,13 @@ def _strings(value, what: str) -> list[str]:
     return [str(_text(v, what, cap=200)) for v in value[:MAX_LIST]]
 
 
+def _one_of(value, allowed: tuple[str, ...], what: str) -> str:
+    text = _text(value, what, cap=60)
+    if text not in allowed:
+        raise WarningRejected(f"{what} {text!r} is not one of the taxonomy's: {', '.join(allowed)}")
+    return text
+
+
 def _cause(c) -> dict:
     if not isinstance(c, dict):
         raise WarningRejected("each root cause must be an object")
@@ -79,9 +88,9 @@ def _cause(c) -> dict:
     if not isinstance(evidence, list) or not all(isinstance(e, dict) for e in evidence):
         raise WarningRejected("a root cause's evidence must be a list of objects")
     return {
-        "code": _text(c.get("code"), "root_causes[].code", cap=60),
+        "code": _one_of(c.get("code"), CODES, "root_causes[].code"),
         "issue": _text(c.get("issue"), "root_causes[].issue"),
-        "severity": _text(c.get("severity", "info"), "root_causes[].severity", cap=20),
+        "severity": _one_of(c.get("severity", "info"), SEVERITIES, "root_causes[].severity"),
         "confidence": min(1.0, max(0.0, _number(c.get("confidence", 0.0), "root_causes[].confidence"))),
         "evidence": [{"text": _text(e.get("text"), "evidence[].text"),
                       "artifact": _text(e.get("artifact", ""), "evidence[].artifact", cap=300),
@@ -94,7 +103,7 @@ def _cause(c) -> dict:
     }
 
 
-def parse_warning(raw: bytes, run_id: str) -> dict:
+def parse_warning(raw: bytes, run_id: str) -> LiveWarning:
     """The warning the watch posts (handlers/watch: the diagnosis document plus `watch`), rebuilt
     from the fields the renderers read, each typed and capped; the run id is the service's own."""
     try:
@@ -110,7 +119,7 @@ def parse_warning(raw: bytes, run_id: str) -> dict:
     update = w.get("update", 0)
     if isinstance(update, bool) or not isinstance(update, int) or update < 0:
         raise WarningRejected("watch.update must be a non-negative integer")
-    return {
+    return LiveWarning.from_dict({
         "status": _text(doc.get("status", "needs_more_data"), "status", cap=40),
         "run": {"id": run_id, "source": "live run", "artifacts": []},
         "symptoms": [],
@@ -124,13 +133,13 @@ def parse_warning(raw: bytes, run_id: str) -> dict:
                   "confirmed": _strings(w.get("confirmed"), "watch.confirmed"),
                   "action": _text(w.get("action"), "watch.action", optional=True),
                   "checkpoint": _text(w.get("checkpoint"), "watch.checkpoint", optional=True, cap=300)},
-    }
+    })
 
 
-def render_warning(doc: dict, *, posted: int = 0) -> tuple[list[dict], str]:
+def render_warning(warning: LiveWarning, *, posted: int = 0) -> tuple[list[dict], str]:
     """(blocks, fallback text) of a warning: its headline above the diagnosis's blocks."""
-    blocks, fallback, _ = render_slack(Diagnosis.from_dict(doc))
-    head = slack_escape(headline(doc))[:2900]
+    blocks, fallback, _ = render_slack(warning.diagnosis)
+    head = slack_escape(headline(warning))[:2900]
     if posted:
         head += f"\n_{posted} update(s) in the thread_"
     return [{"type": "section", "text": {"type": "mrkdwn", "text": head}}] + blocks, f"{head}\n{fallback}"[:3000]
@@ -173,7 +182,7 @@ class WatchThreads:
         """0 when the run may post now (a token taken from its bucket), else the seconds to wait."""
         return self.store.take_watch_token(run_id, self.settings.ingest_rate_per_min / 60.0, self.settings.ingest_burst)
 
-    def post(self, run: WatchRun, doc: dict) -> str:
+    def post(self, run: WatchRun, warning: LiveWarning) -> str:
         """Posts a parsed warning into the run's thread, opening the thread with the first; returns
         the thread's ts. One poster per run at a time, so a run never gets two top messages."""
         owner = uuid.uuid4().hex
@@ -181,13 +190,14 @@ class WatchThreads:
             raise TimeoutError(f"run {run.id}: another warning is still being posted")
         try:
             current = self.store.watch_run(run.id) or run
-            blocks, text = render_warning(doc)
+            blocks, text = render_warning(warning)
             if current.thread_ts is None:
                 ts = self.port.post_message(current.channel, blocks, text)
                 self.store.set_watch_run(run.id, thread_ts=ts, warnings=1)
                 return ts
             self.port.post_message(current.channel, blocks, text, thread_ts=current.thread_ts)
-            self.port.update_message(current.channel, current.thread_ts, *render_warning(doc, posted=current.warnings))
+            top_blocks, top_text = render_warning(warning, posted=current.warnings)
+            self.port.update_message(current.channel, current.thread_ts, top_blocks, top_text)
             self.store.set_watch_run(run.id, warnings=current.warnings + 1)
             return current.thread_ts
         finally:

@@ -174,6 +174,7 @@ def _diagnose_in(args, tmp: Path) -> int:
 
 
 def _compare(args) -> int:
+    import functools
     import tempfile
 
     from bot import pipeline
@@ -186,10 +187,10 @@ def _compare(args) -> int:
         if any(path is None for path, _ in found):
             return EXIT_INPUT
         (path_a, source_a), (path_b, source_b) = found
-        out = pipeline.compare(path_a, path_b, lambda doc: render(doc, redact=args.redact), source_a=source_a,
+        out = pipeline.compare(path_a, path_b, functools.partial(render, redact=args.redact), source_a=source_a,
                                source_b=source_b, symptoms=args.symptom, budget=_budget())
         sys.stdout.write(out.body)
-    unreadable = [ref for ref, run in ((args.a, out.comparison.a), (args.b, out.comparison.b)) if not run["usable"]]
+    unreadable = [ref for ref, run in ((args.a, out.comparison.a), (args.b, out.comparison.b)) if not run.usable]
     if unreadable:
         _say(f"mltd: nothing readable in {', '.join(unreadable)} (expected logs, metrics, configs or checkpoints)")
         return EXIT_INPUT

@@ -89,11 +89,11 @@ def register(app, settings: Settings, worker) -> WatchThreads:
         if raw is None:
             return _answer(WARNINGS, 413, {"error": f"a warning may be at most {settings.ingest_max_bytes} bytes"})
         try:
-            doc = parse_warning(raw, run.id)
+            warning = parse_warning(raw, run.id)
         except WarningRejected as exc:
             return _answer(WARNINGS, 422, {"error": str(exc)})
         try:
-            ts = await asyncio.to_thread(threads.post, run, doc)
+            ts = await asyncio.to_thread(threads.post, run, warning)
         except Exception as exc:                 # Slack down or refusing: the client says so on its stderr
             log.warning("watch warning not posted: %s", type(exc).__name__,
                         extra={"event": "watch_post_failed", "request_id": run.id})

@@ -6,7 +6,6 @@ import pytest
 from tests import scenarios
 from tests.fakes.slack_api import SlackStandIn
 
-
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 

@@ -344,7 +344,8 @@ def mltd_command() -> list[str]:
 def diagnose_in_child(path: Path, kill_after: float = 2 * TIME_LIMIT_S) -> Outcome:
     cmd = [sys.executable, "-c", _WRAPPER, str(kill_after), *mltd_command(), "diagnose", str(path), "--format", "json"]
     env = {**os.environ, "MPLBACKEND": "Agg"}
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=os.environ.get("MLTD_TREE") or Path(__file__).parents[1], check=True)
+    tree = os.environ.get("MLTD_TREE") or Path(__file__).parents[1]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tree, check=True)
     return Outcome(**json.loads(done.stdout))
 
 

@@ -69,8 +69,9 @@ def test_investigates_with_tools_and_posts_only_verified_evidence(lr_run, monkey
     assert {t["name"] for t in first["tools"]} >= {"list_artifacts", "read_file", "grep", "metric", "findings"}
     sent = json.dumps(api.requests)
     assert "AKIAABCDEFGHIJKLMNOP" not in sent                        # redacted before anything is sent
-    results = [b for r in api.requests[1:] for m in r["messages"] if m["role"] == "user" and isinstance(m["content"], list)
-               for b in m["content"] if b.get("type") == "tool_result"]
+    turns = [m for r in api.requests[1:] for m in r["messages"]
+             if m["role"] == "user" and isinstance(m["content"], list)]
+    results = [b for m in turns for b in m["content"] if b.get("type") == "tool_result"]
     assert results and all(b["content"].startswith("<untrusted-data") for b in results)
     assert any("no readable text artifact" in b["content"] for b in results)          # no path escapes
     causes = out["root_causes"]
@@ -133,7 +134,8 @@ def test_a_bad_answer_is_retried_once_then_dropped(lr_run, monkeypatch):
 
 def test_through_bedrock(lr_run, monkeypatch):
     root, run, diagnosis = lr_run
-    api = AnthropicStandIn(submit([cause([{"text": "lr=0.8", "artifact": "train.log", "locator": f"line {jump_line(root)}"}])]))
+    jump = {"text": "lr=0.8", "artifact": "train.log", "locator": f"line {jump_line(root)}"}
+    api = AnthropicStandIn(submit([cause([jump])]))
     for k, v in {"AWS_ENDPOINT_URL_BEDROCK_RUNTIME": api.url, "AWS_ACCESS_KEY_ID": "testing",
                  "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1"}.items():
         monkeypatch.setenv(k, v)

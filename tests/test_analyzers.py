@@ -173,7 +173,8 @@ def test_a_leak_before_the_crash_is_the_story(scenario, capsys):
 def test_the_allocation_that_failed_is_named_by_its_settings(scenario, capsys):
     cause, _ = top(scenario, "host_oom", capsys)
     assert cause["code"] == "out_of_memory"
-    assert "eval.eval_batch_size (4,096) x eval.eval_seq_len (8,192) x eval.vocab_size (50,257) x 4 bytes" in texts(cause)
+    product = "eval.eval_batch_size (4,096) x eval.eval_seq_len (8,192) x eval.vocab_size (50,257) x 4 bytes"
+    assert product in texts(cause)
     assert "-  eval_batch_size: 4096\n+  eval_batch_size: 2048" in cause["patch"] and "in chunks" in cause["fix"]
 
 

@@ -94,7 +94,8 @@ def test_a_training_loader_that_never_shuffles(tmp_path):
     """
     f = findings(tmp_path, loaders.format(train=""))["data_pipeline_bug"]
     assert f.evidence[0].locator == "line 3" and "shuffle=True" in f.patch
-    assert findings(tmp_path, loaders.format(train=", shuffle=False"))["data_pipeline_bug"].evidence[0].locator == "line 3"
+    unshuffled = findings(tmp_path, loaders.format(train=", shuffle=False"))["data_pipeline_bug"]
+    assert unshuffled.evidence[0].locator == "line 3"
     for ok in (", shuffle=True", ", sampler=DistributedSampler(train_set)", ", shuffle=args.shuffle"):
         assert "data_pipeline_bug" not in findings(tmp_path, loaders.format(train=ok))
 

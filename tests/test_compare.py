@@ -42,7 +42,7 @@ def test_the_curves_part_where_the_fault_starts(result):
 
 
 def test_the_lr_key_explains_the_failure_and_says_why(result):
-    assert result.diagnosis["code"] == "lr_too_high"
+    assert result.diagnosis.code == "lr_too_high"
     assert result.status == "explained"
     top = result.explanations[0]
     assert (top.kind, top.subject) == ("config", LR_KEY)
@@ -140,9 +140,8 @@ def test_a_long_noisy_run_does_not_part_by_chance():
 
 
 def test_every_format_names_the_key_and_never_the_secret(result):
-    doc = result.to_dict()
-    text, md, js = render_compare_text(doc), render_compare_markdown(doc), render_compare_json(doc)
-    blocks, fallback = render_compare_slack(doc)
+    text, md, js = render_compare_text(result), render_compare_markdown(result), render_compare_json(result)
+    blocks, fallback = render_compare_slack(result)
     for out in (text, md, js, json.dumps(blocks), fallback):
         assert LR_KEY in out and FAKE_KEY not in out
     assert "211" in text and "| `curriculum.stages.1.lr` | `0.8` | `0.02` |" in md

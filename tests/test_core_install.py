@@ -66,7 +66,8 @@ print("stopped at", w.step)
 def test_the_watch_and_its_guard_run_without_the_service_sdks(tmp_path):
     """`from handlers.watch import watch` in a training environment: torch and the core, nothing else."""
     blocked = {"fastapi", "uvicorn", "slack_sdk", "slack_bolt", "github", "boto3", "botocore", "anthropic", "huey",
-               "redis", "sqlalchemy", "psycopg", "pydantic_settings", "prometheus_client", "pandas", "requests", "httpx"}
+               "redis", "sqlalchemy", "psycopg", "pydantic_settings", "prometheus_client", "pandas", "requests",
+               "httpx"}
     save = tmp_path / "last-good.safetensors"
     p = subprocess.run([sys.executable, "-c", WATCH.format(blocked=blocked, save=str(save))],
                        capture_output=True, text=True, cwd=ROOT, env={"PATH": ""})

@@ -117,8 +117,8 @@ def test_web_probes_metrics_and_the_gpu_overlay():
 
 def test_app_manifests_ask_for_exactly_what_the_code_uses():
     slack = yaml.safe_load((DEPLOY / "slack-manifest.yaml").read_text())
-    assert sorted(slack["oauth_config"]["scopes"]["bot"]) == ["app_mentions:read", "chat:write", "commands", "files:read",
-                                                              "files:write"]
+    scopes = sorted(slack["oauth_config"]["scopes"]["bot"])
+    assert scopes == ["app_mentions:read", "chat:write", "commands", "files:read", "files:write"]
     assert slack["settings"]["event_subscriptions"]["bot_events"] == ["app_mention"]
     host = slack["settings"]["event_subscriptions"]["request_url"].removesuffix("/slack/events")
     assert slack["settings"]["interactivity"] == {"is_enabled": True, "request_url": host + slack_interactions.ROUTE}

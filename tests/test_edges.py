@@ -32,7 +32,8 @@ def test_bots_and_places_outside_the_allow_lists_are_ignored():
 
 def test_a_diagnose_comment_and_a_failed_run_become_requests():
     comment = {"action": "created", "issue": {"number": 7, "pull_request": {}},
-               "comment": {"id": 5, "body": "/diagnose nan"}, "repository": {"full_name": "acme/train"}, "sender": {"login": "alice", "type": "User"}}
+               "comment": {"id": 5, "body": "/diagnose nan"}, "repository": {"full_name": "acme/train"},
+               "sender": {"login": "alice", "type": "User"}}
     got = github_webhook.parse("issue_comment", "d-1", comment, Settings())
     assert got == Request("gh:d-1", {"params": {"kind": "comment", "repo": "acme/train", "number": 7, "comment_id": 5,
                                                 "sender": "alice", "text": "/diagnose nan", "installation_id": None}})

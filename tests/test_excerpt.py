@@ -22,20 +22,23 @@ def test_one_keras_epoch_with_a_wide_train_val_gap_is_overfitting(tmp_path):
 
 
 def test_a_small_gap_is_not_overfitting(tmp_path):
-    d = _top(tmp_path, "Epoch 3/10\n100/100 - 4s - loss: 0.3100 - accuracy: 0.9000 - val_loss: 0.3500 - val_accuracy: 0.8800\n")
+    d = _top(tmp_path, "Epoch 3/10\n"
+                       "100/100 - 4s - loss: 0.3100 - accuracy: 0.9000 - val_loss: 0.3500 - val_accuracy: 0.8800\n")
     assert "overfitting" not in [c.code for c in d.root_causes]
 
 
 def test_an_lr_above_every_optimizers_range(tmp_path):
     # OpenNMT #869 (tests/wild, tune half): Adam with lr 2 under a Noam schedule
-    line = ("[2018-08-01 18:29:48,221 INFO] Step 50/100000000; acc:   0.00; ppl: 26881171418161356094253400435962903554686976.00; "
+    line = ("[2018-08-01 18:29:48,221 INFO] Step 50/100000000; acc:   0.00; "
+            "ppl: 26881171418161356094253400435962903554686976.00; "
             "xent: 6776.20; lr: 2.00000; 4132/2064 tok/s;     52 sec\n")
     d = _top(tmp_path, line)
     assert d.root_causes[0].code == "lr_too_high" and "2" in d.root_causes[0].issue
 
 
 def test_accuracy_stuck_at_one_value_lists_why(tmp_path):
-    lines = "".join(f"Epoch {i}/5\n10/10 - 1s - loss: {0.69 - i * 0.0001:.4f} - accuracy: 0.5000\n" for i in range(1, 6))
+    lines = "".join(f"Epoch {i}/5\n10/10 - 1s - loss: {0.69 - i * 0.0001:.4f} - accuracy: 0.5000\n"
+                    for i in range(1, 6))
     d = _top(tmp_path, lines)
     top = next(c for c in d.root_causes if c.code == "data_pipeline_bug")
     assert "not learning" in top.issue and "labels" in top.fix and "one class" in top.fix
@@ -82,8 +85,8 @@ def test_a_nan_in_the_validation_loss_alone_points_to_the_evaluation_data(tmp_pa
 
 
 def test_a_loss_growing_epoch_over_epoch_is_a_divergence_with_four_points(tmp_path):
-    text = "".join(f"Epoch {i}/10\n60000/60000 - 5s - loss: {v} - acc: {a}\n" for i, (v, a) in
-                   enumerate([("0.4523", "0.8712"), ("0.6134", "0.8101"), ("1.2245", "0.6312"), ("3.5512", "0.2013")], 1))
+    reports = [("0.4523", "0.8712"), ("0.6134", "0.8101"), ("1.2245", "0.6312"), ("3.5512", "0.2013")]
+    text = "".join(f"Epoch {i}/10\n60000/60000 - 5s - loss: {v} - acc: {a}\n" for i, (v, a) in enumerate(reports, 1))
     d = _top(tmp_path, text)
     top = d.root_causes[0]
     assert top.code == "lr_too_high" and top.evidence[0].locator == "lines 2-8" and top.confidence < 0.8
@@ -180,20 +183,21 @@ def test_a_loss_that_explodes_in_two_reports_is_a_divergence(tmp_path):
 
 
 def test_a_gradient_norm_growing_100x_with_the_loss_is_an_explosion(tmp_path):
-    text = "".join(f"step {s} loss {l} grad_norm {g}\n" for s, l, g in
+    text = "".join(f"step {s} loss {loss} grad_norm {g}\n" for s, loss, g in
                    [(10, 2.3, 1.2), (20, 2.2, 15.4), (30, 2.6, 480.1), (40, 7.9, 25123.0)])
     assert _top(tmp_path, text).root_causes[0].code == "exploding_gradients"
 
 
 def test_a_gradient_norm_growing_while_the_loss_falls_is_a_warm_up(tmp_path):
-    text = "".join(f"step {s} loss {l} grad_norm {g}\n" for s, l, g in
+    text = "".join(f"step {s} loss {loss} grad_norm {g}\n" for s, loss, g in
                    [(10, 2.3, 0.01), (20, 1.9, 0.2), (30, 1.5, 0.9), (40, 1.2, 1.4)])
     d = _top(tmp_path, text)
     assert "exploding_gradients" not in [c.code for c in d.root_causes] and d.root_causes[0].code == "healthy"
 
 
 def test_a_short_spike_that_comes_back(tmp_path):
-    text = "".join(f"step {i * 10} loss {v}\n" for i, v in enumerate(["1.20", "1.05", "9.80", "0.98", "0.93", "0.90"], 1))
+    losses = ["1.20", "1.05", "9.80", "0.98", "0.93", "0.90"]
+    text = "".join(f"step {i * 10} loss {v}\n" for i, v in enumerate(losses, 1))
     top = _top(tmp_path, text).root_causes[0]
     assert top.code == "loss_spikes" and top.evidence[0].locator == "line 3"
 
@@ -265,7 +269,8 @@ def test_a_detector_validated_on_images_with_no_labels(tmp_path):
                        "                 all          10           0           0           0           0           0\n")
     top = d.root_causes[0]
     assert top.code == "data_pipeline_bug" and top.severity == "high" and top.evidence[0].locator == "line 3"
-    ok = _top(tmp_path, "                 all        5000       36335       0.672       0.541       0.586        0.37\n")
+    ok = _top(tmp_path, "                 all        5000       36335       0.672       0.541"
+                        "       0.586        0.37\n")
     assert "data_pipeline_bug" not in [c.code for c in ok.root_causes]
 
 

@@ -95,13 +95,16 @@ def test_clicks_are_verified_counted_once_and_stored(service, slack):
         raw, headers = signed_form({"payload": json.dumps(click("mltd_feedback_up", key, user="U3"))})
         forged = client.post("/slack/interactions", content=raw, headers={**headers, "X-Slack-Signature": "v0=00"})
         assert forged.status_code == 401
-        assert interact(client, click("mltd_feedback_up", key, user="U3"), ts=str(int(time.time()) - 600)).status_code == 401
-        assert client.post("/slack/interactions", content=raw, headers={"Content-Type": headers["Content-Type"]}).status_code == 401
+        replayed = interact(client, click("mltd_feedback_up", key, user="U3"), ts=str(int(time.time()) - 600))
+        assert replayed.status_code == 401
+        unsigned = client.post("/slack/interactions", content=raw, headers={"Content-Type": headers["Content-Type"]})
+        assert unsigned.status_code == 401
         assert interact(client, click("mltd_feedback_up", key, team="T9", channel="C1", user="U3")).status_code == 200
         assert interact(client, click("mltd_feedback_up", key, channel="C2", user="U3")).status_code == 200
         assert interact(client, click("mltd_feedback_up", "slack:EvNOSUCH", user="U3")).status_code == 200
         assert given(client, "up") == up + 1 and len(store.feedback(key)) == 1            # none of those counted
-        assert interact(client, click("someone_elses_button", key)).status_code == 404   # not ours: bolt has no listener
+        # not ours: bolt has no listener
+        assert interact(client, click("someone_elses_button", key)).status_code == 404
 
 
 def test_wrong_cause_opens_a_modal_and_the_correction_becomes_a_case(service, slack, s3, tmp_path, scenario):
@@ -119,7 +122,8 @@ def test_wrong_cause_opens_a_modal_and_the_correction_becomes_a_case(service, sl
         assert "lr_too_high" in view["blocks"][0]["text"]["text"]                   # what mltd said
         assert given(client, "wrong_cause") == wrong                               # opening the modal decides nothing
 
-        unpicked = interact(client, submission(view, {"code": {"code": {"type": "static_select", "selected_option": None}}}))
+        nothing_picked = {"code": {"code": {"type": "static_select", "selected_option": None}}}
+        unpicked = interact(client, submission(view, nothing_picked))
         assert unpicked.json()["response_action"] == "errors" and "code" in unpicked.json()["errors"]
         why = "the labels were shuffled by the loader (key AKIAABCDEFGHIJKLMNOP in my env)"
         values = {"code": {"code": {"type": "static_select", "selected_option": {
@@ -164,7 +168,8 @@ def test_export_says_what_it_could_not_fetch(service, slack, s3, tmp_path, scena
 def _opened(client, slack, key) -> dict:
     trigger = f"{time.time_ns()}.7.abc"
     interact(client, click("mltd_feedback_wrong", key, trigger_id=trigger))
-    return wait_for(lambda: [v for v in slack.called("views.open") if v["trigger_id"] == trigger])[0]["_response"]["view"]
+    opened = wait_for(lambda: [v for v in slack.called("views.open") if v["trigger_id"] == trigger])
+    return opened[0]["_response"]["view"]
 
 
 def _picked(code: str) -> dict:

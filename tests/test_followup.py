@@ -71,7 +71,8 @@ def test_the_fix_check_reads_the_same_metric_at_the_same_step(scenario):
     fixed = pipeline.reply(thread_runs.cached("fixed", stage2_lr=0.06), lambda d: "")
     got = pipeline.fix_check(pipeline.remembered(old), sig, fixed, "run 42")
     assert got.fixed and got.check["verdict"] == "gone" and got.check["after"] < 0.01 and "\n" not in got.text
-    assert pipeline.fix_check(pipeline.remembered(fixed), pipeline.signature(fixed), old, "run 42") is None   # nothing to fix
+    # nothing to fix
+    assert pipeline.fix_check(pipeline.remembered(fixed), pipeline.signature(fixed), old, "run 42") is None
 
 
 def test_the_run_cache_keeps_a_run_for_its_lifetime(tmp_path):

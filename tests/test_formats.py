@@ -44,7 +44,9 @@ def test_lightning_csv_with_gaps(tmp_path):
 
 def test_jsonl_with_any_column_names(tmp_path):
     p = tmp_path / "metrics.jsonl"
-    p.write_text('{"_step": 0, "train/loss": 2.5, "optimizer": {"lr": 0.001}}\nnot json\n{"_step": 1, "train/loss": 2.4}\n')
+    p.write_text('{"_step": 0, "train/loss": 2.5, "optimizer": {"lr": 0.001}}\n'
+                 'not json\n'
+                 '{"_step": 1, "train/loss": 2.4}\n')
     r = parse_jsonl(p, "metrics.jsonl")
     s = _series(r)
     assert s["train_loss"].values.tolist() == [2.5, 2.4] and s["train_loss"].lines.tolist() == [1, 3]
@@ -118,7 +120,8 @@ def test_configs_with_line_numbers(tmp_path):
 
 def test_code_is_parsed_not_run(tmp_path):
     p = tmp_path / "train.py"
-    p.write_text("import os\nos.system('touch PWNED')\nfor b in data:\n    opt.zero_grad()\n    loss.backward()\n    opt.step()\n")
+    p.write_text("import os\nos.system('touch PWNED')\n"
+                 "for b in data:\n    opt.zero_grad()\n    loss.backward()\n    opt.step()\n")
     code = parse_code(p, "train.py")
     assert code.calls["step"] == [6] and code.first_line("zero_grad") == 4
     assert not (tmp_path / "PWNED").exists()
@@ -177,7 +180,8 @@ def test_pickle_that_would_run_code_is_refused_unrun(tmp_path):
 
 def test_discovery_by_name_and_content(tmp_path):
     (tmp_path / "stdout").write_text("step=1 loss=2\n")
-    (tmp_path / "crash").write_text("Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nValueError: x\n")
+    (tmp_path / "crash").write_text("Traceback (most recent call last):\n"
+                                    "  File \"a.py\", line 1, in <module>\nValueError: x\n")
     torch.save({"w": torch.ones(1)}, tmp_path / "blob")
     run = load_run(tmp_path)
     kinds = {a.path: (a.kind, a.format) for a in run.artifacts}
@@ -215,7 +219,8 @@ def test_mlflow_params_are_the_runs_config(tmp_path, capsys):
     lr_ten_thousand_times_small(tmp_path, Variant("mlp", "sgd", fmt="mlflow", seed=111))
     assert not (tmp_path / "config.yaml").exists()
     run = load_run(tmp_path)
-    assert run.config_value("optimizer")[2] == "sgd" and run.config_value("lr")[2] == pytest.approx(BASE_LR["sgd"] * 1e-4)
+    assert run.config_value("optimizer")[2] == "sgd"
+    assert run.config_value("lr")[2] == pytest.approx(BASE_LR["sgd"] * 1e-4)
     assert any(a.format == "mlflow_param" and a.path.endswith("params/lr") for a in run.artifacts)
     assert main(["diagnose", str(tmp_path), "--format", "json"]) == 0
     top = json.loads(capsys.readouterr().out)["root_causes"][0]

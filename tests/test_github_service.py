@@ -70,9 +70,11 @@ def comment_payload(gh, body, login="alice", number=7):
             "repository": {"full_name": gh.repo}, "sender": {"login": login, "type": "User"}}
 
 
-def run_payload(gh, run_id, conclusion="failure", prs=(7,), attempt=1, name="train", owner="acme", branch="exp", sha=SHA):
+def run_payload(gh, run_id, conclusion="failure", prs=(7,), attempt=1, name="train", owner="acme", branch="exp",
+                sha=SHA):
     return {"action": "completed", "repository": {"full_name": gh.repo}, "sender": {"login": "alice", "type": "User"},
-            "workflow_run": {"id": run_id, "name": name, "path": f".github/workflows/{name}.yml", "conclusion": conclusion,
+            "workflow_run": {"id": run_id, "name": name, "path": f".github/workflows/{name}.yml",
+                             "conclusion": conclusion,
                              "run_attempt": attempt, "head_sha": sha, "head_branch": branch,
                              "html_url": f"https://github.example/{gh.repo}/actions/runs/{run_id}",
                              "pull_requests": [{"number": n} for n in prs],

@@ -142,8 +142,7 @@ def test_no_output_carries_a_planted_secret_link_or_mention(tmp_path, scenario, 
     for path, symptom in runs:
         raw = _cli(capsys, path, symptom, "json", "--no-redact")
         reached |= {s for s in planted if s in raw}
-        outputs += [("text", _cli(capsys, path, symptom, "text")), ("markdown", _cli(capsys, path, symptom, "markdown")),
-                    ("json", _cli(capsys, path, symptom, "json"))]
+        outputs += [(form, _cli(capsys, path, symptom, form)) for form in ("text", "markdown", "json")]
         doc = diagnose(path, [symptom])[0]
         hostile_job = "train <img src=x> @octocat `` ](https://evil.example) ghp_" + "9" * 36
         outputs += [("github", render_github(doc, RUN_URL, [(hostile_job, JOB_URL)])),

@@ -34,14 +34,16 @@ TABLE = [
      ["exploding_gradients", "lr_too_high"], {"exploding_gradients": 0.85, "lr_too_high": 0.55}),
     ("evidence_rules_out_a_rival",
      [F("lr_too_high", 0.7, "high", "learning_rate", 20, "line 20"),
-      dataclasses.replace(F("exploding_gradients", 0.6, "critical", "gradients", 1, "line 1"), rules_out=("lr_too_high",))],
+      dataclasses.replace(F("exploding_gradients", 0.6, "critical", "gradients", 1, "line 1"),
+                          rules_out=("lr_too_high",))],
      ["exploding_gradients", "lr_too_high"], {"exploding_gradients": 0.85, "lr_too_high": 0.7}),
     ("spike_inside_a_failure",
      [F("numerical_instability", 0.8, "critical", "loss", 10, "line 10"),
       F("loss_spikes", 0.85, "medium", "loss", 30, "line 30")],
      ["numerical_instability"], {"numerical_instability": 0.8}),
     ("parameter_budget_explains_collapse",
-     [F("architecture_imbalance", 0.6, "high", "parameters"), F("mode_collapse", 0.85, "high", "outputs", where="line 7")],
+     [F("architecture_imbalance", 0.6, "high", "parameters"),
+      F("mode_collapse", 0.85, "high", "outputs", where="line 7")],
      ["architecture_imbalance", "mode_collapse"], {"architecture_imbalance": 0.9, "mode_collapse": 0.8}),
     ("crash_outranks_trends",
      [F("out_of_memory", 0.75, "critical", "crashes", where="line 9"), F("overfitting", 0.8, "critical", "excerpt")],
@@ -70,7 +72,8 @@ TABLE = [
      [F("lr_too_high", 0.75, "high", "loss", where="lines 18-300"), F("lr_too_low", 0.8, "high", "learning_rate")],
      ["lr_too_low", "lr_too_high"], {"lr_too_low": 0.8, "lr_too_high": 0.7}),
     ("lasting_gap_over_passing_spikes",
-     [F("loss_spikes", 0.8, "medium", "loss", where="line 10"), F("overfitting", 0.78, "medium", "loss", where="line 11")],
+     [F("loss_spikes", 0.8, "medium", "loss", where="line 10"),
+      F("overfitting", 0.78, "medium", "loss", where="line 11")],
      ["overfitting", "loss_spikes"], {"overfitting": 0.8, "loss_spikes": 0.7}),
     ("fault_outranks_health",
      [F("healthy", 0.6, "info", "excerpt", where="lines 1-4"), F("overfitting", 0.3, "medium", "excerpt")],
@@ -137,5 +140,6 @@ def test_tell_apart_names_the_number_that_separates_the_leaders():
 def test_a_rival_ruled_out_by_a_calm_lr_still_wins_with_an_lr_jump():
     """Gradients that rule the LR out do not overrule an LR raised right before the blow-up."""
     jump = F("lr_too_high", 0.92, "critical", "learning_rate", 100, "line 100")
-    exp = dataclasses.replace(F("exploding_gradients", 0.8, "critical", "gradients", 1, "line 1"), rules_out=("lr_too_high",))
+    exp = dataclasses.replace(F("exploding_gradients", 0.8, "critical", "gradients", 1, "line 1"),
+                              rules_out=("lr_too_high",))
     assert [c.code for c in combine([jump, exp])][0] == "lr_too_high"

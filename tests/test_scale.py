@@ -50,7 +50,8 @@ def _peak_rss_mb(tmp_path, n):
     loss = 0.5 + 2.5 * np.exp(-np.arange(n) / (0.2 * n)) + rng.normal(0, 0.01, n)
     with open(run / "metrics.csv", "w") as f:
         f.write("step,loss,lr,grad_norm\n")
-        f.writelines(f"{s},{v:.5f},3.0e-04,{g:.4f}\n" for s, v, g in zip(range(1, n + 1), loss, rng.uniform(0.9, 1.1, n)))
+        grad_norms = rng.uniform(0.9, 1.1, n)
+        f.writelines(f"{s},{v:.5f},3.0e-04,{g:.4f}\n" for s, v, g in zip(range(1, n + 1), loss, grad_norms))
     probe = ("import resource,subprocess,sys;"
              "p=subprocess.run([sys.executable,'-m','handlers.cli','diagnose',sys.argv[1],'--format','json'],"
              "capture_output=True);assert p.returncode==0,p.stderr;"

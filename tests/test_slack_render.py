@@ -15,7 +15,8 @@ from handlers.cli import main
     ("<@U0BOT> run #exp-7.3 has NaN loss", "exp-7.3", "name"),
     ("<@U0BOT> look at <s3://ml-runs/runs/42/> please", "s3://ml-runs/runs/42/", "s3"),
     ("<@U0BOT> s3://ml-runs/a/b is stuck", "s3://ml-runs/a/b", "s3"),
-    ("<@U0BOT> <https://github.com/o/r/actions/runs/123|this run> failed", "https://github.com/o/r/actions/runs/123", "github"),
+    ("<@U0BOT> <https://github.com/o/r/actions/runs/123|this run> failed", "https://github.com/o/r/actions/runs/123",
+     "github"),
     ("<@U0BOT> what happened to run nope-7?", "nope-7", "name"),
     ("<@U0BOT> the run diverged", None, None),
 ])

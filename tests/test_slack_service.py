@@ -54,7 +54,8 @@ def test_bad_signatures_and_timestamps_get_401(service):
     with service() as client:
         body = mention("<@UBOT> run 42")
         raw, headers = signed(body)
-        assert client.post("/slack/events", content=raw, headers={**headers, "X-Slack-Signature": "v0=00"}).status_code == 401
+        forged = client.post("/slack/events", content=raw, headers={**headers, "X-Slack-Signature": "v0=00"})
+        assert forged.status_code == 401
         assert post(client, body, ts=str(int(time.time()) - 600)).status_code == 401          # replayed
         assert post(client, body, ts="soon").status_code == 401                               # non-numeric
         assert client.post("/slack/events", content=raw).status_code == 401                   # unsigned
@@ -103,7 +104,8 @@ def test_s3_outage_is_named_in_the_reply(service, slack):
 
 def test_log_text_cannot_ping_and_secrets_never_leave(service, slack):
     pasted = ("<@UBOT> it died:\n```Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
-              "    step()\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB <!channel> key AKIAABCDEFGHIJKLMNOP\n```")
+              "    step()\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB "
+              "<!channel> key AKIAABCDEFGHIJKLMNOP\n```")
     with service() as client:
         body = mention(pasted)
         post(client, body)

@@ -108,8 +108,11 @@ def test_feedback_is_kept_once_per_person_and_counted(store, request):
                                      reason="val rose")
     assert store.record_feedback(k, "slack:T1:U1", "wrong_cause", source="slack", code="overfitting")  # reason dropped
     won = []
-    threads = [threading.Thread(target=lambda: won.append(store.record_feedback(k, "github:bob", "down", source="github")))
-               for _ in range(8)]
+
+    def vote() -> None:
+        won.append(store.record_feedback(k, "github:bob", "down", source="github"))
+
+    threads = [threading.Thread(target=vote) for _ in range(8)]
     for t in threads:
         t.start()
     for t in threads:

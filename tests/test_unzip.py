@@ -37,7 +37,11 @@ def test_hostile_archives_are_refused(tmp_path, build, reason):
 
 
 def test_a_normal_archive_unpacks(tmp_path):
-    path = archive(tmp_path, lambda z: (z.writestr("logs/train.log", "step=1 loss=2\n"), z.writestr("cfg.yaml", "lr: 1\n")))
+    def write(z) -> None:
+        z.writestr("logs/train.log", "step=1 loss=2\n")
+        z.writestr("cfg.yaml", "lr: 1\n")
+
+    path = archive(tmp_path, write)
     written = safe_extract(path, tmp_path / "out")
     assert sorted(p.relative_to(tmp_path / "out").as_posix() for p in written) == ["cfg.yaml", "logs/train.log"]
 

@@ -11,8 +11,8 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from handlers.watch import Watcher, watch
 from analysis.live import CAPACITY, LiveRun
+from handlers.watch import Watcher, watch
 from handlers.watch.notify import FileNotifier, StreamNotifier, WebhookNotifier
 from tests.fakes.slack_webhook import FakeSlackWebhook
 from tests.watching import Collect, one_thread  # noqa: F401 (one_thread: an autouse fixture)

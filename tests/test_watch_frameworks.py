@@ -8,6 +8,8 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from analysis.live_warning import LiveWarning
+
 BAD_FROM = 31            # forward passes from this one on see non-finite inputs
 
 
@@ -15,8 +17,8 @@ class Collect:
     def __init__(self) -> None:
         self.docs: list[dict] = []
 
-    def post(self, doc: dict) -> None:
-        self.docs.append(doc)
+    def post(self, warning: LiveWarning) -> None:
+        self.docs.append(warning.to_dict())          # the JSON document, as a file or the service gets it
 
 
 @pytest.fixture(autouse=True)

@@ -19,6 +19,8 @@ import torch
 import uvicorn
 from sqlalchemy import select
 
+from analysis.live_warning import LiveWarning
+from analysis.model import Diagnosis
 from bot.settings import Settings
 from bot.store import Store, watch_runs
 from bot.watch_threads import token_hash
@@ -118,7 +120,7 @@ def _creeping_lr_training(steps: int = 520) -> list[float]:
             w.log(loss=loss)
             opt.step()
             losses.append(loss.item())
-    return [d["watch"]["step"] for d in w.watcher.posts]
+    return [warning.step for warning in w.watcher.posts]
 
 
 def test_a_watched_training_gets_one_thread_that_is_updated(service, slack, monkeypatch):
@@ -163,7 +165,7 @@ def test_a_run_that_posts_too_fast_gets_429_with_retry_after(service, monkeypatc
     assert [c[0] for c in codes] == [200, 200, 429]
     assert 1 <= int(codes[2][2]["Retry-After"]) <= 60 and "retry in" in codes[2][1]["error"]
     with pytest.raises(WatchNotifyError, match=r"HTTP 429 \(retry after \d+ s\)"):      # the watch says it on stderr
-        ServiceNotifier(svc.url, token).post(warning)
+        ServiceNotifier(svc.url, token).post(LiveWarning(Diagnosis("needs_more_data", {"id": run_id}, [], []), 1, 0))
     other_id, other = svc.open_run()                                    # the limit is per run
     assert svc.call(f"/v1/runs/{other_id}/warnings", warning, other)[0] == 200
 
@@ -182,6 +184,24 @@ def test_bad_bodies_are_refused_with_the_reason(service):
     assert code == 422 and "root_causes[].code" in answer["error"]
     code, answer, _ = svc.call("/v1/runs", {"channel": 5}, ADMIN)
     assert code == 422
+
+
+def test_a_cause_outside_the_taxonomy_is_refused_not_dropped(service, slack):
+    """A code or severity the service does not know (a watch of another version) is a 422 naming the
+    field, before anything reaches Slack; the same warning with a taxonomy code is posted."""
+    svc = service()
+    run_id, token = svc.open_run()
+    path = f"/v1/runs/{run_id}/warnings"
+    posted_before = len(slack.called("chat.postMessage"))
+    cause = {"code": "lr_way_too_high", "issue": "loss climbing", "severity": "high", "confidence": 0.6}
+    warning = {"root_causes": [cause], "watch": {"step": 3, "update": 0}}
+    code, answer, _ = svc.call(path, warning, token)
+    assert code == 422 and "root_causes[].code 'lr_way_too_high'" in answer["error"]
+    code, answer, _ = svc.call(path, {**warning, "root_causes": [{**cause, "code": "lr_too_high", "severity": "dire"}]},
+                               token)
+    assert code == 422 and "root_causes[].severity 'dire'" in answer["error"]
+    assert len(slack.called("chat.postMessage")) == posted_before
+    assert svc.call(path, {**warning, "root_causes": [{**cause, "code": "lr_too_high"}]}, token)[0] == 200
 
 
 def test_the_endpoint_is_off_without_an_admin_token(service):

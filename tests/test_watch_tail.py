@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from analysis.live_warning import LiveWarning
 from handlers.watch.tail import follow
 from handlers.watch.watcher import Watcher
 
@@ -18,8 +19,8 @@ class Collect:
     def __init__(self) -> None:
         self.docs: list[dict] = []
 
-    def post(self, doc: dict) -> None:
-        self.docs.append(doc)
+    def post(self, warning: LiveWarning) -> None:
+        self.docs.append(warning.to_dict())          # the JSON document, as a file or the service gets it
 
 
 def test_a_growing_log_warns_once_at_the_divergence_with_the_config_patch(scenario, tmp_path):
@@ -65,8 +66,8 @@ def test_a_healthy_log_followed_to_its_end_posts_nothing(scenario):
 
 
 def test_the_command_prints_the_warning_and_a_bad_path_is_exit_2(scenario, tmp_path):
-    p = subprocess.run([sys.executable, "-m", "handlers.cli", "watch", str(scenario("lr_jump_mlp")), "--idle-exit", "0"],
-                       capture_output=True, text=True, cwd=ROOT, env={"PATH": "", "MLTD_WATCH_FILE": ""})
+    cmd = [sys.executable, "-m", "handlers.cli", "watch", str(scenario("lr_jump_mlp")), "--idle-exit", "0"]
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env={"PATH": "", "MLTD_WATCH_FILE": ""})
     assert p.returncode == 0, p.stderr
     assert "early warning at step" in p.stdout and "lr_too_high" in p.stdout
     assert "(early: confidence 0.6" in p.stdout and "confirmed by the post-mortem's analyzers: lr_too_high" in p.stdout

@@ -2,6 +2,8 @@
 import pytest
 import torch
 
+from analysis.live_warning import LiveWarning
+
 
 @pytest.fixture(autouse=True)
 def one_thread():
@@ -16,5 +18,5 @@ class Collect:
     def __init__(self) -> None:
         self.docs: list[dict] = []
 
-    def post(self, doc: dict) -> None:
-        self.docs.append(doc)
+    def post(self, warning: LiveWarning) -> None:
+        self.docs.append(warning.to_dict())          # the JSON document, as a file or the service gets it

@@ -33,8 +33,8 @@ def analyze(run: Run) -> list[Finding]:
     if float(np.median(dl)) < D_WINS_BELOW or float(np.median(gl)) > G_LOSES_ABOVE:
         return []
     evidence = [
-        Evidence(f"discriminator loss stayed between {fmt(float(dl.min()))} and {fmt(float(dl.max()))} over the "
-                 "second half", d.artifact, d.span_locator(len(d) // 2, len(d) - 1)),
+        Evidence(f"discriminator loss stayed between {fmt(float(dl.min()))} and {fmt(float(dl.max()))} "
+                 "over the second half", d.artifact, d.span_locator(len(d) // 2, len(d) - 1)),
         Evidence(f"generator loss stayed between {fmt(float(gl.min()))} and {fmt(float(gl.max()))}: "
                  "neither player wins outright", g.artifact, g.span_locator(len(g) // 2, len(g) - 1)),
     ]

@@ -16,8 +16,8 @@ from analysis.run import Run
 
 NAME = "code"
 _SPREADS = ("std", "var", "norm", "sqrt", "vector_norm")
-OPTIMIZER_CLASSES = ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS",
-                     "Lion", "Adafactor", "Muon", "SparseAdam", "AdamW8bit", "Adam8bit")
+OPTIMIZER_CLASSES = ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
+                     "LBFGS", "Lion", "Adafactor", "Muon", "SparseAdam", "AdamW8bit", "Adam8bit")
 
 
 def optimizers(code: CodeFile) -> dict[str, tuple[str, int]]:
@@ -79,7 +79,8 @@ def _softmax_into_cross_entropy(code: CodeFile) -> Finding | None:
 
 
 # float16 compute: autocast to it, .half(), torch.float16, or a config's dtype = 'float16' (nanoGPT)
-FLOAT16 = r"autocast\([^)]*float16|\.half\(\)|dtype=torch\.float16|torch\.float16|\bdtype\s*=\s*['\"]float16['\"]"
+FLOAT16 = (r"autocast\([^)]*float16|\.half\(\)|dtype=torch\.float16|torch\.float16"
+           r"|\bdtype\s*=\s*['\"]float16['\"]")
 
 
 def _half_without_scaler(code: CodeFile) -> Finding | None:
@@ -121,7 +122,8 @@ def _unshuffled_training_loader(code: CodeFile) -> Finding | None:
             continue
         kw = {k.arg: k.value for k in node.keywords if k.arg}
         data = node.args[0] if node.args else kw.get("dataset")
-        if data is None or "train" not in ast.unparse(data).lower() or {"sampler", "batch_sampler"} & kw.keys():
+        training_data = data is not None and "train" in ast.unparse(data).lower()
+        if not training_data or {"sampler", "batch_sampler"} & kw.keys():
             continue
         shuffle = kw.get("shuffle")
         if shuffle is not None and not (isinstance(shuffle, ast.Constant) and shuffle.value is False):
@@ -173,7 +175,7 @@ def _lr_above_range(code: CodeFile) -> Finding | None:
         if not isinstance(node, ast.Call):
             continue
         callee = _call_name(node.func)
-        fam = next((f for key, f in _FAMILIES if key in callee.lower()), None) if callee in OPTIMIZER_CLASSES else None
+        fam = _family(callee) if callee in OPTIMIZER_CLASSES else None
         lr_node = next((k.value for k in node.keywords if k.arg in ("lr", "learning_rate")), None)
         if fam is None or lr_node is None:
             continue
@@ -198,15 +200,21 @@ def _lr_above_range(code: CodeFile) -> Finding | None:
 
 
 # optimizer class name (lower case) -> LR_RANGE family
-_FAMILIES = (("adam", "adam"), ("lion", "lion"), ("muon", "muon"), ("adafactor", "adafactor"), ("rmsprop", "rmsprop"),
-             ("sgd", "sgd"))
+_FAMILIES = (("adam", "adam"), ("lion", "lion"), ("muon", "muon"), ("adafactor", "adafactor"),
+             ("rmsprop", "rmsprop"), ("sgd", "sgd"))
+_FREEZES = re.compile(r"requires_grad(_\(False\)|\s*=\s*False)")
+_UNFREEZES = re.compile(r"requires_grad(_\(True\)|\s*=\s*True)")
+
+
+def _family(optimizer_class: str) -> str | None:
+    return next((family for key, family in _FAMILIES if key in optimizer_class.lower()), None)
 
 
 def _frozen(code: CodeFile, opts: dict[str, tuple[str, int]]) -> Finding | None:
     """Every parameter set to requires_grad=False and never back to True before training."""
     lines = code.text.splitlines()
-    off = [n for n, ln in enumerate(lines, start=1) if re.search(r"requires_grad(_\(False\)|\s*=\s*False)", ln)]
-    on = [n for n, ln in enumerate(lines, start=1) if re.search(r"requires_grad(_\(True\)|\s*=\s*True)", ln)]
+    off = [n for n, ln in enumerate(lines, start=1) if _FREEZES.search(ln)]
+    on = [n for n, ln in enumerate(lines, start=1) if _UNFREEZES.search(ln)]
     if not off or on or not opts:
         return None
     var, (callee, built_at) = next(iter(opts.items()))
@@ -217,7 +225,8 @@ def _frozen(code: CodeFile, opts: dict[str, tuple[str, int]]) -> Finding | None:
                    confidence=0.7,
                    evidence=[Evidence(f"{lines[off[0] - 1].strip()}: parameters frozen", code.artifact,
                                       f"line {off[0]}"),
-                             Evidence(f"{code.line(built_at)}: the optimizer", code.artifact, f"line {built_at}")],
+                             Evidence(f"{code.line(built_at)}: the optimizer", code.artifact,
+                                      f"line {built_at}")],
                    fix="Unfreeze the layers meant to train (requires_grad=True) before building the "
                        "optimizer, and build it over [p for p in model.parameters() if p.requires_grad]",
                    analyzer=NAME,
@@ -230,9 +239,9 @@ def analyze(run: Run) -> list[Finding]:
         if code.parse_error:
             continue
         opts = optimizers(code)
-        out += [f for f in (_unguarded_division(code), _softmax_into_cross_entropy(code), _half_without_scaler(code),
-                            _unshuffled_training_loader(code), _lr_above_range(code), _frozen(code, opts))
-                if f is not None]
+        checks = (_unguarded_division(code), _softmax_into_cross_entropy(code), _half_without_scaler(code),
+                  _unshuffled_training_loader(code), _lr_above_range(code), _frozen(code, opts))
+        out += [f for f in checks if f is not None]
         backward = sorted(code.calls.get("backward", []))
         if not opts or not backward:
             continue

@@ -47,15 +47,16 @@ def index_at_or_before(s: Series, step: float) -> int | None:
 # so their useful range sits orders of magnitude below plain SGD's.
 LR_RANGE = {"sgd": (1e-3, 0.1), "adam": (1e-6, 1e-2), "lion": (1e-7, 1e-3), "muon": (1e-4, 0.1),
             "adafactor": (1e-6, 1e-2), "rmsprop": (1e-6, 1e-2)}
-_FAMILY = (("adamw", "adam"), ("adam", "adam"), ("lion", "lion"), ("muon", "muon"), ("adafactor", "adafactor"),
-           ("rmsprop", "rmsprop"), ("sgd", "sgd"), ("momentum", "sgd"))
+_FAMILY = (("adamw", "adam"), ("adam", "adam"), ("lion", "lion"), ("muon", "muon"),
+           ("adafactor", "adafactor"), ("rmsprop", "rmsprop"), ("sgd", "sgd"), ("momentum", "sgd"))
+_OPTIMIZER_KEY = re.compile(r"(^|[._])(optim|optimizer)(_name|_type|\.name|\.type)?$")
 
 
 def optimizer_family(run: Run) -> tuple[str, Evidence] | None:
     """The optimizer family from the config (`optimizer: sgd`) or the code (`torch.optim.SGD(...)`)."""
     for cfg in run.configs:
         for key, value in cfg.values.items():
-            if isinstance(value, str) and re.search(r"(^|[._])(optim|optimizer)(_name|_type|\.name|\.type)?$", key):
+            if isinstance(value, str) and _OPTIMIZER_KEY.search(key):
                 fam = _family(value)
                 if fam:
                     return fam, ConfigHit(cfg, key, value).evidence()

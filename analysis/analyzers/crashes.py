@@ -12,6 +12,7 @@ from analysis.run import ConfigHit, Run
 
 NAME = "crashes"
 GIB = 2 ** 30
+BATCH_KEYS = ("per_device_train_batch_size", "batch_size", "micro_batch_size", "train_batch_size")
 
 
 def _gib(x: float) -> str:
@@ -19,7 +20,8 @@ def _gib(x: float) -> str:
 
 
 def _ev(e: Event, text: str | None = None) -> Evidence:
-    suffix = f" (x{e.count}, last at line {e.fields['last_line']})" if e.count > 1 and "last_line" in e.fields else ""
+    repeated = e.count > 1 and "last_line" in e.fields
+    suffix = f" (x{e.count}, last at line {e.fields['last_line']})" if repeated else ""
     return Evidence(clip(text or e.text, 300) + suffix, e.artifact, e.locator)
 
 
@@ -56,7 +58,7 @@ def _oom(run: Run, e: Event) -> Finding:
         ev.append(shape[0])
         if shape[1]:
             patch = shape[1]
-    hit = run.config_value("per_device_train_batch_size", "batch_size", "micro_batch_size", "train_batch_size")
+    hit = run.config_value(*BATCH_KEYS)
     if patch is None and hit and isinstance(hit.value, int) and hit.value > 1:
         ev.append(hit.evidence())
         patch = set_config_value(hit.config, hit.key, max(1, hit.value // 2))
@@ -86,13 +88,16 @@ def _oom(run: Run, e: Event) -> Finding:
                "processes on the GPU and halve the batch size first; if it still fails at batch size 1, "
                "check that the PyTorch build matches the CUDA/cuDNN driver (and, for cuBLAS, that no token "
                "id exceeds the embedding size)")
-    return Finding(code="out_of_memory", issue=f"{title}: " + ", ".join(parts) if parts else title, severity="critical",
-                   confidence=0.75 if e.signature == "cudnn_oom_in_disguise" else 0.97, evidence=ev, fix=fix,
+    issue = f"{title}: " + ", ".join(parts) if parts else title
+    confidence = 0.75 if e.signature == "cudnn_oom_in_disguise" else 0.97
+    return Finding(code="out_of_memory", issue=issue, severity="critical", confidence=confidence,
+                   evidence=ev, fix=fix,
                    expected_impact="the step fits in memory; throughput per sample roughly unchanged",
                    patch=patch, analyzer=NAME, quick_fix="Halve the micro-batch size")
 
 
-_OOM_TITLES = {"host_oom": "Host out of memory", "tf_oom": "GPU out of memory (TensorFlow ResourceExhaustedError)",
+_OOM_TITLES = {"host_oom": "Host out of memory",
+               "tf_oom": "GPU out of memory (TensorFlow ResourceExhaustedError)",
                "cudnn_oom_in_disguise": "A cuDNN/cuBLAS error that is most often GPU memory exhausted",
                "cuda_oom": "GPU out of memory"}
 
@@ -261,8 +266,9 @@ def analyze(run: Run) -> list[Finding]:
         sev = "critical" if critical else "high"
         count = f" ({e.count} times)" if e.count > 1 else ""
         issue = f"{title}{count}" if title else f"{clip(e.text, 160)}{count}"
-        out.append(Finding(code=e.code, issue=issue, severity=sev, confidence=conf, evidence=ev, fix=fix, patch=patch,
-                           analyzer=NAME, quick_fix=fix.split(";")[0].split(":")[0][:80]))
+        quick_fix = fix.split(";")[0].split(":")[0][:80]          # the fix's first clause
+        out.append(Finding(code=e.code, issue=issue, severity=sev, confidence=conf, evidence=ev, fix=fix,
+                           patch=patch, analyzer=NAME, quick_fix=quick_fix))
         if e.signature in _LR_READING:
             out.append(_lr_reading(e))
         if _loss_nan_message(e):
@@ -327,7 +333,10 @@ def _lr_reading(e: Event) -> Finding:
     trainer says the loss (not a gradient) became NaN, ahead of it where it says the training
     diverged, and well below it for a NaN gradient or a loss-scale overflow."""
     loss_msg = _loss_nan_message(e)
-    conf = (LR_DIVERGED if "diverg" in e.text.lower() else LR_OVER_NAN_LOSS) if loss_msg else _LR_READING[e.signature]
+    if loss_msg:
+        conf = LR_DIVERGED if "diverg" in e.text.lower() else LR_OVER_NAN_LOSS
+    else:
+        conf = _LR_READING[e.signature]
     return Finding(code="lr_too_high",
                    issue="Updates too large for the weights: " + clip(e.text, 120),
                    severity="critical" if loss_msg else "high",

@@ -69,7 +69,7 @@ LOSS_WORDS = ("loss", "nll", "ppl", "perplexity", "xent", "cost", "objective")
 PLATEAU_POINTS = 20         # from here on the loss analyzer reads a plateau; below it, this one
 EXPLODED = 1000.0           # a loss 1000x its first report exploded, however few the reports
 TURNED = 1.5                # a short curve that climbs at every report after its best to 1.5x it diverged
-HEALTHY_READ = 0.5          # a short paste read with no fault in it: healthy, modestly (a few lines are not a run)
+HEALTHY_READ = 0.5          # a short paste with no fault in it: healthy, modestly (a few lines are not a run)
 HEALTHY_FALLING = 0.6       # ...and its loss falls across them
 QUIET_EVENTS = ("benign", "warning")   # messages that leave a paste's numbers to speak for it
 BOOKKEEPING = ("epoch", "step", "iter", "iteration", "global_step", "time", "eta")   # counters, not readings
@@ -83,8 +83,9 @@ def _short(run: Run, name: str):
 def _losses(run: Run) -> list[Series]:
     """Every loss series, the training loss first: `loss_cls`, `val_loss`, `mloss0`... a loss under
     any name the reader kept."""
-    names = [n for n in LOSS_FIRST if n in run.metrics] + sorted(
-        n for n in run.metrics.names() if any(w in n for w in LOSS_WORDS) and n not in LOSS_FIRST and "/" not in n)
+    others = [n for n in run.metrics.names()
+              if any(w in n for w in LOSS_WORDS) and n not in LOSS_FIRST and "/" not in n]
+    names = [n for n in LOSS_FIRST if n in run.metrics] + sorted(others)
     return [s for n in names if (s := run.metrics.get(n)) is not None and len(s)]
 
 
@@ -127,8 +128,8 @@ def _gap(run: Run) -> list[Finding]:
 
 def _absurd_lr(run: Run) -> list[Finding]:
     lr = run.metrics.get("lr")
-    if lr is None or not len(lr) or optimizer_family(run) is not None:   # a known family: learning_rate judges it
-        return []
+    if lr is None or not len(lr) or optimizer_family(run) is not None:
+        return []                   # nothing to read, or a known family: learning_rate.py judges it
     i = int(np.nanargmax(lr.values)) if np.isfinite(lr.values).any() else None
     if i is None or lr.values[i] < LR_ABSURD:
         return []
@@ -286,7 +287,7 @@ def _rising_loss(run: Run) -> list[Finding]:
     if v[-1] >= EXPLODED * v[0] and len(v) < SHORT:
         said = f"{s.name} exploded to {v[-1] / v[0]:,.0f}x its first report"
         first, last = float(v[0]), float(v[-1])
-    elif len(v) < RISE_POINTS or (len(v) < SHORT and (np.diff(v) > 0).all() and v[-1] < v[0] * (1 + RISE_GROWN)):
+    elif len(v) < RISE_POINTS or (len(v) < SHORT and _climbs_a_little(v)):
         return _loss_above_start(s, v)
     elif len(v) < SHORT:
         d = np.diff(v)
@@ -303,9 +304,9 @@ def _rising_loss(run: Run) -> list[Finding]:
                             severity="high",
                             confidence=0.6,
                             evidence=[point(s, b, f"lowest {s.name}"),
-                                      Evidence(f"{s.name} rose from {fmt(float(v[b]))} to {fmt(float(v[-1]))}, "
-                                               f"{v[-1] / v[b]:.1f}x its best", s.artifact,
-                                               s.span_locator(b, len(v) - 1))],
+                                      Evidence(f"{s.name} rose from {fmt(float(v[b]))} to "
+                                               f"{fmt(float(v[-1]))}, {v[-1] / v[b]:.1f}x its best",
+                                               s.artifact, s.span_locator(b, len(v) - 1))],
                             fix="Lower the learning rate where the loss turns (halve it, or decay it from "
                                 "there) and clip gradients",
                             expected_impact="the loss keeps falling past its best",
@@ -337,6 +338,18 @@ def _rising_loss(run: Run) -> list[Finding]:
                     analyzer=NAME,
                     onset_step=float(s.steps[0]),
                     quick_fix="Lower the LR 10x")]
+
+
+def _climbs_a_little(v: np.ndarray) -> bool:
+    """Up at every report, yet by less than `RISE_GROWN` over them: too little to call a divergence."""
+    return bool((np.diff(v) > 0).all() and v[-1] < v[0] * (1 + RISE_GROWN))
+
+
+def _finite_ends(s: Series | None) -> tuple[float, float] | None:
+    """A series' first and last values, where it has two and both are finite."""
+    if s is None or len(s) < 2 or not np.isfinite(s.values[[0, -1]]).all():
+        return None
+    return float(s.values[0]), float(s.values[-1])
 
 
 def _loss_above_start(s: Series, v: np.ndarray) -> list[Finding]:
@@ -391,7 +404,8 @@ def _stuck_accuracy(run: Run) -> list[Finding]:
         v, share = s.values, _as_share(s.values)
         if np.unique(s.steps).size < STUCK_POINTS or share[0] >= 0.999:
             continue
-        chance = next((k for k in range(2, CHANCE_CLASSES + 1) if np.all(np.abs(share - 1 / k) <= CHANCE_BAND)), None)
+        chance = next((k for k in range(2, CHANCE_CLASSES + 1)
+                       if np.all(np.abs(share - 1 / k) <= CHANCE_BAND)), None)
         if not np.all(v == v[0]) and chance is None:
             continue
         ev = [point(s, 0, name), point(s, len(s) - 1, name)]
@@ -446,6 +460,8 @@ def _flat_loss(run: Run) -> list[Finding]:
     said = f"{s.name} stays at {fmt(level)} at every one of {len(v)} reports" + (
         f", ln({chance}) = {math.log(chance):.3f}: a uniform guess over {chance} classes" if chance else "")
     exact = bool(np.all(v == v[0]))
+    why_still = ("identical to the last digit, as if the weights never change" if exact
+                 else "the updates are too small to move it")
     if not (chance or exact):
         return []               # a low loss that settled (0.05, 0.051, 0.05) converged; it is not stuck
     return [Finding(code="data_pipeline_bug",
@@ -466,8 +482,7 @@ def _flat_loss(run: Run) -> list[Finding]:
                     analyzer=NAME,
                     quick_fix="Lower the LR 10x"),
             Finding(code="no_parameter_updates" if exact else "lr_too_low",
-                    issue=f"{said}: " + ("identical to the last digit, as if the weights never change" if exact else
-                                         "the updates are too small to move it"),
+                    issue=f"{said}: {why_still}",
                     severity="medium",
                     confidence=0.35,
                     evidence=ev,
@@ -562,7 +577,8 @@ def _matrices(text: str):
             block.append(row)
             continue
         named = any("confusion" in lines[k].lower() for k in range(max(0, start - 4), max(0, start - 1)))
-        if len(block) >= 2 and len(block) == len(block[0]) and (named or lines[start - 1].lstrip().startswith("[")):
+        square = len(block) >= 2 and len(block) == len(block[0])
+        if square and (named or lines[start - 1].lstrip().startswith("[")):
             yield start, block
         block, start = ([row], n) if row else ([], 0)
 
@@ -673,20 +689,21 @@ def _growing_gradients(run: Run) -> list[Finding]:
         return []
     end = np.flatnonzero(~np.isfinite(g.values))
     v = g.values[: int(end[0])] if len(end) else g.values
-    if len(v) < STUCK_POINTS or v[0] <= 0 or v[-1] < GRAD_GROWTH * v[0] or (np.diff(v) > 0).mean() < RISE_SHARE:
+    if len(v) < STUCK_POINTS or v[0] <= 0:
+        return []
+    if v[-1] < GRAD_GROWTH * v[0] or (np.diff(v) > 0).mean() < RISE_SHARE:
         return []
     loss = _main_loss(run)
-    if loss is not None and len(loss) >= 2 and np.isfinite(loss.values[[0, -1]]).all() and \
-            loss.values[-1] < 0.95 * loss.values[0]:
+    ends = _finite_ends(loss)
+    if ends is not None and ends[1] < 0.95 * ends[0]:
         return []                # gradients that grow while the loss falls are a warm-up, not an explosion
     ev = [Evidence(f"grad_norm grew {v[-1] / v[0]:,.0f}x in {len(v)} reports, from {fmt(float(v[0]))} to "
                    f"{fmt(float(v[-1]))}", g.artifact, g.span_locator(0, len(v) - 1))]
     conf = 0.6
-    if loss is not None and len(loss) >= 2 and np.isfinite(loss.values[[0, -1]]).all() and \
-            loss.values[-1] > loss.values[0]:
+    if loss is not None and ends is not None and ends[1] > ends[0]:
         # the loss rose with them: the gradients are the mechanism seen, ahead of the LR reading of the rise
-        ev.append(Evidence(f"{loss.name} rose with them, from {fmt(float(loss.values[0]))} to "
-                           f"{fmt(float(loss.values[-1]))}", loss.artifact, loss.span_locator(0, len(loss) - 1)))
+        rose = f"{loss.name} rose with them, from {fmt(ends[0])} to {fmt(ends[1])}"
+        ev.append(Evidence(rose, loss.artifact, loss.span_locator(0, len(loss) - 1)))
         conf = 0.65
     return [Finding(code="exploding_gradients",
                     issue=f"The gradient norm grows {v[-1] / v[0]:,.0f}x over {len(v)} reports",
@@ -741,7 +758,8 @@ def _no_fault_read(run: Run) -> list[Finding]:
     if loss is not None and len(loss) >= 2 and loss.values[-1] > loss.values[0] * (1 + RISE_MIN):
         return []
     reports = max(len(s) for s in series)
-    names = ", ".join(s.name for s in series[:6]) + (f" and {len(series) - 6} more" if len(series) > 6 else "")
+    more = f" and {len(series) - 6} more" if len(series) > 6 else ""
+    names = ", ".join(s.name for s in series[:6]) + more
     ev = [Evidence(f"read {len(series)} series ({names}) over {reports} report{'s' * (reports > 1)}: every "
                    "value finite, no error, no LR above its usual range", series[0].artifact,
                    series[0].span_locator(0, len(series[0]) - 1))]
@@ -764,7 +782,7 @@ def _no_fault_read(run: Run) -> list[Finding]:
 
 
 def analyze(run: Run) -> list[Finding]:
-    found = (_gap(run) + _absurd_lr(run) + _nan_loss(run) + _rising_loss(run) + _stuck_accuracy(run)
-             + _flat_loss(run) + _too_good(run) + _one_column(run) + _growing_gradients(run) + _short_spike(run)
-             + _zero_loss(run) + _no_labels(run))
+    readings = (_gap, _absurd_lr, _nan_loss, _rising_loss, _stuck_accuracy, _flat_loss, _too_good,
+                _one_column, _growing_gradients, _short_spike, _zero_loss, _no_labels)
+    found = [f for reading in readings for f in reading(run)]
     return found or _no_fault_read(run)

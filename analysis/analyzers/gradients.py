@@ -1,9 +1,9 @@
 """Gradient norms: geometric growth (exploding), isolated spikes, all-zero norms, and per-layer
 norms that vanish toward the input.
 
-Thresholds: exploding = growth by 100x or more, rising on 60% of smoothed steps; vanishing = the
-first layer's median norm under 1e-2 of the last layer's, shrinking layer after layer toward the
-input (on 60% of the steps between consecutive layers).
+Thresholds: exploding = growth by 100x or more, rising on 60% of smoothed steps (signals.py);
+vanishing = the first layer's median norm under `VANISHED` (1e-2) of the last layer's, shrinking
+layer after layer toward the input (on `SHRINKING` (60%) of the steps between consecutive layers).
 """
 from __future__ import annotations
 
@@ -27,12 +27,16 @@ from analysis.run import ConfigHit, Run
 from analysis.signals import first_nonfinite, geometric_growth, spikes
 
 NAME = "gradients"
-FROM_THE_START = 0.1      # growth leaving its floor within this share of the logged steps starts "from step 1"
+# growth leaving its floor within this share of the logged steps starts "from step 1"
+FROM_THE_START = 0.1
 SHORT_RUNUP = 3           # finite points enough for growth that ends in Inf/NaN within the first 8 steps
 CONSTANT_LR = 1.01        # an LR whose max/min up to the blow-up stays under this ratio never changed
 LR_KEYS = ("lr", "learning_rate", "base_lr")
-CLIP_KEYS = ("max_grad_norm", "grad_clip", "clip_grad_norm", "gradient_clip_val", "clip_grad", "grad_clip_norm",
-             "clip_norm")
+CLIP_KEYS = ("max_grad_norm", "grad_clip", "clip_grad_norm", "gradient_clip_val", "clip_grad",
+             "grad_clip_norm", "clip_norm")
+VANISHED = 1e-2           # the first layer's norm under this share of the last layer's has vanished
+SHRINKING = 0.6           # ...shrinking at this share of the steps from one layer to the next
+CLIP_OFF_ABOVE = 100      # a clipping threshold above this never clips a healthy run's gradients
 
 
 def clipping_patch(run: Run, max_norm: float = 1.0) -> tuple[str | None, list[Evidence]]:
@@ -40,7 +44,8 @@ def clipping_patch(run: Run, max_norm: float = 1.0) -> tuple[str | None, list[Ev
     hit = run.config_value(*CLIP_KEYS)
     if hit is not None:
         value = hit.value
-        if value in (None, 0, 0.0, False, "null", "None") or (isinstance(value, (int, float)) and value > 100):
+        unset = value in (None, 0, 0.0, False, "null", "None")
+        if unset or (isinstance(value, (int, float)) and value > CLIP_OFF_ABOVE):
             off = hit.evidence(f"{hit.key} = {value}: clipping is off")
             return set_config_value(hit.config, hit.key, max_norm), [off]
         return None, []
@@ -224,8 +229,9 @@ def _layer_magnitudes(run: Run) -> tuple[list[tuple[str, float, Evidence]], str]
     for ckpt in sorted(run.loaded_checkpoints(), key=lambda c: -(c.step or 0)):
         moments = [(n, v) for n, v in (second_moments(ckpt) or []) if n.endswith("weight")]
         if len(moments) >= 3:
-            return [(n, v, Evidence(f"Adam second moment of {n}: sqrt(mean exp_avg_sq) = {fmt(v)}", ckpt.artifact,
-                                    f"optimizer state of {n}")) for n, v in moments], "gradient RMS (Adam state)"
+            readings = [(n, v, Evidence(f"Adam second moment of {n}: sqrt(mean exp_avg_sq) = {fmt(v)}",
+                                        ckpt.artifact, f"optimizer state of {n}")) for n, v in moments]
+            return readings, "gradient RMS (Adam state)"
     return None
 
 
@@ -235,10 +241,10 @@ def _vanishing(run: Run) -> list[Finding]:
         return []
     layers, what = found
     first, last = layers[0], layers[-1]
-    if last[1] <= 0 or first[1] >= 1e-2 * last[1]:
+    if last[1] <= 0 or first[1] >= VANISHED * last[1]:
         return []
     rising = np.diff(np.log10(np.maximum([m for _, m, _ in layers], 1e-30)))
-    if (rising > 0).mean() < 0.6:       # the magnitudes must shrink layer after layer toward the input
+    if (rising > 0).mean() < SHRINKING:       # the magnitudes must shrink layer after layer toward the input
         return []
     ev = [first[2], last[2]]
     conf = 0.75

@@ -1,11 +1,12 @@
 """The learning rate: a jump that precedes a divergence, a rate that creeps up until the loss
 diverges, a missing warm-up, lr = 0, an lr too low to move the loss.
 
-Thresholds: jump = the LR multiplied by 2x or more between consecutive logged values outside a
-warm-up ramp, with the loss diverging or turning non-finite within the following 25% of the run;
-creep = no such jump, but the LR at the onset is `CREEP_FACTOR`x or more the LR where the loss was
-at its best, having risen over at least `CREEP_SPAN` of the run (a schedule that keeps raising it);
-too low = under 1e-6 with the loss moving less than 5%.
+Thresholds: jump = the LR multiplied by `JUMP`x (2x) or more between consecutive logged values
+outside a warm-up ramp, with the loss diverging or turning non-finite within the following
+`JUMP_LEAD` (25%) of the run; creep = no such jump, but the LR at the onset is `CREEP_FACTOR`x or
+more the LR where the loss was at its best, having risen over at least `CREEP_SPAN` of the run (a
+schedule that keeps raising it); too low = below the useful range of the optimizer's family
+(`common.LR_RANGE`) with the loss moving less than `STUCK_MOVE` (10%) over the run.
 """
 from __future__ import annotations
 
@@ -26,6 +27,10 @@ FAR_ABOVE = 3.0       # an LR this many times its optimizer's upper bound is the
 NOISE_RISE = 1.5      # a loss under 1.5x its start has not diverged, whatever its noise
 CREEP_FACTOR = 3.0
 CREEP_SPAN = 0.1
+JUMP = 2.0            # a step of the LR by this factor or more between two logged values is a jump
+JUMP_LEAD = 0.25      # a jump up to this share of the run before the loss's onset explains it
+JUMP_LAG = 0.02       # ... or this share after it (the LR is often logged more sparsely than the loss)
+STUCK_MOVE = 0.1      # a loss that moved less than this (relative) over the run has not learned
 WARMUP_KEYS = ("warmup_steps", "warmup", "warmup_iters", "warmup_ratio", "num_warmup_steps", "warmup_epochs")
 
 
@@ -102,7 +107,7 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
     moved = relative_change(loss.values)
     loss_ev = Evidence(f"loss moved {moved * 100:.1f}% over the run ({fmt(float(loss.values[0]))} -> "
                        f"{fmt(float(loss.values[-1]))})", loss.artifact, loss.span_locator(0, len(loss) - 1))
-    if value < low and abs(moved) < 0.1 and (onset is None or _noise_only(loss.values)):
+    if value < low and abs(moved) < STUCK_MOVE and (onset is None or _noise_only(loss.values)):
         patch, cfg_ev, _ = _config_lr_patch(run, value, min(value * 30, low * 10))
         return [Finding(code="lr_too_low",
                         issue=f"Learning rate {fmt(value)} is below the useful range for {family} (from "
@@ -133,10 +138,13 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
                         analyzer=NAME,
                         onset_step=onset,
                         quick_fix=f"Lower the LR to {fmt(high / 2)} with warm-up",
-                        # an LR this far out explains gradients that blow up and the NaN they end in
-                        rules_out=("exploding_gradients", "numerical_instability") if value >= FAR_ABOVE * high
-                        else ())]
+                        rules_out=_explained_by(value, high))]
     return []
+
+
+def _explained_by(value: float, high: float) -> tuple[str, ...]:
+    """An LR `FAR_ABOVE` its range explains gradients that blow up and the NaN they end in."""
+    return ("exploding_gradients", "numerical_instability") if value >= FAR_ABOVE * high else ()
 
 
 def _creep(lr, loss, onset: float, how: str) -> Finding | None:
@@ -152,20 +160,26 @@ def _creep(lr, loss, onset: float, how: str) -> Finding | None:
     span = lr.values[a: b + 1]
     before, after = float(span[0]), float(span[-1])
     steps_span = float(lr.steps[-1] - lr.steps[0]) or 1.0
-    if (not np.isfinite(span).all() or before <= 0 or after < CREEP_FACTOR * before
-            or float(lr.steps[b] - lr.steps[a]) < CREEP_SPAN * steps_span
-            or np.any(span[1:] >= 2.0 * span[:-1]) or np.any(span[1:] < 0.99 * span[:-1])):
+    rose_enough = before > 0 and after >= CREEP_FACTOR * before
+    long_enough = float(lr.steps[b] - lr.steps[a]) >= CREEP_SPAN * steps_span
+    # gradual: no jump on the way, and no fall beyond rounding
+    gradual = not np.any(span[1:] >= JUMP * span[:-1]) and not np.any(span[1:] < 0.99 * span[:-1])
+    if not (np.isfinite(span).all() and rose_enough and long_enough and gradual):
         return None
-    k = lr.step_kind
-    ev = [Evidence(f"lr rose {after / before:.0f}x gradually, from {fmt(before)} at {k} {fmt_step(lr.steps[a])} "
-                   f"(the loss's best, {fmt(float(loss.values[best]))}) to {fmt(after)} at {k} {fmt_step(lr.steps[b])}",
-                   lr.artifact, lr.span_locator(a, b)),
-          Evidence(f"loss {how} at {k} {fmt_step(onset)}", loss.artifact,
-                   loss.locator(index_at_or_after(loss, onset) or len(loss) - 1))]
-    return Finding("lr_too_high", f"Learning rate kept rising ({fmt(before)} -> {fmt(after)}, {after / before:.0f}x, "
-                   f"with no jump) until the loss {how} at {k} {fmt_step(onset)}", "critical", 0.9, ev,
-                   fix=f"Stop the schedule from raising the rate (an exponential factor above 1, a warm-up that never "
-                       f"ends): hold it at or below ~{fmt(before)} from {k} {fmt_step(lr.steps[a])} on",
+    k, factor = lr.step_kind, after / before
+    start, end = f"{k} {fmt_step(lr.steps[a])}", f"{k} {fmt_step(lr.steps[b])}"
+    best_loss = fmt(float(loss.values[best]))
+    rose = (f"lr rose {factor:.0f}x gradually, from {fmt(before)} at {start} (the loss's best, {best_loss}) "
+            f"to {fmt(after)} at {end}")
+    onset_line = loss.locator(index_at_or_after(loss, onset) or len(loss) - 1)
+    ev = [Evidence(rose, lr.artifact, lr.span_locator(a, b)),
+          Evidence(f"loss {how} at {k} {fmt_step(onset)}", loss.artifact, onset_line)]
+    return Finding(code="lr_too_high",
+                   issue=f"Learning rate kept rising ({fmt(before)} -> {fmt(after)}, {factor:.0f}x, "
+                         f"with no jump) until the loss {how} at {k} {fmt_step(onset)}",
+                   severity="critical", confidence=0.9, evidence=ev,
+                   fix="Stop the schedule from raising the rate (an exponential factor above 1, "
+                       f"a warm-up that never ends): hold it at or below ~{fmt(before)} from {start} on",
                    expected_impact="the loss keeps falling past the onset", analyzer=NAME,
                    onset_step=float(lr.steps[a]), quick_fix=f"Hold the LR at or below {fmt(before)}")
 
@@ -202,11 +216,12 @@ def analyze(run: Run) -> list[Finding]:
         ratio[1:] = v[1:] / np.maximum(v[:-1], 1e-30)
         ramp_end = int(np.argmax(v)) if v[0] < 0.2 * np.nanmax(v) else 0
         # a warm-up ramp rises in small steps from near zero; a jump is a large multiplicative step
-        jumps = [i for i in range(1, len(v)) if ratio[i] >= 2.0
+        jumps = [i for i in range(1, len(v)) if ratio[i] >= JUMP
                  and not (i <= ramp_end and v[i - 1] < 0.2 * np.nanmax(v) and ratio[i] < 4)]
         if jumps and onset is not None:
             span = float(lr.steps[-1] - lr.steps[0]) or 1.0
-            related = [i for i in jumps if lr.steps[i] <= onset + 0.02 * span and onset - lr.steps[i] <= 0.25 * span]
+            related = [i for i in jumps
+                       if lr.steps[i] <= onset + JUMP_LAG * span and onset - lr.steps[i] <= JUMP_LEAD * span]
             if related:
                 i = max(related, key=lambda j: ratio[j])
                 before, after = float(v[i - 1]), float(v[i])
@@ -217,7 +232,8 @@ def analyze(run: Run) -> list[Finding]:
                 if loss is not None:
                     j = index_at_or_after(loss, onset)
                     if j is not None:
-                        peak = j + int(np.argmax(np.where(np.isfinite(loss.values[j:]), loss.values[j:], np.inf)))
+                        after_onset = loss.values[j:]
+                        peak = j + int(np.argmax(np.where(np.isfinite(after_onset), after_onset, np.inf)))
                         ev.append(Evidence(f"loss {how} from {loss.step_kind} {fmt_step(loss.steps[j])}, "
                                            f"{fmt_step(loss.steps[j] - lr.steps[i])} steps after the jump: "
                                            f"{fmt(float(loss.values[j]))} -> {fmt(float(loss.values[peak]))} "
@@ -242,13 +258,15 @@ def analyze(run: Run) -> list[Finding]:
                 return out
         if onset is not None and loss is not None and (creep := _creep(lr, loss, onset, how)) is not None:
             return out + [creep]
-        if onset is not None and ramp_end == 0 and run.config_value(*WARMUP_KEYS) is None and loss is not None:
+        no_warmup = ramp_end == 0 and run.config_value(*WARMUP_KEYS) is None
+        if onset is not None and no_warmup and loss is not None:
             first = float(loss.steps[0])
             last = float(loss.steps[-1])
             early = onset - first <= 0.1 * max(last - first, 1.0)
             learned_first = np.isfinite(loss.values[:3]).all() and onset > first
             pre_onset = loss.values[: index_at_or_after(loss, onset) or 1]
-            kept = _lasting(loss.values, float(np.nanmin(pre_onset)) if np.isfinite(pre_onset).any() else np.inf)
+            best_before = float(np.nanmin(pre_onset)) if np.isfinite(pre_onset).any() else np.inf
+            kept = _lasting(loss.values, best_before)
             if early and learned_first and kept and float(v[0]) >= 1e-3:
                 out.append(Finding(code="lr_too_high",
                                    issue=f"Loss {how} at {loss.step_kind} {fmt_step(onset)}, "

@@ -4,7 +4,8 @@ chance level, and a train/validation gap.
 Thresholds: divergence = a rise of 15% above the best smoothed value that persists (signals.py);
 spike = 6 robust deviations above the rolling median that recovers within 5 points; chance level =
 a plateau (the smoothed loss within 8% of its level) within 4% of ln(K) for a class count K;
-overfitting = validation 10% above its best while training loss still falls.
+overfitting = validation `OVERFIT_RISE` (10%) above its best, and still `OVERFIT_KEPT` (5%) above it
+at the end, while training loss still falls.
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ CHANCE_TOLERANCE, CHANCE_FLOOR = 0.04, 0.9
 STAND_APART = 2.0
 CHANCE_LR_READING = 0.45    # an LR outside its range beside a loss at chance: a real rival to the data bug
 OVERFIT_POINTS = 3          # three validation reports already show a best and a rise after it
+OVERFIT_RISE, OVERFIT_KEPT = 0.10, 0.05
 
 
 def analyze(run: Run) -> list[Finding]:
@@ -139,9 +141,9 @@ def _spikes(run: Run, s, sp: list[int]) -> Finding:
                            s.artifact, s.span_locator(0, len(s) - 1)))
     apart = _stand_apart(v, sp)
     if not apart:
-        ev.append(Evidence("the other steps' losses reach as high over their neighbours as the spikes do: the heavy "
-                           "tail of noisy minibatches, not batches unlike the rest",
-                           s.artifact, s.span_locator(0, len(s) - 1)))
+        heavy_tail = ("the other steps' losses reach as high over their neighbours as the spikes do: "
+                      "the heavy tail of noisy minibatches, not batches unlike the rest")
+        ev.append(Evidence(heavy_tail, s.artifact, s.span_locator(0, len(s) - 1)))
     g = run.metrics.get("grad_norm")
     if g is not None and len(g) >= 20:
         gsp = ({float(g.steps[i]) for i in spikes(g.values, z=8.0)}
@@ -151,12 +153,12 @@ def _spikes(run: Run, s, sp: list[int]) -> Finding:
             conf += 0.1
             j = int(np.searchsorted(g.steps, s.steps[both[0]]))
             ev.append(point(g, j, "grad_norm at the same step"))
+    bad_batches = len(sp) > 2 and len(past_start) >= BAD_BATCH_SHARE * len(sp) and apart
     return Finding(code="loss_spikes",
                    issue=f"{len(sp)} isolated loss spike{'s' if len(sp) > 1 else ''} that recovered, at "
                          f"{s.step_kind}{'s' if len(sp) > 1 else ''} "
                          + ", ".join(fmt_step(s.steps[i]) for i in sp[:5]),
-                   severity=("medium" if len(sp) > 2 and len(past_start) >= BAD_BATCH_SHARE * len(sp) and apart
-                             else "low"),
+                   severity="medium" if bad_batches else "low",
                    confidence=round(conf, 2),
                    evidence=ev,
                    fix="Log the batch indices of the spiking steps and inspect those samples; clip gradients "
@@ -245,17 +247,20 @@ def _plateau(run: Run, s) -> list[Finding]:
         chance = math.log(k)
         if abs(level - chance) > CHANCE_TOLERANCE * chance or floor < CHANCE_FLOOR * chance:
             continue
-        ev = [point(s, len(s) - 1, "final loss"),
-              Evidence(f"ln({k}) = {chance:.4f}: the loss of a uniform guess over {k} classes; the smoothed loss "
-                       f"stayed within {PLATEAU_WANDER:.0%} of {fmt(level)} over the last {len(late)} of {len(v)} "
-                       f"points and never went below {fmt(floor)}", s.artifact, s.span_locator(0, len(s) - 1))]
+        plateau = (f"ln({k}) = {chance:.4f}: the loss of a uniform guess over {k} classes; "
+                   f"the smoothed loss stayed within {PLATEAU_WANDER:.0%} of {fmt(level)} "
+                   f"over the last {len(late)} of {len(v)} points and never went below {fmt(floor)}")
+        whole = s.span_locator(0, len(s) - 1)
+        ev = [point(s, len(s) - 1, "final loss"), Evidence(plateau, s.artifact, whole)]
         conf = 0.65 if known else 0.5
         if hit is not None and known:
             ev.append(hit.evidence(f"{hit.key} = {k}"))
         g = run.metrics.get("grad_norm")
-        if g is not None and len(g) and float(np.nanmedian(g.values)) > 0:
-            ev.append(Evidence(f"gradients are not zero (median grad_norm {fmt(float(np.nanmedian(g.values)))}): the "
-                               "weights move, yet the loss learns nothing", g.artifact, g.span_locator(0, len(g) - 1)))
+        median_grad = float(np.nanmedian(g.values)) if g is not None and len(g) else 0.0
+        if g is not None and median_grad > 0:
+            moving = (f"gradients are not zero (median grad_norm {fmt(median_grad)}): "
+                      "the weights move, yet the loss learns nothing")
+            ev.append(Evidence(moving, g.artifact, g.span_locator(0, len(g) - 1)))
             conf += 0.15
         return [Finding(code="data_pipeline_bug",
                         issue=f"Loss stuck at chance level ln({k}) = {chance:.3f}: the model learns "
@@ -312,7 +317,7 @@ def _overfitting(run: Run, train) -> list[Finding]:
         return []
     later = vv[best + 1:]
     worst = best + 1 + int(np.argmax(later))
-    if vv[worst] < vv[best] * 1.10 or vv[-1] < vv[best] * 1.05:
+    if vv[worst] < vv[best] * (1 + OVERFIT_RISE) or vv[-1] < vv[best] * (1 + OVERFIT_KEPT):
         return []
     t = train.values
     m = train.steps >= val.steps[best]

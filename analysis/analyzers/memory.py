@@ -13,7 +13,11 @@ from analysis.model import Evidence, Finding
 from analysis.run import Run
 
 NAME = "memory"
-_KEEPS = re.compile(r"retain_graph\s*=\s*True|\.append\(\s*\(?\s*(out|outs|output|outputs|logits|loss|pred|preds)\b")
+LEAK_GROWTH = 1.25        # the last tenth's memory at least 25% over the first tenth's
+LEAK_STRAIGHT = 0.9       # ...on a straight line: correlation with the step at least this
+# code that keeps each step's graph alive: retain_graph, or appending outputs that still hold it
+_KEEPS = re.compile(r"retain_graph\s*=\s*True"
+                    r"|\.append\(\s*\(?\s*(out|outs|output|outputs|logits|loss|pred|preds)\b")
 
 
 def analyze(run: Run) -> list[Finding]:
@@ -27,7 +31,7 @@ def analyze(run: Run) -> list[Finding]:
     k = max(2, len(y) // 10)
     start, end = float(np.median(y[:k])), float(np.median(y[-k:]))
     r = float(np.corrcoef(x, y)[0, 1]) if np.std(y) > 0 else 0.0
-    if start <= 0 or end < 1.25 * start or r < 0.9:
+    if start <= 0 or end < LEAK_GROWTH * start or r < LEAK_STRAIGHT:
         return []
     slope = float(np.polyfit(x, y, 1)[0])
     died = any(e.code == "out_of_memory" for e in run.events)

@@ -1,11 +1,12 @@
 """Sample outputs: degenerate generations or one class for everything.
 
-Thresholds: collapse = at least 5 samples and either 80% or more identical, or the text of all
-samples drawing on 3 or fewer distinct characters/tokens. Generated vectors, when the run also saved
-samples of the real data, are judged by how much of the real data they reach (k-NN coverage,
-Naeem et al. 2020) or, when the real data forms separate clusters, by the clusters they land on:
-under `MIN_COVERAGE` of what a matching generator reaches, or on half the clusters or fewer, is a
-(partial) collapse. Without real samples only a collapse onto one point can be told.
+Thresholds: collapse = at least `MIN_SAMPLES` (5) samples and either `IDENTICAL` (80%) or more
+identical, or the text of all samples drawing on `FEW_SYMBOLS` (3) or fewer distinct characters.
+Generated vectors, when the run also saved samples of the real data, are judged by how much of the
+real data they reach (k-NN coverage, Naeem et al. 2020) or, when the real data forms separate
+clusters, by the clusters they land on: under `MIN_COVERAGE` of what a matching generator reaches,
+or on half the clusters or fewer, is a (partial) collapse. Without real samples only a collapse
+onto one point can be told.
 """
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ from analysis.model import Evidence, Finding
 from analysis.run import Run
 
 NAME = "outputs"
+MIN_SAMPLES = 5
+IDENTICAL = 0.8
+FEW_SYMBOLS = 3
 MIN_COVERAGE = 0.5       # a generator that matches the data reaches ~0.95 at the k chosen below
 MAX_POINTS = 1000        # pairwise distances stay at a few MB
 _FIX = ("The generator collapsed onto part of the data: regularise the discriminator (R1 or WGAN-GP "
@@ -27,10 +31,11 @@ _FIX = ("The generator collapsed onto part of the data: regularise the discrimin
 
 def analyze(run: Run) -> list[Finding]:
     out: list[Finding] = []
-    real = [(s, v) for s in run.samples if s.role == "real" and (v := _vectors([t for _, t in s.items])) is not None]
+    real_sets = [(s, _vectors([t for _, t in s.items])) for s in run.samples if s.role == "real"]
+    real = [(s, v) for s, v in real_sets if v is not None]
     for samples in run.samples:
         items = samples.items
-        if len(items) < 5 or samples.role == "real":
+        if len(items) < MIN_SAMPLES or samples.role == "real":
             continue
         texts = [t.strip() for _, t in items]
         numeric = _vectors(texts)
@@ -42,14 +47,16 @@ def analyze(run: Run) -> list[Finding]:
         top, top_n = counts.most_common(1)[0]
         chars = Counter("".join(t for t in texts)).most_common()
         distinct_chars = len([c for c, _ in chars if not c.isspace()])
-        if top_n / len(texts) >= 0.8 or distinct_chars <= 3:
+        identical = top_n / len(texts) >= IDENTICAL
+        if identical or distinct_chars <= FEW_SYMBOLS:
             line = next(n for n, t in items if t.strip() == top)
             quote = top if len(top) <= 60 else top[:57] + "..."
-            why = (f"{top_n} of {len(texts)} samples are identical" if top_n / len(texts) >= 0.8
+            why = (f"{top_n} of {len(texts)} samples are identical" if identical
                    else f"all {len(texts)} samples use only {distinct_chars} distinct characters "
                         f"({''.join(c for c, _ in chars[:3])!r})")
-            out.append(Finding(code="mode_collapse", issue=f"Outputs collapsed: {why}", severity="high", confidence=0.8,
-                               evidence=[Evidence(f"sample: {quote!r}; {why}", samples.artifact, f"line {line}")],
+            sample = Evidence(f"sample: {quote!r}; {why}", samples.artifact, f"line {line}")
+            out.append(Finding(code="mode_collapse", issue=f"Outputs collapsed: {why}", severity="high",
+                               confidence=0.8, evidence=[sample],
                                fix="Check the model's capacity and the loss: a model that cannot fit the "
                                    "data emits its most frequent token; also check sampling temperature and "
                                    "that generation feeds back its own outputs",
@@ -152,7 +159,8 @@ def clusters_reached(real: np.ndarray, labels: np.ndarray, fake: np.ndarray) -> 
     return np.bincount(label[ok], minlength=n_clusters)
 
 
-def _coverage_collapse(samples: Samples, fake: np.ndarray, real_samples: Samples, real: np.ndarray) -> list[Finding]:
+def _coverage_collapse(samples: Samples, fake: np.ndarray, real_samples: Samples,
+                       real: np.ndarray) -> list[Finding]:
     fake = _even(fake[np.isfinite(fake).all(axis=1)], MAX_POINTS)
     real = _even(real[np.isfinite(real).all(axis=1)], MAX_POINTS)
     if len(fake) < 5 or len(real) < 20:

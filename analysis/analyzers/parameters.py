@@ -1,8 +1,8 @@
 """Parameter balance and weight health from the latest readable checkpoint.
 
-Thresholds: imbalance = embedding (and untied output-vocabulary) matrices holding 60% or more of
-the parameters while the rest of the model has under 50M; non-finite weights = any NaN/Inf entry, except in an
-additive attention mask (entries 0 or -inf only).
+Thresholds: imbalance = embedding (and untied output-vocabulary) matrices holding `EMBEDDING_HEAVY`
+(60%) or more of the parameters while the rest of the model has under `SMALL_BODY` (50M); non-finite
+weights = any NaN/Inf entry, except in an additive attention mask (entries 0 or -inf only).
 """
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ from analysis.signals import relative_change
 
 NAME = "parameters"
 MIN_VOCAB = 100
+EMBEDDING_HEAVY = 0.6             # embeddings holding this share of the parameters or more...
+SMALL_BODY = 50_000_000           # ...while the rest of the model is smaller than this: imbalanced
 _PREFIXES = ("model.", "module.", "_orig_mod.", "net.", "transformer.")
 
 
@@ -38,8 +40,10 @@ def vocabulary_matrices(ckpt: Checkpoint) -> list[str]:
     few rows is no vocabulary), whatever their names."""
     names = [t.name for t in ckpt.tensors if is_embedding(t.name, t.shape)]
     vocab = {t.shape[0] for t in ckpt.tensors if t.name in names and t.shape[0] >= MIN_VOCAB}
-    return names + [t.name for t in ckpt.tensors
-                    if t.name not in names and len(t.shape) == 2 and t.shape[0] in vocab and t.shape[0] > t.shape[1]]
+    # a matrix with a vocabulary's rows, taller than wide: the output head tied to (or mirroring) an embedding
+    heads = [t.name for t in ckpt.tensors if t.name not in names and len(t.shape) == 2
+             and t.shape[0] in vocab and t.shape[0] > t.shape[1]]
+    return names + heads
 
 
 def balance(ckpt: Checkpoint) -> tuple[int, int, dict[str, int]]:
@@ -102,7 +106,7 @@ def analyze(run: Run) -> list[Finding]:
     emb, total, groups = balance(ckpt)
     if total:
         share = emb / total
-        if share >= 0.6 and total - emb < 50_000_000:
+        if share >= EMBEDDING_HEAVY and total - emb < SMALL_BODY:
             top = sorted(groups.items(), key=lambda kv: -kv[1])[:4]
             breakdown = ", ".join(f"{g} {n / total:.0%}" for g, n in top)
             hit = run.config_value("d_model", "n_embd", "hidden_size", "embed_dim", "dim", "emb_dim")
@@ -139,6 +143,7 @@ def analyze(run: Run) -> list[Finding]:
                            evidence=[Evidence(f"{worst.name}: {worst.nonfinite:,} of "
                                               f"{worst.numel:,} values non-finite",
                                      ckpt.artifact, f"tensor {worst.name}")],
-                           fix="Restart from the last checkpoint with finite weights; find the first non-finite step "
-                               "in the log", analyzer=NAME, quick_fix="Resume from the last finite checkpoint"))
+                           fix="Restart from the last checkpoint with finite weights; "
+                               "find the first non-finite step in the log",
+                           analyzer=NAME, quick_fix="Resume from the last finite checkpoint"))
     return out

@@ -94,15 +94,15 @@ def _updates(run: Run) -> list[Finding]:
         return []
     where = f"{a.artifact} (step {a.step}) vs {b.artifact} (step {b.step})"
     if same == compared:
+        identical = Evidence(f"all {compared} tensors bit-identical after {steps} steps", b.artifact,
+                             f"tensors of {a.artifact} and {b.artifact}")
         return [Finding(code="no_parameter_updates",
                         issue=f"The weights did not change at all between step {a.step} and step {b.step}",
-                        severity="critical", confidence=0.85,
-                        evidence=[Evidence(f"all {compared} tensors bit-identical after {steps} steps", b.artifact,
-                                  f"tensors of {a.artifact} and {b.artifact}")],
+                        severity="critical", confidence=0.85, evidence=[identical],
                         fix="Make sure optimizer.step() runs, the optimizer was built over "
                             "model.parameters() after any re-wrapping, requires_grad is True, and lr > 0",
-                        expected_impact="the weights change between checkpoints and the loss falls", analyzer=NAME,
-                        quick_fix="Verify optimizer.step() runs on the model's parameters")]
+                        expected_impact="the weights change between checkpoints and the loss falls",
+                        analyzer=NAME, quick_fix="Verify optimizer.step() runs on the model's parameters")]
     if not ratios:
         return []
     per_step = float(np.median(ratios)) / steps
@@ -182,7 +182,8 @@ def _conv_same(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray
     """A stride-1 convolution with the padding that keeps the size (kernel // 2), in numpy."""
     kh, kw = w.shape[2:]
     xp = np.pad(x, ((0, 0), (0, 0), (kh // 2, kh // 2), (kw // 2, kw // 2)))
-    win = np.lib.stride_tricks.sliding_window_view(xp, (kh, kw), axis=(2, 3))[:, :, : x.shape[2], : x.shape[3]]
+    windows = np.lib.stride_tricks.sliding_window_view(xp, (kh, kw), axis=(2, 3))
+    win = windows[:, :, : x.shape[2], : x.shape[3]]
     out = np.einsum("nchwij,ocij->nohw", win, w, optimize=True)
     return out + (b[None, :, None, None] if b is not None else 0.0)
 
@@ -235,8 +236,9 @@ def _dead_units(run: Run) -> list[Finding]:
     if worst is None or worst[1] < DEAD_SHARE:
         return []
     name, share, dead, total, bias = worst
-    ev = [Evidence(f"{name}: {dead} of {total} ReLU units never activate for {samples} standard-normal inputs "
-                   f"propagated through the checkpoint's layers", latest.artifact, f"tensor {name}.weight")]
+    silent = (f"{name}: {dead} of {total} ReLU units never activate for {samples} standard-normal inputs "
+              "propagated through the checkpoint's layers")
+    ev = [Evidence(silent, latest.artifact, f"tensor {name}.weight")]
     if bias is not None:
         ev.append(Evidence(f"{name}.bias: median {fmt(float(np.median(bias)))}, "
                            f"{int((bias < 0).sum())} of {len(bias)} negative",

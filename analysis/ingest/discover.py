@@ -74,7 +74,7 @@ def _sniff(path: Path) -> tuple[str, str]:
             return "metrics", "jsonl"
         except ValueError:
             return "config", "json"
-    if _csv_metrics(stripped):
+    if looks_like_csv_metrics(stripped):
         return "metrics", "csv"           # Keras' CSVLogger writes `training.log` as a CSV table
     return "log", "plain_text"
 
@@ -84,14 +84,22 @@ _CSV_METRIC = re.compile(r"(?:^|[,_/.])(?:loss|acc|accuracy|epoch|step)(?:$|[,_/
 _CSV_CELL = re.compile(r"(?:[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|-?inf|)", re.I)
 
 
-def _csv_metrics(text: str) -> bool:
-    """A CSV table of metrics under a name that does not say so: a header of names, one of them a
-    loss, an accuracy, an epoch or a step, then a row of as many numbers (empty cells allowed)."""
+def looks_like_csv_metrics(text: str) -> bool:
+    """Whether the first lines of a file are a CSV table of metrics under a name that does not say
+    so: a header of names, one of them a loss, an accuracy, an epoch or a step, then a row of as
+    many numbers (empty cells allowed). Keras' CSVLogger writes `training.log` so."""
     lines = [ln.strip() for ln in text.splitlines()[:3] if ln.strip()]
     if len(lines) < 2 or not _CSV_HEADER.fullmatch(lines[0]) or not _CSV_METRIC.search(lines[0]):
         return False
-    cells = lines[1].split(",")
-    return len(cells) == lines[0].count(",") + 1 and all(_CSV_CELL.fullmatch(c.strip()) for c in cells) and any(cells)
+    header, row = lines[0], lines[1].split(",")
+    numbers = all(_CSV_CELL.fullmatch(cell.strip()) for cell in row)
+    return len(row) == header.count(",") + 1 and numbers and any(row)
+
+
+def is_sample_file(name: str) -> bool:
+    """Whether a file's name says it holds model outputs (`samples.jsonl`, `generations.csv`,
+    `predictions.txt`) rather than metrics or a log; the caller decides what that means per format."""
+    return bool(_SAMPLE_NAME.search(name.lower()))
 
 
 def classify(path: Path, rel: str) -> tuple[str, str]:
@@ -118,11 +126,11 @@ def classify(path: Path, rel: str) -> tuple[str, str]:
     if suffix == ".py":
         return "code", "python"
     if suffix == ".csv":
-        if _SAMPLE_NAME.search(lower):
+        if is_sample_file(name):
             return "samples", "csv"
         return "metrics", "lightning_csv" if "lightning_logs" in rel or lower == "metrics.csv" else "csv"
     if suffix == ".jsonl":
-        return ("samples", "jsonl") if _SAMPLE_NAME.search(lower) else ("metrics", "jsonl")
+        return ("samples", "jsonl") if is_sample_file(name) else ("metrics", "jsonl")
     if suffix in (".yaml", ".yml"):
         return "config", "lightning_hparams" if lower == "hparams.yaml" else "yaml"
     if suffix == ".toml":
@@ -130,7 +138,7 @@ def classify(path: Path, rel: str) -> tuple[str, str]:
     if suffix == ".json":
         return "config", "json"
     if suffix in _LOG_EXT or suffix == "":
-        if _SAMPLE_NAME.search(lower) and suffix in (".txt", "") and not _reads_like_a_log(path):
+        if is_sample_file(name) and suffix in (".txt", "") and not _reads_like_a_log(path):
             return "samples", "plain_text"       # `output.txt` is as often a run's console output
         return _sniff(path)
     return _sniff(path)

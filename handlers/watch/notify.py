@@ -17,7 +17,7 @@ import urllib.request
 from pathlib import Path
 from typing import Protocol, TextIO
 
-from analysis.model import Diagnosis
+from analysis.live_warning import LiveWarning
 from bot.redact import clean_doc, slack_escape
 from bot.render.jsondoc import render_document
 from bot.render.slack import render as render_slack
@@ -34,16 +34,16 @@ class WatchNotifyError(RuntimeError):
 
 
 class Notifier(Protocol):
-    def post(self, doc: dict) -> None: ...
+    def post(self, warning: LiveWarning) -> None: ...
 
 
 class StreamNotifier:
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream
 
-    def post(self, doc: dict) -> None:
+    def post(self, warning: LiveWarning) -> None:
         out = self.stream or sys.stdout
-        out.write(headline(doc) + "\n" + render_text(Diagnosis.from_dict(doc)) + "\n")
+        out.write(headline(warning) + "\n" + render_text(warning.diagnosis) + "\n")
         out.flush()
 
 
@@ -53,9 +53,9 @@ class FileNotifier:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
 
-    def post(self, doc: dict) -> None:
+    def post(self, warning: LiveWarning) -> None:
         with self.path.open("a", encoding="utf-8") as f:
-            f.write(render_document(doc).replace("\n", " ") + "\n")
+            f.write(render_document(warning.to_dict()).replace("\n", " ") + "\n")
 
 
 class WebhookNotifier:
@@ -65,9 +65,9 @@ class WebhookNotifier:
     def __init__(self, url: str) -> None:
         self.url = _local_or_https(url, WEBHOOK_ENV)
 
-    def post(self, doc: dict) -> None:
-        blocks, fallback, _ = render_slack(Diagnosis.from_dict(doc))
-        head = slack_escape(headline(doc))[:3000]
+    def post(self, warning: LiveWarning) -> None:
+        blocks, fallback, _ = render_slack(warning.diagnosis)
+        head = slack_escape(headline(warning))[:3000]
         body = {"text": f"{head}\n{fallback}"[:3000],
                 "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": head}}] + blocks}
         req = urllib.request.Request(self.url, json.dumps(body).encode(), {"Content-Type": "application/json"})
@@ -96,8 +96,8 @@ class ServiceNotifier:
         self.url = _local_or_https(url, SERVICE_ENV).rstrip("/") + f"/v1/runs/{parts[1]}/warnings"
         self.token = token
 
-    def post(self, doc: dict) -> None:
-        body = json.dumps(clean_doc(doc)).encode()
+    def post(self, warning: LiveWarning) -> None:
+        body = json.dumps(clean_doc(warning.to_dict())).encode()
         req = urllib.request.Request(self.url, body, {"Content-Type": "application/json",
                                                       "Authorization": f"Bearer {self.token}"})
         try:

@@ -42,24 +42,25 @@ class LogSource(Protocol):
 def tail_for(name: str, head: bytes = b"") -> LogTail | CsvTail | JsonlTail:
     """The reader of a followed file, by its name, or by its first bytes where they say otherwise (Keras'
     CSVLogger writes `training.log` as a CSV table), as the post-mortem's discovery classifies it."""
-    from analysis.ingest.discover import _csv_metrics
+    from analysis.ingest.discover import looks_like_csv_metrics
 
     lower = name.lower()
     if lower.endswith(CSV_SUFFIXES):
         return CsvTail(name, "\t" if lower.endswith(".tsv") else None)
     if lower.endswith(JSONL_SUFFIXES):
         return JsonlTail(name)
-    if _csv_metrics(head.decode("utf-8", "replace")):
+    if looks_like_csv_metrics(head.decode("utf-8", "replace")):
         return CsvTail(name)
     return LogTail(name)
 
 
 def _followable(p: Path) -> bool:
-    from analysis.ingest.discover import _SAMPLE_NAME
+    from analysis.ingest.discover import is_sample_file
 
+    suffix = p.suffix.lower()
     # a CSV or JSONL of model outputs (`samples.jsonl`) is no metrics file, as in the ingest
-    return p.is_file() and p.suffix.lower() in FOLLOWED and not (p.suffix.lower() not in LOG_SUFFIXES
-                                                                 and _SAMPLE_NAME.search(p.name.lower()))
+    outputs = suffix not in LOG_SUFFIXES and is_sample_file(p.name)
+    return p.is_file() and suffix in FOLLOWED and not outputs
 
 
 def find_log(path: Path) -> Path:

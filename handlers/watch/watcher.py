@@ -19,6 +19,7 @@ from pathlib import Path
 from analysis.diagnose import CONFIDENT
 from analysis.ingest import load_run
 from analysis.live import LiveRun, alarms
+from analysis.live_warning import LiveWarning
 from analysis.metrics import MetricTable
 from analysis.model import Finding
 from analysis.run import Run
@@ -57,7 +58,7 @@ class Watcher:
         self.warned: set[str] = set()
         self.warned_early: set[str] = set()  # causes whose first warning was early (a precursor)
         self.confirmed: set[str] = set()     # of those, the ones the post-mortem's analyzers have since confirmed
-        self.posts: list[dict] = []          # what was posted, in order (the documents)
+        self.posts: list[LiveWarning] = []   # what was posted, in order
         self.checks = 0
         self.spent_s = 0.0
         self.skipped_lines = 0               # `mltd watch`: lines of the followed file that could not be read
@@ -103,17 +104,14 @@ class Watcher:
             self.warned |= new
             self.warned_early |= new & early
             self.confirmed |= confirmed
-            doc = diagnosis.to_dict()
             # the precursors lead; a "healthy" verdict no longer stands beside them
-            causes = [f.to_dict() for f in precursors] + [c for c in doc["root_causes"]
-                                                         if not (precursors and c["code"] == "healthy")]
-            doc["root_causes"] = [{**c, "early": True} if c["code"] in early else c for c in causes]
-            doc["watch"] = {"step": self.live.last_step, "update": len(self.posts), "alarms": alarming,
-                            "early": sorted(early), "confirmed": sorted(confirmed),
-                            "action": action, "checkpoint": checkpoint}
-            self.posts.append(doc)
+            causes = precursors + [c for c in diagnosis.root_causes if not (precursors and c.code == "healthy")]
+            warning = LiveWarning(replace(diagnosis, root_causes=causes), step=self.live.last_step,
+                                  update=len(self.posts), alarms=tuple(alarming), early=tuple(sorted(early)),
+                                  confirmed=tuple(sorted(confirmed)), action=action, checkpoint=checkpoint)
+            self.posts.append(warning)
             try:
-                self.notifier.post(doc)
+                self.notifier.post(warning)
             except WatchNotifyError as exc:      # a lost warning must not cost the training run
                 print(f"mltd watch: {exc}", file=sys.stderr)
         self.checks += 1

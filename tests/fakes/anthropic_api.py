@@ -39,14 +39,17 @@ class AnthropicStandIn(LoopbackServer):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
                 path = self.path.split("?")[0]
                 bedrock = re.fullmatch(r"/model/([^/]+)/invoke", path)
+                bearer = self.headers.get("Authorization", "").removeprefix("Bearer ")
                 if bedrock:                  # Bedrock: the model in the path, SigV4 instead of a key
                     if not self.headers.get("Authorization", "").startswith("AWS4-HMAC-SHA256"):
                         return self._send(403, {"message": "missing SigV4 signature"})
                     body["model"] = unquote(bedrock.group(1))
                 elif path != "/v1/messages":
-                    return self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
-                elif KEY not in (self.headers.get("x-api-key"), self.headers.get("Authorization", "").removeprefix("Bearer ")):
-                    return self._send(401, {"type": "error", "error": {"type": "authentication_error", "message": "bad key"}})
+                    error = {"type": "not_found_error", "message": self.path}
+                    return self._send(404, {"type": "error", "error": error})
+                elif KEY not in (self.headers.get("x-api-key"), bearer):
+                    error = {"type": "authentication_error", "message": "bad key"}
+                    return self._send(401, {"type": "error", "error": error})
                 api.requests.append(body)
                 api.headers.append(dict(self.headers))
                 item = api.script.pop(0) if api.script else [text("(script exhausted)")]
@@ -56,9 +59,11 @@ class AnthropicStandIn(LoopbackServer):
                                       headers={"retry-after": "0"})
                 tools = any(b.get("type") == "tool_use" for b in item)
                 self._send(200, {"id": f"msg_{next(api._ids)}", "type": "message", "role": "assistant",
-                                 "model": body["model"], "content": item, "stop_reason": "tool_use" if tools else "end_turn",
+                                 "model": body["model"], "content": item,
+                                 "stop_reason": "tool_use" if tools else "end_turn",
                                  "stop_sequence": None,
-                                 "usage": {"input_tokens": 1200, "output_tokens": 150, "cache_creation_input_tokens": 900,
+                                 "usage": {"input_tokens": 1200, "output_tokens": 150,
+                                           "cache_creation_input_tokens": 900,
                                            "cache_read_input_tokens": 0 if len(api.requests) == 1 else 900}})
 
         return Handler

@@ -1,7 +1,7 @@
 """A stand-in for the GitHub REST API on loopback, serving what PyGithub asks for: repository,
 user, issues and pull requests, collaborator permission, comments and their reactions (added and
-listed), workflow runs, jobs, job logs and artifact zips behind GitHub's real 302 redirect to a blob store (which refuses
-any request that carries the token). It records every write."""
+listed), workflow runs, jobs, job logs and artifact zips behind GitHub's real 302 redirect to a blob
+store (which refuses any request that carries the token). It records every write."""
 from __future__ import annotations
 
 import itertools
@@ -44,8 +44,9 @@ class GitHubStandIn(LoopbackServer):
     def add_pull(self, number: int, sha: str, branch: str, owner: str = "acme") -> None:
         self.pulls[number] = {"sha": sha, "branch": branch, "owner": owner}
 
-    def add_run(self, run_id: int, sha: str, *, name: str = "train", conclusion: str = "failure", branch: str = "exp",
-                logs: dict[str, str] | None = None, artifacts: dict[str, bytes] | None = None, attempt: int = 1) -> dict:
+    def add_run(self, run_id: int, sha: str, *, name: str = "train", conclusion: str = "failure",
+                branch: str = "exp", logs: dict[str, str] | None = None, artifacts: dict[str, bytes] | None = None,
+                attempt: int = 1) -> dict:
         jobs = []
         for i, (job, text) in enumerate((logs or {}).items()):
             jid = run_id * 10 + i
@@ -88,7 +89,8 @@ class GitHubStandIn(LoopbackServer):
 
     def _repo(self) -> dict:
         owner = self.repo.split("/")[0]
-        return {"id": 1, "name": self.repo.split("/")[1], "full_name": self.repo, "url": f"{self.url}/repos/{self.repo}",
+        return {"id": 1, "name": self.repo.split("/")[1], "full_name": self.repo,
+                "url": f"{self.url}/repos/{self.repo}",
                 "html_url": f"https://github.example/{self.repo}", "owner": {"login": owner, "type": "Organization"},
                 "private": False}
 
@@ -114,7 +116,8 @@ class GitHubStandIn(LoopbackServer):
             "pull_requests": []}
 
     def _job(self, j: dict, run_id: int) -> dict:
-        return j | {"url": f"{self.url}/repos/{self.repo}/actions/jobs/{j['id']}", "run_id": run_id, "status": "completed",
+        return j | {"url": f"{self.url}/repos/{self.repo}/actions/jobs/{j['id']}", "run_id": run_id,
+                    "status": "completed",
                     "html_url": f"https://github.example/{self.repo}/actions/runs/{run_id}/job/{j['id']}"}
 
     def _artifact(self, a: dict) -> dict:
@@ -199,7 +202,8 @@ class GitHubStandIn(LoopbackServer):
             return 200, {"sha": m.group(1), "url": f"{self.url}{r}/commits/{m.group(1)}", "commit": {"message": "x"}}
         if path == f"{r}/actions/runs":
             sha = query.get("head_sha", [None])[0]
-            runs = [self._run(x) for x in sorted(self.runs.values(), key=lambda x: -x["id"]) if sha in (None, x["head_sha"])]
+            newest_first = sorted(self.runs.values(), key=lambda x: -x["id"])
+            runs = [self._run(x) for x in newest_first if sha in (None, x["head_sha"])]
             return 200, {"total_count": len(runs), "workflow_runs": runs}
         m = re.fullmatch(rf"{r}/actions/workflows/([^/]+)", path)
         if m:                                   # a workflow by id or file name
@@ -225,7 +229,8 @@ class GitHubStandIn(LoopbackServer):
             if m.group(2) == "/jobs":
                 return 200, {"total_count": len(run["jobs"]), "jobs": [self._job(j, run["id"]) for j in run["jobs"]]}
             if m.group(2) == "/artifacts":
-                return 200, {"total_count": len(run["artifacts"]), "artifacts": [self._artifact(a) for a in run["artifacts"]]}
+                artifacts = [self._artifact(a) for a in run["artifacts"]]
+                return 200, {"total_count": len(artifacts), "artifacts": artifacts}
             return 200, self._run(run)
         m = re.fullmatch(rf"{r}/actions/(jobs/(\d+)/logs|artifacts/(\d+)/zip)", path)
         if m:                                   # GitHub answers with a short-lived redirect to blob storage

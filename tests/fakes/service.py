@@ -24,7 +24,8 @@ def wait_for(pred, timeout: float = 60.0):
     raise AssertionError("timed out waiting")
 
 
-def signed(body: dict | str, secret: str = SECRET, ts: str | None = None, retry: int | None = None) -> tuple[bytes, dict]:
+def signed(body: dict | str, secret: str = SECRET, ts: str | None = None,
+           retry: int | None = None) -> tuple[bytes, dict]:
     raw = (body if isinstance(body, str) else json.dumps(body)).encode()
     ts = ts if ts is not None else str(int(time.time()))
     sig = "v0=" + hmac.new(secret.encode(), b"v0:" + ts.encode() + b":" + raw, hashlib.sha256).hexdigest()
@@ -83,7 +84,8 @@ class S3:
         n = 0
         for f in sorted(folder.rglob("*")):
             if f.is_file() and not f.name.startswith("."):
-                self.client().upload_file(str(f), self.bucket, f"{prefix.rstrip('/')}/{f.relative_to(folder).as_posix()}")
+                key = f"{prefix.rstrip('/')}/{f.relative_to(folder).as_posix()}"
+                self.client().upload_file(str(f), self.bucket, key)
                 n += 1
         return n
 
@@ -94,7 +96,8 @@ class S3:
 
     def lists(self) -> int:
         """Listings of the bucket so far."""
-        return sum(1 for m, p, q in self.requests if m == "GET" and p.rstrip("/") == f"/{self.bucket}" and "list-type" in q)
+        bucket = f"/{self.bucket}"
+        return sum(1 for m, p, q in self.requests if m == "GET" and p.rstrip("/") == bucket and "list-type" in q)
 
     def close(self) -> None:
         self.server.stop()
@@ -132,7 +135,8 @@ def click(action_id: str, value: str, *, team: str = "T1", channel: str = "C1", 
             "message": {"type": "message", "ts": message_ts, "bot_id": "BBOT", "text": "mltd: ..."},
             "response_url": response_url,             # hooks.slack.com/actions/... in Slack; a stand-in's in a test
             "actions": [{"action_id": action_id, "block_id": "mltd_feedback", "value": value, "type": "button",
-                         "text": {"type": "plain_text", "text": "x", "emoji": True}, "action_ts": f"{time.time():.6f}"}]}
+                         "text": {"type": "plain_text", "text": "x", "emoji": True},
+                         "action_ts": f"{time.time():.6f}"}]}
 
 
 def submission(view: dict, values: dict, *, team: str = "T1", user: str = "U2") -> dict:

@@ -1,6 +1,7 @@
 """A stand-in for the Slack Web API on loopback: the real slack_sdk talks to it through
 MLTD_SLACK_API_URL. It answers the methods mltd uses with Slack's response shapes, records every
-call (with the answer given, under `_response`), serves attached files to a bearer token, and can answer 429 with Retry-After on demand.
+call (with the answer given, under `_response`), serves attached files to a bearer token, and can
+answer 429 with Retry-After on demand.
 It opens modals (views.open, with Slack's limits on a view checked), refuses to post in channels
 mltd was not invited to (`not_member`), and receives what is sent to a slash command's
 response_url (`response_url(...)`, recorded in `responses`)."""
@@ -91,7 +92,8 @@ class SlackStandIn(LoopbackServer):
         if method == "files.completeUploadExternal":
             files = params.get("files")
             files = json.loads(files) if isinstance(files, str) else files
-            return {"ok": True, "files": [{"id": f["id"], "title": f.get("title"), "name": f.get("title")} for f in files]}
+            shared = [{"id": f["id"], "title": f.get("title"), "name": f.get("title")} for f in files]
+            return {"ok": True, "files": shared}
         return {"ok": False, "error": "unknown_method"}
 
     def _handler(self):
