@@ -9,8 +9,12 @@ to. The (raw top confidence, right?) pairs are fitted with isotonic regression (
 violators), each block shrunk toward its own mean raw confidence by `--prior` pseudo-runs, so a
 block of a few runs cannot swing the map to 0 or 1.
 
-    python bench/calibrate.py --rules a44f084 \
-        --families wide_init_start,explodes_late,lr_below_range,saturating_stack,lr_above_range,restarts_noise
+    python bench/calibrate.py \
+        --group a44f084:wide_init_start,explodes_late,lr_below_range,saturating_stack,lr_above_range,restarts_noise \
+        --group 76d7143:grid_stall_family,...
+
+Each `--group REF:FAMILIES` names the rules as they were before those families existed; the groups'
+first-sight pairs are pooled into one fit.
 
 Only tuning families are accepted: a measuring run is never looked at one by one.
 """
@@ -85,43 +89,50 @@ def fit(pairs: list[tuple[float, bool]], prior: float) -> list[tuple[float, floa
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rules", required=True, help="git ref of the rules before the families existed")
-    ap.add_argument("--families", required=True, help="comma-separated tuning families new to those rules")
+    ap.add_argument("--group", action="append", required=True, metavar="REF:FAMILIES",
+                    help="a git ref of the rules before the families existed, and those tuning families "
+                         "(comma-separated); repeat for families added at different times")
     ap.add_argument("--prior", type=float, default=4.0, help="pseudo-runs pulling a block toward its raw confidence")
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
-    wanted = args.families.split(",")
+    groups = [(ref, fams.split(",")) for ref, _, fams in (g.partition(":") for g in args.group)]
     fams = {f.name: f for f in FAMILIES}
+    wanted = [n for _, names in groups for n in names]
     unknown = [n for n in wanted if n not in fams]
     if unknown:
         raise SystemExit(f"unknown families: {', '.join(unknown)}")
     measuring = [n for n in wanted if fams[n].split != "tuning"]
     if measuring:
         raise SystemExit(f"measuring families are never looked at one by one: {', '.join(measuring)}")
-    names = [name for n in wanted for name in fams[n].writers()]
-    with tempfile.TemporaryDirectory() as tmp:
-        export_rules(args.rules, Path(tmp))
-        with ThreadPoolExecutor(args.jobs) as pool:
-            pairs = list(pool.map(lambda n: first_sight(Path(tmp), n), names))
+    pairs: list[tuple[float, bool]] = []
+    for ref, names in groups:
+        runs = [name for n in names for name in fams[n].writers()]
+        with tempfile.TemporaryDirectory() as tmp:
+            export_rules(ref, Path(tmp))
+            with ThreadPoolExecutor(args.jobs) as pool:
+                got = list(pool.map(lambda n: first_sight(Path(tmp), n), runs))
+        print(f"{ref}: {len(got)} first-sight runs, {sum(r for _, r in got)} right", file=sys.stderr)
+        pairs += got
     knots = fit(pairs, args.prior)
     right = sum(r for _, r in pairs)
     lines = [
         "# The top cause's confidence, mapped to how often a cause given it was right on runs of shapes the",
         "# rules had never been fitted to (analysis/calibration.py interpolates between the knots).",
         "# Written by:",
-        f"#   python bench/calibrate.py --rules {args.rules} --families {args.families}"
+        "#   python bench/calibrate.py " + " ".join(f"--group {g}" for g in args.group)
         + (f" --prior {args.prior:g}" if args.prior != 4.0 else ""),
         f"# {len(pairs)} first-sight runs, {right} right at top-1 ({right / len(pairs):.3f}); mean raw confidence "
         f"{sum(c for c, _ in pairs) / len(pairs):.3f}.",
         "",
-        f'rules = "{args.rules}"',
-        f"families = {json.dumps(wanted)}",
         f"prior = {args.prior:g}",
         "# [raw confidence (block mean), calibrated, runs in the block]",
         "knots = [",
         *[f"    [{raw}, {cal}, {n}]," for raw, cal, n in knots],
         "]",
         "",
+        "# the rules each group of first-sight families was diagnosed with",
+        *[line for ref, names in groups
+          for line in ("[[groups]]", f'rules = "{ref}"', f"families = {json.dumps(names)}", "")],
     ]
     OUT.write_text("\n".join(lines))
     print("\n".join(lines))

@@ -33,10 +33,11 @@ def test_fit_is_isotonic_and_shrunk(pairs, prior, knots):
 
 def test_stored_map_names_its_command_and_only_tuning_families():
     text = DATA.read_text()
-    assert "python bench/calibrate.py --rules" in text
+    assert "python bench/calibrate.py --group" in text
     data = tomllib.loads(text)
     split = {f.name: f.split for f in FAMILIES}
-    assert data["families"] and all(split[name] == "tuning" for name in data["families"])
+    families = [name for group in data["groups"] for name in group["families"]]
+    assert families and all(split[name] == "tuning" for name in families)
     raws = [k[0] for k in data["knots"]]
     cals = [k[1] for k in data["knots"]]
     assert raws == sorted(raws) and cals == sorted(cals)
@@ -53,6 +54,6 @@ def test_map_is_monotone_and_keeps_unmeasured_low_levels():
 def test_calibrate_refuses_measuring_families(monkeypatch):
     mod = _calibrate_module()
     measuring = next(f.name for f in FAMILIES if f.split == "measuring")
-    monkeypatch.setattr("sys.argv", ["calibrate.py", "--rules", "HEAD", "--families", measuring])
+    monkeypatch.setattr("sys.argv", ["calibrate.py", "--group", f"HEAD:{measuring}"])
     with pytest.raises(SystemExit, match="never looked at"):
         mod.main()
