@@ -86,6 +86,10 @@ REAL_LINES = [
     ("nccl_timeout", "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:825, unhandled system "
      "error, NCCL version 2.7.8", "github.com/rstrudel/segmenter/issues/60"),
     ("nccl_timeout", "[rank1]: ncclInternalError: Internal check failed.", "github.com/vllm-project/vllm/issues/10453"),
+    # PyTorch <= 1.x (DataParallel, torch.cuda.nccl) capitalises it
+    ("nccl_timeout", "RuntimeError: NCCL Error 2: unhandled system error (run with NCCL_DEBUG=INFO for details)",
+     "github.com/Tencent-Hunyuan/HunyuanVideo/issues/114"),
+    ("nccl_timeout", "RuntimeError: NCCL Error 1: unhandled cuda error", "github.com/pytorch/pytorch/issues/11756"),
     ("store_barrier", "timed out initializing process group in store based barrier on rank",
      "tests/wild chatglm2-store-barrier-timeout-6"),
     ("nccl_shm", "Error while creating shared memory segment /dev/shm/nccl-pZafXL (size 7340384)",
