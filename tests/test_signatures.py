@@ -105,6 +105,13 @@ REAL_LINES = [
      "github.com/axolotl-ai-cloud/axolotl/issues/809"),
     ("rank_failure", "[E616 02:08:15.931416442 socket.cpp:1023] [c10d] The client socket has timed out after 600000ms "
      "while trying to connect to (172.17.0.9, 50437).", "github.com/vllm-project/vllm/issues/19670"),
+    # the same, as PyTorch 2.0 counts it in seconds
+    ("rank_failure", "[E socket.cpp:793] [c10d] The client socket has timed out after 1800s while trying to connect to "
+     "(127.0.0.1, 48391).", "github.com/lllyasviel/ControlNet/issues/382"),
+    # rank 0's store went away under the others: "a possible application crash on rank 0"
+    ("rank_failure", "RuntimeError: [3] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d "
+     "key-value store by key '0', but store->get('0') got error: Connection reset by peer. This may indicate a possible "
+     "application crash on rank 0 or a network set up issue.", "github.com/hiyouga/LlamaFactory/issues/1808"),
     ("rank_failure", "[2023-07-10 04:26:35,999] [ERROR] [launch.py:324:sigkill_handler] ['/global/D1/homes/sushant/"
      "sushanta/venv/bin/python3.10', '-u', 'trainCLM.py', '--local_rank=1', '--deepspeed', '/home/sushant/D1/sushanta/"
      "try/nepaligpt/clm/config/deepspeed_config.json'] exits with return code = -11",
