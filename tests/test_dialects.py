@@ -284,11 +284,11 @@ DIALECTS = [
      # github.com/yao8839836/text_gcn/issues/95
      "Epoch: 0111 train_loss= 0.00122 train_acc= 0.04547 val_loss= nan val_acc= 0.06101 time= 8.46537",
      {"train_loss": [0.00122], "train_acc": [0.04547], "val_loss": [np.nan], "val_acc": [0.06101], "epoch": [111]}),
-    ("mxnet Speedometer (`Train-accuracy=`, `Validation-accuracy=`)", "\n".join([
+    ("mxnet Speedometer (`Epoch[0]` with its counter attached, `Train-accuracy=`, `Validation-accuracy=`)", "\n".join([
         # github.com/apache/mxnet/issues/4900
         "INFO:root:Epoch[0] Batch [900]  Speed: 14762.29 samples/sec     Train-accuracy=0.950313",
         "INFO:root:Epoch[0] Validation-accuracy=0.958002",
-    ]), {"train_acc": [0.950313], "val_acc": [0.958002]}),
+    ]), {"train_acc": [0.950313], "val_acc": [0.958002], "epoch": [0, 0]}),
     ("udacity print loop (`Training Loss:` / `Validation Loss:`, tab-separated)", "\n".join([
         # github.com/udacity/deep-learning-v2-pytorch/issues/341
         "Epoch: 1 \tTraining Loss: 0.173275 \tValidation Loss: 0.072151",

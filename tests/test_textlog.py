@@ -142,6 +142,12 @@ def test_the_whole_loss_under_a_qualifier_and_camel_case_names(tmp_path):
     assert s["val_loss"].values.tolist() == [0.52, 0.50] and s["val_acc"].values.tolist() == [0.83]
 
 
+def test_a_counter_attached_to_its_name_and_an_index_that_is_not_one(tmp_path):
+    r, s = _parse(tmp_path, "Step[300/1000] Epoch(2) loss: 0.5\nStep[400/1000] Epoch(2) loss: 0.4\nloss[0]: 0.3\n")
+    assert s["train_loss"].steps.tolist() == [300, 400] and s["epoch"].values.tolist() == [2, 2]
+    assert s["train_loss"].values.tolist() == [0.5, 0.4]         # `loss[0]: 0.3` indexes a loss: not read as 0
+
+
 def test_thinned_series_keep_their_nan_and_spike(tmp_path, monkeypatch):
     import analysis.ingest.textlog as tl
     import analysis.metrics as metrics
