@@ -178,6 +178,11 @@ REAL_LINES = [
      "THCStorage.c line=82 error=2 : out of memory", "github.com/Cadene/vqa.pytorch/issues/47 (PyTorch 0.3)"),
     ("cuda_oom", "cuda failed with error 2 out of memory. use CUDA_LAUNCH_BLOCKING=1 to get correct traceback.",
      "github.com/junjie18/CMT/issues/15 (spconv)"),
+    # NCCL's own allocation on the GPU: an OOM, not a transport failure
+    ("cuda_oom", "VM-0-16-ubuntu:392:494 [2] enqueue.cc:43 NCCL WARN Cuda failure 'out of memory'",
+     "github.com/NVIDIA/TensorRT-LLM/issues/1670"),
+    ("cuda_oom", "ng30903:3063028:3066152 [3] include/alloc.h:185 NCCL WARN Failed to CUDA calloc 6291456 bytes",
+     "github.com/NVIDIA/nccl/issues/1235"),
     ("tf_oom", "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate "
      "4770354232 bytes.", "github.com/patrickbryant1/AFProfile/issues/8 (maintainer: needs a bigger GPU)"),
     # the host's OOM killer as a shell, the kernel's syslog, a progress bar and torchrun report it
