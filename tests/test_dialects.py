@@ -245,6 +245,55 @@ DIALECTS = [
         "| 1 | 0.90 | 0.95 |",
         "| 2 | 0.70 | 1.10 |",
     ]), {"epoch": [1, 2], "train_loss": [0.9, 0.7], "val_loss": [0.95, 1.1]}),
+    # Lines as posted in public threads (the thread beside each): the forms issue 14 lists.
+    ("Megatron-DeepSpeed (`iteration N/ M |`, `E-04`, `grad norm: nan`)",
+     # github.com/bigscience-workshop/Megatron-DeepSpeed/issues/396
+     " iteration     5426/  250000 | consumed samples:        43408 | consumed tokens:     88899584 | elapsed time per "
+     "iteration (ms): 4247.9 | learning rate: 2.999E-04 | global batch size:     8 | loss scale: 1.0 | grad norm: nan | "
+     "actual seqlen:  2048 | number of skipped iterations:   0 | number of nan iterations:   0 | samples per second: "
+     "1.883 | TFLOPs: 78.36 |",
+     {"grad_norm": [np.nan], "lr": [2.999e-4], "loss_scale": [1.0], "steps": [5426]}),
+    ("fastai v2 (tab-separated table with nan cells)", "\n".join([
+        # github.com/timeseriesAI/tsai/issues/639
+        "epoch\ttrain_loss\tvalid_loss\taccuracy\ttime",
+        "0\tnan\tnan\t0.958595\t00:03",
+        "1\tnan\tnan\t0.958595\t00:03",
+    ]), {"epoch": [0, 1], "train_loss": [np.nan, np.nan], "val_loss": [np.nan, np.nan]}),
+    ("nanoGPT evaluation (`train loss x, val loss y`) and tiny-universe (`N | loss nan | lr 0.000000e+00`)", "\n".join([
+        # github.com/datawhalechina/tiny-universe/issues/31
+        "step 100000: train loss nan, val loss nan",
+        "100000 | loss nan | lr 0.000000e+00 | 2006.12ms | mfu 1.68%",
+    ]), {"train_loss": [np.nan, np.nan], "val_loss": [np.nan], "lr": [0.0]}),
+    ("Time-LLM (`iters: N, epoch: E | loss: nan speed: s/iter`)",
+     # github.com/KimMeen/Time-LLM/issues/14
+     "\titers: 600, epoch: 1 | loss: nan speed: 0.6871s/iter; left time: 9247.2732s",
+     {"train_loss": [np.nan], "epoch": [1]}),
+    ("Keras progbar mid-epoch (`ETA: ... - loss: inf`)", "\n".join([
+        # github.com/manishsoni1908/Mobilenet-ssd-keras/issues/21
+        "Epoch 1/10",
+        "  3/234 [..............................] - ETA: 33:37:24 - loss: 44.4110",
+        "  4/234 [..............................] - ETA: 25:09:00 - loss: inf ",
+    ]), {"train_loss": [44.411, np.inf]}),
+    ("harvardnlp seq2seq (`Epoch 10 ; Iter 50/213 ; LR 1.0000 ; PPL nan ;`)", "\n".join([
+        # github.com/harvardnlp/data2text/issues/9
+        "Epoch 10 ; Iter 50/213 ; LR 1.0000 ; Target tokens/s 2135 ; PPL nan ;",
+        "Epoch 10 ; Iter 100/213 ; LR 1.0000 ; Target tokens/s 2122 ; PPL nan ;",
+        "Validation perplexity: nan",
+    ]), {"perplexity": [np.nan, np.nan], "lr": [1.0, 1.0], "val_perplexity": [np.nan]}),
+    ("text_gcn (`key= value` with a blank after `=`)",
+     # github.com/yao8839836/text_gcn/issues/95
+     "Epoch: 0111 train_loss= 0.00122 train_acc= 0.04547 val_loss= nan val_acc= 0.06101 time= 8.46537",
+     {"train_loss": [0.00122], "train_acc": [0.04547], "val_loss": [np.nan], "val_acc": [0.06101], "epoch": [111]}),
+    ("mxnet Speedometer (`Epoch[0]` with its counter attached, `Train-accuracy=`, `Validation-accuracy=`)", "\n".join([
+        # github.com/apache/mxnet/issues/4900
+        "INFO:root:Epoch[0] Batch [900]  Speed: 14762.29 samples/sec     Train-accuracy=0.950313",
+        "INFO:root:Epoch[0] Validation-accuracy=0.958002",
+    ]), {"train_acc": [0.950313], "val_acc": [0.958002], "epoch": [0, 0]}),
+    ("udacity print loop (`Training Loss:` / `Validation Loss:`, tab-separated)", "\n".join([
+        # github.com/udacity/deep-learning-v2-pytorch/issues/341
+        "Epoch: 1 \tTraining Loss: 0.173275 \tValidation Loss: 0.072151",
+        "Epoch: 2 \tTraining Loss: 0.180673 \tValidation Loss: 0.073222",
+    ]), {"epoch": [1, 2], "train_loss": [0.173275, 0.180673], "val_loss": [0.072151, 0.073222]}),
 ]
 
 

@@ -296,3 +296,31 @@ def test_a_keras_csvlogger_file_under_a_log_name_is_read_as_a_table(tmp_path):
 def test_a_log_whose_first_line_has_commas_is_still_a_log(tmp_path):
     d = _top(tmp_path, "loss, accuracy and lr are printed below\nepoch 1 loss 0.5\n")
     assert [(a["kind"], a["format"]) for a in d.run["artifacts"]] == [("log", "plain_text")]
+
+
+# Excerpts as posted in public threads (not in tests/wild): each must give the answer its lines support.
+REAL_EXCERPTS = [
+    # github.com/karpathy/nanoGPT/issues/215: the one line where the loss turns NaN (fp16 on a V100)
+    ("2023-03-22 09:32:41 iter 3000: loss 4.2490, time 35392.33ms, mfu 13.85%\n"
+     "2023-03-22 09:32:52 iter 3010: loss nan, time 1019.95ms, mfu 14.12%\n", {"numerical_instability", "lr_too_high"}),
+    # github.com/keras-team/keras/issues/21: four epochs of a loss that grows
+    ("".join(f"Epoch {e}\n61878/61878 [==============================] - 5s - loss: {v}     \n"
+             for e, v in [(9, "0.7407"), (10, "13.3614"), (11, "26.6396"), (12, "26.6453")]), {"lr_too_high"}),
+    # github.com/bigscience-workshop/Megatron-DeepSpeed/issues/396: a gradient norm that is NaN, no loss printed
+    (" iteration     5426/  250000 | consumed samples:        43408 | elapsed time per iteration (ms): 4247.9 | "
+     "learning rate: 2.999E-04 | global batch size:     8 | loss scale: 1.0 | grad norm: nan | number of skipped "
+     "iterations:   0 |\n", {"numerical_instability", "lr_too_high"}),
+    # github.com/jiecaoyu/pytorch-nin-cifar10/issues/1: the loss pinned at ln(10) and accuracy at 10% every epoch
+    ("".join(f"Train Epoch: {e} [0/50000 (0%)]\tLoss: 2.302585\tLR: 0.1\n"
+             f"Train Epoch: {e} [12800/50000 (26%)]\tLoss: 2.302585\tLR: 0.1\n\n"
+             "Test set: Average loss: 2.9473, Accuracy: 1000/10000 (10.00%)\n\n" for e in (2, 3)),
+     {"data_pipeline_bug", "lr_too_high", "no_parameter_updates"}),
+]
+
+
+@pytest.mark.parametrize("text,codes", REAL_EXCERPTS, ids=["nan-line", "rising-4", "grad-norm-nan", "stuck-chance"])
+def test_a_real_short_paste_gets_the_answer_its_lines_support(tmp_path, text, codes):
+    d = _top(tmp_path, text, "output.txt")
+    assert d.root_causes and d.root_causes[0].code in codes, [c.code for c in d.root_causes]
+    if d.root_causes[0].confidence < 0.8:      # a differential: ranked readings and what would settle them
+        assert d.status == "needs_more_data" and d.tell_apart

@@ -127,6 +127,27 @@ def test_names_as_people_write_them(tmp_path):
     assert s["epoch"].values.tolist() == [1]
 
 
+def test_the_whole_loss_under_a_qualifier_and_camel_case_names(tmp_path):
+    # `loss_total` sums the parts printed beside it: it is the loss, never one more part of it; camelCase
+    # as print loops write it (`f'Epoch: {epoch}\tTrainLoss: {train_loss}'`, `ValLoss`, `ValAcc`)
+    _, s = _parse(tmp_path, "\n".join([
+        "iter 10 loss_total: 1.50 loss_cls: 0.90 loss_box: 0.60",
+        "iter 20 loss_total: nan loss_cls: nan loss_box: 0.55",
+        "Epoch: 3\tTrainLoss: 0.41\tValLoss: 0.52\tValAcc: 0.83",
+        "epoch 4 loss_val: 0.50",
+    ]))
+    assert s["train_loss"].values.tolist()[:1] == [1.5] and np.isnan(s["train_loss"].values[1])
+    assert s["train_loss"].values.tolist()[2] == 0.41           # not 1.5 + 0.9 + 0.6 summed as parts
+    assert s["train_loss/cls"].values.tolist()[:1] == [0.9]
+    assert s["val_loss"].values.tolist() == [0.52, 0.50] and s["val_acc"].values.tolist() == [0.83]
+
+
+def test_a_counter_attached_to_its_name_and_an_index_that_is_not_one(tmp_path):
+    r, s = _parse(tmp_path, "Step[300/1000] Epoch(2) loss: 0.5\nStep[400/1000] Epoch(2) loss: 0.4\nloss[0]: 0.3\n")
+    assert s["train_loss"].steps.tolist() == [300, 400] and s["epoch"].values.tolist() == [2, 2]
+    assert s["train_loss"].values.tolist() == [0.5, 0.4]         # `loss[0]: 0.3` indexes a loss: not read as 0
+
+
 def test_thinned_series_keep_their_nan_and_spike(tmp_path, monkeypatch):
     import analysis.ingest.textlog as tl
     import analysis.metrics as metrics

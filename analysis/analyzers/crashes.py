@@ -145,6 +145,10 @@ _FIXES = {
                      "first (NCCL_DEBUG=INFO, TORCH_NCCL_ASYNC_ERROR_HANDLING=1); look for uneven data per "
                      "rank, a rank-only branch (logging, eval, checkpointing) or a hung dataloader; raise "
                      "the timeout only once the cause is known"),
+    "nccl_network": ("NCCL lost a connection between ranks: a peer process died or the network failed",
+                     "Find the rank that died first (its own log, dmesg for the OOM killer): a closed peer is "
+                     "usually its consequence; if every rank lived, test the transport (NCCL_DEBUG=INFO, "
+                     "NCCL_SOCKET_IFNAME, NCCL_IB_DISABLE=1) and the links between the nodes"),
     "elastic_teardown": ("torchrun is stopping the other ranks because one failed", "Read the first "
                          "failing rank's own error above the SIGTERM lines (or torchrun's error file): the "
                          "SIGTERMs are its consequence"),
@@ -297,7 +301,10 @@ def _broadcasts(text: str) -> bool:
 _CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "target_size_mismatch": 0.7,
                "duplicate_gpu": 0.92,
                # a launcher's report that a rank exited says where, not why: the rank's own error is the cause
-               "rank_failure": 0.7, "elastic_teardown": 0.6}
+               "rank_failure": 0.7, "elastic_teardown": 0.6,
+               # a closed peer is most often a rank that died first (its own error is the cause), less
+               # often the network itself
+               "nccl_network": 0.7}
 # The confidence of a crash by its code, where its signature has none of its own (otherwise 0.7).
 _CODE_CONFIDENCE = {"distributed_failure": 0.9, "dataloader_failure": 0.9, "zero_variance": 0.9,
                     "numerical_instability": 0.75, "data_pipeline_bug": 0.9}

@@ -10,8 +10,9 @@
    Per line: progress-bar rewrites (`\r`, or `#015` as CloudWatch writes it) reduce to the last state, ANSI colour is skipped, then
    a key is a run of [A-Za-z_][A-Za-z0-9_./-]*, optionally quoted, optionally the second word of a
    two-word name (`grad norm`, `Training Loss`), followed by `=`, `:` (or a full-width one), `|` or spaces, an optional
-   `[` (`Epoch [1][50/500]`), an optional wrapper (`tensor(`, `np.float64(`), and a number (units such as `ms` or `%` end
-   it), nan, inf or infinity. The first value of each family per line wins. A lone word that opens
+   `[` (`Epoch [1][50/500]`; or a counter bracketed right after the name, `Epoch[3]`, `Epoch(3)`), an
+   optional wrapper (`tensor(`, `np.float64(`), and a number (units such as `ms` or `%` end it), nan, inf or
+   infinity. The first value of each family per line wins. A lone word that opens
    a section (`| valid | loss 9.4`, `Epoch(val)`, `Test: [10/100]`) has the keys after it looked
    up as `val|loss`. A line of three or more names apart by `|`, tabs or two spaces, two of them
    metrics, is a table header (YOLO, a Trainer's notebook table): the rows of numbers after it
@@ -341,6 +342,20 @@ static Py_ssize_t value_first(Ctx *c, Out *o, const char *s, Py_ssize_t n, Py_ss
     return line_add(o, fam, v, 0) ? -1 : ke;
 }
 
+/* `Epoch[3]`, `Step[300/1000]`, `Epoch(3)`: a counter right after its name's bracket at s[j], closed by the
+   bracket (after an optional `/total`), with no separator after it (`loss[0]: 0.5` is an index). */
+static int attached_counter(const char *s, Py_ssize_t j, Py_ssize_t n) {
+    char close = s[j] == '[' ? ']' : ')';
+    double v;
+    Py_ssize_t end;
+    if (!parse_number(s, j + 1, n, &v, &end)) return 0;
+    if (end < n && s[end] == '/' && !parse_number(s, end + 1, n, &v, &end)) return 0;
+    if (end >= n || s[end] != close) return 0;
+    end++;
+    while (end < n && is_blank((unsigned char)s[end])) end++;
+    return !(end < n && (s[end] == ':' || s[end] == '='));
+}
+
 /* The pairs of one cleaned line (`ln`: its index within the chunk) into o's current line. */
 static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
     Py_ssize_t i = 0, prev = -1;   /* prev: start of the word before, when a single space joins them */
@@ -378,7 +393,8 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
         } else if (j < n && (s[j] == '=' || s[j] == ':' || s[j] == '|')) {
             sep = s[j++];
             while (j < n && is_blank((unsigned char)s[j])) j++;
-        } else if (j == b0) {           /* neither a separator nor blanks: no value follows */
+        } else if (j == b0 && !(!quoted && j < n && (s[j] == '[' || s[j] == '(') && attached_counter(s, j, n))) {
+            /* neither a separator nor blanks: no value follows */
             if (j < n && (s[j] == ')' || s[j] == ']') && ws > 0 && (s[ws - 1] == '(' || s[ws - 1] == '[')) {
                 int sec = section_of(c, s + ws, we - ws);       /* `[valid] loss=` */
                 if (sec) section = sec;
@@ -386,8 +402,8 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
             prev = -1;
             continue;
         }
-        int listed = j < n && s[j] == '[';
-        if (listed) {                    /* `Epoch [1][50/500]`, `Iter [50/40000]`, `'loss': [0.7, 0.5]` */
+        int listed = j < n && (s[j] == '[' || (j == b0 && s[j] == '('));
+        if (listed) {                    /* `Epoch [1][50/500]`, `Iter [50/40000]`, `'loss': [0.7, 0.5]`, `Epoch(3)` */
             j++;
             while (j < n && is_blank((unsigned char)s[j])) j++;
         }

@@ -75,6 +75,21 @@ class _Table:
         self.fams, self.pipes = fams, pipes
 
 
+def _attached_counter(s: bytes, j: int) -> bool:
+    """`Epoch[3]`, `Step[300/1000]`, `Epoch(3)`: a counter right after its name's bracket at s[j], closed
+    by the bracket (after an optional `/total`), with no separator after it (`loss[0]: 0.5` is an index)."""
+    close = 93 if s[j] == 91 else 41
+    num = parse_number(s, j + 1)
+    if num is not None and num[1] < len(s) and s[num[1]] == 47:
+        num = parse_number(s, num[1] + 1)
+    if num is None or num[1] >= len(s) or s[num[1]] != close:
+        return False
+    end = num[1] + 1
+    while end < len(s) and s[end] in _BLANK:
+        end += 1
+    return not (end < len(s) and s[end] in b":=")
+
+
 def _cells(s: bytes, pipes: bool) -> list[bytes]:
     if pipes:
         t = s.strip(b" \t")
@@ -191,12 +206,13 @@ class Scanner:
                 j += 1
                 while j < n and s[j] in _BLANK:
                     j += 1
-            elif j == b0:
+            elif j == b0 and not (not quoted and j < n and s[j] in b"[(" and _attached_counter(s, j)):
                 if j < n and s[j] in b")]" and ws > 0 and s[ws - 1] in b"([":   # `[valid] loss=`
                     section = self.section_of(s[ws:we]) or section
                 prev = -1
                 continue
-            listed = j < n and s[j] == 91              # `Epoch [1][50/500]`, `'loss': [0.7, 0.5]`
+            # `Epoch [1][50/500]`, `'loss': [0.7, 0.5]`, `Epoch(3)`
+            listed = j < n and (s[j] == 91 or (j == b0 and s[j] == 40))
             if listed:
                 j += 1
                 while j < n and s[j] in _BLANK:
