@@ -3,14 +3,13 @@ environment; the engine's defaults are the same numbers.
 
 Most of the memory bound is structural: each reader checks what a file declares (a header's
 length, a tensor's shape, a member's inflated size, a YAML document's expanded size) against
-these caps before it reads. The time bound is a backstop for the Python-level loops: an alarm in
+these caps before it reads. The time bound is a backstop for the Python-level loops: a CPU-time alarm in
 the main thread ends the artifact that runs past it.
 """
 from __future__ import annotations
 
 import signal
 import threading
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -54,26 +53,22 @@ DEFAULT = Budget()
 
 @contextmanager
 def time_limit(seconds: float, what: str):
-    """Raise OverBudget in the main thread when the block runs past `seconds`. Elsewhere (a
-    worker thread), or when an outer alarm comes first, it only measures."""
+    """Raise OverBudget in the main thread when the block has used `seconds` of this process's CPU
+    time (user and system, every thread's). CPU time, not wall time: what an artifact costs is the
+    work its reading takes, and a loaded machine must not cut a log short that an idle one reads
+    whole, which would change the diagnosis with the load. Blocking (a hung read) is the wall-clock
+    job time limit's to end (`MLTD_JOB_TIMEOUT_S`, bot/worker.py). Elsewhere than the main thread it only measures."""
     if seconds <= 0 or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    outer_left, _ = signal.getitimer(signal.ITIMER_REAL)
-    if outer_left and outer_left <= seconds:
         yield
         return
 
     def on_alarm(signum, frame):
-        raise OverBudget(f"took longer than the {seconds:g} s budget for one artifact")
+        raise OverBudget(f"took more than the {seconds:g} s of CPU time budgeted for one artifact")
 
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    start = time.monotonic()
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = signal.signal(signal.SIGPROF, on_alarm)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        if outer_left:                      # hand the outer alarm (a job's time limit) its time back
-            signal.setitimer(signal.ITIMER_REAL, max(outer_left - (time.monotonic() - start), 0.001))
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
