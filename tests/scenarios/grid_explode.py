@@ -4,8 +4,7 @@ norm starts growing against when the LR changes and when the loss turns; whether
 calm before a NaN) is fit on more than one shape:
 
 - gradients that explode under a small, constant LR: a residual stack with no normalisation, a
-  ReLU RNN without clipping on long sequences, a loss multiplied by a large factor (a sum where a
-  mean was meant);
+  loss multiplied by a large factor (a sum where a mean was meant);
 - an LR too high: a warm-up whose factor is never capped (it keeps rising after the peak), and an
   adaptive optimizer given a rate from SGD's range from the first step;
 - a NaN from the arithmetic with calm gradients before it: a softmax in half precision without
@@ -23,8 +22,19 @@ import torch
 from torch import nn
 
 from tests.scenarios import training
-from tests.scenarios.grid import (BASE_LR, Family, Knobs, Variant, dataset, lm_loss, losses, mean, optimizer,
-                                  require, train, write)
+from tests.scenarios.grid import (
+    Family,
+    Knobs,
+    Variant,
+    dataset,
+    lm_loss,
+    losses,
+    mean,
+    optimizer,
+    require,
+    train,
+    write,
+)
 
 V = Variant
 
@@ -39,9 +49,10 @@ def _grew_geometrically(rows, factor: float = 100.0) -> None:
     bad = _nonfinite_at(rows)
     gn = [r["grad_norm"] for r in rows[:bad]]
     require(len(gn) >= 4, f"the gradients overflowed at once (step {bad})")
-    early = sorted(gn[:5])[2]
-    require(max(gn) > factor * early or (bad is not None and max(gn[-3:]) > 10 * early),
-            f"gradient norm did not grow: {early:.3g} -> {max(gn):.3g}")
+    top = max(range(len(gn)), key=gn.__getitem__)
+    # a rise over several steps to a new high, not one large first step that the run then recovers from
+    require(top >= 2 and (gn[top] > factor * gn[0] or (bad is not None and gn[top] > 10 * gn[0])),
+            f"gradient norm did not grow: {gn[0]:.3g} -> {gn[top]:.3g} at step {top + 1}")
     lrs = {r["lr"] for r in rows}
     require(len(lrs) == 1, "the LR changed")
 
@@ -118,31 +129,6 @@ def _fit(v: Variant, model: nn.Module, opt, x, y, loss_fn, lr: float, rows_fn=No
     return rows
 
 
-LONG_SEQ = {"rnn": 3}          # each sequence repeated 3x: 60 steps through time
-RNN_LR = {"sgd": 2e-3, "momentum": 5e-4}
-RNN_REC = 1.02                 # recurrent weight = 1.02 x identity (the IRNN start, a little above 1)
-
-
-def relu_rnn_long_sequences(dest: Path, v: Variant) -> None:
-    """A ReLU Elman RNN over 60-token sequences, recurrent weights started at 1.02 x identity and no
-    gradient clipping: back-propagation through 60 steps multiplies by the recurrent matrix 60
-    times, so the gradients grow with every update that makes it larger, under a small constant LR."""
-    reps = LONG_SEQ["rnn"]
-
-    def prepare(model):
-        with torch.no_grad():
-            for cell in model.cells:
-                cell["rec"].weight.copy_(RNN_REC * torch.eye(v.width))
-                cell["rec"].bias.zero_()
-
-    k = Knobs(lr=RNN_LR[v.opt], act=nn.ReLU, prepare=prepare, rows=lambda s, xb, yb: (xb.repeat(1, reps), yb),
-              extra_config={"model": {"arch": "rnn", "cell": "elman", "nonlinearity": "relu", "hidden": v.width},
-                            "data": {"seq_len": 20 * reps}, "init": {"recurrent": f"{RNN_REC} * identity"}})
-    model, rows, _ = train(v, k, dest)
-    _grew_geometrically(rows)
-    write(dest, v, k, rows, None)
-
-
 LOSS_SCALE = {"mlp": (2000.0, 1e-3), "regression": (1000.0, 1e-3), "lm": (512.0, 2e-2), "cnn": (2000.0, 1e-3)}
 
 
@@ -170,20 +156,21 @@ def _learned_then_rose(rows, what: str) -> None:
     ls = losses(rows)
     start = mean(ls[:10])
     finite = [x for x in ls if math.isfinite(x)]
-    best = min(finite)
-    require(best < 0.7 * start, f"{what}: it never learned ({start:.3g} -> {best:.3g})")
+    best = min(mean(finite[i: i + 10]) for i in range(0, len(finite) - 9))     # the best level, not one lucky batch
+    require(best < 0.85 * start, f"{what}: it never learned ({start:.3g} -> {best:.3g})")
     tail = [x if math.isfinite(x) else 1e30 for x in ls[-20:]]
-    require(mean(tail) > min(2.0 * best + 0.05, best + 0.5 * (start - best)),
+    require(mean(tail) > best + 0.5 * (start - best),
             f"{what}: the loss did not rise again ({best:.3g} -> {mean(tail):.3g})")
 
 
-WARMUP_SHARE = 0.025       # warm-up over the first 2.5% of steps, then (the bug) the factor keeps rising
+# the warm-up's length as a share of the run: after it (the bug) the factor keeps rising, 40-80x by the end
+WARMUP_SHARE = {"cnn": 0.0125, "regression": 0.0125, "lstm": 0.025}
 
 
 def warmup_never_capped(dest: Path, v: Variant) -> None:
     """A linear warm-up written as `lr = base * step / warmup_steps` with no min(1, ...): after the
-    warm-up the factor keeps rising, to 40x the intended peak by the end, and the loss gives way."""
-    warm = max(1, int(v.steps * WARMUP_SHARE))
+    warm-up the factor keeps rising, to 40-80x the intended peak by the end, and the loss gives way."""
+    warm = max(1, int(v.steps * WARMUP_SHARE[v.arch]))
     k = Knobs(lr_factor=lambda s: s / warm, label_noise=0.1,
               extra_config={"scheduler": {"name": "linear_warmup", "warmup_steps": warm}})
     model, rows, _ = train(v, k, dest)
@@ -308,13 +295,11 @@ FAMILIES = [
     Family("residual_unnormalised", residual_stack_unnormalised, "exploding_gradients", "tuning", (
         V("mlp", "momentum", fmt="csv", seed=1501), V("mlp", "momentum", fmt="kv", seed=1502, width=48),
         V("mlp", "momentum", fmt="hf", seed=1504))),
-    Family("rnn_long_unclipped", relu_rnn_long_sequences, "exploding_gradients", "tuning", (
-        V("rnn", "momentum", fmt="jsonl", seed=1511), V("rnn", "momentum", fmt="pipe", seed=1512))),
     Family("loss_summed", loss_summed_not_averaged, "exploding_gradients", "tuning", (
         V("mlp", "sgd", fmt="nanogpt", seed=1521), V("regression", "momentum", fmt="lightning", seed=1522),
         V("lm", "sgd", fmt="csv", seed=1523), V("cnn", "momentum", fmt="colon", seed=1524))),
     Family("warmup_uncapped", warmup_never_capped, "lr_too_high", "tuning", (
-        V("mlp", "adam", fmt="kv", seed=1531), V("cnn", "sgd", fmt="jsonl", seed=1532),
+        V("cnn", "sgd", fmt="jsonl", seed=1532),
         V("lstm", "adam", fmt="hf", seed=1533), V("regression", "momentum", fmt="tb", seed=1534))),
     Family("sgd_rate_adaptive", sgd_rate_from_the_start, "lr_too_high", "tuning", (
         V("lstm", "adam", fmt="csv", seed=1541), V("lstm", "adamw", fmt="pipe", seed=1542),
