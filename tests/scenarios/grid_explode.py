@@ -63,24 +63,16 @@ class ResidualStack(nn.Module):
     """x + f(x) blocks, `depth` of them, with no normalisation anywhere: each block adds its output
     to the stream, so the stream (and the gradient through it) grows with the depth."""
 
-    def __init__(self, inp: int, width: int, out: int, depth: int, conv: bool = False) -> None:
+    def __init__(self, inp: int, width: int, out: int, depth: int) -> None:
         super().__init__()
-        self.conv = conv
-        if conv:
-            self.stem = nn.Conv2d(1, width, 3, padding=1)
-            self.blocks = nn.ModuleList(nn.Conv2d(width, width, 3, padding=1) for _ in range(depth))
-            self.head = nn.Linear(width, out)
-        else:
-            self.stem = nn.Linear(inp, width)
-            self.blocks = nn.ModuleList(nn.Linear(width, width) for _ in range(depth))
-            self.head = nn.Linear(width, out)
+        self.stem = nn.Linear(inp, width)
+        self.blocks = nn.ModuleList(nn.Linear(width, width) for _ in range(depth))
+        self.head = nn.Linear(width, out)
 
     def forward(self, x):
         h = self.stem(x)
         for block in self.blocks:
             h = h + block(torch.relu(h))
-        if self.conv:
-            h = h.mean((2, 3))
         return self.head(h)
 
 
@@ -95,7 +87,7 @@ def residual_stack_unnormalised(dest: Path, v: Variant) -> None:
     depth, gain = RESIDUAL[v.arch]
     training.seed_all(v.seed)
     x, y, loss_fn, classes = dataset(v, 1024)
-    model = ResidualStack(x.shape[-1] if v.arch != "cnn" else 1, v.width, classes or 1, depth, conv=v.arch == "cnn")
+    model = ResidualStack(x.shape[-1], v.width, classes or 1, depth)
     with torch.no_grad():
         for block in model.blocks:
             fan_in = block.weight[0].numel()
@@ -112,15 +104,12 @@ def residual_stack_unnormalised(dest: Path, v: Variant) -> None:
     write(dest, v.with_(depth=depth), k, rows, None, code=(ResidualStack, residual_stack_unnormalised, _fit))
 
 
-def _fit(v: Variant, model: nn.Module, opt, x, y, loss_fn, lr: float, rows_fn=None) -> list[dict]:
+def _fit(v: Variant, model: nn.Module, opt, x, y, loss_fn, lr: float) -> list[dict]:
     g = torch.Generator().manual_seed(v.seed + 7)
     rows = []
     for step in range(1, v.steps + 1):
         idx = torch.randint(0, len(x), (v.batch,), generator=g)
-        xb, yb = x[idx], y[idx]
-        if rows_fn:
-            xb, yb = rows_fn(step, xb, yb)
-        loss = loss_fn(model(xb), yb)
+        loss = loss_fn(model(x[idx]), y[idx])
         opt.zero_grad()
         loss.backward()
         gn = float(nn.utils.clip_grad_norm_(model.parameters(), float("inf")))
@@ -266,9 +255,9 @@ def _spikes_recover(rows, at: list[int]) -> None:
     require(mean(ls[-20:]) < 0.6 * mean(ls[:10]), "it did not learn")
 
 
-def bad_batch(v: Variant, g: torch.Generator):
-    """What a corrupt batch looks like for this task: raw pixel values (0-255) for images, tokens
-    from a shuffled shard for the LM, targets in the wrong unit (x 40) for the regression."""
+def other_rows(v: Variant, g: torch.Generator):
+    """A batch from another source for this task: pixel values on a 0-255 scale for the images,
+    tokens drawn uniformly for the LM, targets in another unit (x 40) for the regression."""
     def rewrite(xb, yb):
         if v.arch == "cnn":
             return (xb - xb.min()) * 255.0 / (xb.max() - xb.min()), yb
@@ -284,11 +273,11 @@ def rare_corrupt_batches(dest: Path, v: Variant) -> None:
     """At three steps (about 1 batch in 100) a corrupt batch arrives; the loss jumps past where
     training started and is back to its level within a few steps. No clipping is needed to recover."""
     at = [int(v.steps * f) for f in (0.35, 0.6, 0.85)]
-    rewrite = bad_batch(v, torch.Generator().manual_seed(v.seed))
+    rewrite = other_rows(v, torch.Generator().manual_seed(v.seed))
     k = Knobs(rows=lambda s, xb, yb: rewrite(xb, yb) if s in at else (xb, yb))
     model, rows, _ = train(v, k, dest)
     _spikes_recover(rows, at)
-    write(dest, v, k, rows, model, code=(bad_batch, Knobs, train))
+    write(dest, v, k, rows, model, code=(other_rows, Knobs, train))
 
 
 FAMILIES = [
