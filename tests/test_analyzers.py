@@ -49,6 +49,35 @@ def test_explosion_from_step_one_under_a_calm_lr_rules_the_lr_out(scenario):
     assert exploding("lr_jump_mlp").rules_out == ()
 
 
+@pytest.mark.parametrize("start,peak,words", [
+    (2.0, 50.0, "25x"), (2.0, 19_998.0, "9,999x"), (9024.3, 1.1e14, "10 orders of magnitude"),
+    (0.0, 5.0, ""), (3.0, float("inf"), ""), (5.0, 4.0, "")])
+def test_a_rise_is_said_as_a_reader_can_check_it(start, peak, words):
+    from analysis.analyzers.gradients import rise_in_words
+    assert rise_in_words(start, peak) == words
+
+
+def test_a_norm_huge_before_any_update_rules_the_lr_out(scenario):
+    """The first gradient norm comes before the first optimizer step: thousands there (a residual stack
+    with no normalisation) is the model's, not the LR's, and the factor is said in orders of magnitude."""
+    from analysis.analyzers import gradients
+    from analysis.ingest import load_run
+
+    f = next(f for f in gradients.analyze(load_run(scenario("residual_unnormalised_1")))
+             if f.code == "exploding_gradients")
+    assert f.rules_out == ("lr_too_high",)
+    assert any("before any update" in e.text for e in f.evidence)
+    assert "orders of magnitude" in f.issue and "(smoothed)" not in f.evidence[0].text
+
+
+def test_an_adaptive_optimizer_at_an_sgd_rate_pins_the_loss(scenario, capsys):
+    """Adam at 0.1 from the first step: the loss never moves off chance, and the LR (30x its range's
+    top) leads the data-bug reading, which stays listed with its own evidence."""
+    cause, doc = top(scenario, "sgd_rate_adaptive_1", capsys)
+    assert cause["code"] == "lr_too_high" and "from the first step" in cause["issue"]
+    assert "data_pipeline_bug" in [c["code"] for c in doc["root_causes"][1:3]]
+
+
 def test_dead_units_from_the_checkpoint(scenario, capsys):
     cause, _ = top(scenario, "negative_bias_mlp", capsys)
     assert cause["code"] == "dead_relu" and "fc1" in cause["issue"]

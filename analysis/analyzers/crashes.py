@@ -146,8 +146,8 @@ _FIXES = {
                      "rank, a rank-only branch (logging, eval, checkpointing) or a hung dataloader; raise "
                      "the timeout only once the cause is known"),
     "nccl_network": ("NCCL lost a connection between ranks: a peer process died or the network failed",
-                     "Find the rank that died first (its own log, dmesg for the OOM killer): a closed peer is "
-                     "usually its consequence; if every rank lived, test the transport (NCCL_DEBUG=INFO, "
+                     "Find the rank that died first (its own log, dmesg for the OOM killer): a closed peer "
+                     "is usually its consequence; if every rank lived, test the transport (NCCL_DEBUG=INFO, "
                      "NCCL_SOCKET_IFNAME, NCCL_IB_DISABLE=1) and the links between the nodes"),
     "elastic_teardown": ("torchrun is stopping the other ranks because one failed", "Read the first "
                          "failing rank's own error above the SIGTERM lines (or torchrun's error file): the "

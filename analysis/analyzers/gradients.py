@@ -7,6 +7,7 @@ layer after layer toward the input (on `SHRINKING` (60%) of the steps between co
 """
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -24,13 +25,17 @@ from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.patches import format_value, insert_code_before, set_config_value
 from analysis.run import ConfigHit, Run
-from analysis.signals import first_nonfinite, geometric_growth, spikes
+from analysis.signals import Growth, first_nonfinite, geometric_growth, spikes
 
 NAME = "gradients"
 # growth leaving its floor within this share of the logged steps starts "from step 1"
 FROM_THE_START = 0.1
 SHORT_RUNUP = 3           # finite points enough for growth that ends in Inf/NaN within the first 8 steps
 CONSTANT_LR = 1.01        # an LR whose max/min up to the blow-up stays under this ratio never changed
+# A gradient norm this large at the first logged step was computed before any update: the model, its
+# initialisation and the loss made it, not the LR (a mean-reduced loss on a sane init gives O(1)).
+LARGE_AT_START = 100.0
+FACTOR_IN_WORDS = 1e4     # a rise past this reads as orders of magnitude, not as a factor of many digits
 LR_KEYS = ("lr", "learning_rate", "base_lr")
 CLIP_KEYS = ("max_grad_norm", "grad_clip", "clip_grad_norm", "gradient_clip_val", "clip_grad",
              "grad_clip_norm", "clip_norm")
@@ -86,7 +91,7 @@ def analyze(run: Run) -> list[Finding]:
         nf = first_nonfinite(v)
         if growth is None and nf is not None and nf < 8:
             # Inf/NaN within a few steps: a short run-up, rising step after step, is the whole story
-            growth = geometric_growth(v, min_points=SHORT_RUNUP)
+            growth = geometric_growth(v, min_points=SHORT_RUNUP) or _overflow_from_the_start(v, nf)
         if growth is not None and not _runaway(run, g, growth):
             growth = None
         if growth is not None:
@@ -98,8 +103,9 @@ def analyze(run: Run) -> list[Finding]:
             # cite the peak, not the growth's last point: a diverged run's log can print 0 between huge values
             seg = np.where(np.isfinite(v[a:b + 1]), v[a:b + 1], -np.inf)
             top = a + int(np.argmax(seg))
-            ev = [Evidence(f"grad_norm grew {growth.factor:,.0f}x (smoothed) from {fmt(float(v[a]))} at "
-                           f"{g.step_kind} {fmt_step(g.steps[a])}, peaking at {fmt(float(v[top]))} at "
+            rise = rise_in_words(float(v[a]), float(v[top]))
+            ev = [Evidence(f"grad_norm rose{' ' + rise if rise else ''} from {fmt(float(v[a]))} at "
+                           f"{g.step_kind} {fmt_step(g.steps[a])} to {fmt(float(v[top]))} at "
                            f"{g.step_kind} {fmt_step(g.steps[top])}",
                            g.artifact,
                            g.span_locator(a, b))]
@@ -111,14 +117,15 @@ def analyze(run: Run) -> list[Finding]:
             if scale is not None:
                 ev.append(scale[0])
                 fix = scale[1] + "; then " + fix[0].lower() + fix[1:]
-            calm = _calm_lr(run, g, a, b)
-            if calm is not None:
-                ev.append(calm)
+            calm = [e for e in (_calm_lr(run, g, a, b), _large_before_any_update(g)) if e is not None]
+            if calm:
+                ev += calm
+            if calm and scale is None:       # raw targets are the more specific fix
                 fix = ("Check the architecture and the initialisation (a missing "
                        "normalisation layer, an init too wide for the depth, gradients never "
                        "cleared): the LR is not the cause; " + fix[0].lower() + fix[1:])
             out.append(Finding(code="exploding_gradients",
-                               issue=f"Gradient norm grew geometrically ({growth.factor:,.0f}x) "
+                               issue=f"Gradient norm grew geometrically{' (' + rise + ')' if rise else ''} "
                                      f"from {g.step_kind} {fmt_step(g.steps[a])} to {fmt_step(g.steps[b])}",
                                severity="critical",
                                confidence=0.8,
@@ -129,7 +136,7 @@ def analyze(run: Run) -> list[Finding]:
                                analyzer=NAME,
                                onset_step=float(g.steps[a]),
                                quick_fix=f"Clip gradients at {fmt(clip_at)}",
-                               rules_out=("lr_too_high",) if calm is not None else ()))
+                               rules_out=("lr_too_high",) if calm else ()))
         else:
             sp = spikes(v, z=8.0)
             if sp:
@@ -146,6 +153,38 @@ def analyze(run: Run) -> list[Finding]:
                     onset_step=float(g.steps[i]), quick_fix="Enable gradient clipping"))
     out += _vanishing(run)
     return out
+
+
+def rise_in_words(start: float, peak: float) -> str:
+    """The rise from `start` to `peak` (the two values the evidence cites) as a reader can check it: a
+    factor while it is a few digits, orders of magnitude past FACTOR_IN_WORDS, nothing when the start is
+    not a level to measure from (0, or not finite)."""
+    if not (math.isfinite(start) and math.isfinite(peak)) or start <= 0 or peak <= start:
+        return ""
+    r = peak / start
+    return f"{r:,.0f}x" if r < FACTOR_IN_WORDS else f"{math.log10(r):.0f} orders of magnitude"
+
+
+def _overflow_from_the_start(v: np.ndarray, nf: int) -> Growth | None:
+    """Too few finite points for a run-up: a norm already LARGE_AT_START at the first step, rising to
+    the overflow a few steps later, is the same blow-up seen from its first point."""
+    finite = v[:nf]
+    rising = len(finite) >= 2 and np.isfinite(finite).all() and finite[-1] > finite[0]
+    if not rising or finite[0] < LARGE_AT_START:
+        return None
+    return Growth(0, nf - 1, float(finite[-1] / finite[0]), 1.0)
+
+
+def _large_before_any_update(g) -> Evidence | None:
+    """Exploding gradients vs LR too high: the first logged gradient norm comes before the first
+    optimizer step, so when it is already LARGE_AT_START the LR cannot have made it; the model, its
+    initialisation or the loss's scale did."""
+    first = float(g.values[0])
+    if not (math.isfinite(first) and first >= LARGE_AT_START and g.steps[0] <= 1):
+        return None
+    return Evidence(f"grad_norm {fmt(first)} at {g.step_kind} {fmt_step(g.steps[0])}, before any update: the "
+                    "model, its initialisation or the loss's scale made it that large, not the LR",
+                    g.artifact, g.locator(0))
 
 
 def _calm_lr(run: Run, g, a: int, b: int) -> Evidence | None:

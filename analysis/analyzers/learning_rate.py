@@ -25,6 +25,11 @@ NAME = "learning_rate"
 LR_KEYS = ("lr", "learning_rate", "base_lr", "max_lr", "peak_lr", "lr_max")
 FAR_ABOVE = 3.0       # an LR this many times its optimizer's upper bound is the cause of what blows up
 NOISE_RISE = 1.5      # a loss under 1.5x its start has not diverged, whatever its noise
+WARMUP_DECADE = 10.0  # a missing warm-up matters for an LR within this factor of its optimizer's range top
+# A model that guesses the label prior (what a data bug leaves) scores nearly the same loss on every batch
+# (~1-2% spread, from the batches' class mix); weights thrown around by an LR far too high score each
+# batch differently. Spread = 1.4826 x MAD over the level, on the last four fifths of the curve.
+HOVER_SPREAD = 0.05
 CREEP_FACTOR = 3.0
 CREEP_SPAN = 0.1
 JUMP = 2.0            # a step of the LR by this factor or more between two logged values is a jump
@@ -139,12 +144,67 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
                         onset_step=onset,
                         quick_fix=f"Lower the LR to {fmt(high / 2)} with warm-up",
                         rules_out=_explained_by(value, high))]
+    never_moved = onset is None and abs(moved) < STUCK_MOVE
+    if value >= FAR_ABOVE * high and never_moved and _from_the_start(lr, value):
+        spread = _spread(loss.values)
+        if spread >= HOVER_SPREAD:
+            hover = Evidence(f"the loss hovers with a {spread:.0%} spread around its level, batch to batch: "
+                             "weights thrown around, not a model guessing the label prior (~1-2%)",
+                             loss.artifact, loss.span_locator(0, len(loss) - 1))
+            return [_pinned(run, family, fam_ev, value, lr_ev, high, [loss_ev, hover])]
     return []
 
 
 def _explained_by(value: float, high: float) -> tuple[str, ...]:
     """An LR `FAR_ABOVE` its range explains gradients that blow up and the NaN they end in."""
     return ("exploding_gradients", "numerical_instability") if value >= FAR_ABOVE * high else ()
+
+
+def _spread(values: np.ndarray) -> float:
+    """The loss's batch-to-batch spread over its level (HOVER_SPREAD), on the last four fifths."""
+    v = values[np.isfinite(values)]
+    late = v[len(v) // 5:]
+    if len(late) < 10:
+        return 0.0
+    level = float(np.median(late))
+    return 1.4826 * float(np.median(np.abs(late - level))) / max(abs(level), 1e-12)
+
+
+def _warmup_matters(run: Run, lr: float) -> bool:
+    """A warm-up guards an LR near the edge of what the optimizer tolerates while the early curvature is
+    high: within WARMUP_DECADE of the top of its family's range. Far below that, no warm-up explains an
+    early blow-up (the model or the loss does). Without a known family, any LR from 1e-3."""
+    fam = optimizer_family(run)
+    return lr >= (LR_RANGE[fam[0]][1] / WARMUP_DECADE if fam else 1e-3)
+
+
+def _from_the_start(lr, value: float) -> bool:
+    """The peak LR was already set at the first logged step (no schedule raised it later); with no
+    logged LR, the config's value is the one the run started with."""
+    return lr is None or not len(lr) or float(lr.values[0]) >= 0.99 * value
+
+
+def _pinned(run: Run, family: str, fam_ev: Evidence, value: float, lr_ev: Evidence, high: float,
+            loss_ev: list[Evidence]) -> Finding:
+    """LR too high vs a data bug, for a loss that never moved: an LR FAR_ABOVE its optimizer's range
+    from the first step throws the weights around by more than the problem allows (Adam and RMSprop
+    move every weight by ~lr a step), so the loss hovers where it started, at chance for a
+    classifier, scoring each batch differently. The LR alone explains the stall, so it leads a data-bug
+    reading of the same loss, which stays listed."""
+    patch, cfg_ev, _ = _config_lr_patch(run, value, high / 2)
+    return Finding(code="lr_too_high",
+                   issue=f"Learning rate {fmt(value)} is {value / high:.0f}x the top of {family}'s usual "
+                         f"range (~{fmt(high)}) from the first step, and the loss never made progress",
+                   severity="critical",
+                   confidence=0.8,
+                   evidence=[lr_ev, fam_ev, *loss_ev] + cfg_ev,
+                   fix=f"Lower the learning rate to ~{fmt(high / 2)} for {family} (an SGD-range rate left in "
+                       "after switching optimizer?) and warm it up over the first 1-5% of steps",
+                   expected_impact="the loss falls within the first few hundred steps",
+                   patch=patch,
+                   analyzer=NAME,
+                   quick_fix=f"Lower the LR to {fmt(high / 2)}",
+                   rules_out=("data_pipeline_bug",))
 
 
 def _creep(lr, loss, onset: float, how: str) -> Finding | None:
@@ -267,7 +327,7 @@ def analyze(run: Run) -> list[Finding]:
             pre_onset = loss.values[: index_at_or_after(loss, onset) or 1]
             best_before = float(np.nanmin(pre_onset)) if np.isfinite(pre_onset).any() else np.inf
             kept = _lasting(loss.values, best_before)
-            if early and learned_first and kept and float(v[0]) >= 1e-3:
+            if early and learned_first and kept and _warmup_matters(run, float(v[0])):
                 out.append(Finding(code="lr_too_high",
                                    issue=f"Loss {how} at {loss.step_kind} {fmt_step(onset)}, "
                                          f"early, with the full learning rate {fmt(float(v[0]))} "
