@@ -289,3 +289,27 @@ def test_first_layer_units_with_no_positive_weight_are_dead_for_nonnegative_inpu
     chain = [("fc1", w1, np.zeros(8, np.float32)), ("out", rng.standard_normal((3, 8), dtype=np.float32), None)]
     name, share, dead, units, _ = _worst_layer(chain, 512, conv=False)
     assert (name, dead, units) == ("fc1", 6, 8)
+
+
+def test_a_rate_decayed_below_its_range_early_is_too_low(scenario):
+    """A per-epoch decay stepped per batch: the peak LR is in range, yet the run trained at ~0 from
+    its first tenth on; a healthy schedule (a step decay at 60%, cosine to its floor) is not read so."""
+    from analysis.analyzers import learning_rate
+    from analysis.ingest import load_run
+
+    def too_low(name):
+        return [f for f in learning_rate.analyze(load_run(scenario(name))) if f.code == "lr_too_low"]
+
+    found = too_low("decay_per_batch_1")
+    assert found and "fell below the useful range for sgd" in found[0].issue
+    assert not too_low("restarts_noise_3") and not too_low("restarts_noise_4")
+
+
+def test_a_recurrent_cells_weights_are_one_depth_step():
+    """The gradient profile steps by block: a cell's input and state weights (or a block's sub-layers)
+    are one depth, so their ratio is not read as a layer-to-layer fall."""
+    from analysis.analyzers.gradients import _depth_step
+
+    assert _depth_step("cells.0.rec.weight") == _depth_step("cells.0.inp.weight") == "cells.0"
+    assert _depth_step("features.3.weight") == "features.3" != _depth_step("features.5.weight")
+    assert _depth_step("rnn.weight_hh_l0") == "rnn" and _depth_step("head.weight") == "head"

@@ -229,11 +229,35 @@ def _layer_magnitudes(run: Run) -> tuple[list[tuple[str, float, Evidence]], str]
     return None
 
 
+def _depth_step(name: str) -> str:
+    """The block a parameter belongs to, one step of depth: up to its first numeric index
+    (`cells.0.rec.weight` -> `cells.0`, `features.3.weight` -> `features.3`), else its module
+    (`rnn.weight_hh_l0` -> `rnn`). A recurrent cell's input and state weights, or a block's
+    sub-layers, sit at the same depth: their magnitudes are not a profile across layers."""
+    parts = name.split(".")
+    for i, p in enumerate(parts):
+        if p.isdigit():
+            return ".".join(parts[: i + 1])
+    return ".".join(parts[:-1]) or name
+
+
+def _by_depth(layers: list[tuple[str, float, Evidence]]) -> list[tuple[str, float, Evidence]]:
+    """One magnitude per depth step, in first-seen order: the largest in the block (what reaches it)."""
+    out: dict[str, tuple[str, float, Evidence]] = {}
+    for name, m, ev in layers:
+        key = _depth_step(name)
+        if key not in out or m > out[key][1]:
+            out[key] = (name, m, ev)
+    return list(out.values())
+
+
 def _vanishing(run: Run) -> list[Finding]:
     found = _layer_magnitudes(run)
     if found is None:
         return []
     layers, what = found
+    grouped = _by_depth(layers)
+    layers = grouped if len(grouped) >= 3 else layers
     first, last = layers[0], layers[-1]
     if last[1] <= 0 or first[1] >= 1e-2 * last[1]:
         return []

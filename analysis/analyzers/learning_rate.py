@@ -5,7 +5,9 @@ Thresholds: jump = the LR multiplied by 2x or more between consecutive logged va
 warm-up ramp, with the loss diverging or turning non-finite within the following 25% of the run;
 creep = no such jump, but the LR at the onset is `CREEP_FACTOR`x or more the LR where the loss was
 at its best, having risen over at least `CREEP_SPAN` of the run (a schedule that keeps raising it);
-too low = under 1e-6 with the loss moving less than 5%.
+too low = under 1e-6 with the loss moving less than 5%; decayed away = a rate that starts in its
+optimizer's range but falls below it and stays there from the first `DECAYED_BY` of the run on (a
+per-epoch decay stepped every batch), with the loss moving under 10% after it fell.
 """
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ FAR_ABOVE = 3.0       # an LR this many times its optimizer's upper bound is the
 NOISE_RISE = 1.5      # a loss under 1.5x its start has not diverged, whatever its noise
 CREEP_FACTOR = 3.0
 CREEP_SPAN = 0.1
+DECAYED_BY = 0.5      # a rate below its range for more than half the run: the run was trained at ~0
+STILL_AFTER = 0.1     # the loss moved under 10% once the rate was below range: nothing left moved it
 WARMUP_KEYS = ("warmup_steps", "warmup", "warmup_iters", "warmup_ratio", "num_warmup_steps", "warmup_epochs")
 
 
@@ -116,6 +120,8 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
                         patch=patch,
                         analyzer=NAME,
                         quick_fix=f"Raise the LR to {fmt(min(value * 30, low * 10))}")]
+    if value >= low and (decayed := _decayed_away(lr, loss, low, family, fam_ev)) is not None:
+        return [decayed]
     if value > high and onset is not None:
         patch, cfg_ev, _ = _config_lr_patch(run, value, high / 2)
         warm = run.config_value(*WARMUP_KEYS)
@@ -137,6 +143,41 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
                         rules_out=("exploding_gradients", "numerical_instability") if value >= FAR_ABOVE * high
                         else ())]
     return []
+
+
+def _decayed_away(lr, loss, low: float, family: str, fam_ev: Evidence) -> Finding | None:
+    """A rate that started inside its optimizer's range but fell below it early and stayed there:
+    the peak looks right, yet most steps ran at ~0, and the loss stopped moving when the rate fell.
+    (A healthy decay reaches its floor at the end of the run, or stays inside the range.)"""
+    if lr is None or len(lr) < 10 or not np.isfinite(lr.values).all():
+        return None
+    below = lr.values < low
+    if below.all() or not below[-1]:
+        return None
+    i = int(len(below) - np.argmin(below[::-1]))       # first index of the last stretch below range
+    if i > DECAYED_BY * len(below):
+        return None
+    j = index_at_or_after(loss, float(lr.steps[i]))
+    if j is None or len(loss) - j < 10 or abs(relative_change(loss.values[j:])) >= STILL_AFTER:
+        return None
+    return Finding(code="lr_too_low",
+                   issue=f"The learning rate fell below the useful range for {family} (from ~{fmt(low)}) at "
+                         f"{lr.step_kind} {fmt_step(float(lr.steps[i]))} and stayed there: "
+                         f"{(len(below) - i) / len(below):.0%} of the run trained at ~0, and the loss stopped moving",
+                   severity="high",
+                   confidence=0.8,
+                   evidence=[Evidence(f"lr {fmt(float(lr.values[0]))} at the start, {fmt(float(lr.values[i]))} "
+                                      f"by {lr.step_kind} {fmt_step(float(lr.steps[i]))}, "
+                                      f"{fmt(float(lr.values[-1]))} at the end", lr.artifact,
+                                      lr.span_locator(0, len(lr) - 1)), fam_ev,
+                             Evidence(f"loss moved {abs(relative_change(loss.values[j:])) * 100:.1f}% after the "
+                                      "rate fell below range", loss.artifact, loss.span_locator(j, len(loss) - 1))],
+                   fix="Step the scheduler once per epoch (or set its step size in steps), so that the rate "
+                       "decays over the whole run instead of the first few batches",
+                   expected_impact="the loss keeps falling past the first few hundred steps",
+                   analyzer=NAME,
+                   onset_step=float(lr.steps[i]),
+                   quick_fix="Step the LR scheduler per epoch")
 
 
 def _creep(lr, loss, onset: float, how: str) -> Finding | None:
