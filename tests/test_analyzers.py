@@ -313,3 +313,17 @@ def test_a_recurrent_cells_weights_are_one_depth_step():
     assert _depth_step("cells.0.rec.weight") == _depth_step("cells.0.inp.weight") == "cells.0"
     assert _depth_step("features.3.weight") == "features.3" != _depth_step("features.5.weight")
     assert _depth_step("rnn.weight_hh_l0") == "rnn" and _depth_step("head.weight") == "head"
+
+
+def test_a_rate_far_above_its_range_that_never_let_the_loss_fall(scenario):
+    """Momentum SGD at 3.0 on an LSTM: no divergence to date, the loss held above chance all run;
+    the rate, thirty times its range, is read as the cause. A rate in range is not."""
+    from analysis.analyzers import learning_rate
+    from analysis.ingest import load_run
+
+    def too_high(name):
+        return [f for f in learning_rate.analyze(load_run(scenario(name))) if f.code == "lr_too_high"]
+
+    found = too_high("lr_pins_chance_0")
+    assert found and "never fell" in found[0].issue and found[0].severity == "critical"
+    assert not too_high("labels_shuffled_apart_2")

@@ -28,6 +28,7 @@ FAR_ABOVE = 3.0       # an LR this many times its optimizer's upper bound is the
 NOISE_RISE = 1.5      # a loss under 1.5x its start has not diverged, whatever its noise
 CREEP_FACTOR = 3.0
 CREEP_SPAN = 0.1
+NEVER_FELL = 0.1      # a loss that ends within 10% of its start (or above it) never learned
 DECAYED_BY = 0.5      # a rate below its range for more than half the run: the run was trained at ~0
 STILL_AFTER = 0.1     # the loss moved under 10% once the rate was below range: nothing left moved it
 WARMUP_KEYS = ("warmup_steps", "warmup", "warmup_iters", "warmup_ratio", "num_warmup_steps", "warmup_epochs")
@@ -122,6 +123,8 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
                         quick_fix=f"Raise the LR to {fmt(min(value * 30, low * 10))}")]
     if value >= low and (decayed := _decayed_away(lr, loss, low, family, fam_ev)) is not None:
         return [decayed]
+    if value >= FAR_ABOVE * high and onset is None and moved < NEVER_FELL:
+        return [_never_learned(run, value, high, family, lr_ev, fam_ev, loss_ev)]
     if value > high and onset is not None:
         patch, cfg_ev, _ = _config_lr_patch(run, value, high / 2)
         warm = run.config_value(*WARMUP_KEYS)
@@ -143,6 +146,27 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
                         rules_out=("exploding_gradients", "numerical_instability") if value >= FAR_ABOVE * high
                         else ())]
     return []
+
+
+def _never_learned(run: Run, value: float, high: float, family: str, lr_ev: Evidence, fam_ev: Evidence,
+                   loss_ev: Evidence) -> Finding:
+    """A rate several times above its optimizer's range from the start, and a loss that never fell:
+    with no divergence to date, the overshooting steps hold it at (or above) chance for the whole
+    run, which is what a rate that far out does; it explains a loss pinned at ln(K) as well as a
+    data bug does, and with its own evidence (the rate)."""
+    patch, cfg_ev, _ = _config_lr_patch(run, value, high / 2)
+    return Finding(code="lr_too_high",
+                   issue=f"Learning rate {fmt(value)} is {value / high:.0f}x the upper end of {family}'s usual "
+                         f"range (~{fmt(high)}), and the loss never fell: every step overshoots",
+                   severity="critical",
+                   confidence=0.8,
+                   evidence=[lr_ev, fam_ev, loss_ev] + cfg_ev,
+                   fix=f"Lower the learning rate to ~{fmt(high / 2)} for {family} and warm it up over the first "
+                       "1-5% of steps",
+                   expected_impact="the loss leaves its starting level within the first few hundred steps",
+                   patch=patch,
+                   analyzer=NAME,
+                   quick_fix=f"Lower the LR to {fmt(high / 2)}")
 
 
 def _decayed_away(lr, loss, low: float, family: str, fam_ev: Evidence) -> Finding | None:
