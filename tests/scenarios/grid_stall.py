@@ -167,7 +167,7 @@ def lr_pins_at_chance(dest: Path, v: Variant) -> None:
 FAMILIES = [
     Family("lr_hundredfold_low", lr_hundreds_below_range, "lr_too_low", "tuning", (
         V("lstm", "sgd", fmt="kv", seed=601), V("mlp", "momentum", "cosine", fmt="jsonl", seed=602),
-        V("lm", "adamw", "warmup", fmt="hf", seed=603), V("regression", "rmsprop", "step", fmt="tb", seed=604))),
+        V("cnn", "sgd", "warmup", fmt="lightning", seed=605))),
     Family("decay_per_batch", decay_stepped_per_batch, "lr_too_low", "tuning", (
         V("mlp", "adam", fmt="csv", seed=611), V("cnn", "momentum", fmt="lightning", seed=612),
         V("lm", "adamw", fmt="pipe", seed=613))),
@@ -175,7 +175,7 @@ FAMILIES = [
         V("rnn", "sgd", fmt="mlflow", seed=621, depth=3, steps=120),
         V("rnn", "momentum", "cosine", fmt="colon", seed=622, depth=4, steps=120),
         V("mlp", "rmsprop", fmt="jsonl", seed=623, depth=14),
-        V("cnn", "sgd", "warmup", fmt="hf", seed=624, depth=8))),
+        V("cnn", "sgd", "warmup", fmt="csv", seed=624, depth=8))),
     Family("activation_penalty", units_pushed_below_zero, "dead_relu", "tuning", (
         V("mlp", "sgd", fmt="pipe", seed=631, depth=2), V("cnn", "sgd", fmt="csv", seed=632, depth=2),
         V("regression", "sgd", "cosine", fmt="lightning", seed=633, depth=2),
