@@ -327,3 +327,22 @@ def test_a_rate_far_above_its_range_that_never_let_the_loss_fall(scenario):
     found = too_high("lr_pins_chance_0")
     assert found and "never fell" in found[0].issue and found[0].severity == "critical"
     assert not too_high("labels_shuffled_apart_2")
+
+
+def test_vanishing_read_from_the_checkpoint_alone(scenario):
+    """A 12-layer sigmoid MLP logged by the HF Trainer (no per-layer norms, no Adam state): the
+    gradient profile is computed by pushing inputs through the checkpoint, and it falls toward the input."""
+    from analysis.analyzers import gradients
+    from analysis.ingest import load_run
+
+    found = [f for f in gradients.analyze(load_run(scenario("sigmoid_through_time_4")))
+             if f.code == "vanishing_gradients"]
+    assert found and "computed from the checkpoint" in found[0].issue
+    assert any(e.artifact.endswith("model.safetensors") for e in found[0].evidence)
+
+
+def test_checkpoint_layers_in_module_order():
+    from analysis.analyzers.weights import _module_order
+
+    names = ["10.weight", "2.weight", "0.weight", "head.weight"]
+    assert sorted(names, key=_module_order) == ["0.weight", "2.weight", "10.weight", "head.weight"]

@@ -19,6 +19,7 @@ from analysis.analyzers.common import (
     point,
     train_loss,
 )
+from analysis.analyzers.weights import _mlp_chain
 from analysis.ingest.checkpoints import second_moments
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
@@ -31,6 +32,7 @@ FROM_THE_START = 0.1      # growth leaving its floor within this share of the lo
 SHORT_RUNUP = 3           # finite points enough for growth that ends in Inf/NaN within the first 8 steps
 CONSTANT_LR = 1.01        # an LR whose max/min up to the blow-up stays under this ratio never changed
 LR_KEYS = ("lr", "learning_rate", "base_lr")
+BACKPROP_SAMPLES = 1024   # standard-normal inputs pushed through a checkpoint to read its gradient profile
 CLIP_KEYS = ("max_grad_norm", "grad_clip", "clip_grad_norm", "gradient_clip_val", "clip_grad", "grad_clip_norm",
              "clip_norm")
 
@@ -226,6 +228,39 @@ def _layer_magnitudes(run: Run) -> tuple[list[tuple[str, float, Evidence]], str]
         if len(moments) >= 3:
             return [(n, v, Evidence(f"Adam second moment of {n}: sqrt(mean exp_avg_sq) = {fmt(v)}", ckpt.artifact,
                                     f"optimizer state of {n}")) for n, v in moments], "gradient RMS (Adam state)"
+    return _backpropagated(run)
+
+
+def _backpropagated(run: Run) -> tuple[list[tuple[str, float, Evidence]], str] | None:
+    """Per layer, the gradient norm of a plain saturating MLP's checkpoint, computed: standard-normal
+    inputs forward through its own weights and the activation its config or code names, a unit
+    random signal at the output backward. Each layer multiplies the signal by W and f'(z) (sigmoid'
+    <= 1/4): what reaches the first layer is what training gave it. None unless the checkpoint is a
+    plain MLP of at least three layers and a saturating activation is named."""
+    named = _saturating(run)
+    if named is None:
+        return None
+    f, df = ((lambda z: 0.5 * (1 + np.tanh(z / 2)), lambda a: a * (1 - a)) if "sigmoid" in named.text.lower()
+             else (np.tanh, lambda a: 1 - a * a))
+    for ckpt in sorted(run.loaded_checkpoints(), key=lambda c: -(c.step or 0)):
+        chain = _mlp_chain(ckpt)
+        if len(chain) < 3:
+            continue
+        g = np.random.default_rng(0)
+        acts = [g.standard_normal((BACKPROP_SAMPLES, chain[0][1].shape[1]))]
+        for i, (_, w, b) in enumerate(chain):
+            z = acts[-1] @ w.T.astype(np.float64) + (0.0 if b is None else b)
+            acts.append(z if i == len(chain) - 1 else f(z))
+        delta = g.standard_normal(acts[-1].shape) / np.sqrt(acts[-1].shape[1])
+        norms = []
+        for i in range(len(chain) - 1, -1, -1):
+            norms.append(float(np.linalg.norm(delta.T @ acts[i])) / BACKPROP_SAMPLES)
+            if i:
+                delta = (delta @ chain[i][1].astype(np.float64)) * df(acts[i])
+        norms.reverse()
+        return [(name, m, Evidence(f"gradient norm of {name} backpropagated through the checkpoint with "
+                                   f"{named.text.split(':')[0]}: {fmt(m)}", ckpt.artifact, f"tensor {name}.weight"))
+                for (name, _, _), m in zip(chain, norms)], "gradient norm computed from the checkpoint"
     return None
 
 
