@@ -1,7 +1,7 @@
 """More "it doesn't learn" families, each by a mechanism the other tuning families do not use, so that
 the fingerprints separating the stall causes are fit on more than one way of stalling:
 
-- an LR a few hundred times below its optimizer's range (SGD on an LSTM, momentum, AdamW, RMSprop);
+- an LR a few hundred times below its optimizer's range (SGD on an LSTM and a CNN under warm-up, momentum);
 - a step decay applied per batch instead of per epoch: the rate falls to ~0 within tens of steps;
 - gradients that vanish through time and depth in a stacked sigmoid RNN, and in deep sigmoid nets
   trained by adaptive optimizers;
