@@ -328,3 +328,60 @@ def test_weights_gone_non_finite_are_not_dead_units(scenario, capsys):
     assert cause["code"] == "lr_too_high"
     assert "numerical_instability" in [c["code"] for c in doc["root_causes"]]
     assert "dead_relu" not in [c["code"] for c in doc["root_causes"]]
+
+
+def test_a_rate_decayed_below_its_range_early_is_too_low(scenario):
+    """A per-epoch decay stepped per batch: the peak LR is in range, yet the run trained at ~0 from
+    its first tenth on; a healthy schedule (a step decay at 60%, cosine to its floor) is not read so."""
+    from analysis.analyzers import learning_rate
+    from analysis.ingest import load_run
+
+    def too_low(name):
+        return [f for f in learning_rate.analyze(load_run(scenario(name))) if f.code == "lr_too_low"]
+
+    found = too_low("decay_per_batch_1")
+    assert found and "fell below the useful range for sgd" in found[0].issue
+    assert not too_low("restarts_noise_3") and not too_low("restarts_noise_4")
+
+
+def test_a_recurrent_cells_weights_are_one_depth_step():
+    """The gradient profile steps by block: a cell's input and state weights (or a block's sub-layers)
+    are one depth, so their ratio is not read as a layer-to-layer fall."""
+    from analysis.analyzers.gradients import _depth_step
+
+    assert _depth_step("cells.0.rec.weight") == _depth_step("cells.0.inp.weight") == "cells.0"
+    assert _depth_step("features.3.weight") == "features.3" != _depth_step("features.5.weight")
+    assert _depth_step("rnn.weight_hh_l0") == "rnn" and _depth_step("head.weight") == "head"
+
+
+def test_a_rate_far_above_its_range_that_never_let_the_loss_fall(scenario):
+    """Momentum SGD at 3.0 on an LSTM: no divergence to date, the loss held above chance all run;
+    the rate, thirty times its range, is read as the cause. A rate in range is not."""
+    from analysis.analyzers import learning_rate
+    from analysis.ingest import load_run
+
+    def too_high(name):
+        return [f for f in learning_rate.analyze(load_run(scenario(name))) if f.code == "lr_too_high"]
+
+    found = too_high("lr_pins_chance_0")
+    assert found and "never fell" in found[0].issue and found[0].severity == "critical"
+    assert not too_high("labels_shuffled_apart_2")
+
+
+def test_vanishing_read_from_the_checkpoint_alone(scenario):
+    """A 12-layer sigmoid MLP logged by the HF Trainer (no per-layer norms, no Adam state): the
+    gradient profile is computed by pushing inputs through the checkpoint, and it falls toward the input."""
+    from analysis.analyzers import gradients
+    from analysis.ingest import load_run
+
+    found = [f for f in gradients.analyze(load_run(scenario("sigmoid_through_time_4")))
+             if f.code == "vanishing_gradients"]
+    assert found and "computed from the checkpoint" in found[0].issue
+    assert any(e.artifact.endswith("model.safetensors") for e in found[0].evidence)
+
+
+def test_checkpoint_layers_in_module_order():
+    from analysis.analyzers.weights import _module_order
+
+    names = ["10.weight", "2.weight", "0.weight", "head.weight"]
+    assert sorted(names, key=_module_order) == ["0.weight", "2.weight", "10.weight", "head.weight"]

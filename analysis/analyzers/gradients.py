@@ -20,6 +20,7 @@ from analysis.analyzers.common import (
     point,
     train_loss,
 )
+from analysis.analyzers.weights import _mlp_chain
 from analysis.ingest.checkpoints import second_moments
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
@@ -42,6 +43,7 @@ CLIP_KEYS = ("max_grad_norm", "grad_clip", "clip_grad_norm", "gradient_clip_val"
 VANISHED = 1e-2           # the first layer's norm under this share of the last layer's has vanished
 SHRINKING = 0.6           # ...shrinking at this share of the steps from one layer to the next
 CLIP_OFF_ABOVE = 100      # a clipping threshold above this never clips a healthy run's gradients
+BACKPROP_SAMPLES = 1024   # standard-normal inputs pushed through a checkpoint to read its gradient profile
 
 
 def clipping_patch(run: Run, max_norm: float = 1.0) -> tuple[str | None, list[Evidence]]:
@@ -271,7 +273,64 @@ def _layer_magnitudes(run: Run) -> tuple[list[tuple[str, float, Evidence]], str]
             readings = [(n, v, Evidence(f"Adam second moment of {n}: sqrt(mean exp_avg_sq) = {fmt(v)}",
                                         ckpt.artifact, f"optimizer state of {n}")) for n, v in moments]
             return readings, "gradient RMS (Adam state)"
+    return _backpropagated(run)
+
+
+def _backpropagated(run: Run) -> tuple[list[tuple[str, float, Evidence]], str] | None:
+    """Per layer, the gradient norm of a plain saturating MLP's checkpoint, computed: standard-normal
+    inputs forward through its own weights and the activation its config or code names, a unit
+    random signal at the output backward. Each layer multiplies the signal by W and f'(z) (sigmoid'
+    <= 1/4): what reaches the first layer is what training gave it. None unless the checkpoint is a
+    plain MLP of at least three layers and a saturating activation is named."""
+    named = _saturating(run)
+    if named is None:
+        return None
+    f, df = ((lambda z: 0.5 * (1 + np.tanh(z / 2)), lambda a: a * (1 - a)) if "sigmoid" in named.text.lower()
+             else (np.tanh, lambda a: 1 - a * a))
+    for ckpt in sorted(run.loaded_checkpoints(), key=lambda c: -(c.step or 0)):
+        chain = _mlp_chain(ckpt)
+        if len(chain) < 3:
+            continue
+        g = np.random.default_rng(0)
+        acts = [g.standard_normal((BACKPROP_SAMPLES, chain[0][1].shape[1]))]
+        for i, (_, w, b) in enumerate(chain):
+            z = acts[-1] @ w.T.astype(np.float64) + (0.0 if b is None else b)
+            acts.append(z if i == len(chain) - 1 else f(z))
+        delta = g.standard_normal(acts[-1].shape) / np.sqrt(acts[-1].shape[1])
+        norms = []
+        for i in range(len(chain) - 1, -1, -1):
+            norms.append(float(np.linalg.norm(delta.T @ acts[i])) / BACKPROP_SAMPLES)
+            if i:
+                delta = (delta @ chain[i][1].astype(np.float64)) * df(acts[i])
+        norms.reverse()
+        activation = named.text.split(":")[0]
+        readings = [(name, m, Evidence(f"gradient norm of {name} backpropagated through the checkpoint with "
+                                       f"{activation}: {fmt(m)}", ckpt.artifact, f"tensor {name}.weight"))
+                    for (name, _, _), m in zip(chain, norms)]
+        return readings, "gradient norm computed from the checkpoint"
     return None
+
+
+def _depth_step(name: str) -> str:
+    """The block a parameter belongs to, one step of depth: up to its first numeric index
+    (`cells.0.rec.weight` -> `cells.0`, `features.3.weight` -> `features.3`), else its module
+    (`rnn.weight_hh_l0` -> `rnn`). A recurrent cell's input and state weights, or a block's
+    sub-layers, sit at the same depth: their magnitudes are not a profile across layers."""
+    parts = name.split(".")
+    for i, p in enumerate(parts):
+        if p.isdigit():
+            return ".".join(parts[: i + 1])
+    return ".".join(parts[:-1]) or name
+
+
+def _by_depth(layers: list[tuple[str, float, Evidence]]) -> list[tuple[str, float, Evidence]]:
+    """One magnitude per depth step, in first-seen order: the largest in the block (what reaches it)."""
+    out: dict[str, tuple[str, float, Evidence]] = {}
+    for name, m, ev in layers:
+        key = _depth_step(name)
+        if key not in out or m > out[key][1]:
+            out[key] = (name, m, ev)
+    return list(out.values())
 
 
 def _vanishing(run: Run) -> list[Finding]:
@@ -279,6 +338,8 @@ def _vanishing(run: Run) -> list[Finding]:
     if found is None:
         return []
     layers, what = found
+    grouped = _by_depth(layers)
+    layers = grouped if len(grouped) >= 3 else layers
     first, last = layers[0], layers[-1]
     if last[1] <= 0 or first[1] >= VANISHED * last[1]:
         return []

@@ -6,7 +6,11 @@ outside a warm-up ramp, with the loss diverging or turning non-finite within the
 `JUMP_LEAD` (25%) of the run; creep = no such jump, but the LR at the onset is `CREEP_FACTOR`x or
 more the LR where the loss was at its best, having risen over at least `CREEP_SPAN` of the run (a
 schedule that keeps raising it); too low = below the useful range of the optimizer's family
-(`common.LR_RANGE`) with the loss moving less than `STUCK_MOVE` (10%) over the run.
+(`common.LR_RANGE`) with the loss moving less than `STUCK_MOVE` (10%) over the run; decayed away =
+a rate that starts in its optimizer's range but falls below it and stays there from the first
+`DECAYED_BY` of the run on (a per-epoch decay stepped every batch), with the loss moving under
+`STILL_AFTER` (10%) after it fell; pinned = a rate `FAR_ABOVE` its range from the first step and a
+loss that never fell `STUCK_MOVE`.
 """
 from __future__ import annotations
 
@@ -36,6 +40,8 @@ JUMP = 2.0            # a step of the LR by this factor or more between two logg
 JUMP_LEAD = 0.25      # a jump up to this share of the run before the loss's onset explains it
 JUMP_LAG = 0.02       # ... or this share after it (the LR is often logged more sparsely than the loss)
 STUCK_MOVE = 0.1      # a loss that moved less than this (relative) over the run has not learned
+DECAYED_BY = 0.5      # a rate below its range for more than half the run: the run was trained at ~0
+STILL_AFTER = 0.1     # the loss moved under 10% once the rate was below range: nothing left moved it
 WARMUP_KEYS = ("warmup_steps", "warmup", "warmup_iters", "warmup_ratio", "num_warmup_steps", "warmup_epochs")
 
 
@@ -126,6 +132,10 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
                         patch=patch,
                         analyzer=NAME,
                         quick_fix=f"Raise the LR to {fmt(min(value * 30, low * 10))}")]
+    if value >= low and (decayed := _decayed_away(lr, loss, low, family, fam_ev)) is not None:
+        return [decayed]
+    if value >= FAR_ABOVE * high and onset is None and moved < STUCK_MOVE and _from_the_start(lr, value):
+        return [_pinned(run, family, fam_ev, value, lr_ev, high, loss_ev, _spread(loss.values))]
     if value > high and onset is not None:
         patch, cfg_ev, _ = _config_lr_patch(run, value, high / 2)
         warm = run.config_value(*WARMUP_KEYS)
@@ -144,14 +154,6 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
                         onset_step=onset,
                         quick_fix=f"Lower the LR to {fmt(high / 2)} with warm-up",
                         rules_out=_explained_by(value, high))]
-    never_moved = onset is None and abs(moved) < STUCK_MOVE
-    if value >= FAR_ABOVE * high and never_moved and _from_the_start(lr, value):
-        spread = _spread(loss.values)
-        if spread >= HOVER_SPREAD:
-            hover = Evidence(f"the loss hovers with a {spread:.0%} spread around its level, batch to batch: "
-                             "weights thrown around, not a model guessing the label prior (~1-2%)",
-                             loss.artifact, loss.span_locator(0, len(loss) - 1))
-            return [_pinned(run, family, fam_ev, value, lr_ev, high, [loss_ev, hover])]
     return []
 
 
@@ -185,26 +187,71 @@ def _from_the_start(lr, value: float) -> bool:
 
 
 def _pinned(run: Run, family: str, fam_ev: Evidence, value: float, lr_ev: Evidence, high: float,
-            loss_ev: list[Evidence]) -> Finding:
-    """LR too high vs a data bug, for a loss that never moved: an LR FAR_ABOVE its optimizer's range
-    from the first step throws the weights around by more than the problem allows (Adam and RMSprop
-    move every weight by ~lr a step), so the loss hovers where it started, at chance for a
-    classifier, scoring each batch differently. The LR alone explains the stall, so it leads a data-bug
-    reading of the same loss, which stays listed."""
+            loss_ev: Evidence, spread: float) -> Finding:
+    """LR too high vs a data bug, for a loss that never fell (no divergence to date): an LR
+    FAR_ABOVE its optimizer's range from the first step throws the weights around by more than the
+    problem allows (Adam and RMSprop move every weight by ~lr a step), so every step overshoots and
+    the loss stays where it started, at chance for a classifier. The rate alone explains the stall,
+    so it leads a data-bug reading of the same loss, which stays listed. Where the loss's batch-to-
+    batch spread is wide (HOVER_SPREAD), it is weights thrown around, not a model guessing the
+    label prior (~1-2%): that rules the data bug out."""
     patch, cfg_ev, _ = _config_lr_patch(run, value, high / 2)
+    evidence = [lr_ev, fam_ev, loss_ev]
+    if spread >= HOVER_SPREAD:
+        evidence.append(Evidence(f"the loss hovers with a {spread:.0%} spread around its level, batch to "
+                                 "batch: weights thrown around, not a model guessing the label prior (~1-2%)",
+                                 loss_ev.artifact, loss_ev.locator))
     return Finding(code="lr_too_high",
                    issue=f"Learning rate {fmt(value)} is {value / high:.0f}x the top of {family}'s usual "
-                         f"range (~{fmt(high)}) from the first step, and the loss never made progress",
+                         f"range (~{fmt(high)}) from the first step, and the loss never fell: every step "
+                         "overshoots",
                    severity="critical",
                    confidence=0.8,
-                   evidence=[lr_ev, fam_ev, *loss_ev] + cfg_ev,
+                   evidence=evidence + cfg_ev,
                    fix=f"Lower the learning rate to ~{fmt(high / 2)} for {family} (an SGD-range rate left in "
                        "after switching optimizer?) and warm it up over the first 1-5% of steps",
-                   expected_impact="the loss falls within the first few hundred steps",
+                   expected_impact="the loss leaves its starting level within the first few hundred steps",
                    patch=patch,
                    analyzer=NAME,
                    quick_fix=f"Lower the LR to {fmt(high / 2)}",
-                   rules_out=("data_pipeline_bug",))
+                   rules_out=("data_pipeline_bug",) if spread >= HOVER_SPREAD else ())
+
+
+def _decayed_away(lr, loss, low: float, family: str, fam_ev: Evidence) -> Finding | None:
+    """A rate that started inside its optimizer's range but fell below it early and stayed there:
+    the peak looks right, yet most steps ran at ~0, and the loss stopped moving when the rate fell.
+    (A healthy decay reaches its floor at the end of the run, or stays inside the range.)"""
+    if lr is None or len(lr) < 10 or not np.isfinite(lr.values).all():
+        return None
+    below = lr.values < low
+    if below.all() or not below[-1]:
+        return None
+    i = int(len(below) - np.argmin(below[::-1]))       # first index of the last stretch below range
+    if i > DECAYED_BY * len(below):
+        return None
+    j = index_at_or_after(loss, float(lr.steps[i]))
+    if j is None or len(loss) - j < 10 or abs(relative_change(loss.values[j:])) >= STILL_AFTER:
+        return None
+    fell_at = f"{lr.step_kind} {fmt_step(float(lr.steps[i]))}"
+    after = abs(relative_change(loss.values[j:]))
+    first, fallen, last = (fmt(float(lr.values[k])) for k in (0, i, -1))
+    schedule = Evidence(f"lr {first} at the start, {fallen} by {fell_at}, {last} at the end", lr.artifact,
+                        lr.span_locator(0, len(lr) - 1))
+    still = Evidence(f"loss moved {after * 100:.1f}% after the rate fell below range", loss.artifact,
+                     loss.span_locator(j, len(loss) - 1))
+    return Finding(code="lr_too_low",
+                   issue=f"The learning rate fell below the useful range for {family} (from ~{fmt(low)}) at "
+                         f"{fell_at} and stayed there: {(len(below) - i) / len(below):.0%} of the run "
+                         "trained at ~0, and the loss stopped moving",
+                   severity="high",
+                   confidence=0.8,
+                   evidence=[schedule, fam_ev, still],
+                   fix="Step the scheduler once per epoch (or set its step size in steps), so that the rate "
+                       "decays over the whole run instead of the first few batches",
+                   expected_impact="the loss keeps falling past the first few hundred steps",
+                   analyzer=NAME,
+                   onset_step=float(lr.steps[i]),
+                   quick_fix="Step the LR scheduler per epoch")
 
 
 def _creep(lr, loss, onset: float, how: str) -> Finding | None:

@@ -138,11 +138,17 @@ def _updates(run: Run) -> list[Finding]:
     return out
 
 
+def _module_order(name: str) -> tuple:
+    """A parameter name as a sort key in module order: numeric parts compared as numbers."""
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in name.split("."))
+
+
 def _mlp_chain(ckpt: Checkpoint) -> list[tuple[str, np.ndarray, np.ndarray | None]]:
     """The checkpoint as a plain MLP: 2-D weights in file order whose shapes chain, each with its
     bias; empty when any other kind of tensor is present (convolutions, norms, embeddings)."""
     tensors = dict(arrays(ckpt))
-    weights = [n for n, t in tensors.items() if n.endswith("weight")]
+    # module order, not file order: safetensors sorts names as text, so `10.weight` comes before `2.weight`
+    weights = sorted((n for n in tensors if n.endswith("weight")), key=_module_order)
     if len(weights) < 2 or any(tensors[n].ndim != 2 for n in weights):
         return []
     if any(not (n.endswith(".weight") or n.endswith(".bias")) for n in tensors):

@@ -23,7 +23,7 @@ from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 
 from tests.scenarios import (data_runs, grid_data, grid_differential, grid_explode, grid_healthy, grid_optim, grid_slow,
-                             grid_system, healthy_runs, long_runs, optim_runs, runs, system_runs)
+                             grid_stall, grid_system, healthy_runs, long_runs, optim_runs, runs, system_runs)
 
 SCENARIOS = {
     # name: (writer, expected top code). Writer names stay neutral: they name the run's folder.
@@ -73,7 +73,7 @@ SCENARIOS = {
 # The generated families: each one generator, all its variants in one split (grid.Family.split).
 FAMILIES = [*long_runs.FAMILIES, *grid_system.FAMILIES, *grid_optim.FAMILIES, *grid_data.FAMILIES,
             *grid_healthy.FAMILIES, *grid_slow.FAMILIES, *grid_differential.FAMILIES,
-            *grid_explode.FAMILIES]
+            *grid_explode.FAMILIES, *grid_stall.FAMILIES]
 SLOW = {name for fam in grid_slow.FAMILIES for name in fam.writers()}     # faults that build over hundreds of steps
 GENERATED = {name: (writer, fam.code) for fam in FAMILIES for name, writer in fam.writers().items()}
 GENERATOR = {**{name: writer.__name__ for name, (writer, _) in SCENARIOS.items()},
