@@ -385,3 +385,18 @@ def test_checkpoint_layers_in_module_order():
 
     names = ["10.weight", "2.weight", "0.weight", "head.weight"]
     assert sorted(names, key=_module_order) == ["0.weight", "2.weight", "10.weight", "head.weight"]
+
+
+@pytest.mark.parametrize("line, flagged", [
+    ("    x = (x - x.mean()) / x.std()", True),
+    ("    x = x / torch.sqrt(v)", True),
+    ("    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)", False),      # attention's scale: a constant
+    ("    w = gain / math.sqrt(fan_in)", False),                           # an init's scale
+])
+def test_a_division_by_a_plain_number_is_not_a_spread(tmp_path, line, flagged):
+    from analysis.analyzers.code import _unguarded_division
+    from analysis.ingest.configs import parse_code
+
+    src = tmp_path / "train.py"
+    src.write_text(f"import math\nimport torch\n\n\ndef f(x, v, q, k, d_k, gain, fan_in):\n{line}\n    return x\n")
+    assert (_unguarded_division(parse_code(src, "train.py")) is not None) == flagged

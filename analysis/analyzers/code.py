@@ -27,10 +27,14 @@ def optimizers(code: CodeFile) -> dict[str, tuple[str, int]]:
 
 
 def _unguarded_division(code: CodeFile) -> Finding | None:
-    """`x / std` where std comes from .std()/.var()/.norm() and nothing keeps it from 0."""
-    spreads = {var for var, (callee, _) in code.built.items() if callee.rsplit(".", 1)[-1] in _SPREADS}
+    """`x / std` where std comes from .std()/.var()/.norm() and nothing keeps it from 0. Python's
+    `math` works on plain numbers (`/ math.sqrt(d_k)`, `gain / math.sqrt(fan_in)`): a constant of the
+    model's shape, never a spread of the data."""
+    spreads = {var for var, (callee, _) in code.built.items()
+               if callee.rsplit(".", 1)[-1] in _SPREADS and not callee.startswith("math.")}
     for line_no, divisor in code.divisions:
         direct = any(f".{f}(" in divisor or divisor.startswith(f"{f}(") for f in _SPREADS)
+        direct = direct and not divisor.startswith("math.")
         if not (divisor in spreads or direct) or "eps" in divisor or "+" in divisor or "clamp" in divisor:
             continue
         line = code.text.splitlines()[line_no - 1]
