@@ -114,7 +114,7 @@ def main() -> None:
             with ThreadPoolExecutor(args.jobs) as pool:
                 got = list(pool.map(lambda n: first_sight(Path(tmp), n), runs))
         print(f"{ref}: {len(got)} first-sight runs, {sum(r for _, r in got)} right", file=sys.stderr)
-        pairs += got
+        pairs += [(raw, right) for raw, right in got if raw > 0]      # no cause named: no confidence to map
     knots = fit(pairs, args.prior)
     right = sum(r for _, r in pairs)
     lines = [
