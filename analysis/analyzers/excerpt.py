@@ -34,6 +34,8 @@ from typing import TypeGuard
 import numpy as np
 
 from analysis.analyzers.common import LR_RANGE, NAN_DATA_SETTLE, SHORT_CURVE, optimizer_family, point
+from analysis.analyzers.not_learning import frozen_loss
+from analysis.ingest.bare_rows import UNNAMED
 from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
@@ -151,15 +153,21 @@ def _first_nonfinite(run: Run) -> tuple[Series, int] | None:
     """The series and index where a loss (or the gradient norm) first turns NaN/Inf, the earliest
     line of all."""
     hits = []
-    for s in _losses(run) + [g for g in (run.metrics.get("grad_norm"),) if g is not None]:
+    for s in _losses(run) + [g for g in (run.metrics.get("grad_norm"),) if g is not None] + _unnamed(run):
         bad = np.flatnonzero(~np.isfinite(s.values))
-        if len(bad):
+        if len(bad) and (bad[0] > 0 or not s.name.startswith(UNNAMED)):
             i = int(bad[0])
             hits.append((int(s.lines[i]) if s.lines is not None else 0, s, i))
     if not hits:
         return None
     _, s, i = min(hits, key=lambda h: h[0])
     return s, i
+
+
+def _unnamed(run: Run) -> list[Series]:
+    """The columns of a table printed without its header: a metric whose name is unknown, yet one
+    that was finite and turns NaN is a computation that overflowed all the same."""
+    return [s for n in run.metrics.names() if n.startswith(UNNAMED) and (s := run.metrics.get(n)) is not None]
 
 
 def _nan_loss(run: Run) -> list[Finding]:
@@ -205,7 +213,7 @@ def _nan_loss(run: Run) -> list[Finding]:
     if high_lr is not None:
         ev_lr.append(high_lr)
     step = float(s.steps[i])
-    if len(s) >= SHORT:
+    if len(s) >= SHORT and not s.name.startswith(UNNAMED):
         # a long curve has the trend analyzers: the loss analyzer reads the NaN and the climb before
         # it; here only the LR reading is added, below theirs
         return [_nan_lr(s, i, ev_lr[:1] + ([high_lr] if high_lr else []), LONG_NAN_LR, step, False)]
@@ -491,6 +499,10 @@ def _flat_loss(run: Run) -> list[Finding]:
                         "Raise the learning rate toward its optimizer's usual range (Adam ~1e-4 to 1e-3)",
                     analyzer=NAME,
                     quick_fix="Verify optimizer.step() runs" if exact else "Raise the LR")]
+
+
+def _frozen_loss(run: Run) -> list[Finding]:
+    return frozen_loss(_main_loss(run), NAME) if _first_nonfinite(run) is None else []
 
 
 def _zero_loss(run: Run) -> list[Finding]:
@@ -782,7 +794,7 @@ def _no_fault_read(run: Run) -> list[Finding]:
 
 
 def analyze(run: Run) -> list[Finding]:
-    readings = (_gap, _absurd_lr, _nan_loss, _rising_loss, _stuck_accuracy, _flat_loss, _too_good,
+    readings = (_gap, _absurd_lr, _nan_loss, _rising_loss, _stuck_accuracy, _flat_loss, _frozen_loss, _too_good,
                 _one_column, _growing_gradients, _short_spike, _zero_loss, _no_labels)
     found = [f for reading in readings for f in reading(run)]
     return found or _no_fault_read(run)
