@@ -380,3 +380,26 @@ def test_a_loss_that_falls_to_a_printed_level_and_stays_converged(tmp_path):
     d = _top(tmp_path, "".join(f"Epoch {i}/8\n10/10 - 1s - loss: {v:.4f} - accuracy: 0.99\n"
                                for i, v in enumerate(lines, 1)))
     assert not {"no_parameter_updates", "dead_relu"} & {c.code for c in d.root_causes}
+
+
+# github.com/apache/mxnet/issues/2308: batch size 1 under the example's LR; accuracy at chance after 10 epochs
+MXNET_CHANCE = ("2016-06-01 20:17:57,235 Node[0] Epoch[9] Validation-accuracy=0.097400\n"
+                "2016-06-01 20:17:57,235 Node[0] Epoch[9] Validation-top_k_accuracy_5=0.483200\n"
+                "2016-06-01 20:17:57,235 Node[0] Epoch[9] Validation-top_k_accuracy_10=1.000000\n"
+                "2016-06-01 20:17:57,236 Node[0] Epoch[9] Validation-top_k_accuracy_20=1.000000\n")
+
+
+def test_an_accuracy_at_chance_for_the_class_count_its_top_k_give_is_a_guess(tmp_path):
+    d = _top(tmp_path, MXNET_CHANCE)
+    codes = [c.code for c in d.root_causes]
+    assert codes[:3] == ["data_pipeline_bug", "mode_collapse", "lr_too_high"]
+    top = d.root_causes[0]
+    assert "chance for 10 classes" in top.issue and {"line 1", "line 3"} <= {e.locator for e in top.evidence}
+
+
+@pytest.mark.parametrize("acc,top5", [("0.912300", "0.483200"), ("0.097400", "1.000000")])
+def test_top_k_that_do_not_pin_the_class_count_to_chance_are_no_guess(tmp_path, acc, top5):
+    # a learned top-1; or only a top-5 of 1.0 (at most 5 classes, but no lower bound: 0.0974 is no 1/K there)
+    text = MXNET_CHANCE.replace("0.097400", acc).replace("0.483200", top5)
+    d = _top(tmp_path, text)
+    assert "mode_collapse" not in [c.code for c in d.root_causes]

@@ -34,7 +34,7 @@ from typing import TypeGuard
 import numpy as np
 
 from analysis.analyzers.common import LR_RANGE, NAN_DATA_SETTLE, SHORT_CURVE, optimizer_family, point
-from analysis.analyzers.not_learning import frozen_loss
+from analysis.analyzers.not_learning import chance_by_top_k, frozen_loss
 from analysis.ingest.bare_rows import UNNAMED
 from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence, Finding
@@ -420,37 +420,43 @@ def _stuck_accuracy(run: Run) -> list[Finding]:
         said = (f"{name} is {fmt(float(v[0]))} at every one of {len(v)} reports" if np.all(v == v[0]) else
                 f"{name} stays within {CHANCE_BAND:.0%} of 1/{chance} (chance for {chance} classes) at "
                 f"every one of {len(v)} reports")
-        return [Finding(code="data_pipeline_bug",
-                        issue=f"{said}: the model is not learning; it predicts the same answer "
-                              "whatever the input",
-                        severity="medium",
-                        confidence=0.5,
-                        evidence=ev,
-                        fix="Why this happens, most likely first: labels disconnected from inputs (print a "
-                            "few (input, label) pairs), one class dominating (the accuracy equals its "
-                            "share), an output layer that cannot express the classes (one unit with "
-                            "softmax, a sigmoid on multi-class), inputs not normalised, an LR so high the "
-                            "model collapsed to a constant",
-                        analyzer=NAME,
-                        quick_fix="Print a batch of (input, label) pairs"),
+        return _guessing(said, ev)
+    by_top_k = chance_by_top_k(run.metrics, CHANCE_BAND)
+    return _guessing(*by_top_k) if by_top_k else []
+
+
+def _guessing(said: str, ev: list[Evidence]) -> list[Finding]:
+    """The readings of an accuracy that says the model answers the same (or guesses) whatever the input."""
+    return [Finding(code="data_pipeline_bug",
+                    issue=f"{said}: the model is not learning; it predicts the same answer "
+                          "whatever the input",
+                    severity="medium",
+                    confidence=0.5,
+                    evidence=ev,
+                    fix="Why this happens, most likely first: labels disconnected from inputs (print a "
+                        "few (input, label) pairs), one class dominating (the accuracy equals its "
+                        "share), an output layer that cannot express the classes (one unit with "
+                        "softmax, a sigmoid on multi-class), inputs not normalised, an LR so high the "
+                        "model collapsed to a constant",
+                    analyzer=NAME,
+                    quick_fix="Print a batch of (input, label) pairs"),
                 Finding(code="mode_collapse",
-                        issue=f"{said}: every input gets the same class, and the accuracy is that "
-                              "class's share",
-                        severity="medium",
-                        confidence=0.4,
-                        evidence=ev,
-                        fix="Compare the accuracy with the share of the largest class; weight the "
-                            "loss by class or rebalance the sampler, and check the output layer "
-                            "matches the number of classes",
-                        analyzer=NAME,
-                        quick_fix="Check the class balance"),
+                    issue=f"{said}: every input gets the same class, and the accuracy is that "
+                          "class's share",
+                    severity="medium",
+                    confidence=0.4,
+                    evidence=ev,
+                    fix="Compare the accuracy with the share of the largest class; weight the "
+                        "loss by class or rebalance the sampler, and check the output layer "
+                        "matches the number of classes",
+                    analyzer=NAME,
+                    quick_fix="Check the class balance"),
                 Finding(code="lr_too_high", issue=f"{said}: an LR too high pins a "
-                                                  "classifier to one constant answer",
-                        severity="medium", confidence=0.35, evidence=ev,
-                        fix="Lower the learning rate 10x (Adam ~1e-4) and watch whether "
-                            "the accuracy starts to move",
-                        analyzer=NAME, quick_fix="Lower the LR 10x")]
-    return []
+                                              "classifier to one constant answer",
+                    severity="medium", confidence=0.35, evidence=ev,
+                    fix="Lower the learning rate 10x (Adam ~1e-4) and watch whether "
+                        "the accuracy starts to move",
+                    analyzer=NAME, quick_fix="Lower the LR 10x")]
 
 
 def _flat_loss(run: Run) -> list[Finding]:

@@ -1,24 +1,31 @@
-"""A loss that freezes: the same value, to the last printed digit, at the last FROZEN_POINTS reports,
+"""Two signs that a model is not learning, which the excerpt analyzer adds to its short-paste readings.
+
+A loss that freezes: the same value, to the last printed digit, at the last FROZEN_POINTS reports,
 at a level worse than the loss already reached. A loss that still learns moves with every batch; one
 that repeats exactly means nothing reaches the weights, or the output no longer depends on them:
 inputs with no information left (an integer division that zeroed every pixel), units that died
 after a huge step, no optimizer step, or an LR that saturated the outputs. A loss that fell to its
 level and stays there converged instead, which is why a frozen level below every earlier report is
-not read here. Called by the excerpt analyzer, whose short-paste readings it joins.
+not read here.
+
+An accuracy at chance for the class count its own top-k accuracies give: one report is enough when
+the top-k bound the count on both sides.
 
 Thresholds: FROZEN_POINTS = 4 reports; SAME_REL = 5e-5, the half of a 4th decimal place (Keras
-prints 4), relative to values above 1.
+prints 4), relative to values above 1; CHANCE_REPORTS = 3.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from analysis.analyzers.common import point
-from analysis.metrics import Series, fmt
+from analysis.metrics import MetricTable, Series, fmt
 from analysis.model import Evidence, Finding
 
 FROZEN_POINTS = 4
 SAME_REL = 5e-5
+TOP_K = (5, 10)             # the top-k accuracies the metric names know (`acc_top5`, `top_k_accuracy_10`)
+CHANCE_REPORTS = 3          # an accuracy at chance at 3 reports, or after the first epoch, is no early guess
 
 
 def _frozen_tail(v: np.ndarray) -> int:
@@ -68,3 +75,38 @@ def frozen_loss(s: Series | None, analyzer: str) -> list[Finding]:
         finding("lr_too_high", "an LR too high saturates the outputs, after which the gradient is ~0", 0.3,
                 "Lower the learning rate 10x and see whether the loss moves again", "Lower the LR 10x"),
     ]
+
+
+def chance_by_top_k(metrics: MetricTable, band: float) -> tuple[str, list[Evidence]] | None:
+    """An accuracy at chance for the class count its own top-k accuracies give: a top-k of 1.0 means
+    at most k classes (mxnet's `top_k_accuracy_10=1.000000`), one below 1.0 more than k, and a top-1
+    within `band` of 1/K for a K in that range after training went on (a later epoch, or several
+    reports) is a guess."""
+    for acc_name in ("val_acc", "train_acc"):
+        acc = metrics.get(acc_name)
+        if acc is None or not len(acc) or not np.isfinite(acc.values[-1]):
+            continue
+        tops = [(k, s) for k in TOP_K if (s := metrics.get(f"{acc_name}_top{k}")) is not None and len(s)]
+        full = [k for k, s in tops if _share(float(s.values[-1])) >= 0.999]
+        if not full:
+            continue
+        most = min(full)
+        below = [k for k, s in tops if k < most]      # a top-k below 1.0 means more than k classes
+        if not below:
+            continue            # a count bounded from above only: a top-1 of 0.5 may be a good model's
+        least = max(below) + 1
+        epoch = metrics.get("epoch")
+        trained = len(acc) >= CHANCE_REPORTS or (epoch is not None and float(np.nanmax(epoch.values)) >= 1)
+        a = _share(float(acc.values[-1]))
+        k = next((k for k in range(least, most + 1) if abs(a - 1 / k) <= band), None)
+        if k is None or not trained:
+            continue
+        top = next(s for n, s in tops if n == most)
+        said = (f"{acc_name} is {fmt(float(acc.values[-1]))}, chance for {k} classes (a top-{most} accuracy "
+                f"of 1.0 and a top-{max(below)} below it say there are {least} to {most})")
+        return said, [point(acc, len(acc) - 1, acc_name), point(top, len(top) - 1, f"top-{most} accuracy")]
+    return None
+
+
+def _share(v: float) -> float:
+    return v / 100.0 if v > 1.0 else v
