@@ -403,3 +403,22 @@ def test_top_k_that_do_not_pin_the_class_count_to_chance_are_no_guess(tmp_path, 
     text = MXNET_CHANCE.replace("0.097400", acc).replace("0.483200", top5)
     d = _top(tmp_path, text)
     assert "mode_collapse" not in [c.code for c in d.root_causes]
+
+
+# the form rasbt/deeplearning-models' notebooks print after each epoch (`Epoch: %03d/%03d | Train: %.3f%%`); a
+# previous probe's paste at chance for 10 classes (the thread itself was not found again: the form is public)
+RASBT_CHANCE = ("Epoch: 001/010 | Train: 10.000% | Loss: 2.303\nTime elapsed: 0.25 min\n"
+                "Epoch: 002/010 | Train: 10.000% | Loss: 2.303\nTime elapsed: 0.50 min\n")
+
+
+def test_a_split_accuracy_at_chance_beside_a_loss_at_ln_k_is_a_guess(tmp_path):
+    d = _top(tmp_path, RASBT_CHANCE)
+    assert [c.code for c in d.root_causes][:3] == ["data_pipeline_bug", "mode_collapse", "lr_too_high"]
+    assert "chance for 10 classes" in d.root_causes[0].issue and "ln(10)" in d.root_causes[0].issue
+
+
+def test_a_learning_split_accuracy_and_a_data_split_are_no_guess(tmp_path):
+    healthy = RASBT_CHANCE.replace("10.000%", "79.130%").replace("Loss: 2.303", "Loss: 0.612")
+    assert "healthy" == _top(tmp_path, healthy).root_causes[0].code
+    (tmp_path / "train.log").write_text("Train: 80% Test: 20%\nEpoch 1 Train:  45%|####  | 450/1000\n")
+    assert "train_acc" not in load_run(tmp_path).metrics.names()

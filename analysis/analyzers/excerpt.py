@@ -34,7 +34,7 @@ from typing import TypeGuard
 import numpy as np
 
 from analysis.analyzers.common import LR_RANGE, NAN_DATA_SETTLE, SHORT_CURVE, optimizer_family, point
-from analysis.analyzers.not_learning import chance_by_top_k, frozen_loss
+from analysis.analyzers.not_learning import chance_accuracy, frozen_loss
 from analysis.ingest.bare_rows import UNNAMED
 from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence, Finding
@@ -421,8 +421,8 @@ def _stuck_accuracy(run: Run) -> list[Finding]:
                 f"{name} stays within {CHANCE_BAND:.0%} of 1/{chance} (chance for {chance} classes) at "
                 f"every one of {len(v)} reports")
         return _guessing(said, ev)
-    by_top_k = chance_by_top_k(run.metrics, CHANCE_BAND)
-    return _guessing(*by_top_k) if by_top_k else []
+    at_chance = chance_accuracy(run.metrics, _main_loss(run), CHANCE_BAND)
+    return _guessing(*at_chance) if at_chance else []
 
 
 def _guessing(said: str, ev: list[Evidence]) -> list[Finding]:

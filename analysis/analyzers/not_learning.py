@@ -8,13 +8,15 @@ after a huge step, no optimizer step, or an LR that saturated the outputs. A los
 level and stays there converged instead, which is why a frozen level below every earlier report is
 not read here.
 
-An accuracy at chance for the class count its own top-k accuracies give: one report is enough when
-the top-k bound the count on both sides.
+An accuracy at chance for a class count the same report gives on its own (top-k accuracies that
+bound it on both sides, or a loss at ln(K) beside it): one report after the first epoch is enough.
 
 Thresholds: FROZEN_POINTS = 4 reports; SAME_REL = 5e-5, the half of a 4th decimal place (Keras
-prints 4), relative to values above 1; CHANCE_REPORTS = 3.
+prints 4), relative to values above 1; CHANCE_REPORTS = 3; a loss within LN_BAND = 1% of ln(K), K <= 10.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -25,6 +27,7 @@ from analysis.model import Evidence, Finding
 FROZEN_POINTS = 4
 SAME_REL = 5e-5
 TOP_K = (5, 10)             # the top-k accuracies the metric names know (`acc_top5`, `top_k_accuracy_10`)
+MAX_CLASSES, LN_BAND = 10, 0.01   # a loss within 1% of ln(K), K <= 10, is a uniform guess's
 CHANCE_REPORTS = 3          # an accuracy at chance at 3 reports, or after the first epoch, is no early guess
 
 
@@ -77,35 +80,58 @@ def frozen_loss(s: Series | None, analyzer: str) -> list[Finding]:
     ]
 
 
-def chance_by_top_k(metrics: MetricTable, band: float) -> tuple[str, list[Evidence]] | None:
-    """An accuracy at chance for the class count its own top-k accuracies give: a top-k of 1.0 means
-    at most k classes (mxnet's `top_k_accuracy_10=1.000000`), one below 1.0 more than k, and a top-1
-    within `band` of 1/K for a K in that range after training went on (a later epoch, or several
-    reports) is a guess."""
+def chance_accuracy(metrics: MetricTable, loss: Series | None, band: float) -> tuple[str, list[Evidence]] | None:
+    """An accuracy at chance for a class count the same report gives on its own, after training went
+    on (a later epoch, or several reports): a guess. The count comes from the top-k accuracies (a
+    top-k of 1.0 means at most k classes, as mxnet's `top_k_accuracy_10=1.000000`, one below 1.0 more
+    than k), or from the loss beside it at ln(K) (a uniform guess over K classes scores exactly that),
+    and the top-1 is within `band` of 1/K."""
+    epoch = metrics.get("epoch")
+    trained_epoch = epoch is not None and bool(np.isfinite(epoch.values).any()) and float(np.nanmax(epoch.values)) >= 1
     for acc_name in ("val_acc", "train_acc"):
         acc = metrics.get(acc_name)
         if acc is None or not len(acc) or not np.isfinite(acc.values[-1]):
             continue
-        tops = [(k, s) for k in TOP_K if (s := metrics.get(f"{acc_name}_top{k}")) is not None and len(s)]
-        full = [k for k, s in tops if _share(float(s.values[-1])) >= 0.999]
-        if not full:
+        if not (trained_epoch or len(acc) >= CHANCE_REPORTS):
             continue
-        most = min(full)
-        below = [k for k, s in tops if k < most]      # a top-k below 1.0 means more than k classes
-        if not below:
-            continue            # a count bounded from above only: a top-1 of 0.5 may be a good model's
-        least = max(below) + 1
-        epoch = metrics.get("epoch")
-        trained = len(acc) >= CHANCE_REPORTS or (epoch is not None and float(np.nanmax(epoch.values)) >= 1)
         a = _share(float(acc.values[-1]))
-        k = next((k for k in range(least, most + 1) if abs(a - 1 / k) <= band), None)
-        if k is None or not trained:
+        found = _count_by_top_k(metrics, acc_name) or _count_by_loss(loss, acc)
+        if found is None:
             continue
-        top = next(s for n, s in tops if n == most)
-        said = (f"{acc_name} is {fmt(float(acc.values[-1]))}, chance for {k} classes (a top-{most} accuracy "
-                f"of 1.0 and a top-{max(below)} below it say there are {least} to {most})")
-        return said, [point(acc, len(acc) - 1, acc_name), point(top, len(top) - 1, f"top-{most} accuracy")]
+        (least, most), why, ev = found
+        k = next((k for k in range(least, most + 1) if abs(a - 1 / k) <= band), None)
+        if k is not None:
+            shown = fmt(float(acc.values[-1])) + ("%" if acc.values[-1] > 1 else "")
+            return (f"{acc_name} is {shown}, chance for {k} classes ({why})",
+                    [point(acc, len(acc) - 1, acc_name), ev])
     return None
+
+
+def _count_by_top_k(metrics: MetricTable, acc_name: str):
+    tops = [(k, s) for k in TOP_K if (s := metrics.get(f"{acc_name}_top{k}")) is not None and len(s)]
+    full = [k for k, s in tops if _share(float(s.values[-1])) >= 0.999]
+    below = [k for k, s in tops if not full or k < min(full)]     # a top-k below 1.0 means more than k classes
+    if not full or not below:
+        return None             # a count bounded on one side only: a top-1 of 0.5 may be a good model's
+    most, least = min(full), max(below) + 1
+    top = next(s for n, s in tops if n == most)
+    return ((least, most), f"a top-{most} accuracy of 1.0 and a top-{max(below)} below it say there are "
+                           f"{least} to {most}", point(top, len(top) - 1, f"top-{most} accuracy"))
+
+
+def _count_by_loss(loss: Series | None, acc: Series):
+    if loss is None or loss.lines is None or acc.lines is None or not len(loss):
+        return None
+    at = np.flatnonzero(loss.lines <= acc.lines[-1])
+    if not len(at) or not np.isfinite(loss.values[at[-1]]):
+        return None
+    i = int(at[-1])
+    v = float(loss.values[i])
+    k = next((k for k in range(2, MAX_CLASSES + 1) if abs(v - math.log(k)) <= LN_BAND * math.log(k)), None)
+    if k is None:
+        return None
+    return ((k, k), f"{loss.name} {fmt(v)} beside it is ln({k}), a uniform guess over {k} classes",
+            point(loss, i, loss.name))
 
 
 def _share(v: float) -> float:

@@ -7,6 +7,7 @@ grep-like speed (bench/ingest.py). Keys are named through `data/metric_names.tom
 other format. Lines that hold a failure literal go to Python for the traceback and its numbers.
 Two chunks are in flight at once: the scanner releases the GIL. Where the C scanner was not built
 (no compiler at install), `logscan_fallback.py` gives the same result in pure Python, slower.
+A pasted excerpt (a small file) is read once more for rows of bare numbers (`bare_rows.py`).
 """
 from __future__ import annotations
 
