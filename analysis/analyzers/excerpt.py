@@ -24,6 +24,8 @@ Thresholds (named below):
   IMBALANCED = 0.6: the predicted class holding 60% of the rows is a majority learned,
 - a YOLO validation row over images with 0 labels: the labels were not loaded,
 - HEALTHY_READ = 0.5 (HEALTHY_FALLING = 0.6 with a falling loss): a short paste read with no fault.
+A loss frozen to the last digit above its best, and an accuracy at chance for the class count its own
+report gives (top-k accuracies, a loss at ln(K)), are read by `not_learning.py`.
 """
 from __future__ import annotations
 

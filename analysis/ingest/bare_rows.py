@@ -23,8 +23,8 @@ from analysis.metrics import Series
 BARE_MAX_BYTES = 1 << 20
 TABLE_ROWS = 3
 UNNAMED = "column_"            # the prefix of a metric whose name the table did not print
-AGREE_REL = 5e-4               # a value printed to 4 significant places agrees within half its last place
-_CELL = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+|nan|NaN|NAN|inf|Inf|INF|-inf)"
+AGREE_REL = 5e-4               # printed to 3 decimals or more (`2.303`, Keras' `17.2694`): within half a 3rd place
+_CELL = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+|nan|NaN|NAN|inf|Inf|INF)"
 _ROW = re.compile(rf"^\s*{_CELL}(?:(?:\s*,\s*|\s+){_CELL})+\s*,?\s*$")
 _SPLIT = re.compile(r"\s*,\s*|\s+")
 
