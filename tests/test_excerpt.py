@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from analysis.diagnose import diagnose
+from analysis.ingest import load_run
 
 
 def _top(tmp_path, text: str, name: str = "train.log"):
@@ -328,3 +329,100 @@ def test_a_real_short_paste_gets_the_answer_its_lines_support(tmp_path, text, co
     assert d.root_causes and d.root_causes[0].code in codes, [c.code for c in d.root_causes]
     if d.root_causes[0].confidence < 0.8:      # a differential: ranked readings and what would settle them
         assert d.status == "needs_more_data" and d.tell_apart
+
+
+# github.com/yitu-opensource/T2T-ViT/issues/26: timm's summary rows (epoch, train loss, eval loss, top-1,
+# top-5) pasted without their header; the training loss turns nan at epoch 209
+T2T_ROWS = ("207,4.37085485458374,4.158743778991699,7.820000009155273,24.019999743652345\n"
+            "208,4.367704391479492,4.161868629837036,7.62000002746582,23.86000018310547\n"
+            "209,nan,4.160795520019532,7.7200000274658205,24.01999976196289\n"
+            "210,nan,nan,1.0,5.0\n")
+
+
+@pytest.mark.parametrize("name", ["train.log", "summary.csv"])
+def test_a_headerless_table_whose_column_turns_nan_names_the_nan(tmp_path, name):
+    d = _top(tmp_path, T2T_ROWS, name=name)
+    codes = [c.code for c in d.root_causes]
+    assert codes[0] == "numerical_instability" and {"lr_too_high", "data_pipeline_bug"} <= set(codes[:3])
+    top = d.root_causes[0]
+    assert top.confidence < 0.8 and "column_2" in top.issue and "209" in top.issue
+    assert "line 3" in {e.locator for e in top.evidence}
+
+
+def test_bare_rows_of_whole_numbers_are_no_metrics_table(tmp_path):
+    # a counter, then counts: a confusion matrix or a histogram, not metrics with a NaN to read
+    (tmp_path / "train.log").write_text("0 5 0 0\n1 3 0 2\n2 4 1 0\n3 6 0 1\nloss: 0.5\n")
+    assert load_run(tmp_path).metrics.names() == ["train_loss"]
+    # the same rows with a fraction among them are a table
+    (tmp_path / "train.log").write_text("0 5 0.5 0\n1 3 0 2\n2 4 1 0\n3 6 0 1\nloss: 0.5\n")
+    assert "column_3" in load_run(tmp_path).metrics.names()
+
+
+# github.com/keras-team/keras/issues/255: `x / 255` on an int array zeroed every pixel; the values of
+# `train_on_batch` printed bare, once by the progress bar with their names
+KERAS_FROZEN = ("0.2355973707751222 0.96875\n" + "17.269388197455335 0.5\n" * 4
+                + "32/32 [==============================] - 5s - loss: 17.2694 - acc.: 0.5000\n"
+                + "17.269388197455335 0.5\n" * 2)
+
+
+def test_a_loss_frozen_to_the_last_digit_lists_why_nothing_is_learned(tmp_path):
+    d = _top(tmp_path, KERAS_FROZEN)
+    codes = [c.code for c in d.root_causes]
+    assert codes[0] == "data_pipeline_bug" and "healthy" not in codes
+    assert {"no_parameter_updates", "dead_relu", "lr_too_high"} <= set(codes[:4])
+    top = d.root_causes[0]
+    assert top.confidence < 0.8 and "17.27" in top.issue and "lines 2-8" in {e.locator for e in top.evidence}
+
+
+def test_bare_rows_without_a_named_line_to_name_them_stay_unread(tmp_path):
+    d = _top(tmp_path, "0.2355973707751222 0.96875\n" + "17.269388197455335 0.5\n" * 4)
+    assert d.root_causes == [] or d.root_causes[0].code != "data_pipeline_bug"
+
+
+def test_a_loss_that_falls_to_a_printed_level_and_stays_converged(tmp_path):
+    lines = [0.9, 0.4, 0.1, 0.0123, 0.0123, 0.0123, 0.0123, 0.0123]
+    d = _top(tmp_path, "".join(f"Epoch {i}/8\n10/10 - 1s - loss: {v:.4f} - accuracy: 0.99\n"
+                               for i, v in enumerate(lines, 1)))
+    assert not {"no_parameter_updates", "dead_relu"} & {c.code for c in d.root_causes}
+
+
+# github.com/apache/mxnet/issues/2308: batch size 1 under the example's LR; accuracy at chance after 10 epochs
+MXNET_CHANCE = ("2016-06-01 20:17:57,235 Node[0] Epoch[9] Validation-accuracy=0.097400\n"
+                "2016-06-01 20:17:57,235 Node[0] Epoch[9] Validation-top_k_accuracy_5=0.483200\n"
+                "2016-06-01 20:17:57,235 Node[0] Epoch[9] Validation-top_k_accuracy_10=1.000000\n"
+                "2016-06-01 20:17:57,236 Node[0] Epoch[9] Validation-top_k_accuracy_20=1.000000\n")
+
+
+def test_an_accuracy_at_chance_for_the_class_count_its_top_k_give_is_a_guess(tmp_path):
+    d = _top(tmp_path, MXNET_CHANCE)
+    codes = [c.code for c in d.root_causes]
+    assert codes[:3] == ["data_pipeline_bug", "mode_collapse", "lr_too_high"]
+    top = d.root_causes[0]
+    assert "chance for 10 classes" in top.issue and {"line 1", "line 3"} <= {e.locator for e in top.evidence}
+
+
+@pytest.mark.parametrize("acc,top5", [("0.912300", "0.483200"), ("0.097400", "1.000000")])
+def test_top_k_that_do_not_pin_the_class_count_to_chance_are_no_guess(tmp_path, acc, top5):
+    # a learned top-1; or only a top-5 of 1.0 (at most 5 classes, but no lower bound: 0.0974 is no 1/K there)
+    text = MXNET_CHANCE.replace("0.097400", acc).replace("0.483200", top5)
+    d = _top(tmp_path, text)
+    assert "mode_collapse" not in [c.code for c in d.root_causes]
+
+
+# the form rasbt/deeplearning-models' notebooks print after each epoch (`Epoch: %03d/%03d | Train: %.3f%%`); a
+# previous probe's paste at chance for 10 classes (the thread itself was not found again: the form is public)
+RASBT_CHANCE = ("Epoch: 001/010 | Train: 10.000% | Loss: 2.303\nTime elapsed: 0.25 min\n"
+                "Epoch: 002/010 | Train: 10.000% | Loss: 2.303\nTime elapsed: 0.50 min\n")
+
+
+def test_a_split_accuracy_at_chance_beside_a_loss_at_ln_k_is_a_guess(tmp_path):
+    d = _top(tmp_path, RASBT_CHANCE)
+    assert [c.code for c in d.root_causes][:3] == ["data_pipeline_bug", "mode_collapse", "lr_too_high"]
+    assert "chance for 10 classes" in d.root_causes[0].issue and "ln(10)" in d.root_causes[0].issue
+
+
+def test_a_learning_split_accuracy_and_a_data_split_are_no_guess(tmp_path):
+    healthy = RASBT_CHANCE.replace("10.000%", "79.130%").replace("Loss: 2.303", "Loss: 0.612")
+    assert "healthy" == _top(tmp_path, healthy).root_causes[0].code
+    (tmp_path / "train.log").write_text("Train: 80% Test: 20%\nEpoch 1 Train:  45%|####  | 450/1000\n")
+    assert "train_acc" not in load_run(tmp_path).metrics.names()

@@ -105,6 +105,10 @@ TRICKY = [
     # CloudWatch's `#015` for `\r` and `#010` for a backspace (aws-samples/amazon-sagemaker-script-mode#11)
     "#0151/4 [======>....] - ETA: 0s - loss: 521.6073#010#010#010#0154/4 [=====] - 0s 56ms/step - loss: 522.4297",
     "loss: 1.5#015#015", "#015", "##015#0", "Test net output #015: accuracy = 0.9",
+    # a split's accuracy as a percentage on a counted line (rasbt's deeplearning-models), not a split's
+    # share or tqdm's progress
+    "Epoch: 001/010 | Train: 10.000% | Loss: 2.303", "Epoch: 002/005 | Train: 92.72% | Validation: 90.29%",
+    "Train: 80% Test: 20%", "Epoch 1 Train:  45%|####  | 450/1000", "step 5 valid: 9.5% test: 3%",
     "Traceback (most recent call last):",
     "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB",
 ]

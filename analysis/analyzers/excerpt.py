@@ -24,6 +24,8 @@ Thresholds (named below):
   IMBALANCED = 0.6: the predicted class holding 60% of the rows is a majority learned,
 - a YOLO validation row over images with 0 labels: the labels were not loaded,
 - HEALTHY_READ = 0.5 (HEALTHY_FALLING = 0.6 with a falling loss): a short paste read with no fault.
+A loss frozen to the last digit above its best, and an accuracy at chance for the class count its own
+report gives (top-k accuracies, a loss at ln(K)), are read by `not_learning.py`.
 """
 from __future__ import annotations
 
@@ -34,6 +36,8 @@ from typing import TypeGuard
 import numpy as np
 
 from analysis.analyzers.common import LR_RANGE, NAN_DATA_SETTLE, SHORT_CURVE, optimizer_family, point
+from analysis.analyzers.not_learning import chance_accuracy, frozen_loss
+from analysis.ingest.bare_rows import UNNAMED
 from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
@@ -151,15 +155,21 @@ def _first_nonfinite(run: Run) -> tuple[Series, int] | None:
     """The series and index where a loss (or the gradient norm) first turns NaN/Inf, the earliest
     line of all."""
     hits = []
-    for s in _losses(run) + [g for g in (run.metrics.get("grad_norm"),) if g is not None]:
+    for s in _losses(run) + [g for g in (run.metrics.get("grad_norm"),) if g is not None] + _unnamed(run):
         bad = np.flatnonzero(~np.isfinite(s.values))
-        if len(bad):
+        if len(bad) and (bad[0] > 0 or not s.name.startswith(UNNAMED)):
             i = int(bad[0])
             hits.append((int(s.lines[i]) if s.lines is not None else 0, s, i))
     if not hits:
         return None
     _, s, i = min(hits, key=lambda h: h[0])
     return s, i
+
+
+def _unnamed(run: Run) -> list[Series]:
+    """The columns of a table printed without its header: a metric whose name is unknown, yet one
+    that was finite and turns NaN is a computation that overflowed all the same."""
+    return [s for n in run.metrics.names() if n.startswith(UNNAMED) and (s := run.metrics.get(n)) is not None]
 
 
 def _nan_loss(run: Run) -> list[Finding]:
@@ -205,7 +215,7 @@ def _nan_loss(run: Run) -> list[Finding]:
     if high_lr is not None:
         ev_lr.append(high_lr)
     step = float(s.steps[i])
-    if len(s) >= SHORT:
+    if len(s) >= SHORT and not s.name.startswith(UNNAMED):
         # a long curve has the trend analyzers: the loss analyzer reads the NaN and the climb before
         # it; here only the LR reading is added, below theirs
         return [_nan_lr(s, i, ev_lr[:1] + ([high_lr] if high_lr else []), LONG_NAN_LR, step, False)]
@@ -412,37 +422,43 @@ def _stuck_accuracy(run: Run) -> list[Finding]:
         said = (f"{name} is {fmt(float(v[0]))} at every one of {len(v)} reports" if np.all(v == v[0]) else
                 f"{name} stays within {CHANCE_BAND:.0%} of 1/{chance} (chance for {chance} classes) at "
                 f"every one of {len(v)} reports")
-        return [Finding(code="data_pipeline_bug",
-                        issue=f"{said}: the model is not learning; it predicts the same answer "
-                              "whatever the input",
-                        severity="medium",
-                        confidence=0.5,
-                        evidence=ev,
-                        fix="Why this happens, most likely first: labels disconnected from inputs (print a "
-                            "few (input, label) pairs), one class dominating (the accuracy equals its "
-                            "share), an output layer that cannot express the classes (one unit with "
-                            "softmax, a sigmoid on multi-class), inputs not normalised, an LR so high the "
-                            "model collapsed to a constant",
-                        analyzer=NAME,
-                        quick_fix="Print a batch of (input, label) pairs"),
+        return _guessing(said, ev)
+    at_chance = chance_accuracy(run.metrics, _main_loss(run), CHANCE_BAND)
+    return _guessing(*at_chance) if at_chance else []
+
+
+def _guessing(said: str, ev: list[Evidence]) -> list[Finding]:
+    """The readings of an accuracy that says the model answers the same (or guesses) whatever the input."""
+    return [Finding(code="data_pipeline_bug",
+                    issue=f"{said}: the model is not learning; it predicts the same answer "
+                          "whatever the input",
+                    severity="medium",
+                    confidence=0.5,
+                    evidence=ev,
+                    fix="Why this happens, most likely first: labels disconnected from inputs (print a "
+                        "few (input, label) pairs), one class dominating (the accuracy equals its "
+                        "share), an output layer that cannot express the classes (one unit with "
+                        "softmax, a sigmoid on multi-class), inputs not normalised, an LR so high the "
+                        "model collapsed to a constant",
+                    analyzer=NAME,
+                    quick_fix="Print a batch of (input, label) pairs"),
                 Finding(code="mode_collapse",
-                        issue=f"{said}: every input gets the same class, and the accuracy is that "
-                              "class's share",
-                        severity="medium",
-                        confidence=0.4,
-                        evidence=ev,
-                        fix="Compare the accuracy with the share of the largest class; weight the "
-                            "loss by class or rebalance the sampler, and check the output layer "
-                            "matches the number of classes",
-                        analyzer=NAME,
-                        quick_fix="Check the class balance"),
+                    issue=f"{said}: every input gets the same class, and the accuracy is that "
+                          "class's share",
+                    severity="medium",
+                    confidence=0.4,
+                    evidence=ev,
+                    fix="Compare the accuracy with the share of the largest class; weight the "
+                        "loss by class or rebalance the sampler, and check the output layer "
+                        "matches the number of classes",
+                    analyzer=NAME,
+                    quick_fix="Check the class balance"),
                 Finding(code="lr_too_high", issue=f"{said}: an LR too high pins a "
-                                                  "classifier to one constant answer",
-                        severity="medium", confidence=0.35, evidence=ev,
-                        fix="Lower the learning rate 10x (Adam ~1e-4) and watch whether "
-                            "the accuracy starts to move",
-                        analyzer=NAME, quick_fix="Lower the LR 10x")]
-    return []
+                                              "classifier to one constant answer",
+                    severity="medium", confidence=0.35, evidence=ev,
+                    fix="Lower the learning rate 10x (Adam ~1e-4) and watch whether "
+                        "the accuracy starts to move",
+                    analyzer=NAME, quick_fix="Lower the LR 10x")]
 
 
 def _flat_loss(run: Run) -> list[Finding]:
@@ -491,6 +507,10 @@ def _flat_loss(run: Run) -> list[Finding]:
                         "Raise the learning rate toward its optimizer's usual range (Adam ~1e-4 to 1e-3)",
                     analyzer=NAME,
                     quick_fix="Verify optimizer.step() runs" if exact else "Raise the LR")]
+
+
+def _frozen_loss(run: Run) -> list[Finding]:
+    return frozen_loss(_main_loss(run), NAME) if _first_nonfinite(run) is None else []
 
 
 def _zero_loss(run: Run) -> list[Finding]:
@@ -782,7 +802,7 @@ def _no_fault_read(run: Run) -> list[Finding]:
 
 
 def analyze(run: Run) -> list[Finding]:
-    readings = (_gap, _absurd_lr, _nan_loss, _rising_loss, _stuck_accuracy, _flat_loss, _too_good,
+    readings = (_gap, _absurd_lr, _nan_loss, _rising_loss, _stuck_accuracy, _flat_loss, _frozen_loss, _too_good,
                 _one_column, _growing_gradients, _short_spike, _zero_loss, _no_labels)
     found = [f for reading in readings for f in reading(run)]
     return found or _no_fault_read(run)

@@ -356,6 +356,16 @@ static int attached_counter(const char *s, Py_ssize_t j, Py_ssize_t n) {
     return !(end < n && (s[end] == ':' || s[end] == '='));
 }
 
+/* A section word's own number is its accuracy where it is a percentage on a line that counts epochs or
+   steps (rasbt's `Epoch: 001/010 | Train: 10.000% | Validation: 9.8%`): a data split is announced
+   once, without a counter (`Train: 80% Test: 20%`), and tqdm's `Train:  45%|####` is its progress. */
+static int split_accuracy(Ctx *c, const char *s, Py_ssize_t n, Py_ssize_t end, int ln) {
+    if (end >= n || s[end] != '%' || (end + 1 < n && s[end + 1] == '|')) return 0;
+    if (c->n_fams > 0 && c->last_line[0] == ln) return 1;   /* no family met yet: no counter */
+    int epoch = family(c, "epoch", 5);
+    return epoch > 0 && c->last_line[epoch] == ln;
+}
+
 /* The pairs of one cleaned line (`ln`: its index within the chunk) into o's current line. */
 static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
     Py_ssize_t i = 0, prev = -1;   /* prev: start of the word before, when a single space joins them */
@@ -422,8 +432,16 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
         if (found) {
             Py_ssize_t ks = prev >= 0 ? prev : ws;
             int fam = family_in(c, section, s + ks, we - ks);
-            if (fam <= SECTION_VAL) section = fam;
-            else if (fam >= 0 && c->last_line[fam] != ln) {
+            if (fam <= SECTION_VAL) {
+                section = fam;
+                if (split_accuracy(c, s, n, end, ln)) {   /* `Epoch: 001/010 | Train: 10.000% | Loss: 2.303` */
+                    int acc = family_in(c, fam, "acc", 3);
+                    if (acc > 0 && c->last_line[acc] != ln) {
+                        c->last_line[acc] = ln;
+                        if (line_add(o, acc, v, 0)) return -1;
+                    }
+                }
+            } else if (fam >= 0 && c->last_line[fam] != ln) {
                 c->last_line[fam] = ln;
                 if (line_add(o, fam, v, 0)) return -1;
                 /* a quoted key's list, as Keras' `history.history` prints it: every value (an unquoted

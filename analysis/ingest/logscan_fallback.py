@@ -232,6 +232,11 @@ class Scanner:
                 fam = self.family(_PREFIX[section] + key if section in _PREFIX else key)
                 if fam <= SECTION_VAL:
                     section = fam
+                    if self.split_accuracy(s, num[1], seen):   # `Epoch: 001/010 | Train: 10.000% | Loss: 2.303`
+                        acc = self.family(_PREFIX[fam] + b"acc" if fam in _PREFIX else b"acc")
+                        if acc > 0 and acc not in seen:
+                            seen.add(acc)
+                            out.append((acc, num[0], 0))
                 elif fam >= 0 and fam not in seen:
                     seen.add(fam)
                     out.append((fam, num[0], 0))
@@ -251,6 +256,13 @@ class Scanner:
             if two_word:
                 i = we + 1
         return out, bad
+
+    def split_accuracy(self, s: bytes, end: int, seen: set[int]) -> bool:
+        """A section word's number is its accuracy where it is a percentage on a line that counts epochs or
+        steps: a data split is announced once, without a counter, and tqdm's `Train:  45%|###` is progress."""
+        if not s.startswith(b"%", end) or s.startswith(b"|", end + 1):
+            return False
+        return 0 in seen or self.family(b"epoch") in seen
 
     def value_first(self, s: bytes, ws: int, we: int, out: list, seen: set[int]) -> int:
         """Darknet's `519.720886 avg loss, 0.001000 rate`: a number over the whole word at ws..we, one

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from analysis.ingest.bare_rows import with_bare_tables
 from analysis.ingest.inside import OutsideRun, regular_files
 from analysis.ingest.tfrecord import Damage
 from analysis.ingest.tfrecord import records as tfrecord_records
@@ -223,6 +224,11 @@ def parse_csv(path: Path, artifact: str) -> TableResult:
         if not header:
             return TableResult([], 0, 0, ["empty CSV file"])
         header = [h.strip() for h in header]
+        if all(to_float(h) is not None for h in header):      # no header: rows of numbers from the first
+            counted = with_bare_tables(path, [], artifact, whole=True)
+            return TableResult(counted, sum(len(t) for t in counted[:1]), 0,
+                               [] if counted else [f"{artifact}: a CSV of numbers without a header or a step "
+                                                   "column; its columns cannot be named"])
         notes = []
         repeated = sorted({h for h in header if h and header.count(h) > 1})
         columns: list[str | None] = list(header)

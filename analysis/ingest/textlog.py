@@ -7,6 +7,7 @@ grep-like speed (bench/ingest.py). Keys are named through `data/metric_names.tom
 other format. Lines that hold a failure literal go to Python for the traceback and its numbers.
 Two chunks are in flight at once: the scanner releases the GIL. Where the C scanner was not built
 (no compiler at install), `logscan_fallback.py` gives the same result in pure Python, slower.
+A pasted excerpt (a small file) is read once more for rows of bare numbers (`bare_rows.py`).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from typing import cast
 
 import numpy as np
 
+from analysis.ingest.bare_rows import with_bare_tables
 from analysis.ingest.events import build_event, fold, prefilter_literals
 from analysis.ingest.logscan_fallback import SECTION_TEST, SECTION_TRAIN, SECTION_VAL
 from analysis.metrics import Series, SeriesBuilder
@@ -253,5 +255,6 @@ def parse_text_log(path: Path, artifact: str) -> TextLogResult:
 
     kind = "step" if saw_step else "index"
     series = [s for s in (b.build(kind) for b in builders.values()) if s is not None]
+    series = with_bare_tables(path, series, artifact)
     return TextLogResult(series=series, events=fold(events), lines=total, metric_lines=metric_lines,
                          skipped_lines=bad, has_carriage_returns=has_cr)
