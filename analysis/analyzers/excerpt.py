@@ -802,7 +802,7 @@ def _no_fault_read(run: Run) -> list[Finding]:
 
 
 def analyze(run: Run) -> list[Finding]:
-    readings = (_gap, _absurd_lr, _nan_loss, _rising_loss, _stuck_accuracy, _flat_loss, _frozen_loss, _too_good,
-                _one_column, _growing_gradients, _short_spike, _zero_loss, _no_labels)
+    readings = (_gap, _absurd_lr, _nan_loss, _rising_loss, _stuck_accuracy, _flat_loss, _frozen_loss,
+                _too_good, _one_column, _growing_gradients, _short_spike, _zero_loss, _no_labels)
     found = [f for reading in readings for f in reading(run)]
     return found or _no_fault_read(run)

@@ -61,8 +61,8 @@ def frozen_loss(s: Series | None, analyzer: str) -> list[Finding]:
                        fix=fix, analyzer=analyzer, onset_step=float(s.steps[first]), quick_fix=quick)
 
     return [
-        finding("data_pipeline_bug", "the output no longer depends on the inputs; inputs with nothing left in "
-                "them (an integer division that zeroed every pixel, a constant batch) give this", 0.45,
+        finding("data_pipeline_bug", "the output no longer depends on the inputs; inputs with nothing left "
+                "in them (an integer division that zeroed every pixel, a constant batch) give this", 0.45,
                 "Print the min, max and dtype of one batch after preprocessing: all zeros (x / 255 on an int "
                 "array) or one value repeated is the data; cast to float before normalising",
                 "Print a batch's min, max and dtype"),
@@ -80,14 +80,16 @@ def frozen_loss(s: Series | None, analyzer: str) -> list[Finding]:
     ]
 
 
-def chance_accuracy(metrics: MetricTable, loss: Series | None, band: float) -> tuple[str, list[Evidence]] | None:
+def chance_accuracy(metrics: MetricTable, loss: Series | None,
+                    band: float) -> tuple[str, list[Evidence]] | None:
     """An accuracy at chance for a class count the same report gives on its own, after training went
     on (a later epoch, or several reports): a guess. The count comes from the top-k accuracies (a
     top-k of 1.0 means at most k classes, as mxnet's `top_k_accuracy_10=1.000000`, one below 1.0 more
     than k), or from the loss beside it at ln(K) (a uniform guess over K classes scores exactly that),
     and the top-1 is within `band` of 1/K."""
     epoch = metrics.get("epoch")
-    trained_epoch = epoch is not None and bool(np.isfinite(epoch.values).any()) and float(np.nanmax(epoch.values)) >= 1
+    seen = epoch.values[np.isfinite(epoch.values)] if epoch is not None else np.array([])
+    trained_epoch = bool(len(seen)) and float(seen.max()) >= 1
     for acc_name in ("val_acc", "train_acc"):
         acc = metrics.get(acc_name)
         if acc is None or not len(acc) or not np.isfinite(acc.values[-1]):
@@ -110,7 +112,7 @@ def chance_accuracy(metrics: MetricTable, loss: Series | None, band: float) -> t
 def _count_by_top_k(metrics: MetricTable, acc_name: str):
     tops = [(k, s) for k in TOP_K if (s := metrics.get(f"{acc_name}_top{k}")) is not None and len(s)]
     full = [k for k, s in tops if _share(float(s.values[-1])) >= 0.999]
-    below = [k for k, s in tops if not full or k < min(full)]     # a top-k below 1.0 means more than k classes
+    below = [k for k, s in tops if not full or k < min(full)]   # a top-k under 1.0: more than k classes
     if not full or not below:
         return None             # a count bounded on one side only: a top-1 of 0.5 may be a good model's
     most, least = min(full), max(below) + 1
