@@ -400,3 +400,49 @@ def test_a_division_by_a_plain_number_is_not_a_spread(tmp_path, line, flagged):
     src = tmp_path / "train.py"
     src.write_text(f"import math\nimport torch\n\n\ndef f(x, v, q, k, d_k, gain, fan_in):\n{line}\n    return x\n")
     assert (_unguarded_division(parse_code(src, "train.py")) is not None) == flagged
+
+
+@pytest.mark.parametrize("optimizer, lr, schedule", [
+    ("sgd", 0.001, lambda e, loss: 0.001 * 0.1 ** (e // 7)),          # the transfer-learning tutorial's StepLR
+    ("adam", 0.001, lambda e, loss: 0.001 if e < 26 else 1e-7 * 0.1 ** (e - 26)),  # cut after it converged
+])
+def test_a_rate_that_decays_after_the_loss_converged_is_not_too_low(tmp_path, optimizer, lr, schedule):
+    """A schedule that leaves the optimizer's range once the loss has done its falling follows the
+    run; the flat loss after it is the convergence, not a rate too low."""
+    from analysis.analyzers import learning_rate
+    from analysis.ingest import load_run
+
+    (tmp_path / "config.yaml").write_text(f"optimizer: {optimizer}\nlr: {lr}\n")
+    lines = []
+    for e in range(40):
+        loss = 0.2 + 0.35 * 0.7 ** e
+        lines.append(f"epoch {e} train loss {loss:.4f} lr {schedule(e, loss):.3g}")
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+    assert not [f for f in learning_rate.analyze(load_run(tmp_path)) if f.code == "lr_too_low"]
+
+
+def test_one_overflow_the_run_comes_back_from_is_a_loss_scaler_skip(tmp_path):
+    """Mixed precision: the scaler skips a step whose gradients overflowed, and the norm is finite
+    again after it. That is the scaler working, not gradients that exploded from the start."""
+    from analysis.analyzers import gradients
+    from analysis.ingest import load_run
+
+    (tmp_path / "config.yaml").write_text("optimizer: adamw\nlr: 0.0003\n")
+    norms = ["320", "340", "inf"] + [f"{290 * 0.99 ** i:.1f}" for i in range(60)]
+    (tmp_path / "train.log").write_text("".join(f"step {i + 1} loss {12 - 0.05 * i:.4f} grad_norm {g} lr 0.0003\n"
+                                                for i, g in enumerate(norms)))
+    assert not [f for f in gradients.analyze(load_run(tmp_path)) if f.code == "exploding_gradients"]
+
+
+def test_a_large_first_norm_in_a_pasted_excerpt_does_not_rule_out_the_lr(tmp_path):
+    """An excerpt counts its lines from 0 wherever it was cut, and Adam at 5x its range is a reading
+    of its own: the first norm is not 'before any update' there."""
+    from analysis.analyzers import gradients
+    from analysis.ingest import load_run
+
+    (tmp_path / "config.yaml").write_text("optimizer: adam\nlr: 0.05\n")
+    (tmp_path / "train.log").write_text("".join(f"loss: {2 + 0.5 * i:.3f} grad_norm: {g} lr: 0.05\n"
+                                                for i, g in enumerate(["150", "400", "1500", "9000", "nan"])))
+    found = [f for f in gradients.analyze(load_run(tmp_path)) if f.code == "exploding_gradients"]
+    assert found and "lr_too_high" not in found[0].rules_out
+    assert not any("before any update" in e.text for e in found[0].evidence)

@@ -119,7 +119,7 @@ def analyze(run: Run) -> list[Finding]:
             if scale is not None:
                 ev.append(scale[0])
                 fix = scale[1] + "; then " + fix[0].lower() + fix[1:]
-            calm = [e for e in (_calm_lr(run, g, a, b), _large_before_any_update(g)) if e is not None]
+            calm = [e for e in (_calm_lr(run, g, a, b), _large_before_any_update(run, g)) if e is not None]
             if calm:
                 ev += calm
             if calm and scale is None:       # raw targets are the more specific fix
@@ -160,8 +160,8 @@ def analyze(run: Run) -> list[Finding]:
 def rise_in_words(start: float, peak: float) -> str:
     """The rise from `start` to `peak` (the two values the evidence cites) as a reader can check it: a
     factor while it is a few digits, orders of magnitude past FACTOR_IN_WORDS, nothing when the start is
-    not a level to measure from (0, or not finite)."""
-    if not (math.isfinite(start) and math.isfinite(peak)) or start <= 0 or peak <= start:
+    not a level to measure from (0, or not finite) or the rise is under 2x (no factor worth saying)."""
+    if not (math.isfinite(start) and math.isfinite(peak)) or start <= 0 or peak < 2 * start:
         return ""
     r = peak / start
     return f"{r:,.0f}x" if r < FACTOR_IN_WORDS else f"{math.log10(r):.0f} orders of magnitude"
@@ -169,24 +169,42 @@ def rise_in_words(start: float, peak: float) -> str:
 
 def _overflow_from_the_start(v: np.ndarray, nf: int) -> Growth | None:
     """Too few finite points for a run-up: a norm already LARGE_AT_START at the first step, rising to
-    the overflow a few steps later, is the same blow-up seen from its first point."""
+    the overflow a few steps later, is the same blow-up seen from its first point. Not an overflow
+    the run comes back from: an Inf followed by finite norms is a loss scaler skipping a step
+    (mixed precision), which it does by design."""
     finite = v[:nf]
     rising = len(finite) >= 2 and np.isfinite(finite).all() and finite[-1] > finite[0]
-    if not rising or finite[0] < LARGE_AT_START:
+    if not rising or finite[0] < LARGE_AT_START or np.isfinite(v[nf:]).any():
         return None
     return Growth(0, nf - 1, float(finite[-1] / finite[0]), 1.0)
 
 
-def _large_before_any_update(g) -> Evidence | None:
+def _large_before_any_update(run: Run, g) -> Evidence | None:
     """Exploding gradients vs LR too high: the first logged gradient norm comes before the first
     optimizer step, so when it is already LARGE_AT_START the LR cannot have made it; the model, its
-    initialisation or the loss's scale did."""
+    initialisation or the loss's scale did. Only where the log numbers its steps (a pasted excerpt
+    counts its lines from 0 wherever it was cut), and not under an LR above its optimizer's range,
+    which stays a reading of its own."""
     first = float(g.values[0])
-    if not (math.isfinite(first) and first >= LARGE_AT_START and g.steps[0] <= 1):
+    if not (math.isfinite(first) and first >= LARGE_AT_START and g.step_kind == "step" and g.steps[0] <= 1):
+        return None
+    fam = optimizer_family(run)
+    if fam and (peak := _peak_lr(run)) is not None and peak > LR_RANGE[fam[0]][1]:
         return None
     return Evidence(f"grad_norm {fmt(first)} at {g.step_kind} {fmt_step(g.steps[0])}, before any update: the "
                     "model, its initialisation or the loss's scale made it that large, not the LR",
                     g.artifact, g.locator(0))
+
+
+def _peak_lr(run: Run) -> float | None:
+    """The highest LR the log shows, else the config's."""
+    lr = run.metrics.get("lr")
+    if lr is not None and np.isfinite(lr.values).any():
+        return float(np.nanmax(lr.values))
+    hit = run.config_value(*LR_KEYS)
+    if hit is None or isinstance(hit.value, bool) or not isinstance(hit.value, (int, float)):
+        return None
+    return float(hit.value)
 
 
 def _calm_lr(run: Run, g, a: int, b: int) -> Evidence | None:

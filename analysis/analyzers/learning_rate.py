@@ -42,6 +42,10 @@ JUMP_LAG = 0.02       # ... or this share after it (the LR is often logged more 
 STUCK_MOVE = 0.1      # a loss that moved less than this (relative) over the run has not learned
 DECAYED_BY = 0.5      # a rate below its range for more than half the run: the run was trained at ~0
 STILL_AFTER = 0.1     # the loss moved under 10% once the rate was below range: nothing left moved it
+# A loss that had fallen this share of its start before the rate left its range was converging: the
+# schedule followed it. (Per-batch decays in the tuning runs leave at 13-30%; a StepLR fine-tune and
+# ReduceLROnPlateau runs that converged first leave at 49-79%.)
+LEARNED_BEFORE = 0.4
 WARMUP_KEYS = ("warmup_steps", "warmup", "warmup_iters", "warmup_ratio", "num_warmup_steps", "warmup_epochs")
 
 
@@ -132,7 +136,8 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
                         patch=patch,
                         analyzer=NAME,
                         quick_fix=f"Raise the LR to {fmt(min(value * 30, low * 10))}")]
-    if value >= low and (decayed := _decayed_away(lr, loss, low, family, fam_ev)) is not None:
+    decayed = _decayed_away(lr, loss, low, family, fam_ev) if value >= low and onset is None else None
+    if decayed is not None:
         return [decayed]
     if value >= FAR_ABOVE * high and onset is None and moved < STUCK_MOVE and _from_the_start(lr, value):
         return [_pinned(run, family, fam_ev, value, lr_ev, high, loss_ev, _spread(loss.values))]
@@ -160,6 +165,16 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
 def _explained_by(value: float, high: float) -> tuple[str, ...]:
     """An LR `FAR_ABOVE` its range explains gradients that blow up and the NaN they end in."""
     return ("exploding_gradients", "numerical_instability") if value >= FAR_ABOVE * high else ()
+
+
+def _learned_before(values: np.ndarray, j: int) -> float:
+    """How far the loss had fallen by index j, as a share of its start (means over a twentieth)."""
+    k = max(1, len(values) // 20)
+    start, at = values[:k], values[max(0, j - k + 1):j + 1]
+    start, at = start[np.isfinite(start)], at[np.isfinite(at)]
+    if not len(start) or not len(at):
+        return 0.0
+    return float((start.mean() - at.mean()) / max(abs(start.mean()), 1e-12))
 
 
 def _spread(values: np.ndarray) -> float:
@@ -220,7 +235,11 @@ def _pinned(run: Run, family: str, fam_ev: Evidence, value: float, lr_ev: Eviden
 def _decayed_away(lr, loss, low: float, family: str, fam_ev: Evidence) -> Finding | None:
     """A rate that started inside its optimizer's range but fell below it early and stayed there:
     the peak looks right, yet most steps ran at ~0, and the loss stopped moving when the rate fell.
-    (A healthy decay reaches its floor at the end of the run, or stays inside the range.)"""
+    Not when the loss had already done most of its falling before the rate left its range: then the
+    schedule (a StepLR, a ReduceLROnPlateau cutting on a plateau) follows a run that converged, and
+    the flat loss after it is the convergence, not its cause. Not for a loss gone non-finite (the
+    caller skips a run with an onset). (A healthy decay reaches its floor at the end of the run, or
+    stays inside the range.)"""
     if lr is None or len(lr) < 10 or not np.isfinite(lr.values).all():
         return None
     below = lr.values < low
@@ -230,10 +249,12 @@ def _decayed_away(lr, loss, low: float, family: str, fam_ev: Evidence) -> Findin
     if i > DECAYED_BY * len(below):
         return None
     j = index_at_or_after(loss, float(lr.steps[i]))
-    if j is None or len(loss) - j < 10 or abs(relative_change(loss.values[j:])) >= STILL_AFTER:
+    if j is None or len(loss) - j < 10 or not np.isfinite(loss.values[j:]).all():
+        return None
+    after = abs(relative_change(loss.values[j:]))
+    if after >= STILL_AFTER or _learned_before(loss.values, j) >= LEARNED_BEFORE:
         return None
     fell_at = f"{lr.step_kind} {fmt_step(float(lr.steps[i]))}"
-    after = abs(relative_change(loss.values[j:]))
     first, fallen, last = (fmt(float(lr.values[k])) for k in (0, i, -1))
     schedule = Evidence(f"lr {first} at the start, {fallen} by {fell_at}, {last} at the end", lr.artifact,
                         lr.span_locator(0, len(lr) - 1))
@@ -246,12 +267,13 @@ def _decayed_away(lr, loss, low: float, family: str, fam_ev: Evidence) -> Findin
                    severity="high",
                    confidence=0.8,
                    evidence=[schedule, fam_ev, still],
-                   fix="Step the scheduler once per epoch (or set its step size in steps), so that the rate "
-                       "decays over the whole run instead of the first few batches",
+                   fix="If a per-epoch scheduler is stepped every batch, step it once per epoch (or give its "
+                       "step size in steps) so the rate decays over the whole run; otherwise raise the "
+                       "schedule's floor (eta_min / min_lr) to keep the rate in range",
                    expected_impact="the loss keeps falling past the first few hundred steps",
                    analyzer=NAME,
                    onset_step=float(lr.steps[i]),
-                   quick_fix="Step the LR scheduler per epoch")
+                   quick_fix="Keep the LR schedule in range (step it per epoch)")
 
 
 def _creep(lr, loss, onset: float, how: str) -> Finding | None:
