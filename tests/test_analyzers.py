@@ -446,3 +446,17 @@ def test_a_large_first_norm_in_a_pasted_excerpt_does_not_rule_out_the_lr(tmp_pat
     found = [f for f in gradients.analyze(load_run(tmp_path)) if f.code == "exploding_gradients"]
     assert found and "lr_too_high" not in found[0].rules_out
     assert not any("before any update" in e.text for e in found[0].evidence)
+
+
+def test_a_pickles_module_order_chains_where_sorted_names_would_not(tmp_path):
+    """A torch pickle keeps module order (encoder, then decoder); sorted as text the names would not
+    chain. Safetensors sorts its names, so `10.weight` before `2.weight` needs module order instead."""
+    import torch
+
+    from analysis.analyzers.weights import _mlp_chain
+    from analysis.ingest import load_run
+
+    torch.save({"encoder.weight": torch.randn(16, 8), "encoder.bias": torch.zeros(16),
+                "decoder.weight": torch.randn(4, 16), "decoder.bias": torch.zeros(4)}, tmp_path / "model.pt")
+    ckpt = next(iter(load_run(tmp_path).loaded_checkpoints()))
+    assert [name for name, _, _ in _mlp_chain(ckpt)] == ["encoder", "decoder"]

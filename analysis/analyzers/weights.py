@@ -143,45 +143,52 @@ def _module_order(name: str) -> tuple:
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in name.split("."))
 
 
-def _mlp_chain(ckpt: Checkpoint) -> list[tuple[str, np.ndarray, np.ndarray | None]]:
-    """The checkpoint as a plain MLP: 2-D weights in file order whose shapes chain, each with its
-    bias; empty when any other kind of tensor is present (convolutions, norms, embeddings)."""
-    tensors = dict(arrays(ckpt))
-    # module order, not file order: safetensors sorts names as text, so `10.weight` comes before `2.weight`
-    weights = sorted((n for n in tensors if n.endswith("weight")), key=_module_order)
-    if len(weights) < 2 or any(tensors[n].ndim != 2 for n in weights):
-        return []
-    if any(not (n.endswith(".weight") or n.endswith(".bias")) for n in tensors):
-        return []
-    chain: list[tuple[str, np.ndarray, np.ndarray | None]] = []
+Layer = tuple[str, np.ndarray, np.ndarray | None]       # a layer's name, weight and bias
+
+
+def _orders(names: list[str]) -> list[list[str]]:
+    """The names in file order, then in module order: a torch pickle keeps module order, while
+    safetensors sorts names as text (`10.weight` before `2.weight`, `decoder` before `encoder`)."""
+    return [names, sorted(names, key=_module_order)]
+
+
+def _chained(tensors: dict[str, np.ndarray], weights: list[str]) -> list[Layer]:
+    """The weights in this order as a chain (each layer's inputs are the previous one's outputs),
+    each with its bias; empty where a shape does not chain."""
+    chain: list[Layer] = []
     for n in weights:
         w = tensors[n]
         if chain and chain[-1][1].shape[0] != w.shape[1]:
             return []
         b = tensors.get(n[: -len("weight")] + "bias")
-        if b is not None and b.shape != (w.shape[0],):      # a bias that would broadcast is no MLP's
+        if b is not None and b.shape != (w.shape[0],):      # a bias that would broadcast is no layer's
             return []
         chain.append((n[: -len(".weight")], w, b))
     return chain
 
 
-def _conv_chain(ckpt: Checkpoint) -> list[tuple[str, np.ndarray, np.ndarray | None]]:
-    """The checkpoint's convolutions as a plain CNN: 4-D weights in file order whose channels
-    chain, each with its bias, before any 2-D head; empty when any other kind of tensor is present."""
+def _mlp_chain(ckpt: Checkpoint) -> list[Layer]:
+    """The checkpoint as a plain MLP: 2-D weights whose shapes chain (in file order, else in module
+    order), each with its bias; empty when any other kind of tensor is present (convolutions, norms,
+    embeddings)."""
+    tensors = dict(arrays(ckpt))
+    weights = [n for n in tensors if n.endswith("weight")]
+    if len(weights) < 2 or any(tensors[n].ndim != 2 for n in weights):
+        return []
+    if any(not (n.endswith(".weight") or n.endswith(".bias")) for n in tensors):
+        return []
+    return next((c for c in (_chained(tensors, order) for order in _orders(weights)) if c), [])
+
+
+def _conv_chain(ckpt: Checkpoint) -> list[Layer]:
+    """The checkpoint's convolutions as a plain CNN: 4-D weights whose channels chain (in file
+    order, else in module order), each with its bias; any 2-D head is left out; empty when any other
+    kind of tensor is present."""
     tensors = dict(arrays(ckpt))
     if any(not (n.endswith(".weight") or n.endswith(".bias")) for n in tensors):
         return []
-    chain: list[tuple[str, np.ndarray, np.ndarray | None]] = []
-    for n, w in tensors.items():
-        if not n.endswith(".weight") or w.ndim != 4:
-            continue
-        if chain and chain[-1][1].shape[0] != w.shape[1]:
-            return []
-        b = tensors.get(n[: -len("weight")] + "bias")
-        if b is not None and b.shape != (w.shape[0],):
-            return []
-        chain.append((n[: -len(".weight")], w, b))
-    return chain
+    convs = [n for n, w in tensors.items() if n.endswith(".weight") and w.ndim == 4]
+    return next((c for c in (_chained(tensors, order) for order in _orders(convs)) if c), [])
 
 
 def _conv_same(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
