@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -54,11 +55,17 @@ DEFAULT = Budget()
 @contextmanager
 def time_limit(seconds: float, what: str):
     """Raise OverBudget in the main thread when the block has used `seconds` of this process's CPU
-    time (user and system, every thread's). CPU time, not wall time: what an artifact costs is the
-    work its reading takes, and a loaded machine must not cut a log short that an idle one reads
-    whole, which would change the diagnosis with the load. Blocking (a hung read) is the wall-clock
-    job time limit's to end (`MLTD_JOB_TIMEOUT_S`, bot/worker.py). Elsewhere than the main thread it only measures."""
+    time: user and system, of all its threads together (the C scanner's reader threads count). CPU
+    time, not wall time: what an artifact costs is the work its reading takes, and a loaded machine
+    must not cut a log short that an idle one reads whole, which would change the diagnosis with the
+    load. Blocking (a hung read) is the job time limit's to end (`MLTD_JOB_TIMEOUT_S`,
+    bot/worker.py). An outer CPU-time limit that comes first is left to fire, and gets its time back
+    after the block. Elsewhere than the main thread it only measures."""
     if seconds <= 0 or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    outer_left, _ = signal.getitimer(signal.ITIMER_PROF)
+    if outer_left and outer_left <= seconds:
         yield
         return
 
@@ -66,9 +73,12 @@ def time_limit(seconds: float, what: str):
         raise OverBudget(f"took more than the {seconds:g} s of CPU time budgeted for one artifact")
 
     previous = signal.signal(signal.SIGPROF, on_alarm)
+    start = time.process_time()
     signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
         signal.signal(signal.SIGPROF, previous)
+        if outer_left:
+            signal.setitimer(signal.ITIMER_PROF, max(outer_left - (time.process_time() - start), 0.001))

@@ -27,3 +27,12 @@ def test_the_alarm_is_gone_after_the_block():
     t = time.process_time()
     while time.process_time() - t < 0.4:     # past the old budget: no late alarm
         sum(range(1000))
+
+
+def test_an_outer_limit_gets_its_time_back_and_still_fires():
+    with pytest.raises(OverBudget, match="0.6 s"):
+        with time_limit(0.6, "outer"):
+            with time_limit(0.2, "inner"):
+                pass
+            while True:                      # the outer budget still ends the block
+                sum(range(1000))

@@ -20,7 +20,7 @@ from analysis.analyzers.common import (
     point,
     train_loss,
 )
-from analysis.analyzers.weights import _mlp_chain
+from analysis.analyzers.weights import ACTIVATION_ELEMENTS, MIN_SAMPLES, _mlp_chain
 from analysis.ingest.checkpoints import second_moments
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
@@ -307,19 +307,24 @@ def _backpropagated(run: Run) -> tuple[list[tuple[str, float, Evidence]], str] |
              else (np.tanh, lambda a: 1 - a * a))
     for ckpt in sorted(run.loaded_checkpoints(), key=lambda c: -(c.step or 0)):
         chain = _mlp_chain(ckpt)
-        if len(chain) < 3:
+        if len(chain) < 3 or not all(np.isfinite(w).all() for _, w, _ in chain):
+            continue
+        # every layer's activations are kept for the backward pass: bounded as the dead-unit probe is
+        widths = chain[0][1].shape[1] + sum(w.shape[0] for _, w, _ in chain)
+        samples = min(BACKPROP_SAMPLES, ACTIVATION_ELEMENTS // widths)
+        if samples < MIN_SAMPLES:
             continue
         g = np.random.default_rng(0)
-        acts = [g.standard_normal((BACKPROP_SAMPLES, chain[0][1].shape[1]))]
+        acts = [g.standard_normal((samples, chain[0][1].shape[1]), dtype=np.float32)]
         for i, (_, w, b) in enumerate(chain):
-            z = acts[-1] @ w.T.astype(np.float64) + (0.0 if b is None else b)
+            z = acts[-1] @ w.T + (0.0 if b is None else b)
             acts.append(z if i == len(chain) - 1 else f(z))
-        delta = g.standard_normal(acts[-1].shape) / np.sqrt(acts[-1].shape[1])
+        delta = g.standard_normal(acts[-1].shape, dtype=np.float32) / np.sqrt(acts[-1].shape[1])
         norms = []
         for i in range(len(chain) - 1, -1, -1):
-            norms.append(float(np.linalg.norm(delta.T @ acts[i])) / BACKPROP_SAMPLES)
+            norms.append(float(np.linalg.norm(delta.T @ acts[i])) / samples)
             if i:
-                delta = (delta @ chain[i][1].astype(np.float64)) * df(acts[i])
+                delta = (delta @ chain[i][1]) * df(acts[i])
         norms.reverse()
         activation = named.text.split(":")[0]
         readings = [(name, m, Evidence(f"gradient norm of {name} backpropagated through the checkpoint with "
