@@ -106,6 +106,11 @@ class _Named:
     values: np.ndarray        # lines x keys
     tolerance: np.ndarray     # lines x keys
 
+    def near(self, values: np.ndarray) -> np.ndarray:
+        """The lines a row can match: its cells, each within tolerance of a key of its own, sum to
+        within the tolerances' sum of the line's (a bound in lines x keys, before the full test)."""
+        return np.flatnonzero(np.abs(values.sum() - self.values.sum(axis=1)) <= self.tolerance.sum(axis=1))
+
 
 def _named_lines(named: dict[int, dict[str, float]]) -> dict[int, list[_Named]]:
     """The named lines by width, grouped by their names."""
@@ -125,7 +130,8 @@ def _named_by(values: np.ndarray, named: list[_Named]) -> list[str] | None:
     matching one name only."""
     found = None
     for g in named:
-        close = np.abs(values[None, :, None] - g.values[:, None, :]) <= g.tolerance[:, None, :]  # line, cell, key
+        near = g.near(values)
+        close = np.abs(values[None, :, None] - g.values[near, None, :]) <= g.tolerance[near, None, :]  # line, cell, key
         key_of = close.argmax(axis=2)[(close.sum(axis=2) == 1).all(axis=1)]
         key_of = key_of[(np.diff(np.sort(key_of, axis=1), axis=1) != 0).all(axis=1)]   # a key for one cell only
         for reading in {tuple(r) for r in key_of.tolist()}:
