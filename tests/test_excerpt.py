@@ -1,6 +1,7 @@
 """Short pasted excerpts: a few lines must give the best answer they support."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from analysis.diagnose import diagnose
@@ -333,7 +334,8 @@ def test_a_real_short_paste_gets_the_answer_its_lines_support(tmp_path, text, co
 
 # github.com/yitu-opensource/T2T-ViT/issues/26: timm's summary rows (epoch, train loss, eval loss, top-1,
 # top-5) pasted without their header; the training loss turns nan at epoch 209
-T2T_ROWS = ("207,4.37085485458374,4.158743778991699,7.820000009155273,24.019999743652345\n"
+T2T_ROWS = ("206,4.359750032424927,4.154387146377563,7.619999943542481,24.040000201416017\n"
+            "207,4.37085485458374,4.158743778991699,7.820000009155273,24.019999743652345\n"
             "208,4.367704391479492,4.161868629837036,7.62000002746582,23.86000018310547\n"
             "209,nan,4.160795520019532,7.7200000274658205,24.01999976196289\n"
             "210,nan,nan,1.0,5.0\n")
@@ -346,15 +348,59 @@ def test_a_headerless_table_whose_column_turns_nan_names_the_nan(tmp_path, name)
     assert codes[0] == "numerical_instability" and {"lr_too_high", "data_pipeline_bug"} <= set(codes[:3])
     top = d.root_causes[0]
     assert top.confidence < 0.8 and "column_2" in top.issue and "209" in top.issue
-    assert "line 3" in {e.locator for e in top.evidence}
+    assert "line 4" in {e.locator for e in top.evidence}
+
+
+HEALTHY = "".join(f"epoch {i} loss {1 / (i + 1):.4f}\n" for i in range(5))
+
+
+@pytest.mark.parametrize("rows", [4, 6])
+def test_a_missing_cell_in_a_numbered_listing_is_no_nan(tmp_path, rows):
+    # a per-class precision/recall listing after a healthy log: a NaN cell followed by finite ones is a
+    # class with no sample, not a computation that overflowed (4 rows: no counted table at all)
+    listing = "".join(f"{k} 0.{90 - k} {'nan' if k == 1 else f'0.{80 + k}'}\n" for k in range(rows))
+    d = _top(tmp_path, HEALTHY + "per-class precision recall:\n" + listing)
+    assert "numerical_instability" not in [c.code for c in d.root_causes]
+
+
+@pytest.mark.parametrize("values", [
+    [2.10, 1.50, 1.10, 0.90, 0.80, 0.75, 0.74, 0.73, 0.74, 0.74, 0.74, 0.74],    # converged, 2 decimals
+    [0.005123, 0.002201, 0.000913, 0.000204, 0.000312, 0.000301, 0.000325, 0.000309],   # still moving
+])
+def test_a_loss_that_converged_or_still_moves_is_not_frozen(tmp_path, values):
+    d = _top(tmp_path, "".join(f"Epoch {i}/{len(values)} - loss: {v} - acc: 0.5\n" for i, v in enumerate(values, 1)))
+    assert not {"no_parameter_updates", "dead_relu"} & {c.code for c in d.root_causes}
+
+
+def test_rows_of_another_loop_keep_out_of_the_named_rows(tmp_path):
+    # an image size printed bare has the width of `train_on_batch`'s values: not the loss
+    (tmp_path / "train.log").write_text("Using image size\n" + "224 224\n" * 3 + "Epoch 1/3\n"
+                                        "loss: 0.6931 - acc: 0.5000\n0.6931 0.5\n0.5012 0.7500\n0.4011 0.8125\n"
+                                        "loss: 0.3000 - acc: 0.9000\n")
+    loss = load_run(tmp_path).metrics.get("train_loss")
+    assert loss is not None and len(loss) == 5 and float(loss.values.max()) < 1
+
+
+def test_an_accuracy_above_100_names_no_row(tmp_path):
+    (tmp_path / "train.log").write_text("loss: 0.6931 - acc: 0.5000\n0.6931 0.5\n0.5012 140\n0.4011 160\n")
+    assert len(load_run(tmp_path).metrics.get("train_loss")) == 1
+
+
+def test_two_counted_tables_keep_their_own_columns(tmp_path):
+    first = "".join(f"{i} 0.{50 - i} 0.4{i}\n" for i in range(1, 6))
+    second = "".join(f"{i} 0.9 {'nan' if i >= 3 else '0.8'} 0.7\n" for i in range(1, 6))
+    (tmp_path / "train.log").write_text(first + "other\n" + second)
+    metrics = load_run(tmp_path).metrics
+    assert {"column_2", "column_3", "column_2_table2", "column_3_table2", "column_4_table2"} <= set(metrics.names())
+    assert np.isnan(metrics.get("column_3_table2").values[-1]) and np.isfinite(metrics.get("column_3").values).all()
 
 
 def test_bare_rows_of_whole_numbers_are_no_metrics_table(tmp_path):
     # a counter, then counts: a confusion matrix or a histogram, not metrics with a NaN to read
-    (tmp_path / "train.log").write_text("0 5 0 0\n1 3 0 2\n2 4 1 0\n3 6 0 1\nloss: 0.5\n")
+    (tmp_path / "train.log").write_text("0 5 0 0\n1 3 0 2\n2 4 1 0\n3 6 0 1\n4 2 0 1\nloss: 0.5\n")
     assert load_run(tmp_path).metrics.names() == ["train_loss"]
     # the same rows with a fraction among them are a table
-    (tmp_path / "train.log").write_text("0 5 0.5 0\n1 3 0 2\n2 4 1 0\n3 6 0 1\nloss: 0.5\n")
+    (tmp_path / "train.log").write_text("0 5 0.5 0\n1 3 0 2\n2 4 1 0\n3 6 0 1\n4 2 0 1\nloss: 0.5\n")
     assert "column_3" in load_run(tmp_path).metrics.names()
 
 

@@ -62,6 +62,7 @@ TOO_GOOD_LOSS = 0.01
 ZERO_REPORTS = 2            # a loss of exactly 0 at two reports is no loss at all...
 ZERO_JUMP = 0.05            # ...when it drops there from above 0.05, not when it creeps down to it
 GRAD_GROWTH = 100.0         # a gradient norm 100x its first report within a short excerpt
+FINITE_BEFORE = 2           # an unnamed column finite at 2 rows, then NaN to its last, turned NaN
 SPIKE_POINTS, SPIKE_RATIO, SPIKE_BACK = 5, 3.0, 1.5
 LONG_NAN_LR = 0.45          # the LR reading of a NaN in a long curve stays below the loss analyzer's
 EXCERPT_MAX = 0.75          # a few lines never make a confident diagnosis on their own
@@ -155,15 +156,30 @@ def _first_nonfinite(run: Run) -> tuple[Series, int] | None:
     """The series and index where a loss (or the gradient norm) first turns NaN/Inf, the earliest
     line of all."""
     hits = []
-    for s in _losses(run) + [g for g in (run.metrics.get("grad_norm"),) if g is not None] + _unnamed(run):
+    for s in _losses(run) + [g for g in (run.metrics.get("grad_norm"),) if g is not None]:
         bad = np.flatnonzero(~np.isfinite(s.values))
-        if len(bad) and (bad[0] > 0 or not s.name.startswith(UNNAMED)):
+        if len(bad):
             i = int(bad[0])
             hits.append((int(s.lines[i]) if s.lines is not None else 0, s, i))
+    for s in _unnamed(run):
+        at = _turned_nan(s.values)
+        if at is not None:
+            hits.append((int(s.lines[at]) if s.lines is not None else 0, s, at))
     if not hits:
         return None
     _, s, i = min(hits, key=lambda h: h[0])
     return s, i
+
+
+def _turned_nan(v: np.ndarray) -> int | None:
+    """Where a column of unknown meaning turned NaN: finite for FINITE_BEFORE rows or more, then
+    non-finite at every row to the last. A NaN cell between finite ones is a value left out (a
+    class with no sample, a metric not computed that epoch), not a computation that overflowed."""
+    finite = np.isfinite(v)
+    if not len(v) or finite[-1]:
+        return None
+    i = int(np.flatnonzero(finite)[-1]) + 1 if finite.any() else 0
+    return i if finite[:i].sum() >= FINITE_BEFORE else None
 
 
 def _unnamed(run: Run) -> list[Series]:

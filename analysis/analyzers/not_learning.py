@@ -1,18 +1,19 @@
 """Two signs that a model is not learning, which the excerpt analyzer adds to its short-paste readings.
 
 A loss that freezes: the same value, to the last printed digit, at the last FROZEN_POINTS reports,
-at a level worse than the loss already reached. A loss that still learns moves with every batch; one
-that repeats exactly means nothing reaches the weights, or the output no longer depends on them:
-inputs with no information left (an integer division that zeroed every pixel), units that died
-after a huge step, no optimizer step, or an LR that saturated the outputs. A loss that fell to its
-level and stays there converged instead, which is why a frozen level below every earlier report is
-not read here.
+at a level worse than the loss already reached by more than one printed unit and ABOVE_BEST of it
+(a loss printed to 2 decimals that converged wavers by one unit: 0.73, 0.74, 0.74). A loss that
+still learns moves with every batch; one that repeats exactly means nothing reaches the weights, or
+the output no longer depends on them: inputs with no information left (an integer division that
+zeroed every pixel), units that died after a huge step, no optimizer step, or an LR that saturated
+the outputs. A loss that fell to its level and stays there converged instead, which is why a frozen
+level below every earlier report is not read here.
 
 An accuracy at chance for a class count the same report gives on its own (top-k accuracies that
 bound it on both sides, or a loss at ln(K) beside it): one report after the first epoch is enough.
 
-Thresholds: FROZEN_POINTS = 4 reports; SAME_REL = 5e-5, the half of a 4th decimal place (Keras
-prints 4), relative to values above 1; CHANCE_REPORTS = 3; a loss within LN_BAND = 1% of ln(K), K <= 10.
+Thresholds: FROZEN_POINTS = 4 reports, equal to the last digit both print; ABOVE_BEST = 2%;
+CHANCE_REPORTS = 3; a loss within LN_BAND = 1% of ln(K), K <= 10.
 """
 from __future__ import annotations
 
@@ -25,16 +26,30 @@ from analysis.metrics import MetricTable, Series, fmt
 from analysis.model import Evidence, Finding
 
 FROZEN_POINTS = 4
-SAME_REL = 5e-5
+ABOVE_BEST = 0.02            # a frozen level this far above the best reached, and one printed unit
 TOP_K = (5, 10)             # the top-k accuracies the metric names know (`acc_top5`, `top_k_accuracy_10`)
 MAX_CLASSES, LN_BAND = 10, 0.01   # a loss within 1% of ln(K), K <= 10, is a uniform guess's
 CHANCE_REPORTS = 3          # an accuracy at chance at 3 reports, or after the first epoch, is no early guess
 
 
 def _frozen_tail(v: np.ndarray) -> int:
-    """How many reports at the end repeat the last value to its printed precision."""
-    same = np.abs(v - v[-1]) <= SAME_REL * max(1.0, abs(float(v[-1])))
+    """How many reports at the end repeat the last value to the last digit both print (a progress
+    bar's `17.2694` is the `17.269388197455335` printed beside it, rounded)."""
+    d = _decimals(v)
+    unit = 10.0 ** -np.minimum(d, d[-1])
+    same = np.abs(v - v[-1]) <= unit / 2
     return len(v) if same.all() else int(len(v) - 1 - np.flatnonzero(~same)[-1])
+
+
+def _decimals(v: np.ndarray) -> np.ndarray:
+    """The decimals each value was printed to, as far as a float keeps them (no trailing zeros)."""
+    return np.array([len(t.split(".")[1]) if "." in t else 0
+                     for t in (np.format_float_positional(x, trim="-") for x in v.tolist())])
+
+
+def _printed_unit(v: np.ndarray) -> float:
+    """The place of the last digit printed, the finest among the values."""
+    return float(10.0 ** -_decimals(v).max())
 
 
 def frozen_loss(s: Series | None, analyzer: str) -> list[Finding]:
@@ -46,7 +61,7 @@ def frozen_loss(s: Series | None, analyzer: str) -> list[Finding]:
     if k < FROZEN_POINTS or k == len(v):     # a loss flat from its first report: the flat-loss reading
         return []
     level, best = float(v[-1]), int(np.argmin(v[:-k]))
-    if level <= v[best]:
+    if level - v[best] <= max(_printed_unit(v), ABOVE_BEST * abs(float(v[best]))):
         return []                   # it fell to this level and stays: converged, or printed too coarsely
     first = len(v) - k
     jumped = v[first - 1] * 2 < level          # a step that doubled the loss at once

@@ -361,7 +361,7 @@ static int attached_counter(const char *s, Py_ssize_t j, Py_ssize_t n) {
    once, without a counter (`Train: 80% Test: 20%`), and tqdm's `Train:  45%|####` is its progress. */
 static int split_accuracy(Ctx *c, const char *s, Py_ssize_t n, Py_ssize_t end, int ln) {
     if (end >= n || s[end] != '%' || (end + 1 < n && s[end + 1] == '|')) return 0;
-    if (c->n_fams > 0 && c->last_line[0] == ln) return 1;   /* no family met yet: no counter */
+    if (c->n_fams > 0 && c->last_line[0] == ln) return 1;   /* the step (family 0) read on this line */
     int epoch = family(c, "epoch", 5);
     return epoch > 0 && c->last_line[epoch] == ln;
 }

@@ -5,27 +5,38 @@ Two readings name their columns, and nothing beyond them is guessed:
 - a first column that counts up by whole numbers at every row is the row's step; the other columns
   are metrics whose names were not printed (`column_2`...), enough to see one turn NaN;
 - a row whose values are, to the printed precision, those of one named line of the same log
-  (`loss: 17.2694 - acc.: 0.5000`) takes that line's names, and every row of its width with it.
-A table needs TABLE_ROWS rows, and a counted one a column with a fraction in it: a block of whole
-numbers is a confusion matrix or a shape, not a table of metrics. Only files up to BARE_MAX_BYTES
-are read again for them: pasted excerpts and summaries; a trainer's long log names what it prints.
+  (`loss: 17.2694 - acc.: 0.5000`) takes that line's names, and so does the run of rows around it:
+  the rows of its width that follow one another with only named lines between them (one loop's
+  output). Rows of the same width elsewhere (`224 224`, an image size) are another loop's.
+A table needs TABLE_ROWS rows, and a counted one COUNTED_ROWS rows and a column with a fraction in it:
+a block of whole numbers is a confusion matrix or a shape, a few numbered rows a per-class listing,
+not a table of metrics. Only files up to BARE_MAX_BYTES are read again for them: pasted excerpts and
+summaries; a trainer's long log names what it prints. A headerless CSV is read whole, up to CELLS_MAX
+numbers, and no line longer than LINE_MAX is matched (the row regex stays linear in a line).
 """
 from __future__ import annotations
 
 import re
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from analysis.budget import DEFAULT
 from analysis.metrics import Series
 
 BARE_MAX_BYTES = 1 << 20
+LINE_MAX = 4096                # a longer line is no row of metrics: not matched at all
+CELLS_MAX = DEFAULT.artifact_bytes // 64    # cells kept of a headerless CSV: 8 bytes each, far under the budget
 TABLE_ROWS = 3
+COUNTED_ROWS = 5               # a counted table: a run of steps, not a short per-class listing
+NAMING_TRIES = 4               # rows of a run tried against the named lines of its width...
+NAMING_RUNS = 64               # ...in its first 64 runs: a log of more loops names what it prints
 UNNAMED = "column_"            # the prefix of a metric whose name the table did not print
 AGREE_REL = 5e-4               # printed to 3 decimals or more (`2.303`, Keras' `17.2694`): within half a 3rd place
-_CELL = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+|nan|NaN|NAN|inf|Inf|INF)"
-_ROW = re.compile(rf"^\s*{_CELL}(?:(?:\s*,\s*|\s+){_CELL})+\s*,?\s*$")
+_CELL = r"[-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+|nan|NaN|NAN|inf|Inf|INF)"
+_ROW = re.compile(rf"^\s*{_CELL}(?:(?:\s*,\s*|\s+){_CELL})+\s*(?:,\s*)?$")
 _SPLIT = re.compile(r"\s*,\s*|\s+")
 
 
@@ -37,20 +48,40 @@ class BareTable:
     counted: bool             # the first column is the step
 
 
-def bare_rows(path: Path, whole: bool = False) -> dict[int, list[tuple[int, list[float]]]]:
+@dataclass
+class BareRows:
+    by_width: dict[int, tuple[np.ndarray, np.ndarray]]   # width -> (1-based lines, rows x width cells)
+    others: np.ndarray        # lines neither blank nor a bare row (not kept for a CSV read whole)
+    cut: bool                 # CELLS_MAX reached: the rows after it are not read
+
+
+def bare_rows(path: Path, whole: bool = False) -> BareRows:
     """The rows of bare numbers of a small file (any file when `whole`: a CSV known to have no
-    header), by width: {width: [(line, values)]}."""
-    if not whole and path.stat().st_size > BARE_MAX_BYTES:
-        return {}
-    rows: dict[int, list[tuple[int, list[float]]]] = {}
-    with open(path, "rb") as f:
-        for n, raw in enumerate(f, 1):
-            text = raw.decode("utf-8", "replace").rsplit("\r", 1)[-1]
-            if not _ROW.match(text):
-                continue
-            values = [float(c) for c in _SPLIT.split(text.strip().rstrip(",").strip()) if c]
-            rows.setdefault(len(values), []).append((n, values))
-    return rows
+    header), by width, streamed into arrays."""
+    lines: dict[int, array] = {}
+    cells: dict[int, array] = {}
+    others = array("q")
+    kept, cut = 0, False
+    if whole or path.stat().st_size <= BARE_MAX_BYTES:
+        with open(path, "rb") as f:
+            for n, raw in enumerate(f, 1):
+                text = raw.decode("utf-8", "replace").rsplit("\r", 1)[-1]
+                if not text.strip():
+                    continue
+                if len(raw) > LINE_MAX or not _ROW.match(text):
+                    if not whole:
+                        others.append(n)
+                    continue
+                values = [float(c) for c in _SPLIT.split(text.strip().rstrip(",").strip()) if c]
+                kept += len(values)
+                if whole and kept > CELLS_MAX:
+                    cut = True
+                    break
+                lines.setdefault(len(values), array("q")).append(n)
+                cells.setdefault(len(values), array("d")).extend(values)
+    by_width = {w: (np.frombuffer(lines[w], dtype=np.int64).copy(),
+                    np.frombuffer(cells[w], dtype=np.float64).reshape(-1, w).copy()) for w in lines}
+    return BareRows(by_width, np.frombuffer(others, dtype=np.int64).copy(), cut)
 
 
 def _counter(cells: np.ndarray) -> bool:
@@ -58,57 +89,116 @@ def _counter(cells: np.ndarray) -> bool:
     return bool(np.isfinite(first).all() and np.all(first == np.round(first)) and np.all(np.diff(first) >= 1))
 
 
-def _named_by(values: list[float], named: dict[int, dict[str, float]]) -> list[str] | None:
-    """The names of the one named line whose values these are, each cell matching one name only."""
-    found = None
+def _tolerance(w: float) -> float:
+    """How far a full-precision value may sit from `w` as printed: AGREE_REL of it, and at least one
+    unit of its last printed place (3 decimals or finer: a float keeps no trailing zeros)."""
+    if not np.isfinite(w):
+        return -1.0                 # a NaN or Inf names nothing
+    text = np.format_float_positional(w, trim="-")
+    decimals = len(text.split(".")[1]) if "." in text else 0
+    return max(AGREE_REL * abs(w), 10.0 ** -max(decimals, 3))
+
+
+@dataclass
+class _Named:
+    """The named lines of one width that print the same names."""
+    keys: list[str]
+    values: np.ndarray        # lines x keys
+    tolerance: np.ndarray     # lines x keys
+
+    def near(self, values: np.ndarray) -> np.ndarray:
+        """The lines a row can match: its cells, each within tolerance of a key of its own, sum to
+        within the tolerances' sum of the line's (a bound in lines x keys, before the full test)."""
+        return np.flatnonzero(np.abs(values.sum() - self.values.sum(axis=1)) <= self.tolerance.sum(axis=1))
+
+
+def _named_lines(named: dict[int, dict[str, float]]) -> dict[int, list[_Named]]:
+    """The named lines by width, grouped by their names."""
+    groups: dict[tuple[str, ...], list[list[float]]] = {}
     for fields in named.values():
-        if len(fields) != len(values):
-            continue
-        names = []
-        for v in values:
-            hits = [k for k, w in fields.items() if np.isfinite(w) and abs(v - w) <= AGREE_REL * max(1.0, abs(w))]
-            if len(hits) != 1 or hits[0] in names:
-                break
-            names.append(hits[0])
-        else:
+        groups.setdefault(tuple(fields), []).append(list(fields.values()))
+    out: dict[int, list[_Named]] = {}
+    for keys, rows in groups.items():
+        values = np.array(rows, dtype=np.float64)
+        tolerance = np.vectorize(_tolerance, otypes=[np.float64])(values)
+        out.setdefault(len(keys), []).append(_Named(list(keys), values, tolerance))
+    return out
+
+
+def _named_by(values: np.ndarray, named: list[_Named]) -> list[str] | None:
+    """The names of the one named line (of the row's width) whose values these are, each cell
+    matching one name only."""
+    found = None
+    for g in named:
+        near = g.near(values)
+        close = np.abs(values[None, :, None] - g.values[near, None, :]) <= g.tolerance[near, None, :]  # line, cell, key
+        key_of = close.argmax(axis=2)[(close.sum(axis=2) == 1).all(axis=1)]
+        key_of = key_of[(np.diff(np.sort(key_of, axis=1), axis=1) != 0).all(axis=1)]   # a key for one cell only
+        for reading in {tuple(r) for r in key_of.tolist()}:
+            names = [g.keys[k] for k in reading]
             if found is not None and found != names:
                 return None            # two named lines read the row two ways: no reading
             found = names
     return found
 
 
-def bare_tables(path: Path, series: list[Series], whole: bool = False) -> list[BareTable]:
-    """The tables of bare rows a small log holds, named by a counter or by a named line."""
+def _plausible(names: list[str], cells: np.ndarray) -> bool:
+    """Values a metric of that name can take: an accuracy is a share or a percentage."""
+    for j, name in enumerate(names):
+        col = cells[:, j][np.isfinite(cells[:, j])]
+        if "acc" in name and len(col) and (col.min() < 0 or col.max() > 100):
+            return False
+    return True
+
+
+def bare_tables(path: Path, series: list[Series], whole: bool = False) -> tuple[list[BareTable], bool]:
+    """The tables of bare rows a small log holds, named by a counter or by a named line, and whether
+    the rows were cut at CELLS_MAX."""
     rows = bare_rows(path, whole)
-    if not rows:
-        return []
     named: dict[int, dict[str, float]] = {}
     for s in series:          # the values of each named line
         if s.lines is not None and s.name not in ("step", "epoch"):
             for line, v in zip(s.lines.tolist(), s.values.tolist()):
                 named.setdefault(line, {})[s.name] = v
-    tables = []
-    for width, found in rows.items():
-        if len(found) < TABLE_ROWS:
+    by_width = _named_lines(named)
+    named_lines = np.fromiter(named, dtype=np.int64, count=len(named))
+    # what ends a loop's run of rows: any other line but a named one, and a row of another width
+    stops = np.union1d(np.setdiff1d(rows.others, named_lines),
+                       np.concatenate([ln for ln, _ in rows.by_width.values()] or [np.zeros(0, np.int64)]))
+    tables: list[BareTable] = []
+    for width, (lines, cells) in rows.by_width.items():
+        ends = np.setdiff1d(stops, lines)
+        keep = ~np.isin(lines, named_lines)
+        lines, cells = lines[keep], cells[keep]
+        if len(lines) < TABLE_ROWS:
             continue
-        found = [(n, v) for n, v in found if n not in named]
-        if len(found) < TABLE_ROWS:
-            continue
-        cells = np.array([v for _, v in found], dtype=np.float64)
-        lines = np.array([n for n, _ in found], dtype=np.int64)
-        names = next((m for _, v in found if (m := _named_by(v, named)) is not None), None)
-        if names is not None:
-            tables.append(BareTable(names, lines, cells, False))
-        elif _counter(cells) and bool(np.any(np.isfinite(cells) & (cells != np.round(cells)))):
-            tables.append(BareTable([""] + [f"{UNNAMED}{j + 1}" for j in range(1, width)], lines, cells, True))
-    return tables
+        run_of = np.searchsorted(ends, lines)        # rows with no end between them share a run
+        left = np.ones(len(lines), dtype=bool)
+        for run in np.unique(run_of)[:NAMING_RUNS] if width in by_width else []:
+            at = np.flatnonzero(run_of == run)
+            names = next((m for i in at[:NAMING_TRIES]
+                          if (m := _named_by(cells[i], by_width[width])) is not None), None)
+            if names is not None and len(at) >= TABLE_ROWS and _plausible(names, cells[at]):
+                tables.append(BareTable(names, lines[at], cells[at], False))
+                left[at] = False
+        lines, cells = lines[left], cells[left]
+        fraction = bool(np.any(np.isfinite(cells) & (cells != np.round(cells))))
+        if len(lines) >= COUNTED_ROWS and _counter(cells) and fraction:
+            k = sum(t.counted for t in tables)      # a second table's columns are its own
+            tag = f"_table{k + 1}" if k else ""
+            tables.append(BareTable([""] + [f"{UNNAMED}{j + 1}{tag}" for j in range(1, width)], lines, cells, True))
+    return tables, rows.cut
 
 
-def with_bare_tables(path: Path, series: list[Series], artifact: str, whole: bool = False) -> list[Series]:
+def with_bare_tables(path: Path, series: list[Series], artifact: str, whole: bool = False,
+                     notes: list[str] | None = None) -> list[Series]:
     """The series of a log with its bare rows read in: a named row joins its names' series in line
     order (by place among the metric lines where the log has no step, at the last step before it
-    where it has), a counted table adds its unnamed columns at their counter's steps."""
-    tables = bare_tables(path, series, whole)
+    where it has), a counted table adds its unnamed columns at their counter's steps. A CSV read
+    whole past CELLS_MAX says so in `notes`."""
+    tables, cut = bare_tables(path, series, whole)
+    if cut and notes is not None:
+        notes.append(f"{artifact}: only its first {CELLS_MAX:,} numbers are read")
     if not tables:
         return series
     by_name = {s.name: s for s in series}

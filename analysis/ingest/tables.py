@@ -225,10 +225,11 @@ def parse_csv(path: Path, artifact: str) -> TableResult:
             return TableResult([], 0, 0, ["empty CSV file"])
         header = [h.strip() for h in header]
         if all(to_float(h) is not None for h in header):      # no header: rows of numbers from the first
-            counted = with_bare_tables(path, [], artifact, whole=True)
+            read: list[str] = []
+            counted = with_bare_tables(path, [], artifact, whole=True, notes=read)
             return TableResult(counted, sum(len(t) for t in counted[:1]), 0,
-                               [] if counted else [f"{artifact}: a CSV of numbers without a header or a step "
-                                                   "column; its columns cannot be named"])
+                               read if counted else [f"{artifact}: a CSV of numbers without a header or a step "
+                                                     "column; its columns cannot be named"])
         notes = []
         repeated = sorted({h for h in header if h and header.count(h) > 1})
         columns: list[str | None] = list(header)

@@ -1,0 +1,44 @@
+"""Rows of bare numbers: read in time and memory bounded by the file, whatever a line holds."""
+from __future__ import annotations
+
+import time
+
+from analysis.ingest import bare_rows as br
+from analysis.ingest import load_run
+
+HEALTHY = "".join(f"epoch {i} loss {1 / (i + 1):.4f}\n" for i in range(40))
+
+
+def _cpu(fn):
+    t = time.process_time()
+    out = fn()
+    return out, time.process_time() - t
+
+
+def test_a_row_regex_stays_linear_in_a_long_run_of_digits():
+    # a digit run with no dot could be split between cells many ways: 20,000 digits took ~15 s
+    _, took = _cpu(lambda: br._ROW.match("1" * 20_000 + " x"))
+    assert took < 0.5
+
+
+def test_a_healthy_log_with_one_huge_line_is_read(tmp_path):
+    (tmp_path / "train.log").write_text(HEALTHY + "1" * 30_000 + "\n")
+    run, took = _cpu(lambda: load_run(tmp_path))
+    assert len(run.metrics.get("train_loss")) == 40 and took < 2
+
+
+def test_many_bare_rows_beside_many_named_lines_are_read_in_linear_time(tmp_path):
+    # 8,000 bare rows of another loop between 8,000 named lines: each row was tried against each line
+    (tmp_path / "train.log").write_text("".join(f"{i * 7 + 0.5} {i * 3 + 0.25}\n"
+                                                f"step {i} - loss: {2 / (1 + i / 100):.4f} - acc: 0.5\n"
+                                                for i in range(8000)))
+    run, took = _cpu(lambda: load_run(tmp_path))
+    assert len(run.metrics.get("train_loss")) == 8000 and took < 3
+
+
+def test_a_headerless_csv_is_read_up_to_its_cells_and_says_so(tmp_path, monkeypatch):
+    monkeypatch.setattr(br, "CELLS_MAX", 300)
+    (tmp_path / "summary.csv").write_text("".join(f"{i},{1 / (i + 1):.5f},0.5\n" for i in range(1000)))
+    run = load_run(tmp_path)
+    assert len(run.metrics.get("column_2")) == 100
+    assert any("first 300 numbers" in n for n in run.notes)
