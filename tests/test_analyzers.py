@@ -400,3 +400,39 @@ def test_a_division_by_a_plain_number_is_not_a_spread(tmp_path, line, flagged):
     src = tmp_path / "train.py"
     src.write_text(f"import math\nimport torch\n\n\ndef f(x, v, q, k, d_k, gain, fan_in):\n{line}\n    return x\n")
     assert (_unguarded_division(parse_code(src, "train.py")) is not None) == flagged
+
+
+def test_conv_gradient_profile_matches_autograd():
+    """The numpy backward pass through a same-padded convolution stack (flipped kernels, channels
+    swapped) gives the weight gradients torch's autograd gives for the same signal."""
+    import torch
+
+    from analysis.analyzers.gradients import CONV_SAMPLES, CONV_SIDE, _conv_profile
+
+    g = torch.Generator().manual_seed(0)
+    chain = [(f"features.{2 * i}", torch.randn(4, 1 if i == 0 else 4, 3, 3, generator=g).numpy() * 0.5,
+              torch.randn(4, generator=g).numpy() * 0.1) for i in range(3)]
+    got = _conv_profile(chain, np.tanh, lambda a: 1 - a * a)
+
+    rng = np.random.default_rng(0)          # the same inputs and output signal the profile draws
+    x = torch.tensor(rng.standard_normal((CONV_SAMPLES, 1, CONV_SIDE, CONV_SIDE)))
+    ws = [torch.tensor(w, dtype=torch.float64, requires_grad=True) for _, w, _ in chain]
+    h = x
+    for w, (_, _, b) in zip(ws, chain):
+        h = torch.tanh(torch.nn.functional.conv2d(h, w, torch.tensor(b, dtype=torch.float64), padding=1))
+    signal = torch.tensor(rng.standard_normal(h.shape)) / np.sqrt(h[0].numel())
+    (h * signal).sum().backward()
+    want = [float(w.grad.norm()) / CONV_SAMPLES for w in ws]
+    assert np.allclose(got, want, rtol=1e-6)
+
+
+def test_vanishing_read_from_a_convolution_checkpoint(scenario):
+    """A 10-deep sigmoid CNN logged by the HF Trainer (its log has no per-layer norms): the profile
+    is computed through the checkpoint's convolutions, in module order (features.18 after features.2)."""
+    from analysis.analyzers import gradients
+    from analysis.ingest import load_run
+
+    found = [f for f in gradients.analyze(load_run(scenario("sigmoid_stack_3")))
+             if f.code == "vanishing_gradients"]
+    assert found and "computed from the checkpoint" in found[0].issue
+    assert "features.0" in found[0].issue and "features.18" in found[0].issue

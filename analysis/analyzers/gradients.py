@@ -20,7 +20,7 @@ from analysis.analyzers.common import (
     point,
     train_loss,
 )
-from analysis.analyzers.weights import _mlp_chain
+from analysis.analyzers.weights import CONV_SIDE, _conv_chain, _conv_same, _mlp_chain, _module_order
 from analysis.ingest.checkpoints import second_moments
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
@@ -44,6 +44,7 @@ VANISHED = 1e-2           # the first layer's norm under this share of the last 
 SHRINKING = 0.6           # ...shrinking at this share of the steps from one layer to the next
 CLIP_OFF_ABOVE = 100      # a clipping threshold above this never clips a healthy run's gradients
 BACKPROP_SAMPLES = 1024   # standard-normal inputs pushed through a checkpoint to read its gradient profile
+CONV_SAMPLES = 64         # ...through a convolution stack (each a CONV_SIDE x CONV_SIDE image)
 
 
 def clipping_patch(run: Run, max_norm: float = 1.0) -> tuple[str | None, list[Evidence]]:
@@ -263,10 +264,15 @@ def _layer_magnitudes(run: Run) -> tuple[list[tuple[str, float, Evidence]], str]
     gradient)."""
     layers = run.metrics.layer_series("grad_norm")
     if len(layers) >= 3:       # logging order follows module order
-        return [(n, float(np.nanmedian(s.values)),
-                 Evidence(f"median grad norm of {n}: {fmt(float(np.nanmedian(s.values)))}",
-                          s.artifact, s.span_locator(0, len(s) - 1)))
-                for n, s in layers.items()], "median grad norm"
+        names = list(layers)
+        if names == sorted(names):
+            # listed by name, as a file store lists its metrics (MLflow): no logging order survives,
+            # and `10.weight` sorts before `2.weight`; numbers compared as numbers restore the depth
+            names.sort(key=_module_order)
+        return [(n, float(np.nanmedian(layers[n].values)),
+                 Evidence(f"median grad norm of {n}: {fmt(float(np.nanmedian(layers[n].values)))}",
+                          layers[n].artifact, layers[n].span_locator(0, len(layers[n]) - 1)))
+                for n in names], "median grad norm"
     for ckpt in sorted(run.loaded_checkpoints(), key=lambda c: -(c.step or 0)):
         moments = [(n, v) for n, v in (second_moments(ckpt) or []) if n.endswith("weight")]
         if len(moments) >= 3:
@@ -277,38 +283,69 @@ def _layer_magnitudes(run: Run) -> tuple[list[tuple[str, float, Evidence]], str]
 
 
 def _backpropagated(run: Run) -> tuple[list[tuple[str, float, Evidence]], str] | None:
-    """Per layer, the gradient norm of a plain saturating MLP's checkpoint, computed: standard-normal
-    inputs forward through its own weights and the activation its config or code names, a unit
-    random signal at the output backward. Each layer multiplies the signal by W and f'(z) (sigmoid'
-    <= 1/4): what reaches the first layer is what training gave it. None unless the checkpoint is a
-    plain MLP of at least three layers and a saturating activation is named."""
+    """Per layer, the gradient norm of a plain saturating MLP's or CNN's checkpoint, computed:
+    standard-normal inputs forward through its own weights and the activation its config or code
+    names, a unit random signal at the output backward. Each layer multiplies the signal by W and
+    f'(z) (sigmoid' <= 1/4): what reaches the first layer is what training gave it. A format that
+    logs no per-layer norms (a Trainer's log, a Lightning CSV) leaves this the only profile. None
+    unless the checkpoint is a plain MLP or a stack of convolutions of at least three layers and a
+    saturating activation is named."""
     named = _saturating(run)
     if named is None:
         return None
     f, df = ((lambda z: 0.5 * (1 + np.tanh(z / 2)), lambda a: a * (1 - a)) if "sigmoid" in named.text.lower()
              else (np.tanh, lambda a: 1 - a * a))
     for ckpt in sorted(run.loaded_checkpoints(), key=lambda c: -(c.step or 0)):
-        chain = _mlp_chain(ckpt)
+        chain, profile = _mlp_chain(ckpt), _mlp_profile
         if len(chain) < 3:
+            chain, profile = _conv_chain(ckpt), _conv_profile
+        if len(chain) < 3 or not all(np.isfinite(w).all() for _, w, _ in chain):
             continue
-        g = np.random.default_rng(0)
-        acts = [g.standard_normal((BACKPROP_SAMPLES, chain[0][1].shape[1]))]
-        for i, (_, w, b) in enumerate(chain):
-            z = acts[-1] @ w.T.astype(np.float64) + (0.0 if b is None else b)
-            acts.append(z if i == len(chain) - 1 else f(z))
-        delta = g.standard_normal(acts[-1].shape) / np.sqrt(acts[-1].shape[1])
-        norms = []
-        for i in range(len(chain) - 1, -1, -1):
-            norms.append(float(np.linalg.norm(delta.T @ acts[i])) / BACKPROP_SAMPLES)
-            if i:
-                delta = (delta @ chain[i][1].astype(np.float64)) * df(acts[i])
-        norms.reverse()
+        norms = profile(chain, f, df)
         activation = named.text.split(":")[0]
         readings = [(name, m, Evidence(f"gradient norm of {name} backpropagated through the checkpoint with "
                                        f"{activation}: {fmt(m)}", ckpt.artifact, f"tensor {name}.weight"))
                     for (name, _, _), m in zip(chain, norms)]
         return readings, "gradient norm computed from the checkpoint"
     return None
+
+
+def _mlp_profile(chain, f, df) -> list[float]:
+    """Per layer of a plain MLP, the weight gradient's norm for a unit random signal at the output."""
+    g = np.random.default_rng(0)
+    acts = [g.standard_normal((BACKPROP_SAMPLES, chain[0][1].shape[1]))]
+    for i, (_, w, b) in enumerate(chain):
+        z = acts[-1] @ w.T.astype(np.float64) + (0.0 if b is None else b)
+        acts.append(z if i == len(chain) - 1 else f(z))
+    delta = g.standard_normal(acts[-1].shape) / np.sqrt(acts[-1].shape[1])
+    norms = []
+    for i in range(len(chain) - 1, -1, -1):
+        norms.append(float(np.linalg.norm(delta.T @ acts[i])) / BACKPROP_SAMPLES)
+        if i:
+            delta = (delta @ chain[i][1].astype(np.float64)) * df(acts[i])
+    return norms[::-1]
+
+
+def _conv_profile(chain, f, df) -> list[float]:
+    """Per convolution of a plain stack (each followed by the activation), the weight gradient's
+    norm for a unit random signal at the last one's output, on CONV_SIDE x CONV_SIDE inputs: the
+    backward pass of a same-padded convolution is the same convolution with the kernel flipped and
+    its channels swapped."""
+    g = np.random.default_rng(0)
+    acts = [g.standard_normal((CONV_SAMPLES, chain[0][1].shape[1], CONV_SIDE, CONV_SIDE))]
+    for _, w, b in chain:
+        acts.append(f(_conv_same(acts[-1], w.astype(np.float64), b)))
+    delta = g.standard_normal(acts[-1].shape) / np.sqrt(acts[-1][0].size) * df(acts[-1])
+    norms = []
+    for i in range(len(chain) - 1, -1, -1):
+        w = chain[i][1].astype(np.float64)
+        kh, kw = w.shape[2:]
+        xp = np.pad(acts[i], ((0, 0), (0, 0), (kh // 2, kh // 2), (kw // 2, kw // 2)))
+        win = np.lib.stride_tricks.sliding_window_view(xp, (kh, kw), axis=(2, 3))[:, :, :CONV_SIDE, :CONV_SIDE]
+        norms.append(float(np.linalg.norm(np.einsum("nohw,nchwij->ocij", delta, win, optimize=True))) / CONV_SAMPLES)
+        if i:
+            delta = _conv_same(delta, w[:, :, ::-1, ::-1].transpose(1, 0, 2, 3), None) * df(acts[i])
+    return norms[::-1]
 
 
 def _depth_step(name: str) -> str:

@@ -166,13 +166,14 @@ def _mlp_chain(ckpt: Checkpoint) -> list[tuple[str, np.ndarray, np.ndarray | Non
 
 
 def _conv_chain(ckpt: Checkpoint) -> list[tuple[str, np.ndarray, np.ndarray | None]]:
-    """The checkpoint's convolutions as a plain CNN: 4-D weights in file order whose channels
+    """The checkpoint's convolutions as a plain CNN: 4-D weights in module order whose channels
     chain, each with its bias, before any 2-D head; empty when any other kind of tensor is present."""
     tensors = dict(arrays(ckpt))
     if any(not (n.endswith(".weight") or n.endswith(".bias")) for n in tensors):
         return []
     chain: list[tuple[str, np.ndarray, np.ndarray | None]] = []
-    for n, w in tensors.items():
+    # module order, not file order: safetensors sorts names as text (`features.10` before `features.2`)
+    for n, w in sorted(tensors.items(), key=lambda item: _module_order(item[0])):
         if not n.endswith(".weight") or w.ndim != 4:
             continue
         if chain and chain[-1][1].shape[0] != w.shape[1]:
