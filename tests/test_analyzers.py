@@ -436,3 +436,40 @@ def test_vanishing_read_from_a_convolution_checkpoint(scenario):
              if f.code == "vanishing_gradients"]
     assert found and "computed from the checkpoint" in found[0].issue
     assert "features.0" in found[0].issue and "features.18" in found[0].issue
+
+
+def _recurrent_run(tmp_path, activation: str, losses: list[float]):
+    """A stacked recurrent net's run as a Trainer-style folder would leave it: a config naming the
+    activation, a loss log with no per-layer norms, and a checkpoint that is no plain MLP or CNN."""
+    from safetensors.numpy import save_file
+
+    (tmp_path / "config.yaml").write_text(f"model:\n  layers: 4\nactivation: {activation}\n")
+    (tmp_path / "metrics.csv").write_text("step,loss,grad_norm\n" + "".join(
+        f"{i + 1},{x},0.4\n" for i, x in enumerate(losses)))
+    rng = np.random.default_rng(0)
+    tensors = {"embed.weight": rng.standard_normal((24, 16)).astype(np.float32),
+               "head.weight": rng.standard_normal((3, 16)).astype(np.float32)}
+    for i in range(4):
+        for part in ("inp", "rec"):
+            tensors[f"cells.{i}.{part}.weight"] = rng.standard_normal((16, 16)).astype(np.float32)
+    save_file(tensors, str(tmp_path / "model.safetensors"))
+    return tmp_path
+
+
+@pytest.mark.parametrize("activation, losses, listed", [
+    ("sigmoid", [1.1 - 0.0001 * i for i in range(60)], True),     # a saturating stack that never moved
+    ("relu", [1.1 - 0.0001 * i for i in range(60)], False),       # nothing saturates
+    ("sigmoid", [1.1 * 0.97 ** i for i in range(60)], False),     # it learns: nothing vanished
+])
+def test_an_unprofiled_saturating_stall_is_a_low_rival(tmp_path, activation, losses, listed):
+    """No per-layer norms and a recurrent checkpoint: vanishing gradients are only suspected, listed
+    at a low confidence with the activation, the depth and the flat loss as evidence."""
+    from analysis.analyzers import gradients
+    from analysis.ingest import load_run
+
+    found = [f for f in gradients.analyze(load_run(_recurrent_run(tmp_path, activation, losses)))
+             if f.code == "vanishing_gradients"]
+    assert bool(found) == listed
+    if listed:
+        assert found[0].severity == "medium" and found[0].confidence < 0.5
+        assert "activation = sigmoid" in found[0].evidence[0].text and "6 weight layers" in found[0].evidence[1].text

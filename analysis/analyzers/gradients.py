@@ -20,7 +20,7 @@ from analysis.analyzers.common import (
     point,
     train_loss,
 )
-from analysis.analyzers.weights import CONV_SIDE, _conv_chain, _conv_same, _mlp_chain, _module_order
+from analysis.analyzers.weights import CONV_SIDE, _conv_chain, _conv_same, _loss_flat, _mlp_chain, _module_order
 from analysis.ingest.checkpoints import second_moments
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
@@ -44,6 +44,9 @@ VANISHED = 1e-2           # the first layer's norm under this share of the last 
 SHRINKING = 0.6           # ...shrinking at this share of the steps from one layer to the next
 CLIP_OFF_ABOVE = 100      # a clipping threshold above this never clips a healthy run's gradients
 BACKPROP_SAMPLES = 1024   # standard-normal inputs pushed through a checkpoint to read its gradient profile
+# a saturating stack this deep (weight layers) whose loss never moved is a vanishing-gradient suspect,
+# listed at UNPROFILED when no layer profile can confirm it
+SUSPECT_DEPTH, UNPROFILED = 3, 0.45
 CONV_SAMPLES = 64         # ...through a convolution stack (each a CONV_SIDE x CONV_SIDE image)
 
 
@@ -370,10 +373,43 @@ def _by_depth(layers: list[tuple[str, float, Evidence]]) -> list[tuple[str, floa
     return list(out.values())
 
 
+def _unprofiled_saturating_stall(run: Run) -> list[Finding]:
+    """No layer profile to read (no per-layer norms logged, no Adam state, a checkpoint that is no
+    plain MLP or convolution stack, such as a recurrent net logged by a Trainer): a stack of
+    saturating units at least SUSPECT_DEPTH deep whose loss never moved is listed as vanishing
+    gradients, at a low confidence, as the rival that a per-layer profile would confirm or refute.
+    Each sigmoid/tanh layer (and time step) multiplies the backward signal by f' <= 1 (1/4 for a
+    sigmoid), so such a stack that learns nothing is where vanishing gradients are expected."""
+    named = _saturating(run)
+    loss = train_loss(run)
+    if named is None or loss is None or not _loss_flat(run):
+        return []
+    latest = max(run.loaded_checkpoints(), key=lambda c: (c.step or -1, c.artifact), default=None)
+    if latest is None:
+        return []
+    steps = {_depth_step(t.name) for t in latest.tensors if t.name.endswith("weight") and len(t.shape) >= 2}
+    if len(steps) < SUSPECT_DEPTH:
+        return []
+    depth = Evidence(f"{len(steps)} weight layers in the checkpoint", latest.artifact,
+                     f"tensor {sorted(steps, key=_module_order)[0]}")
+    return [Finding(code="vanishing_gradients",
+                    issue=f"Possibly vanishing gradients: {len(steps)} layers of saturating units and a loss "
+                          "that never moved, with no per-layer gradient norms to confirm it",
+                    severity="medium",
+                    confidence=UNPROFILED,
+                    evidence=[named, depth, point(loss, 0, "loss"), point(loss, len(loss) - 1, "loss")],
+                    fix="Log per-layer gradient norms to confirm; then add normalisation or residual "
+                        "connections, or use ReLU/GELU instead of saturating activations",
+                    analyzer=NAME,
+                    expected_impact="the first layers' gradient norms come within ~10x of the last's and "
+                                    "the loss leaves its plateau",
+                    quick_fix="Log per-layer gradient norms")]
+
+
 def _vanishing(run: Run) -> list[Finding]:
     found = _layer_magnitudes(run)
     if found is None:
-        return []
+        return _unprofiled_saturating_stall(run)
     layers, what = found
     grouped = _by_depth(layers)
     layers = grouped if len(grouped) >= 3 else layers
