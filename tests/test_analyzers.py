@@ -473,3 +473,40 @@ def test_an_unprofiled_saturating_stall_is_a_low_rival(tmp_path, activation, los
     if listed:
         assert found[0].severity == "medium" and found[0].confidence < 0.5
         assert "activation = sigmoid" in found[0].evidence[0].text and "6 weight layers" in found[0].evidence[1].text
+
+
+def _norms(values) -> "object":
+    from analysis.metrics import Series
+
+    return Series("grad_norm", "train.log", np.arange(1, len(values) + 1, dtype=float), np.array(values, float))
+
+
+@pytest.mark.parametrize("values, burst", [
+    ([4e3, 2e4, 8e4, 3e5, 5e7, 2e6] + [1e3] * 94, True),      # huge before any update, 10^4x within the first steps
+    ([4e3, 5e3, 4e3, 6e3, 5e3, 4e3] + [1e3] * 94, False),     # huge but never rising: no burst
+    ([1.0, 3.0, 30.0, 300.0, 900.0] + [1.0] * 95, False),     # from a sane start: not made before any update
+    ([4e3] * 20 + [5e7] + [1e3] * 79, False),                 # the rise comes after the first tenth of the run
+])
+def test_a_burst_from_the_start(values, burst):
+    """A blow-up from a norm already huge at step 1 that the run survives (no Inf/NaN, no growth to
+    the end) is still read as growth; not from a sane start, nor late."""
+    from analysis.analyzers.gradients import _burst_from_the_start
+
+    assert (_burst_from_the_start(_norms(values)) is not None) == burst
+
+
+def test_layer_norms_printed_as_zero_still_shrink(tmp_path):
+    """A text log rounds the first layers' norms to 0: they lie below every printed layer, so the
+    profile still shrinks toward the input; a profile that stops shrinking is not read as vanishing."""
+    from analysis.analyzers import gradients
+    from analysis.ingest import load_run
+
+    def vanishing(profile):
+        lines = [" ".join([f"step={s}", "loss=1.38", *(f"grad_norm/{2 * i}.weight={m}" for i, m in enumerate(profile))])
+                 for s in range(1, 41)]
+        (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+        return [f for f in gradients.analyze(load_run(tmp_path)) if f.code == "vanishing_gradients"]
+
+    found = vanishing([0, 0, 0, 0, 3e-06, 0.000152, 0.007389, 0.36321])
+    assert found and "rounded to 0" in found[0].issue
+    assert not vanishing([0, 0, 0, 0, 0.36, 0.35, 0.37, 0.36])

@@ -36,6 +36,7 @@ CONSTANT_LR = 1.01        # an LR whose max/min up to the blow-up stays under th
 # A gradient norm this large at the first logged step was computed before any update: the model, its
 # initialisation and the loss made it, not the LR (a mean-reduced loss on a sane init gives O(1)).
 LARGE_AT_START = 100.0
+BURST = 100.0             # ...and that rises this many times over within the first FROM_THE_START of the run
 FACTOR_IN_WORDS = 1e4     # a rise past this reads as orders of magnitude, not as a factor of many digits
 LR_KEYS = ("lr", "learning_rate", "base_lr")
 CLIP_KEYS = ("max_grad_norm", "grad_clip", "clip_grad_norm", "gradient_clip_val", "clip_grad",
@@ -98,6 +99,8 @@ def analyze(run: Run) -> list[Finding]:
         if growth is None and nf is not None and nf < 8:
             # Inf/NaN within a few steps: a short run-up, rising step after step, is the whole story
             growth = geometric_growth(v, min_points=SHORT_RUNUP) or _overflow_from_the_start(v, nf)
+        if growth is None:
+            growth = _burst_from_the_start(g)
         if growth is not None and not _runaway(run, g, growth):
             growth = None
         if growth is not None:
@@ -179,6 +182,22 @@ def _overflow_from_the_start(v: np.ndarray, nf: int) -> Growth | None:
     if not rising or finite[0] < LARGE_AT_START:
         return None
     return Growth(0, nf - 1, float(finite[-1] / finite[0]), 1.0)
+
+
+def _burst_from_the_start(g) -> Growth | None:
+    """A blow-up the run survived: a norm already LARGE_AT_START before any update that rises by
+    BURST or more within the first FROM_THE_START of the run. Geometric growth is read up to the end
+    of the series, and a run whose overshooting steps land where the gradients are smaller falls
+    back into noisy, huge values instead of ending in Inf/NaN; the burst is the same explosion."""
+    v = g.values
+    if len(v) < 10 or g.steps[0] > 1 or not (math.isfinite(float(v[0])) and v[0] >= LARGE_AT_START):
+        return None
+    idx = np.flatnonzero(np.isfinite(v))
+    window = idx[: max(4, int(FROM_THE_START * len(v)))]
+    top = int(np.argmax(v[window]))
+    if top < 2 or v[window[top]] < BURST * v[0]:
+        return None
+    return Growth(0, top, float(v[window[top]] / v[0]), 1.0)
 
 
 def _large_before_any_update(g) -> Evidence | None:
@@ -416,7 +435,11 @@ def _vanishing(run: Run) -> list[Finding]:
     first, last = layers[0], layers[-1]
     if last[1] <= 0 or first[1] >= VANISHED * last[1]:
         return []
-    rising = np.diff(np.log10(np.maximum([m for _, m, _ in layers], 1e-30)))
+    mags = np.array([m for _, m, _ in layers])
+    # norms a text log printed as 0 (rounded under its precision), nearest the input, lie below every
+    # printed layer and say nothing of the shape: the shrinking must show in the layers it printed
+    shown = mags[int(np.argmax(mags > 0)):]
+    rising = np.diff(np.log10(np.maximum(shown if len(shown) >= 3 else mags, 1e-30)))
     if (rising > 0).mean() < SHRINKING:       # the magnitudes must shrink layer after layer toward the input
         return []
     ev = [first[2], last[2]]
@@ -427,8 +450,9 @@ def _vanishing(run: Run) -> list[Finding]:
         conf += 0.1
     return [Finding(code="vanishing_gradients",
                     issue=f"Gradients vanish toward the input: {what} of {first[0]} {fmt(first[1])} vs "
-                          f"{last[0]} {fmt(last[1])} ({fmt(last[1] / max(first[1], 1e-30))}x smaller "
-                          f"across {len(layers)} layers)",
+                          f"{last[0]} {fmt(last[1])} ("
+                          + (f"{fmt(last[1] / first[1])}x smaller" if first[1] > 0 else "rounded to 0 by the "
+                             "log,") + f" across {len(layers)} layers)",
                     severity="high",
                     confidence=conf,
                     evidence=ev,
