@@ -460,3 +460,113 @@ def test_a_pickles_module_order_chains_where_sorted_names_would_not(tmp_path):
                 "decoder.weight": torch.randn(4, 16), "decoder.bias": torch.zeros(4)}, tmp_path / "model.pt")
     ckpt = next(iter(load_run(tmp_path).loaded_checkpoints()))
     assert [name for name, _, _ in _mlp_chain(ckpt)] == ["encoder", "decoder"]
+
+
+def test_conv_gradient_profile_matches_autograd():
+    """The numpy backward pass through a same-padded convolution stack (flipped kernels, channels
+    swapped) gives the weight gradients torch's autograd gives for the same signal."""
+    import torch
+
+    from analysis.analyzers.gradients import CONV_SAMPLES, CONV_SIDE, _conv_profile
+
+    g = torch.Generator().manual_seed(0)
+    chain = [(f"features.{2 * i}", torch.randn(4, 1 if i == 0 else 4, 3, 3, generator=g).numpy() * 0.5,
+              torch.randn(4, generator=g).numpy() * 0.1) for i in range(3)]
+    got = _conv_profile(chain, np.tanh, lambda a: 1 - a * a)
+
+    rng = np.random.default_rng(0)          # the same inputs and output signal the profile draws
+    x = torch.tensor(rng.standard_normal((CONV_SAMPLES, 1, CONV_SIDE, CONV_SIDE)))
+    ws = [torch.tensor(w, dtype=torch.float64, requires_grad=True) for _, w, _ in chain]
+    h = x
+    for w, (_, _, b) in zip(ws, chain):
+        h = torch.tanh(torch.nn.functional.conv2d(h, w, torch.tensor(b, dtype=torch.float64), padding=1))
+    signal = torch.tensor(rng.standard_normal(h.shape)) / np.sqrt(h[0].numel())
+    (h * signal).sum().backward()
+    want = [float(w.grad.norm()) / CONV_SAMPLES for w in ws]
+    assert np.allclose(got, want, rtol=1e-6)
+
+
+def test_vanishing_read_from_a_convolution_checkpoint(scenario):
+    """A 10-deep sigmoid CNN logged by the HF Trainer (its log has no per-layer norms): the profile
+    is computed through the checkpoint's convolutions, in module order (features.18 after features.2)."""
+    from analysis.analyzers import gradients
+    from analysis.ingest import load_run
+
+    found = [f for f in gradients.analyze(load_run(scenario("sigmoid_stack_3")))
+             if f.code == "vanishing_gradients"]
+    assert found and "computed from the checkpoint" in found[0].issue
+    assert "features.0" in found[0].issue and "features.18" in found[0].issue
+
+
+def _recurrent_run(tmp_path, activation: str, losses: list[float]):
+    """A stacked recurrent net's run as a Trainer-style folder would leave it: a config naming the
+    activation, a loss log with no per-layer norms, and a checkpoint that is no plain MLP or CNN."""
+    from safetensors.numpy import save_file
+
+    (tmp_path / "config.yaml").write_text(f"model:\n  layers: 4\nactivation: {activation}\n")
+    (tmp_path / "metrics.csv").write_text("step,loss,grad_norm\n" + "".join(
+        f"{i + 1},{x},0.4\n" for i, x in enumerate(losses)))
+    rng = np.random.default_rng(0)
+    tensors = {"embed.weight": rng.standard_normal((24, 16)).astype(np.float32),
+               "head.weight": rng.standard_normal((3, 16)).astype(np.float32)}
+    for i in range(4):
+        for part in ("inp", "rec"):
+            tensors[f"cells.{i}.{part}.weight"] = rng.standard_normal((16, 16)).astype(np.float32)
+    save_file(tensors, str(tmp_path / "model.safetensors"))
+    return tmp_path
+
+
+@pytest.mark.parametrize("activation, losses, listed", [
+    ("sigmoid", [1.1 - 0.0001 * i for i in range(60)], True),     # a saturating stack that never moved
+    ("relu", [1.1 - 0.0001 * i for i in range(60)], False),       # nothing saturates
+    ("sigmoid", [1.1 * 0.97 ** i for i in range(60)], False),     # it learns: nothing vanished
+])
+def test_an_unprofiled_saturating_stall_is_a_low_rival(tmp_path, activation, losses, listed):
+    """No per-layer norms and a recurrent checkpoint: vanishing gradients are only suspected, listed
+    at a low confidence with the activation, the depth and the flat loss as evidence."""
+    from analysis.analyzers import gradients
+    from analysis.ingest import load_run
+
+    found = [f for f in gradients.analyze(load_run(_recurrent_run(tmp_path, activation, losses)))
+             if f.code == "vanishing_gradients"]
+    assert bool(found) == listed
+    if listed:
+        assert found[0].severity == "medium" and found[0].confidence < 0.5
+        assert "activation = sigmoid" in found[0].evidence[0].text and "6 weight layers" in found[0].evidence[1].text
+
+
+def _norms(values) -> "object":
+    from analysis.metrics import Series
+
+    return Series("grad_norm", "train.log", np.arange(1, len(values) + 1, dtype=float), np.array(values, float))
+
+
+@pytest.mark.parametrize("values, burst", [
+    ([4e3, 2e4, 8e4, 3e5, 5e7, 2e6] + [1e3] * 94, True),      # huge before any update, 10^4x within the first steps
+    ([4e3, 5e3, 4e3, 6e3, 5e3, 4e3] + [1e3] * 94, False),     # huge but never rising: no burst
+    ([1.0, 3.0, 30.0, 300.0, 900.0] + [1.0] * 95, False),     # from a sane start: not made before any update
+    ([4e3] * 20 + [5e7] + [1e3] * 79, False),                 # the rise comes after the first tenth of the run
+])
+def test_a_burst_from_the_start(values, burst):
+    """A blow-up from a norm already huge at step 1 that the run survives (no Inf/NaN, no growth to
+    the end) is still read as growth; not from a sane start, nor late."""
+    from analysis.analyzers.gradients import _burst_from_the_start
+
+    assert (_burst_from_the_start(_norms(values)) is not None) == burst
+
+
+def test_layer_norms_printed_as_zero_still_shrink(tmp_path):
+    """A text log rounds the first layers' norms to 0: they lie below every printed layer, so the
+    profile still shrinks toward the input; a profile that stops shrinking is not read as vanishing."""
+    from analysis.analyzers import gradients
+    from analysis.ingest import load_run
+
+    def vanishing(profile):
+        lines = [" ".join([f"step={s}", "loss=1.38", *(f"grad_norm/{2 * i}.weight={m}" for i, m in enumerate(profile))])
+                 for s in range(1, 41)]
+        (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+        return [f for f in gradients.analyze(load_run(tmp_path)) if f.code == "vanishing_gradients"]
+
+    found = vanishing([0, 0, 0, 0, 3e-06, 0.000152, 0.007389, 0.36321])
+    assert found and "rounded to 0" in found[0].issue
+    assert not vanishing([0, 0, 0, 0, 0.36, 0.35, 0.37, 0.36])

@@ -20,7 +20,16 @@ from analysis.analyzers.common import (
     point,
     train_loss,
 )
-from analysis.analyzers.weights import ACTIVATION_ELEMENTS, MIN_SAMPLES, _mlp_chain
+from analysis.analyzers.weights import (
+    ACTIVATION_ELEMENTS,
+    CONV_SIDE,
+    MIN_SAMPLES,
+    _conv_chain,
+    _conv_same,
+    _loss_flat,
+    _mlp_chain,
+    _module_order,
+)
 from analysis.ingest.checkpoints import second_moments
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
@@ -36,6 +45,7 @@ CONSTANT_LR = 1.01        # an LR whose max/min up to the blow-up stays under th
 # A gradient norm this large at the first logged step was computed before any update: the model, its
 # initialisation and the loss made it, not the LR (a mean-reduced loss on a sane init gives O(1)).
 LARGE_AT_START = 100.0
+BURST = 100.0             # ...and that rises this many times over within the first FROM_THE_START of the run
 FACTOR_IN_WORDS = 1e4     # a rise past this reads as orders of magnitude, not as a factor of many digits
 LR_KEYS = ("lr", "learning_rate", "base_lr")
 CLIP_KEYS = ("max_grad_norm", "grad_clip", "clip_grad_norm", "gradient_clip_val", "clip_grad",
@@ -44,6 +54,10 @@ VANISHED = 1e-2           # the first layer's norm under this share of the last 
 SHRINKING = 0.6           # ...shrinking at this share of the steps from one layer to the next
 CLIP_OFF_ABOVE = 100      # a clipping threshold above this never clips a healthy run's gradients
 BACKPROP_SAMPLES = 1024   # standard-normal inputs pushed through a checkpoint to read its gradient profile
+# a saturating stack this deep (weight layers) whose loss never moved is a vanishing-gradient suspect,
+# listed at UNPROFILED when no layer profile can confirm it
+SUSPECT_DEPTH, UNPROFILED = 3, 0.45
+CONV_SAMPLES = 64         # ...through a convolution stack (each a CONV_SIDE x CONV_SIDE image)
 
 
 def clipping_patch(run: Run, max_norm: float = 1.0) -> tuple[str | None, list[Evidence]]:
@@ -94,6 +108,8 @@ def analyze(run: Run) -> list[Finding]:
         if growth is None and nf is not None and nf < 8:
             # Inf/NaN within a few steps: a short run-up, rising step after step, is the whole story
             growth = geometric_growth(v, min_points=SHORT_RUNUP) or _overflow_from_the_start(v, nf)
+        if growth is None:
+            growth = _burst_from_the_start(g)
         if growth is not None and not _runaway(run, g, growth):
             growth = None
         if growth is not None:
@@ -177,6 +193,23 @@ def _overflow_from_the_start(v: np.ndarray, nf: int) -> Growth | None:
     if not rising or finite[0] < LARGE_AT_START or np.isfinite(v[nf:]).any():
         return None
     return Growth(0, nf - 1, float(finite[-1] / finite[0]), 1.0)
+
+
+def _burst_from_the_start(g) -> Growth | None:
+    """A blow-up the run survived: a norm already LARGE_AT_START before any update that rises by
+    BURST or more within the first FROM_THE_START of the run. Geometric growth is read up to the end
+    of the series, and a run whose overshooting steps land where the gradients are smaller falls
+    back into noisy, huge values instead of ending in Inf/NaN; the burst is the same explosion."""
+    v = g.values
+    numbered = g.step_kind == "step" and g.steps[0] <= 1      # an excerpt's index says nothing of updates
+    if len(v) < 10 or not numbered or not (math.isfinite(float(v[0])) and v[0] >= LARGE_AT_START):
+        return None
+    idx = np.flatnonzero(np.isfinite(v))
+    window = idx[: max(4, int(FROM_THE_START * len(v)))]
+    top = int(np.argmax(v[window]))
+    if top < 2 or v[window[top]] < BURST * v[0]:
+        return None
+    return Growth(0, top, float(v[window[top]] / v[0]), 1.0)
 
 
 def _large_before_any_update(run: Run, g) -> Evidence | None:
@@ -281,10 +314,15 @@ def _layer_magnitudes(run: Run) -> tuple[list[tuple[str, float, Evidence]], str]
     gradient)."""
     layers = run.metrics.layer_series("grad_norm")
     if len(layers) >= 3:       # logging order follows module order
-        return [(n, float(np.nanmedian(s.values)),
-                 Evidence(f"median grad norm of {n}: {fmt(float(np.nanmedian(s.values)))}",
-                          s.artifact, s.span_locator(0, len(s) - 1)))
-                for n, s in layers.items()], "median grad norm"
+        names = list(layers)
+        if names == sorted(names):
+            # listed by name, as a file store lists its metrics (MLflow): no logging order survives,
+            # and `10.weight` sorts before `2.weight`; numbers compared as numbers restore the depth
+            names.sort(key=_module_order)
+        return [(n, float(np.nanmedian(layers[n].values)),
+                 Evidence(f"median grad norm of {n}: {fmt(float(np.nanmedian(layers[n].values)))}",
+                          layers[n].artifact, layers[n].span_locator(0, len(layers[n]) - 1)))
+                for n in names], "median grad norm"
     for ckpt in sorted(run.loaded_checkpoints(), key=lambda c: -(c.step or 0)):
         moments = [(n, v) for n, v in (second_moments(ckpt) or []) if n.endswith("weight")]
         if len(moments) >= 3:
@@ -295,43 +333,82 @@ def _layer_magnitudes(run: Run) -> tuple[list[tuple[str, float, Evidence]], str]
 
 
 def _backpropagated(run: Run) -> tuple[list[tuple[str, float, Evidence]], str] | None:
-    """Per layer, the gradient norm of a plain saturating MLP's checkpoint, computed: standard-normal
-    inputs forward through its own weights and the activation its config or code names, a unit
-    random signal at the output backward. Each layer multiplies the signal by W and f'(z) (sigmoid'
-    <= 1/4): what reaches the first layer is what training gave it. None unless the checkpoint is a
-    plain MLP of at least three layers and a saturating activation is named."""
+    """Per layer, the gradient norm of a plain saturating MLP's or CNN's checkpoint, computed:
+    standard-normal inputs forward through its own weights and the activation its config or code
+    names, a unit random signal at the output backward. Each layer multiplies the signal by W and
+    f'(z) (sigmoid' <= 1/4): what reaches the first layer is what training gave it. A format that
+    logs no per-layer norms (a Trainer's log, a Lightning CSV) leaves this the only profile. None
+    unless the checkpoint is a plain MLP or a stack of convolutions of at least three layers and a
+    saturating activation is named."""
     named = _saturating(run)
     if named is None:
         return None
     f, df = ((lambda z: 0.5 * (1 + np.tanh(z / 2)), lambda a: a * (1 - a)) if "sigmoid" in named.text.lower()
              else (np.tanh, lambda a: 1 - a * a))
     for ckpt in sorted(run.loaded_checkpoints(), key=lambda c: -(c.step or 0)):
-        chain = _mlp_chain(ckpt)
+        chain, profile = _mlp_chain(ckpt), _mlp_profile
+        if len(chain) < 3:
+            chain, profile = _conv_chain(ckpt), _conv_profile
         if len(chain) < 3 or not all(np.isfinite(w).all() for _, w, _ in chain):
             continue
-        # every layer's activations are kept for the backward pass: bounded as the dead-unit probe is
-        widths = chain[0][1].shape[1] + sum(w.shape[0] for _, w, _ in chain)
-        samples = min(BACKPROP_SAMPLES, ACTIVATION_ELEMENTS // widths)
-        if samples < MIN_SAMPLES:
+        norms = profile(chain, f, df)
+        if norms is None:
             continue
-        g = np.random.default_rng(0)
-        acts = [g.standard_normal((samples, chain[0][1].shape[1]), dtype=np.float32)]
-        for i, (_, w, b) in enumerate(chain):
-            z = acts[-1] @ w.T + (0.0 if b is None else b)
-            acts.append(z if i == len(chain) - 1 else f(z))
-        delta = g.standard_normal(acts[-1].shape, dtype=np.float32) / np.sqrt(acts[-1].shape[1])
-        norms = []
-        for i in range(len(chain) - 1, -1, -1):
-            norms.append(float(np.linalg.norm(delta.T @ acts[i])) / samples)
-            if i:
-                delta = (delta @ chain[i][1]) * df(acts[i])
-        norms.reverse()
         activation = named.text.split(":")[0]
         readings = [(name, m, Evidence(f"gradient norm of {name} backpropagated through the checkpoint with "
                                        f"{activation}: {fmt(m)}", ckpt.artifact, f"tensor {name}.weight"))
                     for (name, _, _), m in zip(chain, norms)]
         return readings, "gradient norm computed from the checkpoint"
     return None
+
+
+def _mlp_profile(chain, f, df) -> list[float] | None:
+    """Per layer of a plain MLP, the weight gradient's norm for a unit random signal at the output.
+    Every layer's activations are kept for the backward pass: bounded as the dead-unit probe is
+    (None when too few samples would fit)."""
+    widths = chain[0][1].shape[1] + sum(w.shape[0] for _, w, _ in chain)
+    samples = min(BACKPROP_SAMPLES, ACTIVATION_ELEMENTS // widths)
+    if samples < MIN_SAMPLES:
+        return None
+    g = np.random.default_rng(0)
+    acts = [g.standard_normal((samples, chain[0][1].shape[1]), dtype=np.float32)]
+    for i, (_, w, b) in enumerate(chain):
+        z = acts[-1] @ w.T + (0.0 if b is None else b)
+        acts.append(z if i == len(chain) - 1 else f(z))
+    delta = g.standard_normal(acts[-1].shape, dtype=np.float32) / np.sqrt(acts[-1].shape[1])
+    norms = []
+    for i in range(len(chain) - 1, -1, -1):
+        norms.append(float(np.linalg.norm(delta.T @ acts[i])) / samples)
+        if i:
+            delta = (delta @ chain[i][1]) * df(acts[i])
+    return norms[::-1]
+
+
+def _conv_profile(chain, f, df) -> list[float] | None:
+    """Per convolution of a plain stack (each followed by the activation), the weight gradient's
+    norm for a unit random signal at the last one's output, on CONV_SIDE x CONV_SIDE inputs: the
+    backward pass of a same-padded convolution is the same convolution with the kernel flipped and
+    its channels swapped."""
+    planes = (chain[0][1].shape[1] + sum(w.shape[0] for _, w, _ in chain)) * CONV_SIDE * CONV_SIDE
+    if CONV_SAMPLES * planes > ACTIVATION_ELEMENTS:      # the activations kept for the backward pass
+        return None
+    g = np.random.default_rng(0)
+    acts = [g.standard_normal((CONV_SAMPLES, chain[0][1].shape[1], CONV_SIDE, CONV_SIDE))]
+    for _, w, b in chain:
+        acts.append(f(_conv_same(acts[-1], w.astype(np.float64), b)))
+    delta = g.standard_normal(acts[-1].shape) / np.sqrt(acts[-1][0].size) * df(acts[-1])
+    norms = []
+    for i in range(len(chain) - 1, -1, -1):
+        w = chain[i][1].astype(np.float64)
+        kh, kw = w.shape[2:]
+        xp = np.pad(acts[i], ((0, 0), (0, 0), (kh // 2, kh // 2), (kw // 2, kw // 2)))
+        windows = np.lib.stride_tricks.sliding_window_view(xp, (kh, kw), axis=(2, 3))
+        win = windows[:, :, :CONV_SIDE, :CONV_SIDE]
+        grad = np.einsum("nohw,nchwij->ocij", delta, win, optimize=True)
+        norms.append(float(np.linalg.norm(grad)) / CONV_SAMPLES)
+        if i:
+            delta = _conv_same(delta, w[:, :, ::-1, ::-1].transpose(1, 0, 2, 3), None) * df(acts[i])
+    return norms[::-1]
 
 
 def _depth_step(name: str) -> str:
@@ -356,17 +433,54 @@ def _by_depth(layers: list[tuple[str, float, Evidence]]) -> list[tuple[str, floa
     return list(out.values())
 
 
+def _unprofiled_saturating_stall(run: Run) -> list[Finding]:
+    """No layer profile to read (no per-layer norms logged, no Adam state, a checkpoint that is no
+    plain MLP or convolution stack, such as a recurrent net logged by a Trainer): a stack of
+    saturating units at least SUSPECT_DEPTH deep whose loss never moved is listed as vanishing
+    gradients, at a low confidence, as the rival that a per-layer profile would confirm or refute.
+    Each sigmoid/tanh layer (and time step) multiplies the backward signal by f' <= 1 (1/4 for a
+    sigmoid), so such a stack that learns nothing is where vanishing gradients are expected."""
+    named = _saturating(run)
+    loss = train_loss(run)
+    if named is None or loss is None or not _loss_flat(run):
+        return []
+    latest = max(run.loaded_checkpoints(), key=lambda c: (c.step or -1, c.artifact), default=None)
+    if latest is None:
+        return []
+    steps = {_depth_step(t.name) for t in latest.tensors if t.name.endswith("weight") and len(t.shape) >= 2}
+    if len(steps) < SUSPECT_DEPTH:
+        return []
+    depth = Evidence(f"{len(steps)} weight layers in the checkpoint", latest.artifact,
+                     f"tensor {sorted(steps, key=_module_order)[0]}")
+    return [Finding(code="vanishing_gradients",
+                    issue=f"Possibly vanishing gradients: {len(steps)} layers of saturating units and a loss "
+                          "that never moved, with no per-layer gradient norms to confirm it",
+                    severity="medium",
+                    confidence=UNPROFILED,
+                    evidence=[named, depth, point(loss, 0, "loss"), point(loss, len(loss) - 1, "loss")],
+                    fix="Log per-layer gradient norms to confirm; then add normalisation or residual "
+                        "connections, or use ReLU/GELU instead of saturating activations",
+                    analyzer=NAME,
+                    expected_impact="the first layers' gradient norms come within ~10x of the last's and "
+                                    "the loss leaves its plateau",
+                    quick_fix="Log per-layer gradient norms")]
+
+
 def _vanishing(run: Run) -> list[Finding]:
     found = _layer_magnitudes(run)
     if found is None:
-        return []
+        return _unprofiled_saturating_stall(run)
     layers, what = found
     grouped = _by_depth(layers)
     layers = grouped if len(grouped) >= 3 else layers
     first, last = layers[0], layers[-1]
     if last[1] <= 0 or first[1] >= VANISHED * last[1]:
         return []
-    rising = np.diff(np.log10(np.maximum([m for _, m, _ in layers], 1e-30)))
+    mags = np.array([m for _, m, _ in layers])
+    # norms a text log printed as 0 (rounded under its precision), nearest the input, lie below every
+    # printed layer and say nothing of the shape: the shrinking must show in the layers it printed
+    shown = mags[int(np.argmax(mags > 0)):]
+    rising = np.diff(np.log10(np.maximum(shown if len(shown) >= 3 else mags, 1e-30)))
     if (rising > 0).mean() < SHRINKING:       # the magnitudes must shrink layer after layer toward the input
         return []
     ev = [first[2], last[2]]
@@ -377,8 +491,9 @@ def _vanishing(run: Run) -> list[Finding]:
         conf += 0.1
     return [Finding(code="vanishing_gradients",
                     issue=f"Gradients vanish toward the input: {what} of {first[0]} {fmt(first[1])} vs "
-                          f"{last[0]} {fmt(last[1])} ({fmt(last[1] / max(first[1], 1e-30))}x smaller "
-                          f"across {len(layers)} layers)",
+                          f"{last[0]} {fmt(last[1])} ("
+                          + (f"{fmt(last[1] / first[1])}x smaller" if first[1] > 0 else "rounded to 0 by the "
+                             "log,") + f" across {len(layers)} layers)",
                     severity="high",
                     confidence=conf,
                     evidence=ev,

@@ -286,7 +286,8 @@ FAMILIES = [
         V("mlp", "momentum", fmt="hf", seed=1504))),
     Family("loss_summed", loss_summed_not_averaged, "exploding_gradients", "tuning", (
         V("mlp", "sgd", fmt="nanogpt", seed=1521), V("regression", "momentum", fmt="lightning", seed=1522),
-        V("lm", "sgd", fmt="csv", seed=1523), V("cnn", "momentum", fmt="colon", seed=1524))),
+        V("lm", "sgd", fmt="csv", seed=1523), V("cnn", "momentum", fmt="colon", seed=1524),
+        V("mlp", "momentum", fmt="nanogpt", seed=7001))),     # a burst from step 1 that the run survives
     Family("warmup_uncapped", warmup_never_capped, "lr_too_high", "tuning", (
         V("cnn", "sgd", fmt="jsonl", seed=1532),
         V("lstm", "adam", fmt="hf", seed=1533), V("regression", "momentum", fmt="tb", seed=1534))),

@@ -274,7 +274,9 @@ FAMILIES = [
         V("mlp", "momentum", fmt="hf", seed=126), V("regression", "sgd", fmt="lightning", seed=127))),
     Family("sigmoid_stack", deep_sigmoid_stack, "vanishing_gradients", "tuning", (
         V("mlp", "sgd", fmt="jsonl", seed=131), V("cnn", "momentum", fmt="tb", seed=132),
-        V("regression", "sgd", fmt="kv", seed=133))),
+        V("regression", "sgd", fmt="kv", seed=133),
+        # logs with no per-layer norms: the convolutions' profile is read from the checkpoint alone
+        V("cnn", "momentum", fmt="hf", seed=132), V("cnn", "sgd", fmt="lightning", seed=7001))),
     Family("tanh_small_init", deep_tanh_small_init, "vanishing_gradients", "measuring", (
         V("mlp", "momentum", fmt="mlflow", seed=134), V("regression", "momentum", fmt="csv", seed=135),
         V("mlp", "sgd", fmt="colon", seed=136), V("regression", "sgd", fmt="hf", seed=137))),

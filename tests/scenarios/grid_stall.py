@@ -176,7 +176,9 @@ FAMILIES = [
         V("rnn", "momentum", "cosine", fmt="colon", seed=622, depth=4, steps=120),
         V("mlp", "rmsprop", fmt="jsonl", seed=623, depth=14),
         V("cnn", "sgd", "warmup", fmt="csv", seed=624, depth=8),
-        V("mlp", "sgd", "cosine", fmt="hf", seed=625, depth=12))),     # no per-layer norms: the checkpoint alone
+        V("mlp", "sgd", "cosine", fmt="hf", seed=625, depth=12),      # no per-layer norms: the checkpoint alone
+        # text logs that round the first layers' norms to 0
+        V("mlp", "rmsprop", fmt="kv", seed=623, depth=14), V("mlp", "sgd", "cosine", fmt="colon", seed=625, depth=12))),
     Family("activation_penalty", units_pushed_below_zero, "dead_relu", "tuning", (
         V("mlp", "sgd", fmt="pipe", seed=631, depth=2), V("cnn", "sgd", fmt="csv", seed=632, depth=2),
         V("regression", "sgd", "cosine", fmt="lightning", seed=633, depth=2),
