@@ -146,10 +146,13 @@ def _module_order(name: str) -> tuple:
 Layer = tuple[str, np.ndarray, np.ndarray | None]       # a layer's name, weight and bias
 
 
-def _orders(names: list[str]) -> list[list[str]]:
-    """The names in file order, then in module order: a torch pickle keeps module order, while
-    safetensors sorts names as text (`10.weight` before `2.weight`, `decoder` before `encoder`)."""
-    return [names, sorted(names, key=_module_order)]
+def _orders(ckpt: Checkpoint, names: list[str]) -> list[list[str]]:
+    """The orders to try the names in. Safetensors stores names sorted as text (`10.weight` before
+    `2.weight`, `decoder` before `encoder`), so only module order means anything there, and equal
+    widths would chain in the wrong one too; a torch pickle keeps module order as written, with
+    module order by name as the fallback."""
+    by_module = sorted(names, key=_module_order)
+    return [by_module] if ".safetensors" in ckpt.artifact else [names, by_module]
 
 
 def _chained(tensors: dict[str, np.ndarray], weights: list[str]) -> list[Layer]:
@@ -168,8 +171,8 @@ def _chained(tensors: dict[str, np.ndarray], weights: list[str]) -> list[Layer]:
 
 
 def _mlp_chain(ckpt: Checkpoint) -> list[Layer]:
-    """The checkpoint as a plain MLP: 2-D weights whose shapes chain (in file order, else in module
-    order), each with its bias; empty when any other kind of tensor is present (convolutions, norms,
+    """The checkpoint as a plain MLP: 2-D weights whose shapes chain in module order (`_orders`),
+    each with its bias; empty when any other kind of tensor is present (convolutions, norms,
     embeddings)."""
     tensors = dict(arrays(ckpt))
     weights = [n for n in tensors if n.endswith("weight")]
@@ -177,18 +180,18 @@ def _mlp_chain(ckpt: Checkpoint) -> list[Layer]:
         return []
     if any(not (n.endswith(".weight") or n.endswith(".bias")) for n in tensors):
         return []
-    return next((c for c in (_chained(tensors, order) for order in _orders(weights)) if c), [])
+    return next((c for c in (_chained(tensors, order) for order in _orders(ckpt, weights)) if c), [])
 
 
 def _conv_chain(ckpt: Checkpoint) -> list[Layer]:
-    """The checkpoint's convolutions as a plain CNN: 4-D weights whose channels chain (in file
-    order, else in module order), each with its bias; any 2-D head is left out; empty when any other
-    kind of tensor is present."""
+    """The checkpoint's convolutions as a plain CNN: 4-D weights whose channels chain in module order
+    (`_orders`), each with its bias; any 2-D head is left out; empty when any other kind of tensor
+    is present."""
     tensors = dict(arrays(ckpt))
     if any(not (n.endswith(".weight") or n.endswith(".bias")) for n in tensors):
         return []
     convs = [n for n, w in tensors.items() if n.endswith(".weight") and w.ndim == 4]
-    return next((c for c in (_chained(tensors, order) for order in _orders(convs)) if c), [])
+    return next((c for c in (_chained(tensors, order) for order in _orders(ckpt, convs)) if c), [])
 
 
 def _conv_same(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
