@@ -359,6 +359,23 @@ def test_an_adaptive_rate_too_short_for_its_steps_is_too_low(scenario):
     assert not too_low("restarts_noise_1") and not too_low("restarts_noise_2")
 
 
+def test_with_no_optimizer_named_the_rate_is_judged_against_every_family(scenario, tmp_path):
+    """The config removed (the log alone): a rate decayed below every family's floor, or far above
+    every family's top, is out of range whichever optimizer ran."""
+    from analysis.analyzers import learning_rate
+    from analysis.ingest import load_run
+
+    def codes(name):
+        run = tmp_path / name
+        shutil.copytree(scenario(name), run)
+        (run / "config.yaml").unlink()
+        return [f for f in learning_rate.analyze(load_run(run)) if "any optimizer" in f.issue]
+
+    assert [f.code for f in codes("decay_per_batch_0")] == ["lr_too_low"]
+    assert [f.code for f in codes("lr_above_range_1")] == ["lr_too_high"]
+    assert not codes("restarts_noise_3")
+
+
 def test_a_far_rate_pins_the_loss_until_a_schedule_lowers_it(scenario):
     """AdamW at ten times its range with a step decay at 60%: the loss learns a little only after the
     decay; while the rate was far above range it never fell, so the rate is read as the cause."""

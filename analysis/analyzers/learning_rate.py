@@ -122,11 +122,15 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
     loss = train_loss(run)
     if peak is None or loss is None or peak[0] <= 0:
         return []
+    value, lr_ev = peak
     if fam is None:
-        short = _short_budget(run, lr, loss, None, peak, onset)
-        return [short] if short else []
-    (family, fam_ev), (value, lr_ev) = fam, peak
-    low, high = LR_RANGE[family]
+        # no optimizer named: out of range is out of every family's range (below the lowest floor,
+        # above the highest top), which is out of range whichever optimizer ran
+        family, fam_evs = "any optimizer", []
+        low, high = min(lo for lo, _ in LR_RANGE.values()), max(hi for _, hi in LR_RANGE.values())
+    else:
+        family, fam_evs = fam[0], [fam[1]]
+        low, high = LR_RANGE[family]
     moved = relative_change(loss.values)
     loss_ev = Evidence(f"loss moved {moved * 100:.1f}% over the run ({fmt(float(loss.values[0]))} -> "
                        f"{fmt(float(loss.values[-1]))})", loss.artifact, loss.span_locator(0, len(loss) - 1))
@@ -137,20 +141,21 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
                               f"~{fmt(low)}); the loss moved only {abs(moved) * 100:.1f}%",
                         severity="high",
                         confidence=0.8,
-                        evidence=[lr_ev, fam_ev, loss_ev] + cfg_ev,
+                        evidence=[lr_ev, *fam_evs, loss_ev] + cfg_ev,
                         fix=f"Raise the learning rate to ~{fmt(min(value * 30, low * 10))} for {family} (a "
                             "short LR range test finds the edge)",
                         expected_impact="the loss falls within a few hundred steps",
                         patch=patch,
                         analyzer=NAME,
                         quick_fix=f"Raise the LR to {fmt(min(value * 30, low * 10))}")]
-    if value >= low and (decayed := _decayed_away(lr, loss, low, family, fam_ev)) is not None:
+    if value >= low and (decayed := _decayed_away(lr, loss, low, family, fam_evs)) is not None:
         return [decayed]
-    if value >= low and family in ADAPTIVE and (short := _short_budget(run, lr, loss, fam, peak, onset)):
+    adaptive = fam is None or family in ADAPTIVE
+    if value >= low and adaptive and (short := _short_budget(run, lr, loss, fam, peak, onset)):
         return [short]
     if value >= FAR_ABOVE * high and onset is None and _from_the_start(lr, value) \
             and _moved_while_high(lr, loss, FAR_ABOVE * high) < STUCK_MOVE:
-        return [_pinned(run, family, fam_ev, value, lr_ev, high, loss_ev, _spread(loss.values))]
+        return [_pinned(run, family, fam_evs, value, lr_ev, high, loss_ev, _spread(loss.values))]
     if value > high and onset is not None:
         patch, cfg_ev, _ = _config_lr_patch(run, value, high / 2)
         warm = run.config_value(*WARMUP_KEYS)
@@ -160,7 +165,7 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
                               f"at {loss.step_kind} {fmt_step(onset)}",
                         severity="critical",
                         confidence=0.8,
-                        evidence=[lr_ev, fam_ev] + cfg_ev,
+                        evidence=[lr_ev, *fam_evs] + cfg_ev,
                         fix=f"Lower the learning rate to ~{fmt(high / 2)} for {family} and warm it up "
                             "over the first 1-5% of steps",
                         expected_impact="the loss keeps falling past the onset",
@@ -264,7 +269,7 @@ def _from_the_start(lr, value: float) -> bool:
     return lr is None or not len(lr) or float(lr.values[0]) >= 0.99 * value
 
 
-def _pinned(run: Run, family: str, fam_ev: Evidence, value: float, lr_ev: Evidence, high: float,
+def _pinned(run: Run, family: str, fam_evs: list[Evidence], value: float, lr_ev: Evidence, high: float,
             loss_ev: Evidence, spread: float) -> Finding:
     """LR too high vs a data bug, for a loss that never fell (no divergence to date): an LR
     FAR_ABOVE its optimizer's range from the first step throws the weights around by more than the
@@ -274,7 +279,7 @@ def _pinned(run: Run, family: str, fam_ev: Evidence, value: float, lr_ev: Eviden
     batch spread is wide (HOVER_SPREAD), it is weights thrown around, not a model guessing the
     label prior (~1-2%): that rules the data bug out."""
     patch, cfg_ev, _ = _config_lr_patch(run, value, high / 2)
-    evidence = [lr_ev, fam_ev, loss_ev]
+    evidence = [lr_ev, *fam_evs, loss_ev]
     if spread >= HOVER_SPREAD:
         evidence.append(Evidence(f"the loss hovers with a {spread:.0%} spread around its level, batch to "
                                  "batch: weights thrown around, not a model guessing the label prior (~1-2%)",
@@ -295,7 +300,7 @@ def _pinned(run: Run, family: str, fam_ev: Evidence, value: float, lr_ev: Eviden
                    rules_out=("data_pipeline_bug",) if spread >= HOVER_SPREAD else ())
 
 
-def _decayed_away(lr, loss, low: float, family: str, fam_ev: Evidence) -> Finding | None:
+def _decayed_away(lr, loss, low: float, family: str, fam_evs: list[Evidence]) -> Finding | None:
     """A rate that started inside its optimizer's range but fell below it early and stayed there:
     the peak looks right, yet most steps ran at ~0, and the loss stopped moving when the rate fell.
     (A healthy decay reaches its floor at the end of the run, or stays inside the range.)"""
@@ -323,7 +328,7 @@ def _decayed_away(lr, loss, low: float, family: str, fam_ev: Evidence) -> Findin
                          "trained at ~0, and the loss stopped moving",
                    severity="high",
                    confidence=0.8,
-                   evidence=[schedule, fam_ev, still],
+                   evidence=[schedule, *fam_evs, still],
                    fix="Step the scheduler once per epoch (or set its step size in steps), so that the rate "
                        "decays over the whole run instead of the first few batches",
                    expected_impact="the loss keeps falling past the first few hundred steps",
