@@ -360,8 +360,8 @@ def test_an_adaptive_rate_too_short_for_its_steps_is_too_low(scenario):
 
 
 def test_with_no_optimizer_named_the_rate_is_judged_against_every_family(scenario, tmp_path):
-    """The config removed (the log alone): a rate decayed below every family's floor, or far above
-    every family's top, is out of range whichever optimizer ran."""
+    """The config removed (the log alone): a rate decayed below every family's floor is too low
+    whichever optimizer ran; no top is read without a family."""
     from analysis.analyzers import learning_rate
     from analysis.ingest import load_run
 
@@ -372,7 +372,7 @@ def test_with_no_optimizer_named_the_rate_is_judged_against_every_family(scenari
         return [f for f in learning_rate.analyze(load_run(run)) if "any optimizer" in f.issue]
 
     assert [f.code for f in codes("decay_per_batch_0")] == ["lr_too_low"]
-    assert [f.code for f in codes("lr_above_range_1")] == ["lr_too_high"]
+    assert not codes("lr_above_range_1")
     assert not codes("restarts_noise_3")
 
 

@@ -124,10 +124,10 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
         return []
     value, lr_ev = peak
     if fam is None:
-        # no optimizer named: out of range is out of every family's range (below the lowest floor,
-        # above the highest top), which is out of range whichever optimizer ran
+        # no optimizer named: below every family's floor is too low whichever optimizer ran. No top is
+        # read: a high rate with no family to weigh it is left to the loss and the gradients.
         family, fam_evs = "any optimizer", []
-        low, high = min(lo for lo, _ in LR_RANGE.values()), max(hi for _, hi in LR_RANGE.values())
+        low, high = min(lo for lo, _ in LR_RANGE.values()), float("inf")
     else:
         family, fam_evs = fam[0], [fam[1]]
         low, high = LR_RANGE[family]
@@ -181,10 +181,21 @@ def _moved_while_high(lr, loss, far: float) -> float:
     """How much the loss fell while the rate was still `far` above range: a schedule that later
     brings the rate down lets the loss fall then, which says nothing of the steps before it."""
     if lr is None or len(lr) < 2 or not np.isfinite(lr.values).all() or lr.values[-1] >= far:
-        return relative_change(loss.values)
+        return _fell(loss.values)
     cut = float(lr.steps[int(np.argmax(lr.values < far))])
     j = index_at_or_after(loss, cut)
-    return relative_change(loss.values[:j] if j is not None and j >= 10 else loss.values)
+    return _fell(loss.values[:j] if j is not None and j >= 10 else loss.values)
+
+
+def _fell(values: np.ndarray) -> float:
+    """How much the loss fell from where the model started: a rate far too high throws the first
+    steps' loss above the start, so the start is the lower of the first values and the first tenth."""
+    v = values[np.isfinite(values)]
+    if len(v) < 4:
+        return 0.0
+    k = max(1, len(v) // 10)
+    start = min(float(np.median(v[:3])), float(v[:k].mean()))
+    return (start - float(v[-k:].mean())) / max(abs(start), 1e-12)
 
 
 def _budget(lr, loss, value: float) -> tuple[float, str] | None:
