@@ -344,6 +344,48 @@ def test_a_rate_decayed_below_its_range_early_is_too_low(scenario):
     assert not too_low("restarts_noise_3") and not too_low("restarts_noise_4")
 
 
+def test_an_adaptive_rate_too_short_for_its_steps_is_too_low(scenario):
+    """Adam/RMSprop a hundred times below their usual rate, inside the nominal range: the rates summed
+    over the run cannot carry a weight off its init; healthy adaptive runs sum to far more."""
+    from analysis.analyzers import learning_rate
+    from analysis.ingest import load_run
+
+    def too_low(name):
+        return [f for f in learning_rate.analyze(load_run(scenario(name))) if f.code == "lr_too_low"]
+
+    for name in ("lr_short_for_steps_0", "lr_short_for_steps_2", "lr_hundredfold_low_3"):
+        found = too_low(name)
+        assert found and "rates sum to" in found[0].issue, name
+    assert not too_low("restarts_noise_1") and not too_low("restarts_noise_2")
+
+
+def test_with_no_optimizer_named_the_rate_is_judged_against_every_family(scenario, tmp_path):
+    """The config removed (the log alone): a rate decayed below every family's floor is too low
+    whichever optimizer ran; no top is read without a family."""
+    from analysis.analyzers import learning_rate
+    from analysis.ingest import load_run
+
+    def codes(name):
+        run = tmp_path / name
+        shutil.copytree(scenario(name), run)
+        (run / "config.yaml").unlink()
+        return [f for f in learning_rate.analyze(load_run(run)) if "any optimizer" in f.issue]
+
+    assert [f.code for f in codes("decay_per_batch_0")] == ["lr_too_low"]
+    assert not codes("lr_above_range_1")
+    assert not codes("restarts_noise_3")
+
+
+def test_a_far_rate_pins_the_loss_until_a_schedule_lowers_it(scenario):
+    """AdamW at ten times its range with a step decay at 60%: the loss learns a little only after the
+    decay; while the rate was far above range it never fell, so the rate is read as the cause."""
+    from analysis.analyzers import learning_rate
+    from analysis.ingest import load_run
+
+    found = [f for f in learning_rate.analyze(load_run(scenario("sgd_rate_adaptive_4"))) if f.code == "lr_too_high"]
+    assert found and "never fell" in found[0].issue
+
+
 def test_a_recurrent_cells_weights_are_one_depth_step():
     """The gradient profile steps by block: a cell's input and state weights (or a block's sub-layers)
     are one depth, so their ratio is not read as a layer-to-layer fall."""

@@ -10,7 +10,9 @@ schedule that keeps raising it); too low = below the useful range of the optimiz
 a rate that starts in its optimizer's range but falls below it and stays there from the first
 `DECAYED_BY` of the run on (a per-epoch decay stepped every batch), with the loss moving under
 `STILL_AFTER` (10%) after it fell; pinned = a rate `FAR_ABOVE` its range from the first step and a
-loss that never fell `STUCK_MOVE`.
+loss that never fell `STUCK_MOVE` while the rate stayed that high; too short a budget = an adaptive
+optimizer (or one not named, at a rate under SGD's range) whose rates summed over the run's steps stay
+under `BUDGET_FLOOR`, with the loss (`CURVE_POINTS` values or more) moving less than `STUCK_MOVE`.
 """
 from __future__ import annotations
 
@@ -46,6 +48,14 @@ STILL_AFTER = 0.1     # the loss moved under 10% once the rate was below range: 
 # schedule followed it. (Per-batch decays in the tuning runs leave at 13-30%; a StepLR fine-tune and
 # ReduceLROnPlateau runs that converged first leave at 49-79%.)
 LEARNED_BEFORE = 0.4
+# Adam, RMSprop, Adafactor and Lion move each weight by about the rate per step, whatever the
+# gradient: over the run no weight travels farther than the rates summed. Under 0.02 that is below
+# the init scale 1/sqrt(fan_in) of any layer narrower than ~2,500 units, so the network is, to the
+# loss, where it started: a rate inside the family's nominal range can still be far too low for the
+# number of steps it was given.
+BUDGET_FLOOR = 0.02
+CURVE_POINTS = 10     # "the loss did not move" needs a curve, not a few lines
+ADAPTIVE = ("adam", "rmsprop", "adafactor", "lion")
 WARMUP_KEYS = ("warmup_steps", "warmup", "warmup_iters", "warmup_ratio", "num_warmup_steps", "warmup_epochs")
 
 
@@ -115,10 +125,17 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
     fam = optimizer_family(run)
     peak = _lr_value(run, lr)
     loss = train_loss(run)
-    if fam is None or peak is None or loss is None or peak[0] <= 0:
+    if peak is None or loss is None or peak[0] <= 0:
         return []
-    (family, fam_ev), (value, lr_ev) = fam, peak
-    low, high = LR_RANGE[family]
+    value, lr_ev = peak
+    if fam is None:
+        # no optimizer named: below every family's floor is too low whichever optimizer ran. No top is
+        # read: a high rate with no family to weigh it is left to the loss and the gradients.
+        family, fam_evs = "any optimizer", []
+        low, high = min(lo for lo, _ in LR_RANGE.values()), float("inf")
+    else:
+        family, fam_evs = fam[0], [fam[1]]
+        low, high = LR_RANGE[family]
     moved = relative_change(loss.values)
     loss_ev = Evidence(f"loss moved {moved * 100:.1f}% over the run ({fmt(float(loss.values[0]))} -> "
                        f"{fmt(float(loss.values[-1]))})", loss.artifact, loss.span_locator(0, len(loss) - 1))
@@ -129,18 +146,22 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
                               f"~{fmt(low)}); the loss moved only {abs(moved) * 100:.1f}%",
                         severity="high",
                         confidence=0.8,
-                        evidence=[lr_ev, fam_ev, loss_ev] + cfg_ev,
+                        evidence=[lr_ev, *fam_evs, loss_ev] + cfg_ev,
                         fix=f"Raise the learning rate to ~{fmt(min(value * 30, low * 10))} for {family} (a "
                             "short LR range test finds the edge)",
                         expected_impact="the loss falls within a few hundred steps",
                         patch=patch,
                         analyzer=NAME,
                         quick_fix=f"Raise the LR to {fmt(min(value * 30, low * 10))}")]
-    decayed = _decayed_away(lr, loss, low, family, fam_ev) if value >= low and onset is None else None
+    decayed = _decayed_away(lr, loss, low, family, fam_evs) if value >= low and onset is None else None
     if decayed is not None:
         return [decayed]
-    if value >= FAR_ABOVE * high and onset is None and moved < STUCK_MOVE and _from_the_start(lr, value):
-        return [_pinned(run, family, fam_ev, value, lr_ev, high, loss_ev, _spread(loss.values))]
+    adaptive = fam is None or family in ADAPTIVE
+    if value >= low and adaptive and (short := _short_budget(run, lr, loss, fam, peak, onset)):
+        return [short]
+    if value >= FAR_ABOVE * high and onset is None and _from_the_start(lr, value) \
+            and _moved_while_high(lr, loss, FAR_ABOVE * high) < STUCK_MOVE:
+        return [_pinned(run, family, fam_evs, value, lr_ev, high, loss_ev, _spread(loss.values))]
     if value > high and onset is not None:
         patch, cfg_ev, _ = _config_lr_patch(run, value, high / 2)
         warm = run.config_value(*WARMUP_KEYS)
@@ -150,7 +171,7 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
                               f"at {loss.step_kind} {fmt_step(onset)}",
                         severity="critical",
                         confidence=0.8,
-                        evidence=[lr_ev, fam_ev] + cfg_ev,
+                        evidence=[lr_ev, *fam_evs] + cfg_ev,
                         fix=f"Lower the learning rate to ~{fmt(high / 2)} for {family} and warm it up "
                             "over the first 1-5% of steps",
                         expected_impact="the loss keeps falling past the onset",
@@ -160,6 +181,82 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
                         quick_fix=f"Lower the LR to {fmt(high / 2)} with warm-up",
                         rules_out=_explained_by(value, high))]
     return []
+
+
+def _moved_while_high(lr, loss, far: float) -> float:
+    """How much the loss fell while the rate was still `far` above range: a schedule that later
+    brings the rate down lets the loss fall then, which says nothing of the steps before it."""
+    if lr is None or len(lr) < 2 or not np.isfinite(lr.values).all() or lr.values[-1] >= far:
+        return _fell(loss.values)
+    cut = float(lr.steps[int(np.argmax(lr.values < far))])
+    j = index_at_or_after(loss, cut)
+    return _fell(loss.values[:j] if j is not None and j >= 10 else loss.values)
+
+
+def _fell(values: np.ndarray) -> float:
+    """How much the loss fell from where the model started: a rate far too high throws the first
+    steps' loss above the start, so the start is the lower of the first values and the first tenth."""
+    v = values[np.isfinite(values)]
+    if len(v) < 4:
+        return 0.0
+    k = max(1, len(v) // 10)
+    start = min(float(np.median(v[:3])), float(v[:k].mean()))
+    return (start - float(v[-k:].mean())) / max(abs(start), 1e-12)
+
+
+def _budget(lr, loss, value: float) -> tuple[float, str] | None:
+    """The rates summed over the steps run (how far an adaptive optimizer can move any weight), and
+    where it was read: the logged LR weighted by the steps between its values, else the configured
+    rate times the loss's last step. None where the series count rows, not optimizer steps."""
+    if lr is not None and len(lr) >= 2 and np.isfinite(lr.values).all():
+        if lr.step_kind != "step":
+            return None
+        # the steps before the first logged value ran too, at about that rate
+        gaps = np.diff(lr.steps, prepend=min(0.0, float(lr.steps[0]) - 1))
+        return float(np.sum(lr.values * np.maximum(gaps, 0))), lr.span_locator(0, len(lr) - 1)
+    if loss.step_kind != "step":
+        return None
+    return value * float(loss.steps[-1] + 1), loss.span_locator(0, len(loss) - 1)
+
+
+def _short_budget(run: Run, lr, loss, fam, peak, onset) -> Finding | None:
+    """LR too low for the steps it was given: a rate inside an adaptive family's nominal range whose
+    sum over the run (BUDGET_FLOOR) cannot carry any weight off its init, and a loss that did not
+    move. With the optimizer not named, only a rate also under SGD's range: too low whichever it is."""
+    value, lr_ev = peak
+    moved = relative_change(loss.values)
+    quiet = onset is None or _noise_only(loss.values)
+    if len(loss) < CURVE_POINTS or abs(moved) >= STUCK_MOVE or not quiet:
+        return None
+    if fam is None and value >= LR_RANGE["sgd"][0]:
+        return None
+    got = _budget(lr, loss, value)
+    if got is None or got[0] >= BUDGET_FLOOR:
+        return None
+    budget, where = got
+    family = fam[0] if fam else "an adaptive optimizer (or SGD)"
+    ceiling = LR_RANGE[fam[0]][1] / 2 if fam else LR_RANGE["adam"][1] / 2
+    new = min(value * 0.3 / max(budget, 1e-12), ceiling)
+    patch, cfg_ev, _ = _config_lr_patch(run, value, new)
+    art = lr.artifact if lr is not None and len(lr) else loss.artifact
+    sums = Evidence(f"the rates summed over the run come to {fmt(budget)}: no weight can have moved "
+                    "farther than that (an adaptive step is about the rate), under the init scale of any "
+                    "layer", art, where)
+    loss_ev = Evidence(f"loss moved {abs(moved) * 100:.1f}% over the run ({fmt(float(loss.values[0]))} -> "
+                       f"{fmt(float(loss.values[-1]))})", loss.artifact, loss.span_locator(0, len(loss) - 1))
+    return Finding(code="lr_too_low",
+                   issue=f"Learning rate {fmt(value)} is too low for the {fmt_step(float(loss.steps[-1]))} "
+                         f"steps it was given ({family}): the rates sum to {fmt(budget)} over the run, "
+                         f"and the loss moved only {abs(moved) * 100:.1f}%",
+                   severity="high",
+                   confidence=0.75,
+                   evidence=[lr_ev] + ([fam[1]] if fam else []) + [sums, loss_ev] + cfg_ev,
+                   fix=f"Raise the learning rate to ~{fmt(new)} (or train for far more steps); a short LR "
+                       "range test finds the edge",
+                   expected_impact="the loss falls within a few hundred steps",
+                   patch=patch,
+                   analyzer=NAME,
+                   quick_fix=f"Raise the LR to {fmt(new)}")
 
 
 def _explained_by(value: float, high: float) -> tuple[str, ...]:
@@ -201,7 +298,7 @@ def _from_the_start(lr, value: float) -> bool:
     return lr is None or not len(lr) or float(lr.values[0]) >= 0.99 * value
 
 
-def _pinned(run: Run, family: str, fam_ev: Evidence, value: float, lr_ev: Evidence, high: float,
+def _pinned(run: Run, family: str, fam_evs: list[Evidence], value: float, lr_ev: Evidence, high: float,
             loss_ev: Evidence, spread: float) -> Finding:
     """LR too high vs a data bug, for a loss that never fell (no divergence to date): an LR
     FAR_ABOVE its optimizer's range from the first step throws the weights around by more than the
@@ -211,7 +308,7 @@ def _pinned(run: Run, family: str, fam_ev: Evidence, value: float, lr_ev: Eviden
     batch spread is wide (HOVER_SPREAD), it is weights thrown around, not a model guessing the
     label prior (~1-2%): that rules the data bug out."""
     patch, cfg_ev, _ = _config_lr_patch(run, value, high / 2)
-    evidence = [lr_ev, fam_ev, loss_ev]
+    evidence = [lr_ev, *fam_evs, loss_ev]
     if spread >= HOVER_SPREAD:
         evidence.append(Evidence(f"the loss hovers with a {spread:.0%} spread around its level, batch to "
                                  "batch: weights thrown around, not a model guessing the label prior (~1-2%)",
@@ -232,7 +329,7 @@ def _pinned(run: Run, family: str, fam_ev: Evidence, value: float, lr_ev: Eviden
                    rules_out=("data_pipeline_bug",) if spread >= HOVER_SPREAD else ())
 
 
-def _decayed_away(lr, loss, low: float, family: str, fam_ev: Evidence) -> Finding | None:
+def _decayed_away(lr, loss, low: float, family: str, fam_evs: list[Evidence]) -> Finding | None:
     """A rate that started inside its optimizer's range but fell below it early and stayed there:
     the peak looks right, yet most steps ran at ~0, and the loss stopped moving when the rate fell.
     Not when the loss had already done most of its falling before the rate left its range: then the
@@ -266,7 +363,7 @@ def _decayed_away(lr, loss, low: float, family: str, fam_ev: Evidence) -> Findin
                          "trained at ~0, and the loss stopped moving",
                    severity="high",
                    confidence=0.8,
-                   evidence=[schedule, fam_ev, still],
+                   evidence=[schedule, *fam_evs, still],
                    fix="If a per-epoch scheduler is stepped every batch, step it once per epoch (or give its "
                        "step size in steps) so the rate decays over the whole run; otherwise raise the "
                        "schedule's floor (eta_min / min_lr) to keep the rate in range",

@@ -293,7 +293,8 @@ FAMILIES = [
         V("lstm", "adam", fmt="hf", seed=1533), V("regression", "momentum", fmt="tb", seed=1534))),
     Family("sgd_rate_adaptive", sgd_rate_from_the_start, "lr_too_high", "tuning", (
         V("lstm", "adam", fmt="csv", seed=1541), V("lstm", "adamw", fmt="pipe", seed=1542),
-        V("lstm", "rmsprop", fmt="lightning", seed=1543), V("lm", "momentum", fmt="kv", seed=1544))),
+        V("lstm", "rmsprop", fmt="lightning", seed=1543), V("lm", "momentum", fmt="kv", seed=1544),
+        V("lstm", "adamw", "step", fmt="hf", seed=3163))),      # a step decay lets it learn a little late
     Family("arithmetic_nan", arithmetic_nan, "numerical_instability", "tuning", (
         V("mlp", "adam", fmt="jsonl", seed=1551), V("mlp", "adamw", fmt="hf", seed=1552),
         V("regression", "rmsprop", fmt="csv", seed=1553), V("lm", "adamw", fmt="tb", seed=1554))),

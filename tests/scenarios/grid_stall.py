@@ -1,7 +1,10 @@
 """More "it doesn't learn" families, each by a mechanism the other tuning families do not use, so that
 the fingerprints separating the stall causes are fit on more than one way of stalling:
 
-- an LR a few hundred times below its optimizer's range (SGD on an LSTM and a CNN under warm-up, momentum);
+- an LR a few hundred times below its optimizer's range (SGD on an LSTM and a CNN under warm-up, momentum,
+  Adam and RMSprop just above their nominal floor);
+- an adaptive optimizer's LR a hundred times below its usual one, inside the nominal range but summing to
+  too little over the steps run;
 - a step decay applied per batch instead of per epoch: the rate falls to ~0 within tens of steps;
 - gradients that vanish through time and depth in a stacked sigmoid RNN, and in deep sigmoid nets
   trained by adaptive optimizers;
@@ -49,6 +52,16 @@ def lr_hundreds_below_range(dest: Path, v: Variant) -> None:
     k = Knobs(lr=lr, checkpoints=(v.steps // 2, v.steps) if v.fmt not in ("kv", "tb") else ())
     model, rows, _ = train(v, k, dest)
     _stalls(rows, 0.15)
+    write(dest, v, k, rows, model)
+
+
+def lr_short_for_its_steps(dest: Path, v: Variant) -> None:
+    """An adaptive optimizer at a rate a hundred times below its usual one, still inside the family's
+    nominal range (1e-6 and up for Adam): each step moves a weight by about the rate, and the rates
+    summed over the run never carry a weight off its init."""
+    k = Knobs(lr=BASE_LR[v.opt] / 100)
+    model, rows, _ = train(v, k, dest)
+    _stalls(rows, 0.1)
     write(dest, v, k, rows, model)
 
 
@@ -167,7 +180,11 @@ def lr_pins_at_chance(dest: Path, v: Variant) -> None:
 FAMILIES = [
     Family("lr_hundredfold_low", lr_hundreds_below_range, "lr_too_low", "tuning", (
         V("lstm", "sgd", fmt="kv", seed=601), V("mlp", "momentum", "cosine", fmt="jsonl", seed=602),
-        V("cnn", "sgd", "warmup", fmt="lightning", seed=605))),
+        V("cnn", "sgd", "warmup", fmt="lightning", seed=605), V("mlp", "adam", fmt="colon", seed=5705),
+        V("mlp", "rmsprop", "warmup", fmt="pipe", seed=4797), V("regression", "adamw", "warmup", fmt="hf", seed=6690))),
+    Family("lr_short_for_steps", lr_short_for_its_steps, "lr_too_low", "tuning", (
+        V("cnn", "adamw", "warmup", fmt="mlflow", seed=8671), V("rnn", "adamw", "step", fmt="hf", seed=1558),
+        V("regression", "rmsprop", fmt="mlflow", seed=8528), V("regression", "adamw", "step", fmt="pipe", seed=4757))),
     Family("decay_per_batch", decay_stepped_per_batch, "lr_too_low", "tuning", (
         V("mlp", "adam", fmt="csv", seed=611), V("cnn", "momentum", fmt="lightning", seed=612),
         V("lm", "adamw", fmt="pipe", seed=613))),
