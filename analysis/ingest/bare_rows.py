@@ -155,6 +155,8 @@ def bare_tables(path: Path, series: list[Series], whole: bool = False) -> tuple[
     """The tables of bare rows a small log holds, named by a counter or by a named line, and whether
     the rows were cut at CELLS_MAX."""
     rows = bare_rows(path, whole)
+    if not rows.by_width:           # a long log is not read for rows (BARE_MAX_BYTES): nothing to name
+        return [], rows.cut
     named: dict[int, dict[str, float]] = {}
     for s in series:          # the values of each named line
         if s.lines is not None and s.name not in ("step", "epoch"):
