@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence
 from analysis.run import ConfigHit, Run
@@ -31,13 +33,11 @@ def point(s: Series, i: int, label: str | None = None) -> Evidence:
 
 
 def index_at_or_after(s: Series, step: float) -> int | None:
-    import numpy as np
     i = int(np.searchsorted(s.steps, step, side="left"))
     return i if i < len(s) else None
 
 
 def index_at_or_before(s: Series, step: float) -> int | None:
-    import numpy as np
     i = int(np.searchsorted(s.steps, step, side="right")) - 1
     return i if i >= 0 else None
 
@@ -45,6 +45,7 @@ def index_at_or_before(s: Series, step: float) -> int | None:
 # Learning-rate ranges by optimizer family: below `low` a run barely moves; above `high` it
 # usually needs a warm-up and still risks diverging. Adaptive optimizers normalise the update,
 # so their useful range sits orders of magnitude below plain SGD's.
+LR_KEYS = ("lr", "learning_rate", "base_lr", "max_lr", "peak_lr", "lr_max")
 LR_RANGE = {"sgd": (1e-3, 0.1), "adam": (1e-6, 1e-2), "lion": (1e-7, 1e-3), "muon": (1e-4, 0.1),
             "adafactor": (1e-6, 1e-2), "rmsprop": (1e-6, 1e-2)}
 _FAMILY = (("adamw", "adam"), ("adam", "adam"), ("lion", "lion"), ("muon", "muon"),
@@ -71,3 +72,15 @@ def optimizer_family(run: Run) -> tuple[str, Evidence] | None:
 def _family(name: str) -> str | None:
     low = name.lower()
     return next((fam for key, fam in _FAMILY if key in low), None)
+
+
+def peak_lr(run: Run) -> tuple[float, Evidence] | None:
+    """The run's peak LR: from the logged series, else from the config."""
+    lr = run.metrics.get("lr")
+    if lr is not None and len(lr) and np.isfinite(lr.values).any():
+        i = int(np.nanargmax(lr.values))
+        return float(lr.values[i]), Evidence(f"peak lr {fmt(float(lr.values[i]))}", lr.artifact, lr.locator(i))
+    hit = run.config_value(*LR_KEYS)
+    if hit and hit.number is not None:
+        return hit.number, hit.evidence()
+    return None

@@ -17,6 +17,7 @@ from analysis.analyzers.common import (
     index_at_or_after,
     index_at_or_before,
     optimizer_family,
+    peak_lr,
     point,
     train_loss,
 )
@@ -222,22 +223,11 @@ def _large_before_any_update(run: Run, g) -> Evidence | None:
     if not (math.isfinite(first) and first >= LARGE_AT_START and g.step_kind == "step" and g.steps[0] <= 1):
         return None
     fam = optimizer_family(run)
-    if fam and (peak := _peak_lr(run)) is not None and peak > LR_RANGE[fam[0]][1]:
+    if fam and (peak := peak_lr(run)) is not None and peak[0] > LR_RANGE[fam[0]][1]:
         return None
     return Evidence(f"grad_norm {fmt(first)} at {g.step_kind} {fmt_step(g.steps[0])}, before any update: the "
                     "model, its initialisation or the loss's scale made it that large, not the LR",
                     g.artifact, g.locator(0))
-
-
-def _peak_lr(run: Run) -> float | None:
-    """The highest LR the log shows, else the config's."""
-    lr = run.metrics.get("lr")
-    if lr is not None and np.isfinite(lr.values).any():
-        return float(np.nanmax(lr.values))
-    hit = run.config_value(*LR_KEYS)
-    if hit is None or isinstance(hit.value, bool) or not isinstance(hit.value, (int, float)):
-        return None
-    return float(hit.value)
 
 
 def _calm_lr(run: Run, g, a: int, b: int) -> Evidence | None:

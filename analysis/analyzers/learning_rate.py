@@ -20,7 +20,7 @@ import re
 
 import numpy as np
 
-from analysis.analyzers.common import LR_RANGE, index_at_or_after, optimizer_family, train_loss
+from analysis.analyzers.common import LR_KEYS, LR_RANGE, index_at_or_after, optimizer_family, peak_lr, train_loss
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.patches import format_value, replace_in_config
@@ -28,7 +28,6 @@ from analysis.run import Run
 from analysis.signals import divergence, first_nonfinite, relative_change
 
 NAME = "learning_rate"
-LR_KEYS = ("lr", "learning_rate", "base_lr", "max_lr", "peak_lr", "lr_max")
 FAR_ABOVE = 3.0       # an LR this many times its optimizer's upper bound is the cause of what blows up
 NOISE_RISE = 1.5      # a loss under 1.5x its start has not diverged, whatever its noise
 WARMUP_DECADE = 10.0  # a missing warm-up matters for an LR within this factor of its optimizer's range top
@@ -101,18 +100,6 @@ def _config_lr_patch(run: Run, current: float, new: float) -> tuple[str | None, 
     return None, [], ""
 
 
-def _lr_value(run: Run, lr) -> tuple[float, Evidence] | None:
-    """The run's peak LR: from the logged series, else from the config."""
-    if lr is not None and len(lr) and np.isfinite(lr.values).any():
-        i = int(np.nanargmax(lr.values))
-        return float(lr.values[i]), Evidence("peak lr "
-                                             f"{fmt(float(lr.values[i]))}", lr.artifact, lr.locator(i))
-    hit = run.config_value(*LR_KEYS)
-    if hit and hit.number is not None:
-        return hit.number, hit.evidence()
-    return None
-
-
 def _noise_only(values: np.ndarray) -> bool:
     """A "divergence" an LR below its optimizer's range cannot have caused: the loss stays finite
     and within NOISE_RISE of where it started (batch noise around a model that barely moves)."""
@@ -123,7 +110,7 @@ def _noise_only(values: np.ndarray) -> bool:
 def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
     """An LR outside the useful range of the run's optimizer family, with the loss showing it."""
     fam = optimizer_family(run)
-    peak = _lr_value(run, lr)
+    peak = peak_lr(run)
     loss = train_loss(run)
     if peak is None or loss is None or peak[0] <= 0:
         return []
