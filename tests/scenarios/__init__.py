@@ -7,8 +7,9 @@ package, built in parallel), so the suite stays fast. Expected codes live here, 
 The suite is split once, by generator, into a tuning set and a measuring set (`SPLIT`): the
 hand-written scenarios below (`SCENARIOS`, asserted one by one by the end-to-end tests) and the
 `tuning` families of the grid modules are what the analyzers may be tuned on; the `measuring`
-families are never looked at one by one, only measured (bench/accuracy.py), so that no variant of
-a measuring run is tuned on.
+families (the `measuring_*.py` modules, kept apart from the tuning families so that no one reads
+them while tuning) are never looked at one by one, only measured (bench/accuracy.py), so that no
+variant of a measuring run is tuned on.
 """
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 
 from tests.scenarios import (data_runs, grid_data, grid_differential, grid_explode, grid_healthy, grid_optim, grid_slow,
-                             grid_stall, grid_system, healthy_runs, long_runs, optim_runs, runs, system_runs)
+                             grid_stall, grid_system, healthy_runs, long_runs, measuring_data, measuring_healthy,
+                             measuring_long, measuring_optim, measuring_slow, measuring_system, optim_runs, runs,
+                             system_runs)
 
 SCENARIOS = {
     # name: (writer, expected top code). Writer names stay neutral: they name the run's folder.
@@ -73,8 +76,11 @@ SCENARIOS = {
 # The generated families: each one generator, all its variants in one split (grid.Family.split).
 FAMILIES = [*long_runs.FAMILIES, *grid_system.FAMILIES, *grid_optim.FAMILIES, *grid_data.FAMILIES,
             *grid_healthy.FAMILIES, *grid_slow.FAMILIES, *grid_differential.FAMILIES,
-            *grid_explode.FAMILIES, *grid_stall.FAMILIES]
-SLOW = {name for fam in grid_slow.FAMILIES for name in fam.writers()}     # faults that build over hundreds of steps
+            *grid_explode.FAMILIES, *grid_stall.FAMILIES,
+            # the measuring families live apart, so that no one reads them while tuning the others
+            *measuring_long.FAMILIES, *measuring_system.FAMILIES, *measuring_optim.FAMILIES, *measuring_data.FAMILIES,
+            *measuring_healthy.FAMILIES, *measuring_slow.FAMILIES]
+SLOW = {name for fam in [*grid_slow.FAMILIES, *measuring_slow.FAMILIES] for name in fam.writers()}     # faults that build over hundreds of steps
 GENERATED = {name: (writer, fam.code) for fam in FAMILIES for name, writer in fam.writers().items()}
 GENERATOR = {**{name: writer.__name__ for name, (writer, _) in SCENARIOS.items()},
              **{name: fam.name for fam in FAMILIES for name in fam.writers()}}

@@ -68,24 +68,10 @@ def lr_creeping_up(dest: Path, v: Variant) -> None:
     write(dest, v, k, rows, model)
 
 
-EPOCH_STEPS, EPOCH_GAMMA = 25, 1.3
-
-
-def lr_raised_every_epoch(dest: Path, v: Variant) -> None:
-    """StepLR with gamma 1.3 (for 0.7) every 25 steps: the rate grows by a third an epoch."""
-    k = Knobs(lr_factor=lambda s: EPOCH_GAMMA ** (s // EPOCH_STEPS), label_noise=0.1,
-              extra_config={"scheduler": {"name": "step", "step_size": EPOCH_STEPS, "gamma": EPOCH_GAMMA}})
-    model, rows, _ = train(v, k, dest)
-    broke = _learned_then_broke(rows, "lr raised every epoch")
-    require(broke > 150, f"it broke too early, at step {broke + 1}")
-    write(dest, v, k, rows, model)
-
-
 # --- a curriculum that keeps lengthening the sequences ------------------------------------------------
 
 SEQ_FROM, SEQ_TO, VOCAB = 4, 64, 24
 SEQ_LR = {"sgd": 0.2, "momentum": 0.05}     # rates that train the shortest windows well
-GRU_LR = {"sgd": 0.5, "momentum": 0.1}
 
 
 def _motif_stream(n: int, seed: int) -> torch.Tensor:
@@ -128,47 +114,6 @@ def lm_lengthening(dest: Path, v: Variant) -> None:
         "curriculum": {"seq_len": {"start": SEQ_FROM, "end": SEQ_TO, "schedule": "linear"}},
         "loss": {"reduction": "sum", "divide_by": "batch_size"}})
     write(dest, v.with_(arch="lm"), k, rows, model, code=(seq_len_at, lm_lengthening))
-
-
-class RecurrentLM(nn.Module):
-    def __init__(self, width: int) -> None:
-        super().__init__()
-        self.embed = nn.Embedding(VOCAB, width)
-        self.rnn = nn.GRU(width, width, batch_first=True)
-        self.head = nn.Linear(width, VOCAB)
-
-    def forward(self, ids):
-        return self.head(self.rnn(self.embed(ids))[0])
-
-
-def gru_lm_doubling_windows(dest: Path, v: Variant) -> None:
-    """A GRU LM whose curriculum doubles the window every sixth of the run (4 -> 128 tokens); its
-    loss is summed over the tokens and averaged over the batch."""
-    training.seed_all(v.seed)
-    stream = _motif_stream(8000, v.seed)
-    model = RecurrentLM(v.width)
-    base = GRU_LR[v.opt]
-    opt = optimizer(v.opt, model.parameters(), base)
-    g = torch.Generator().manual_seed(v.seed + 7)
-    stage = max(1, v.steps // 6)
-    rows = []
-    for step in range(1, v.steps + 1):
-        seq = 4 * 2 ** min(5, (step - 1) // stage)
-        starts = torch.randint(0, len(stream) - seq - 1, (v.batch,), generator=g)
-        w = torch.stack([stream[s: s + seq + 1] for s in starts.tolist()])
-        summed = nn.functional.cross_entropy(model(w[:, :-1]).reshape(-1, VOCAB), w[:, 1:].reshape(-1),
-                                             reduction="sum")
-        opt.zero_grad()
-        (summed / v.batch).backward()
-        gn = float(nn.utils.clip_grad_norm_(model.parameters(), float("inf")))
-        opt.step()
-        rows.append({"step": step, "loss": summed.item() / (v.batch * seq), "lr": base, "grad_norm": gn,
-                     "seq_len": seq})
-    broke = _learned_then_broke(rows, "doubling windows")
-    require(broke > 100, f"it broke too early, at step {broke + 1}")
-    k = Knobs(lr=base, extra_config={"curriculum": {"seq_len": {"start": 4, "double_every": stage}},
-                                     "loss": {"reduction": "sum", "divide_by": "batch_size"}})
-    write(dest, v.with_(arch="lm"), k, rows, model, code=(RecurrentLM, gru_lm_doubling_windows))
 
 
 # --- an fp16 loss scale that decays toward underflow --------------------------------------------------
@@ -216,52 +161,12 @@ def fp16_scale_decaying(dest: Path, v: Variant) -> None:
     write(dest, v.with_(arch="regression"), k, rows, model, code=(_half, fp16_scale_decaying))
 
 
-def fp16_sensors_drifting(dest: Path, v: Variant) -> None:
-    """A two-layer regression in half precision (layers and gradients) with a real GradScaler; half
-    of its input sensors report raw counts whose scale grows 2.5% a step."""
-    training.seed_all(v.seed)
-    g = torch.Generator().manual_seed(v.seed)
-    x = torch.randn(2048, 16, generator=g)
-    y = (x @ torch.randn(16, 1, generator=g) * 0.5).tanh()
-    gain = torch.ones(16)
-    model = training.mlp(16, v.width, 1, 2)
-    _half(model)
-    base = BASE_LR[v.opt]
-    opt = optimizer(v.opt, model.parameters(), base)
-    scaler = torch.amp.GradScaler("cpu", growth_interval=100)
-    rows = []
-    for step in range(1, v.steps + 1):
-        gain[8:] = 1.025 ** step
-        idx = torch.randint(0, len(x), (v.batch,), generator=g)
-        loss = nn.functional.mse_loss(model(x[idx] * gain), y[idx])
-        opt.zero_grad()
-        scaler.scale(loss).backward()
-        scaler.unscale_(opt)
-        gn = float(nn.utils.clip_grad_norm_(model.parameters(), float("inf")))
-        rows.append({"step": step, "loss": loss.item(), "lr": base, "grad_norm": gn, "loss_scale": scaler.get_scale()})
-        scaler.step(opt)
-        scaler.update()
-    bad = next((i for i, r in enumerate(rows) if not math.isfinite(r["loss"])), None)
-    require(bad is not None and bad > 200, "no non-finite loss, or one too early")
-    scales = [r["loss_scale"] for r in rows[:bad]]
-    require(min(scales[-20:]) < max(scales) / 1000, f"the loss scale did not decay: {max(scales):g} -> {scales[-1]:g}")
-    k = Knobs(extra_config={"precision": "fp16", "amp": {"init_scale": 65536, "growth_interval": 100},
-                            "inputs": {"normalize": False, "raw_counts": list(range(8, 16))}})
-    write(dest, v.with_(arch="regression", depth=2), k, rows, model, code=(_half, fp16_sensors_drifting))
-
-
 FAMILIES = [
     Family("lr_creeping", lr_creeping_up, "lr_too_high", "tuning", (
         V("mlp", "momentum", fmt="kv", steps=600, seed=701), V("cnn", "adam", fmt="jsonl", steps=600, seed=702))),
-    Family("lr_raised_every_epoch", lr_raised_every_epoch, "lr_too_high", "measuring", (
-        V("mlp", "sgd", fmt="csv", steps=600, seed=703), V("regression", "adamw", fmt="tb", steps=600, seed=704))),
     Family("seq_lengthening", lm_lengthening, "exploding_gradients", "tuning", (
         V("lm", "momentum", fmt="jsonl", steps=600, seed=711), V("lm", "momentum", fmt="kv", steps=600, seed=712))),
-    Family("seq_doubling", gru_lm_doubling_windows, "exploding_gradients", "measuring", (
-        V("lstm", "momentum", fmt="csv", steps=600, seed=713), V("lstm", "sgd", fmt="pipe", steps=600, seed=714))),
     Family("fp16_scale_decay", fp16_scale_decaying, "numerical_instability", "tuning", (
         V("regression", "adam", fmt="csv", steps=800, seed=721),
         V("regression", "adamw", fmt="kv", steps=800, seed=722))),
-    Family("fp16_drifting_sensors", fp16_sensors_drifting, "numerical_instability", "measuring", (
-        V("mlp", "adam", fmt="jsonl", steps=800, seed=723), V("mlp", "rmsprop", fmt="tb", steps=800, seed=724))),
 ]

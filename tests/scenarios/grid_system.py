@@ -11,7 +11,6 @@ import subprocess
 import sys
 import time
 import traceback
-import warnings
 from pathlib import Path
 
 import torch
@@ -21,7 +20,6 @@ from tests.scenarios import training
 from tests.scenarios.grid import (BASE_LR, Family, Knobs, Variant, build_model, dataset, optimizer, require, train,
                                   write)
 from tests.scenarios.runs import _save_code
-from tests.scenarios.system_runs import resident_bytes
 
 V = Variant
 
@@ -63,25 +61,6 @@ def batchnorm_last_row(dest: Path, v: Variant) -> None:
     _shows(dest, "Expected more than 1 value per channel")
 
 
-def within_class_spread(dest: Path, v: Variant) -> None:
-    """A regulariser on the spread of the logits within each class of the batch; batches of 6 often
-    hold a class once, and torch.var over one row has no degrees of freedom."""
-    def loss(logits, y):
-        spread = sum(logits[y == c].var(0).mean() for c in y.unique())
-        return nn.functional.cross_entropy(logits, y) + 0.05 * spread
-
-    k = Knobs(loss=loss, extra_config={"loss": {"within_class_var_weight": 0.05}})
-    vv = v.with_(batch=6)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        model, rows, _ = train(vv, k, dest)
-    first = next(w for w in caught if "degrees of freedom" in str(w.message))
-    tail = warnings.formatwarning(first.message, first.category, first.filename, first.lineno, "")
-    write(dest, vv, k, rows, model, tail=tail)
-    _shows(dest, "degrees of freedom is <= 0")
-    require(any(r["loss"] != r["loss"] for r in rows), "no NaN loss")
-
-
 # --- memory ---------------------------------------------------------------------------------------
 
 def eval_buffer(dest: Path, v: Variant) -> None:
@@ -95,35 +74,6 @@ def eval_buffer(dest: Path, v: Variant) -> None:
     except RuntimeError:
         tail = "running evaluation\n" + traceback.format_exc()
     write(dest, v, k, rows, model, tail=tail)
-    _shows(dest, "can't allocate memory")
-
-
-def graph_kept_per_step(dest: Path, v: Variant) -> None:
-    """Every step's loss is kept with its graph (a running list for a plot); the process grows
-    until an allocation of the next batch's activations fails."""
-    kept = []
-    fail_at = v.steps - 10
-
-    def rows(s, xb, yb):
-        if s == fail_at:
-            torch.empty(2 ** 21, 2 ** 21)      # the next allocation no longer fits
-        return xb, yb
-
-    def loss(out, y):
-        value = base_loss(out, y)
-        kept.append((value, resident_bytes()))
-        return value
-
-    _, _, base_loss, _ = dataset(v, 64)
-    k = Knobs(loss=loss, rows=rows)
-    tail = ""
-    try:
-        train(v, k, dest)
-    except RuntimeError:
-        tail = traceback.format_exc()
-    rows_ = [{"step": i + 1, "loss": float(x.detach()), "lr": BASE_LR[v.opt], "rss_mb": round(rss / 2 ** 20, 2)}
-             for i, (x, rss) in enumerate(kept)]
-    write(dest, v, k, rows_, None, tail=tail)
     _shows(dest, "can't allocate memory")
 
 
@@ -150,11 +100,6 @@ def _ranks(dest: Path, mode: str, world: int, at: int) -> None:
 def rank_lost(dest: Path, v: Variant) -> None:
     """The last rank's process ends, or stops past the collective timeout."""
     _ranks(dest, "exit" if v.seed % 2 else "stall", 2 + v.seed % 2, 10 + v.seed % 20)
-
-
-def rank_disagrees(dest: Path, v: Variant) -> None:
-    """The last rank raises in its data, or reduces a tensor of another shape."""
-    _ranks(dest, "raise" if v.seed % 2 else "mismatch", 2 + (v.seed // 2) % 2, 8 + v.seed % 25)
 
 
 # --- DataLoader workers ---------------------------------------------------------------------------
@@ -218,31 +163,16 @@ def worker_lost(dest: Path, v: Variant) -> None:
     _loader(dest, v, "signal" if v.seed % 2 else "decode", 150 + 37 * (v.seed % 9), 1 + v.seed % 2)
 
 
-def worker_input_error(dest: Path, v: Variant) -> None:
-    _loader(dest, v, "open" if v.seed % 2 else "shape", 200 + 29 * (v.seed % 9), 1 + (v.seed // 2) % 2)
-
-
 FAMILIES = [
     Family("batchnorm_last_row", batchnorm_last_row, "zero_variance", "tuning", (
         V("mlp", "adam", fmt="kv", seed=301), V("cnn", "momentum", fmt="jsonl", seed=302),
         V("lstm", "adamw", fmt="tb", seed=303), V("mlp", "sgd", fmt="hf", seed=304))),
-    Family("within_class_spread", within_class_spread, "zero_variance", "measuring", (
-        V("mlp", "adam", fmt="pipe", seed=305), V("cnn", "adamw", fmt="csv", seed=306),
-        V("mlp", "momentum", "cosine", fmt="lightning", seed=307), V("mlp", "rmsprop", fmt="mlflow", seed=308))),
     Family("eval_buffer", eval_buffer, "out_of_memory", "tuning", (
         V("mlp", "adam", fmt="colon", seed=311), V("cnn", "sgd", fmt="jsonl", seed=312),
         V("lm", "adamw", fmt="hf", seed=313), V("lstm", "adam", fmt="tb", seed=314))),
-    Family("graph_kept", graph_kept_per_step, "out_of_memory", "measuring", (
-        V("mlp", "adam", fmt="csv", seed=315), V("regression", "momentum", fmt="kv", seed=316),
-        V("cnn", "adamw", fmt="lightning", seed=317), V("lm", "adam", fmt="mlflow", seed=318))),
     Family("rank_lost", rank_lost, "distributed_failure", "tuning",
            tuple(V("linear", "sgd", fmt="ranklogs", seed=seed) for seed in range(321, 325))),
-    Family("rank_disagrees", rank_disagrees, "distributed_failure", "measuring",
-           tuple(V("linear", "sgd", fmt="ranklogs", seed=seed) for seed in range(325, 329))),
     Family("worker_lost", worker_lost, "dataloader_failure", "tuning", (
         V("mlp", "adam", fmt="kv", seed=331), V("mlp", "sgd", fmt="jsonl", seed=332),
         V("mlp", "adamw", fmt="hf", seed=333), V("mlp", "momentum", fmt="csv", seed=334))),
-    Family("worker_input_error", worker_input_error, "dataloader_failure", "measuring", (
-        V("mlp", "adam", fmt="pipe", seed=335), V("mlp", "rmsprop", fmt="lightning", seed=336),
-        V("mlp", "adamw", fmt="mlflow", seed=337), V("mlp", "momentum", fmt="tb", seed=338))),
 ]
