@@ -1,6 +1,7 @@
 """`mltd diagnose` end to end, on real tiny CPU training runs with one fault each: every run of the
 tuning set (the hand-written scenarios and the tuning families), asserted one by one."""
 import json
+import re
 import subprocess
 import sys
 
@@ -31,6 +32,10 @@ def test_top_cause_and_located_evidence(name, scenario, capsys):
         assert cause["evidence"], cause
         for ev in cause["evidence"]:
             assert ev["artifact"] in artifacts and ev["locator"], ev
+        if cause["issue"].startswith("Gradient norm grew"):     # the headline's steps are the evidence's
+            first, last = re.findall(r"from \w+ ([\d,.k]+) to ([\d,.k]+)$", cause["issue"])[0]
+            assert re.search(rf"at \w+ {re.escape(first)} to .* at \w+ {re.escape(last)}$",
+                             cause["evidence"][0]["text"]), cause
     if top["code"] == "healthy":
         assert doc["status"] == "no_failure_found"
         assert not [c for c in doc["root_causes"] if c["severity"] in ("critical", "high")]

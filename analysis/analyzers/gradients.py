@@ -145,7 +145,7 @@ def analyze(run: Run) -> list[Finding]:
                        "cleared): the LR is not the cause; " + fix[0].lower() + fix[1:])
             out.append(Finding(code="exploding_gradients",
                                issue=f"Gradient norm grew geometrically{' (' + rise + ')' if rise else ''} "
-                                     f"from {g.step_kind} {fmt_step(g.steps[a])} to {fmt_step(g.steps[b])}",
+                                     f"from {g.step_kind} {fmt_step(g.steps[a])} to {fmt_step(g.steps[top])}",
                                severity="critical",
                                confidence=0.8,
                                evidence=ev + clip_ev,
