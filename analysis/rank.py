@@ -74,8 +74,8 @@ def _absorb(target: Finding, evidence: list[Evidence]) -> None:
         seen.add((e.artifact, e.locator))
 
 
-def _before(a: Finding, b: Finding, slack: float = 0.0) -> bool:
-    return a.onset_step is not None and b.onset_step is not None and a.onset_step <= b.onset_step + slack
+def _before(a: Finding, b: Finding) -> bool:
+    return a.onset_step is not None and b.onset_step is not None and a.onset_step <= b.onset_step
 
 
 def _demote(f: Finding, below: Finding, severity: str | None = None) -> None:
@@ -108,12 +108,15 @@ def gradients_before_nan(r: Ranking) -> None:
 
 def lr_jump_explains_what_follows(r: Ranking) -> None:
     """An LR raised by a large factor, with gradients or the loss blowing up after it: the jump is
-    the cause, whatever came after (gradients, NaN) its consequence."""
+    the cause, whatever came after (gradients, NaN) its consequence. The onsets are not compared:
+    the learning-rate analyzer ties the jump to the loss's divergence (within JUMP_LAG/JUMP_LEAD of
+    the run); a gradient growth whose fit starts a few steps before the jump (its noisy low start)
+    does not make the jump its consequence."""
     lr = _lr_jump(r)
-    if lr is None:
+    if lr is None or lr.onset_step is None:
         return
     for other in (r.get("exploding_gradients"), r.get("numerical_instability")):
-        if other is not None and _before(lr, other, slack=float("inf")):
+        if other is not None and other.onset_step is not None:
             _absorb(lr, other.evidence[:1])
             _demote(other, lr, "medium")
 
