@@ -3,6 +3,7 @@ the evidence, never read off a label. (The tuning set's hand-written scenarios a
 in test_diagnose_e2e; the measuring set is measured by bench/accuracy.py, never asserted.)"""
 import re
 from collections import defaultdict
+from pathlib import Path
 
 from tests.scenarios import ALL, FAMILIES, GENERATOR, MEASURING, SCENARIOS, SPLIT, TUNING, cache_all
 from tests.scenarios.grid import FORMATS
@@ -42,6 +43,20 @@ def test_split_by_generator_once():
     for fam in FAMILIES:
         by_fn[fam.fn].add(fam.split)
     assert all(len(s) == 1 for s in by_fn.values())
+
+
+def test_measuring_generators_live_apart():
+    """A measuring generator sits in a measuring_*.py module and nothing tuned on imports one, so that
+    reading the tuning families never shows a measuring one."""
+    for fam in FAMILIES:
+        apart = fam.fn.__module__.rsplit(".", 1)[-1].startswith("measuring_")
+        assert apart == (fam.split == "measuring"), (fam.name, fam.fn.__module__)
+    root = Path(__file__).resolve().parents[1]
+    allowed = {root / "tests" / "scenarios" / "__init__.py", Path(__file__).resolve()}
+    for f in [*root.joinpath("tests").rglob("*.py"), *root.joinpath("bench").glob("*.py"),
+              *root.joinpath("analysis").rglob("*.py")]:
+        if f not in allowed and not f.name.startswith("measuring_") and ".scenario-cache" not in f.parts:
+            assert not re.search(r"\bmeasuring_\w+\b", f.read_text()), f
 
 
 def test_variants_vary_and_folders_are_unique():
