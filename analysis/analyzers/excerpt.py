@@ -38,6 +38,7 @@ import numpy as np
 from analysis.analyzers.common import LR_RANGE, NAN_DATA_SETTLE, SHORT_CURVE, optimizer_family, point
 from analysis.analyzers.not_learning import chance_accuracy, frozen_loss
 from analysis.ingest.bare_rows import UNNAMED
+from analysis.ingest.dressing import undress
 from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
@@ -602,7 +603,7 @@ def _matrices(text: str):
     """Square blocks of count rows that read as a confusion matrix: numpy's bracketed rows
     (`[[ 0 12]` / ` [ 0 30]]`), or bare rows under a line that says "confusion". Yields (first
     line, rows)."""
-    lines = text.splitlines() + [""]
+    lines = [undress(ln) for ln in text.splitlines()] + [""]
     block: list[list[int]] = []
     start = 0
     for n, line in enumerate(lines, 1):
@@ -696,7 +697,7 @@ def _no_labels(run: Run) -> list[Finding]:
             text = (base / a.path).read_text(errors="replace")
         except OSError:
             continue
-        for n, line in enumerate(text.splitlines(), 1):
+        for n, line in enumerate(map(undress, text.splitlines()), 1):
             m = _YOLO_ALL.match(line) if len(line) <= MATRIX_LINE_MAX else None
             if m and int(m.group(1)) > 0 and int(m.group(2)) == 0:
                 ev = [Evidence(f"{line.strip()}: {m.group(1)} images validated, 0 labels among "

@@ -1,0 +1,79 @@
+"""A pasted excerpt keeps its diagnosis however it was dressed on the way: quoted in Markdown (`> `),
+prefixed by a launcher (`[rank0]:`) or a logger's timestamp, coloured, tab-separated, or under a key
+name the trainer spelled its own way. The lines are real ones from the tune half of tests/wild;
+bench/excerpts.py is the probe that found each failure."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from analysis.diagnose import diagnose
+from analysis.ingest.dressing import undress
+
+# t2t-ViT #26 (tests/wild, tune half): timm's summary.csv pasted without its header; the loss turns NaN
+T2T_ROWS = ["206,4.359750032424927,4.154387146377563,7.619999943542481,24.040000201416017",
+            "207,4.37085485458374,4.158743778991699,7.820000009155273,24.019999743652345",
+            "208,4.367704391479492,4.161868629837036,7.62000002746582,23.86000018310547",
+            "209,nan,4.160795520019532,7.7200000274658205,24.01999976196289",
+            "210,nan,nan,1.0,5.0",
+            "211,nan,nan,1.0,5.0",
+            "212,nan,nan,1.0,5.0"]
+DRESSES = {"quote": "> ", "rank": "[rank0]: ", "torchrun": "[default1]:", "iso": "2024-03-01T10:22:17.721Z ",
+           "logging": "2024-03-01 10:22:03,120 - INFO - ", "bracketed": "[2024-03-01 10:22:03] ",
+           "clock": "10:22:03 ", "srun": "3: ", "glog": "I0301 10:22:32.389 1234 train.py:88] "}
+
+
+def _codes(tmp_path, text: str, name: str = "train.log") -> list[str]:
+    (tmp_path / name).write_text(text)
+    d, _ = diagnose(tmp_path)
+    return [c.code for c in d.root_causes]
+
+
+@pytest.mark.parametrize("dress", sorted(DRESSES))
+def test_headerless_rows_that_turn_nan_are_read_through_a_line_prefix(tmp_path, dress):
+    text = "".join(DRESSES[dress] + row + "\n" for row in T2T_ROWS)
+    codes = _codes(tmp_path, text)
+    assert codes and codes[0] == "numerical_instability", (dress, codes)
+
+
+def test_headerless_rows_in_ansi_colour_are_read(tmp_path):
+    text = "".join(f"\x1b[36m{row}\x1b[0m\n" for row in T2T_ROWS)
+    assert _codes(tmp_path, text)[:1] == ["numerical_instability"]
+
+
+def test_undress_keeps_what_follows_the_prefix_and_the_indentation_of_a_frame():
+    assert undress("> [rank3]:   File \"train.py\", line 9") == "  File \"train.py\", line 9"
+    assert undress("2024-03-01 10:22:03,120 - INFO - loss: 2.0") == "loss: 2.0"
+    assert undress("\x1b[1;31mloss: nan\x1b[0m") == "loss: nan"
+    assert undress("209,nan,4.16") == "209,nan,4.16"          # a row that starts with its step stays whole
+    assert undress("12:30 loss 2.0") == "12:30 loss 2.0"      # no clock without seconds
+
+
+def test_undress_is_linear_in_a_long_run_of_digits():
+    t = time.process_time()
+    undress("1" * 200_000 + ":")
+    undress("[" + "2024-03-01 " * 20_000)
+    assert time.process_time() - t < 0.5
+
+
+def test_yolo_validation_row_with_no_labels_is_read_when_quoted(tmp_path):
+    # multiyolov5 #7 (tests/wild, tune half): `all  10  0 ...` under a Markdown quote
+    text = ("> Class      Images      Labels           P           R      mAP@.5  mAP@.5:.95\n"
+            ">   all          10           0           0           0           0           0\n")
+    assert _codes(tmp_path, text)[:1] == ["data_pipeline_bug"]
+
+
+def test_an_oom_error_with_tabs_for_spaces_is_named(tmp_path):
+    # pytorchic-bert #5 (tests/wild, tune half), copied from a terminal that turned spaces into tabs
+    text = "h =\t(scores @ v).transpose(1,\t2).contiguous() RuntimeError:\tCUDA error:\tout of memory\n"
+    assert _codes(tmp_path, text, "output.txt")[:1] == ["out_of_memory"]
+
+
+@pytest.mark.parametrize("line", ["total_loss: nan", "\x1b[1;31mloss: nan\x1b[0m", "train_loss=nan"])
+def test_a_one_line_nan_under_any_loss_name_in_output_txt_is_read_as_a_log(tmp_path, line):
+    # nanogpt #136 (tests/wild, tune half) pasted `loss: nan` alone in output.txt; spelled another way,
+    # or coloured, the file was taken for model outputs (samples) and nothing was read
+    codes = _codes(tmp_path, line + "\n", "output.txt")
+    assert codes and codes[0] in ("numerical_instability", "lr_too_high"), codes
+
