@@ -16,7 +16,8 @@ digits), key names swapped for synonyms, a traceback cut to its last line. Each 
 `analysis.diagnose.diagnose` (the library call `mltd diagnose` makes) in this process.
 
 Printed per perturbation kind and per code: how often the original's top cause stays top-1 and
-top-3 (`top-1`, `top-3`; `dec.1` over the excerpts that still hold the decisive line, and how many),
+top-3 (`top-1`, `top-3`; `dec.1` over the excerpts that still hold the decisive line, and how many;
+`undr.`: a dressed excerpt's top cause is that of the same lines undressed),
 how often the label is top-1 (`label`), and how often an excerpt that still shows a NaN, an OOM, a
 distributed error or a rising loss (read by this probe's own patterns, not the engine's: `must`)
 gets no cause other than `healthy` (`none`). Seeds split the set: even seeds are the part one may
@@ -103,6 +104,7 @@ class Result:
     top: str | None
     codes: list[str] = field(default_factory=list)
     decisive: bool = True      # the source's decisive line is in the excerpt (a cut may leave it out)
+    plain: list[str] | None = None   # a dressed excerpt: the codes of the same lines undressed
 
 
 def _diagnose_text(name: str, text: str, memo: dict) -> list[str]:
@@ -164,15 +166,14 @@ def scenario_sources() -> list[Source]:
     out = []
     for name, (_, code) in TUNING.items():
         folder = _folder(name)
-        if not (folder / ".complete").exists():
+        if code == "healthy" or not (folder / ".complete").exists():
             continue
-        for p in sorted(folder.rglob("*")):
+        for p in sorted(folder.rglob("*")):       # each text log of the run is a source of its own
             if p.is_file() and p.suffix in (".log", ".txt", ".out") and p.stat().st_size < 64 << 20:
                 with p.open(errors="replace") as f:
                     lines = [ln for _, ln in zip(range(MAX_LINES), f)]
                 if lines:
-                    out.append(Source(f"scenario:{name}", code, set(), p.name, lines))
-                break
+                    out.append(Source(f"scenario:{name}/{p.relative_to(folder)}", code, set(), p.name, lines))
     return out
 
 
@@ -205,8 +206,8 @@ def _numbers(m: re.Match, rng: random.Random) -> str:
     return repr(x)
 
 
-def _synonym(m: re.Match, rng: random.Random) -> str:
-    return rng.choice(SYNONYMS[m.group(1).lower()])
+def _synonym(m: re.Match, chosen: dict[str, str]) -> str:
+    return chosen[m.group(1).lower()]
 
 
 def perturb(kind: str, src: Source, rng: random.Random) -> str | None:
@@ -254,7 +255,8 @@ def perturb(kind: str, src: Source, rng: random.Random) -> str | None:
         text = _each_line(ex, lambda s: NUMBER.sub(lambda m: _numbers(m, rng), s))
         return text if text != "".join(ex) else None
     if kind == "synonyms":
-        text = _each_line(ex, lambda s: SYN_RE.sub(lambda m: _synonym(m, rng), s))
+        chosen = {key: rng.choice(names) for key, names in SYNONYMS.items()}   # one trainer, one name per key
+        text = _each_line(ex, lambda s: SYN_RE.sub(lambda m: _synonym(m, chosen), s))
         return text if text != "".join(ex) else None
     raise ValueError(kind)
 
@@ -297,14 +299,19 @@ def run(sources: list[Source], kinds: tuple[str, ...], seeds: int) -> list[Resul
         for kind in kinds:
             seen = set()
             for seed in range(seeds):
-                text = perturb(kind, src, random.Random(f"{src.name}/{kind}/{seed}"))
+                key = f"{src.name}/{kind}/{seed}"
+                text = perturb(kind, src, random.Random(key))
                 if not text or not text.strip() or text in seen:
                     continue
                 seen.add(text)
                 codes = [c for c in _diagnose_text(src.file, text, memo)]
                 kept = src.lines[src.decisive].strip()
+                plain = None
+                if kind not in CUTS:     # the same window undressed (its first draw is the window's)
+                    plain = _diagnose_text(src.file, "".join(_excerpt(src.lines, src.decisive,
+                                                                      random.Random(key))), memo)
                 results.append(Result(src.name, src.code, kind, seed, text, must_answer(text), src.top,
-                                      codes, kind not in CUTS or kept in text))
+                                      codes, kind not in CUTS or kept in text, plain))
     return results
 
 
@@ -317,18 +324,21 @@ def _row(label: str, rs: list[Result], alts: dict[str, set[str]]) -> str:
     top3 = sum(r.top in r.codes[:3] for r in kept)
     shown = [r for r in kept if r.decisive]
     top1_shown = sum(r.codes[:1] == [r.top] for r in shown) / max(len(shown), 1)
+    dressed = [r for r in rs if r.plain is not None]
+    same = f"{sum(r.codes[:1] == r.plain[:1] for r in dressed if r.plain is not None) / len(dressed):5.2f}" \
+        if dressed else "    -"
     right = sum(bool(r.codes) and r.codes[0] in ({r.code} | alts[r.source]) for r in rs)
     must = [r for r in rs if r.must]
     silent = sum(not [c for c in r.codes if c != "healthy"] for r in must)
     k = max(len(kept), 1)
-    return (f"  {label:22} {n:5}  {top1 / k:5.2f} {top3 / k:5.2f} {top1_shown:5.2f} ({len(shown):4})  "
+    return (f"  {label:22} {n:5}  {top1 / k:5.2f} {top3 / k:5.2f} {top1_shown:5.2f} ({len(shown):4})  {same}  "
             f"{right / n:5.2f}  {len(must):5} {silent:4}")
 
 
 def report(results: list[Result], sources: list[Source], part: str) -> None:
     alts = {s.name: s.alt for s in sources}
     print(f"\n== {part} part ({len(results)} excerpts) ==")
-    print(f"  {'':22} {'n':>5}  {'top-1':>5} {'top-3':>5} {'dec.1':>5} {'(n)':>6}  {'label':>5}  "
+    print(f"  {'':22} {'n':>5}  {'top-1':>5} {'top-3':>5} {'dec.1':>5} {'(n)':>6}  {'undr.':>5}  {'label':>5}  "
           f"{'must':>5} {'none':>4}")
     print(_row("all", results, alts))
     print(" by kind")

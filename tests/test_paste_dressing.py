@@ -77,3 +77,19 @@ def test_a_one_line_nan_under_any_loss_name_in_output_txt_is_read_as_a_log(tmp_p
     codes = _codes(tmp_path, line + "\n", "output.txt")
     assert codes and codes[0] in ("numerical_instability", "lr_too_high"), codes
 
+
+
+def test_a_loss_part_that_is_the_only_loss_printed_turns_nan(tmp_path):
+    # ssd.pytorch #275 (tests/wild, tune half) with the loss printed under a part's name (mmdet's
+    # `loss_cls`): the one loss a paste shows is the loss to judge, part or not
+    text = ("iter 40 || loss_cls: 20.0848 || timer: 0.0903 sec.\n"
+            "iter 50 || loss_cls: 29821698048.0000 || timer: 0.0833 sec.\n"
+            "iter 60 || loss_cls: nan || timer: 0.0837 sec.\n")
+    codes = _codes(tmp_path, text)
+    assert codes and codes[0] in ("numerical_instability", "lr_too_high"), codes
+
+
+def test_samples_with_a_timestamp_in_front_are_read_as_the_same_sample(tmp_path):
+    # a generated run's collapsed samples (tests/scenarios embedding_lm), pasted from a timestamped console
+    text = "".join(f"10:22:{40 + i:02d} zzzzzzzzzzzzzzzzzzzzzzzz\n" for i in range(8))
+    assert _codes(tmp_path, text, "samples.txt")[:1] == ["mode_collapse"]

@@ -71,6 +71,7 @@ MATRIX_MAX_BYTES = 256 * 1024
 MATRIX_LINE_MAX = 400       # a confusion-matrix row is short; longer lines are not tried (bounded regex work)
 IMBALANCED = 0.6            # one class holding 60% or more of a confusion matrix's rows is a majority
 LOSS_FIRST = ("train_loss", "train_loss_epoch", "val_loss", "test_loss")
+LOSS_PART = "train_loss/"    # a part of a summed loss (`loss_cls`, `box_loss`), as the reader names it
 LOSS_WORDS = ("loss", "nll", "ppl", "perplexity", "xent", "cost", "objective")
 PLATEAU_POINTS = 20         # from here on the loss analyzer reads a plateau; below it, this one
 EXPLODED = 1000.0           # a loss 1000x its first report exploded, however few the reports
@@ -88,10 +89,13 @@ def _short(run: Run, name: str):
 
 def _losses(run: Run) -> list[Series]:
     """Every loss series, the training loss first: `loss_cls`, `val_loss`, `mloss0`... a loss under
-    any name the reader kept."""
+    any name the reader kept. The parts of a summed loss (`train_loss/cls`) count only where no whole
+    loss is printed: then the one part a paste shows is the loss it has."""
     others = [n for n in run.metrics.names()
               if any(w in n for w in LOSS_WORDS) and n not in LOSS_FIRST and "/" not in n]
     names = [n for n in LOSS_FIRST if n in run.metrics] + sorted(others)
+    if not names:
+        names = sorted(n for n in run.metrics.names() if n.startswith(LOSS_PART))
     return [s for n in names if (s := run.metrics.get(n)) is not None and len(s)]
 
 
