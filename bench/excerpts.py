@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 from analysis.diagnose import diagnose  # noqa: E402
 
 WILD = ROOT / "tests" / "wild"
+ALARM = ("critical", "high")
 SEEDS = 10                    # per kind and source; even seeds: the fix part, odd: the report part
 MAX_LINES = 200_000           # a scenario log longer than this is read only to here
 CUTS = ("window3", "window10", "window30", "offset", "head", "tail", "last_line")
@@ -105,15 +106,18 @@ class Result:
     codes: list[str] = field(default_factory=list)
     decisive: bool = True      # the source's decisive line is in the excerpt (a cut may leave it out)
     plain: list[str] | None = None   # a dressed excerpt: the codes of the same lines undressed
+    alarm: bool = False        # a cause other than healthy at critical or high severity
 
 
-def _diagnose_text(name: str, text: str, memo: dict) -> list[str]:
+def _diagnose_text(name: str, text: str, memo: dict) -> tuple[list[str], bool]:
+    """The codes, ranked, and whether any is an alarm (not healthy, critical or high)."""
     key = (name, text)
     if key not in memo:
         with tempfile.TemporaryDirectory(prefix="mltd-excerpt-") as tmp:
             (Path(tmp) / name).write_text(text)
             d, _ = diagnose(tmp)
-        memo[key] = [c.code for c in d.root_causes]
+        memo[key] = ([c.code for c in d.root_causes],
+                     any(c.code != "healthy" and c.severity in ALARM for c in d.root_causes))
     return memo[key]
 
 
@@ -140,17 +144,19 @@ def _ready(src: Source, memo: dict) -> Source:
         d, _ = diagnose(tmp)
     causes = d.root_causes
     src.top = causes[0].code if causes else None
-    memo[(src.file, "".join(src.lines))] = [c.code for c in causes]
+    memo[(src.file, "".join(src.lines))] = ([c.code for c in causes],
+                                            any(c.code != "healthy" and c.severity in ALARM for c in causes))
     found = [j for e in (causes[0].evidence if causes else []) if e.artifact == src.file
              and (j := _located_line(e.locator)) is not None]
     src.decisive = _decisive(src.lines, found)
     return src
 
 
-def wild_sources() -> list[Source]:
+def wild_sources(healthy: bool = False) -> list[Source]:
+    """The tune half's faulty cases (its healthy ones when `healthy`)."""
     out = []
     for lab in json.loads((WILD / "labels.json").read_text()):
-        if lab["split"] != "tune" or lab["code"] == "healthy":
+        if lab["split"] != "tune" or (lab["code"] == "healthy") != healthy:
             continue                 # the measuring half is never read
         folder = WILD / "cases" / lab["id"]
         files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix != ".py")
@@ -161,12 +167,12 @@ def wild_sources() -> list[Source]:
     return out
 
 
-def scenario_sources() -> list[Source]:
+def scenario_sources(healthy: bool = False) -> list[Source]:
     from tests.scenarios import TUNING, _folder
     out = []
     for name, (_, code) in TUNING.items():
         folder = _folder(name)
-        if code == "healthy" or not (folder / ".complete").exists():
+        if (code == "healthy") != healthy or not (folder / ".complete").exists():
             continue
         for p in sorted(folder.rglob("*")):       # each text log of the run is a source of its own
             if p.is_file() and p.suffix in (".log", ".txt", ".out") and p.stat().st_size < 64 << 20:
@@ -304,14 +310,14 @@ def run(sources: list[Source], kinds: tuple[str, ...], seeds: int) -> list[Resul
                 if not text or not text.strip() or text in seen:
                     continue
                 seen.add(text)
-                codes = [c for c in _diagnose_text(src.file, text, memo)]
+                codes, alarm = _diagnose_text(src.file, text, memo)
                 kept = src.lines[src.decisive].strip()
                 plain = None
                 if kind not in CUTS:     # the same window undressed (its first draw is the window's)
                     plain = _diagnose_text(src.file, "".join(_excerpt(src.lines, src.decisive,
-                                                                      random.Random(key))), memo)
+                                                                      random.Random(key))), memo)[0]
                 results.append(Result(src.name, src.code, kind, seed, text, must_answer(text), src.top,
-                                      codes, kind not in CUTS or kept in text, plain))
+                                      codes, kind not in CUTS or kept in text, plain, alarm))
     return results
 
 
@@ -376,8 +382,19 @@ def main() -> None:
             if silent or (r.top is not None and r.codes[:1] != [r.top]):
                 print(f"\n--- {r.source} [{r.kind} seed {r.seed}] want {r.code} orig {r.top} got {r.codes[:3]} "
                       f"must {r.must}\n{r.text[:1500]}")
+    calm = wild_sources(healthy=True) + (scenario_sources(healthy=True) if args.scenarios else [])
+    quiet = run(calm, kinds, args.seeds)
+    print(f"\n== healthy sources ({len(calm)}): excerpts with a critical or high cause (false alarms) ==")
+    for part, rs in (("fix", [r for r in quiet if r.seed % 2 == 0]), ("report", [r for r in quiet if r.seed % 2])):
+        by_kind = {k: sum(r.alarm for r in rs if r.kind == k) for k in kinds}
+        print(f"  {part:7} {sum(r.alarm for r in rs)}/{len(rs)}  by kind: "
+              + ", ".join(f"{k} {n}" for k, n in by_kind.items() if n))
+    if args.show:
+        for r in quiet:
+            if r.alarm and r.seed % 2 == 0:
+                print(f"\n--- healthy {r.source} [{r.kind} seed {r.seed}] got {r.codes[:3]}\n{r.text[:1500]}")
     if args.json:
-        args.json.write_text(json.dumps([r.__dict__ for r in results], indent=1))
+        args.json.write_text(json.dumps([r.__dict__ for r in results + quiet], indent=1))
 
 
 if __name__ == "__main__":

@@ -93,3 +93,19 @@ def test_samples_with_a_timestamp_in_front_are_read_as_the_same_sample(tmp_path)
     # a generated run's collapsed samples (tests/scenarios embedding_lm), pasted from a timestamped console
     text = "".join(f"10:22:{40 + i:02d} zzzzzzzzzzzzzzzzzzzzzzzz\n" for i in range(8))
     assert _codes(tmp_path, text, "samples.txt")[:1] == ["mode_collapse"]
+
+
+def test_three_reports_of_a_loss_ending_far_above_its_start_name_a_cause(tmp_path):
+    # ssd.pytorch #275 (tests/wild, tune half), the first three lines alone: 3.26 -> 14.70 -> 12.29
+    text = (">iter 0 || Loss: 3.2635 || timer: 0.0842 sec.\n"
+            "iter 10 || Loss: 14.6995 || timer: 0.0851 sec.\n"
+            "iter 20 || Loss: 12.2860 || timer: 0.0846 sec.\n")
+    (tmp_path / "train.log").write_text(text)
+    d, _ = diagnose(tmp_path)
+    top = d.root_causes[0]
+    assert top.code == "lr_too_high" and top.confidence < 0.8 and top.severity == "medium"
+
+
+def test_three_reports_of_a_loss_that_dips_and_comes_back_name_no_divergence(tmp_path):
+    text = "step 1 loss 2.30\nstep 2 loss 2.10\nstep 3 loss 2.60\n"
+    assert "lr_too_high" not in _codes(tmp_path, text)

@@ -14,8 +14,8 @@ Thresholds (named below):
 - STUCK_POINTS = 3: an accuracy (or a loss) identical at 3 or more consecutive reports,
 - RISE_POINTS = 4 and RISE_SHARE = 0.75: a loss that grows at three in four of at least four
   reports, ending RISE_GROWN = 20% above where it started (longer curves: RISE_LONG, RISE_RANK;
-  before a NaN, RISE_MIN = 10% is a climb; a smaller or shorter rise at every report is a modest
-  LR reading, RISE_FEW/RISE_SOME),
+  before a NaN, RISE_MIN = 10% is a climb; a smaller or shorter rise at every report, or 2-3
+  reports ending RISE_FAR = 2x their start, is a modest LR reading, RISE_FEW/RISE_SOME),
 - TOO_GOOD_LOSS = 0.01 with an accuracy of 1.0 at the first report; a loss of exactly 0 at
   ZERO_REPORTS = 2 reports (nothing scored, or an fp16 underflow),
 - GRAD_GROWTH = 100: a gradient norm that grows 100x over a few reports,
@@ -56,6 +56,7 @@ RISE_SHARE = 0.75
 RISE_MIN = 0.10
 RISE_GROWN = 0.20           # a short curve must end 20% above its start (a warm-up's early bump does not)
 RISE_LONG = 1.5
+RISE_FAR = 2.0              # ...or one that ends at twice its first report within 2-3 reports
 RISE_FEW, RISE_SOME = 0.35, 0.45   # a loss up at each of 2 (or 3+) reports, below the divergence thresholds
 RISE_RANK = 0.7
 FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
@@ -384,13 +385,17 @@ def _finite_ends(s: Series | None) -> tuple[float, float] | None:
 
 
 def _loss_above_start(s: Series, v: np.ndarray) -> list[Finding]:
-    """A short loss that went up at every report, by RISE_MIN or more, yet with too few reports or
-    too small a rise to call a divergence: the LR reading, with little confidence, rather than no
-    answer (a loss going up is never evidence of health)."""
-    if len(v) < 2 or not (np.diff(v) > 0).all() or v[-1] < v[0] * (1 + RISE_MIN):
+    """A short loss that went up at every report, by RISE_MIN or more, or that ends RISE_FAR times
+    its first report in fewer than RISE_POINTS reports whatever it did between, yet with too few
+    reports or too small a rise to call a divergence: the LR reading, with little confidence, rather
+    than no answer (a loss going up is never evidence of health)."""
+    every = len(v) >= 2 and bool((np.diff(v) > 0).all()) and v[-1] >= v[0] * (1 + RISE_MIN)
+    far = 2 <= len(v) < RISE_POINTS and v[-1] >= v[0] * RISE_FAR
+    if not (every or far):
         return []
-    ev = [Evidence(f"{s.name} went up at each of {len(v)} reports, from "
-                   f"{fmt(float(v[0]))} to {fmt(float(v[-1]))}",
+    said = (f"went up at each of {len(v)} reports" if every else
+            f"ends at {v[-1] / v[0]:.1f}x its first report after {len(v)} reports")
+    ev = [Evidence(f"{s.name} {said}, from {fmt(float(v[0]))} to {fmt(float(v[-1]))}",
                    s.artifact, s.span_locator(0, len(v) - 1))]
     return [Finding(code="lr_too_high",
                     issue=f"{s.name} rises ({fmt(float(v[0]))} -> {fmt(float(v[-1]))}) over {len(v)} "
