@@ -109,3 +109,30 @@ def test_three_reports_of_a_loss_ending_far_above_its_start_name_a_cause(tmp_pat
 def test_three_reports_of_a_loss_that_dips_and_comes_back_name_no_divergence(tmp_path):
     text = "step 1 loss 2.30\nstep 2 loss 2.10\nstep 3 loss 2.60\n"
     assert "lr_too_high" not in _codes(tmp_path, text)
+
+
+# the last 17 steps of a healthy generated run (tests/scenarios healthy_noisy_mlp): (step, loss, lr)
+COSINE_TAIL = [(584, 0.0045728, 5.2607e-06), (585, 0.0012159, 4.624e-06), (586, 0.0011943, 4.0283e-06),
+               (587, 0.002393, 3.4736e-06), (588, 0.003024, 2.9599e-06), (589, 0.0012364, 2.4873e-06),
+               (590, 0.0022641, 2.0557e-06), (591, 0.0041107, 1.6652e-06), (592, 0.0035372, 1.3158e-06),
+               (593, 0.001483, 1.0074e-06), (594, 0.0043782, 7.4016e-07), (595, 0.0021274, 5.1401e-07),
+               (596, 0.0014353, 3.2897e-07), (597, 0.0059281, 1.8505e-07), (598, 0.003218, 8.2246e-08),
+               (599, 0.0019559, 2.0562e-08), (600, 0.0043743, 0.0)]
+
+
+@pytest.mark.parametrize("first", [0, 14])
+def test_the_tail_of_a_decayed_schedule_is_not_an_lr_too_low(tmp_path, first):
+    # a cosine schedule at its end, pasted alone: the rate before the excerpt is unseen, and so is its
+    # sum over the run
+    text = "".join(f"2026-03-01 09:03:24,400 INFO train: epoch=1 step={s} loss={v} lr={lr:g} grad_norm=0.01\n"
+                   for s, v, lr in COSINE_TAIL[first:])
+    (tmp_path / "train.log").write_text(text)
+    d, _ = diagnose(tmp_path)
+    assert not [c for c in d.root_causes if c.code == "lr_too_low" and c.severity in ("critical", "high")]
+
+
+def test_a_tiny_rate_held_mid_run_is_still_too_low(tmp_path):
+    text = "".join(f"step={s} loss={2.302 - 0.0001 * i:.4f} lr=1e-08\n" for i, s in enumerate(range(500, 530)))
+    (tmp_path / "train.log").write_text(text)
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "lr_too_low"
