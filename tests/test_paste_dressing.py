@@ -136,3 +136,13 @@ def test_a_tiny_rate_held_mid_run_is_still_too_low(tmp_path):
     (tmp_path / "train.log").write_text(text)
     d, _ = diagnose(tmp_path)
     assert d.root_causes[0].code == "lr_too_low"
+
+
+@pytest.mark.parametrize("text", [
+    # jax #788 (tests/wild, tune half), the line wrapped where the paste was made
+    "[1] 2019-06-13 01:17:08.886805: E external/org_tensorflow/tensorflow/compiler/xla/python/local_client.cc:672] "
+    "Execution of replica 0 failed: Resource exhausted: Out \nof memory while trying to allocate 5520758552 bytes.\n",
+    # jax-privacy #10 (tests/wild, tune half)
+    "Original error: RESOURCE_EXHAUSTED: Failed to allocate request for 176.00MiB (184549376B) on device ordinal 0\n"])
+def test_xla_resource_exhausted_is_an_out_of_memory_in_any_wording(tmp_path, text):
+    assert _codes(tmp_path, text, "output.txt")[:1] == ["out_of_memory"]
