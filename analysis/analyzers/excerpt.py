@@ -14,8 +14,8 @@ Thresholds (named below):
 - STUCK_POINTS = 3: an accuracy (or a loss) identical at 3 or more consecutive reports,
 - RISE_POINTS = 4 and RISE_SHARE = 0.75: a loss that grows at three in four of at least four
   reports, ending RISE_GROWN = 20% above where it started (longer curves: RISE_LONG, RISE_RANK;
-  before a NaN, RISE_MIN = 10% is a climb; a smaller or shorter rise at every report is a modest
-  LR reading, RISE_FEW/RISE_SOME),
+  before a NaN, RISE_MIN = 10% is a climb; a smaller or shorter rise at every report, or 2-3
+  reports ending RISE_FAR = 2x their start, is a modest LR reading, RISE_FEW/RISE_SOME),
 - TOO_GOOD_LOSS = 0.01 with an accuracy of 1.0 at the first report; a loss of exactly 0 at
   ZERO_REPORTS = 2 reports (nothing scored, or an fp16 underflow),
 - GRAD_GROWTH = 100: a gradient norm that grows 100x over a few reports,
@@ -38,6 +38,7 @@ import numpy as np
 from analysis.analyzers.common import LR_RANGE, NAN_DATA_SETTLE, SHORT_CURVE, optimizer_family, point
 from analysis.analyzers.not_learning import chance_accuracy, frozen_loss
 from analysis.ingest.bare_rows import UNNAMED
+from analysis.ingest.dressing import undress
 from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
@@ -55,6 +56,7 @@ RISE_SHARE = 0.75
 RISE_MIN = 0.10
 RISE_GROWN = 0.20           # a short curve must end 20% above its start (a warm-up's early bump does not)
 RISE_LONG = 1.5
+RISE_FAR = 2.0              # ...or one that ends at twice its first report within 2-3 reports
 RISE_FEW, RISE_SOME = 0.35, 0.45   # a loss up at each of 2 (or 3+) reports, below the divergence thresholds
 RISE_RANK = 0.7
 FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
@@ -70,6 +72,7 @@ MATRIX_MAX_BYTES = 256 * 1024
 MATRIX_LINE_MAX = 400       # a confusion-matrix row is short; longer lines are not tried (bounded regex work)
 IMBALANCED = 0.6            # one class holding 60% or more of a confusion matrix's rows is a majority
 LOSS_FIRST = ("train_loss", "train_loss_epoch", "val_loss", "test_loss")
+LOSS_PART = "train_loss/"    # a part of a summed loss (`loss_cls`, `box_loss`), as the reader names it
 LOSS_WORDS = ("loss", "nll", "ppl", "perplexity", "xent", "cost", "objective")
 PLATEAU_POINTS = 20         # from here on the loss analyzer reads a plateau; below it, this one
 EXPLODED = 1000.0           # a loss 1000x its first report exploded, however few the reports
@@ -87,10 +90,13 @@ def _short(run: Run, name: str):
 
 def _losses(run: Run) -> list[Series]:
     """Every loss series, the training loss first: `loss_cls`, `val_loss`, `mloss0`... a loss under
-    any name the reader kept."""
+    any name the reader kept. The parts of a summed loss (`train_loss/cls`) count only where no whole
+    loss is printed: then the one part a paste shows is the loss it has."""
     others = [n for n in run.metrics.names()
               if any(w in n for w in LOSS_WORDS) and n not in LOSS_FIRST and "/" not in n]
     names = [n for n in LOSS_FIRST if n in run.metrics] + sorted(others)
+    if not names:
+        names = sorted(n for n in run.metrics.names() if n.startswith(LOSS_PART))
     return [s for n in names if (s := run.metrics.get(n)) is not None and len(s)]
 
 
@@ -379,13 +385,17 @@ def _finite_ends(s: Series | None) -> tuple[float, float] | None:
 
 
 def _loss_above_start(s: Series, v: np.ndarray) -> list[Finding]:
-    """A short loss that went up at every report, by RISE_MIN or more, yet with too few reports or
-    too small a rise to call a divergence: the LR reading, with little confidence, rather than no
-    answer (a loss going up is never evidence of health)."""
-    if len(v) < 2 or not (np.diff(v) > 0).all() or v[-1] < v[0] * (1 + RISE_MIN):
+    """A short loss that went up at every report, by RISE_MIN or more, or that ends RISE_FAR times
+    its first report in fewer than RISE_POINTS reports whatever it did between, yet with too few
+    reports or too small a rise to call a divergence: the LR reading, with little confidence, rather
+    than no answer (a loss going up is never evidence of health)."""
+    every = len(v) >= 2 and bool((np.diff(v) > 0).all()) and v[-1] >= v[0] * (1 + RISE_MIN)
+    far = 2 <= len(v) < RISE_POINTS and v[-1] >= v[0] * RISE_FAR
+    if not (every or far):
         return []
-    ev = [Evidence(f"{s.name} went up at each of {len(v)} reports, from "
-                   f"{fmt(float(v[0]))} to {fmt(float(v[-1]))}",
+    said = (f"went up at each of {len(v)} reports" if every else
+            f"ends at {v[-1] / v[0]:.1f}x its first report after {len(v)} reports")
+    ev = [Evidence(f"{s.name} {said}, from {fmt(float(v[0]))} to {fmt(float(v[-1]))}",
                    s.artifact, s.span_locator(0, len(v) - 1))]
     return [Finding(code="lr_too_high",
                     issue=f"{s.name} rises ({fmt(float(v[0]))} -> {fmt(float(v[-1]))}) over {len(v)} "
@@ -602,7 +612,7 @@ def _matrices(text: str):
     """Square blocks of count rows that read as a confusion matrix: numpy's bracketed rows
     (`[[ 0 12]` / ` [ 0 30]]`), or bare rows under a line that says "confusion". Yields (first
     line, rows)."""
-    lines = text.splitlines() + [""]
+    lines = [undress(ln) for ln in text.splitlines()] + [""]
     block: list[list[int]] = []
     start = 0
     for n, line in enumerate(lines, 1):
@@ -696,7 +706,7 @@ def _no_labels(run: Run) -> list[Finding]:
             text = (base / a.path).read_text(errors="replace")
         except OSError:
             continue
-        for n, line in enumerate(text.splitlines(), 1):
+        for n, line in enumerate(map(undress, text.splitlines()), 1):
             m = _YOLO_ALL.match(line) if len(line) <= MATRIX_LINE_MAX else None
             if m and int(m.group(1)) > 0 and int(m.group(2)) == 0:
                 ev = [Evidence(f"{line.strip()}: {m.group(1)} images validated, 0 labels among "

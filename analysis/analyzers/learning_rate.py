@@ -13,6 +13,8 @@ a rate that starts in its optimizer's range but falls below it and stays there f
 loss that never fell `STUCK_MOVE` while the rate stayed that high; too short a budget = an adaptive
 optimizer (or one not named, at a rate under SGD's range) whose rates summed over the run's steps stay
 under `BUDGET_FLOOR`, with the loss (`CURVE_POINTS` values or more) moving less than `STUCK_MOVE`.
+None of the low readings is made of a log that shows a run's tail only (its first step past
+`LATE_START` of its last) with the rate falling at every value: the end of a schedule.
 """
 from __future__ import annotations
 
@@ -53,6 +55,7 @@ LEARNED_BEFORE = 0.4
 # loss, where it started: a rate inside the family's nominal range can still be far too low for the
 # number of steps it was given.
 BUDGET_FLOOR = 0.02
+LATE_START = 0.5      # a log whose first logged step lies past half its last shows a run's tail only
 CURVE_POINTS = 10     # "the loss did not move" needs a curve, not a few lines
 ADAPTIVE = ("adam", "rmsprop", "adafactor", "lion")
 WARMUP_KEYS = ("warmup_steps", "warmup", "warmup_iters", "warmup_ratio", "num_warmup_steps", "warmup_epochs")
@@ -123,10 +126,12 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
     else:
         family, fam_evs = fam[0], [fam[1]]
         low, high = LR_RANGE[family]
+    # a schedule's end: the rate the run trained at, and how long, came before these lines
+    tail = _decaying_tail(lr)
     moved = relative_change(loss.values)
     loss_ev = Evidence(f"loss moved {moved * 100:.1f}% over the run ({fmt(float(loss.values[0]))} -> "
                        f"{fmt(float(loss.values[-1]))})", loss.artifact, loss.span_locator(0, len(loss) - 1))
-    if value < low and abs(moved) < STUCK_MOVE and (onset is None or _noise_only(loss.values)):
+    if value < low and not tail and abs(moved) < STUCK_MOVE and (onset is None or _noise_only(loss.values)):
         patch, cfg_ev, _ = _config_lr_patch(run, value, min(value * 30, low * 10))
         return [Finding(code="lr_too_low",
                         issue=f"Learning rate {fmt(value)} is below the useful range for {family} (from "
@@ -140,11 +145,12 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
                         patch=patch,
                         analyzer=NAME,
                         quick_fix=f"Raise the LR to {fmt(min(value * 30, low * 10))}")]
-    decayed = _decayed_away(lr, loss, low, family, fam_evs) if value >= low and onset is None else None
+    decayed = (_decayed_away(lr, loss, low, family, fam_evs)
+               if value >= low and onset is None and not tail else None)
     if decayed is not None:
         return [decayed]
     adaptive = fam is None or family in ADAPTIVE
-    if value >= low and adaptive and (short := _short_budget(run, lr, loss, fam, peak, onset)):
+    if value >= low and adaptive and not tail and (short := _short_budget(run, lr, loss, fam, peak, onset)):
         return [short]
     if value >= FAR_ABOVE * high and onset is None and _from_the_start(lr, value) \
             and _moved_while_high(lr, loss, FAR_ABOVE * high) < STUCK_MOVE:
@@ -168,6 +174,16 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
                         quick_fix=f"Lower the LR to {fmt(high / 2)} with warm-up",
                         rules_out=_explained_by(value, high))]
     return []
+
+
+def _decaying_tail(lr) -> bool:
+    """Only the tail of a run, its rate falling at every logged value: the end of a schedule (a cosine
+    or linear decay to ~0). The peak the run trained at, and the steps it spent there, lie before the
+    first line, so a rate that looks too low here says nothing of the run (a rate held low is judged)."""
+    if lr is None or len(lr) < 2 or lr.step_kind != "step" or not np.isfinite(lr.values).all():
+        return False
+    v = lr.values
+    return bool(lr.steps[0] > LATE_START * lr.steps[-1] and np.all(np.diff(v) <= 0) and v[-1] < v[0])
 
 
 def _moved_while_high(lr, loss, far: float) -> float:

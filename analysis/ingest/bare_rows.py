@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis.budget import DEFAULT
+from analysis.ingest.dressing import undress
 from analysis.metrics import Series
 
 BARE_MAX_BYTES = 1 << 20
@@ -65,7 +66,7 @@ def bare_rows(path: Path, whole: bool = False) -> BareRows:
     if whole or path.stat().st_size <= BARE_MAX_BYTES:
         with open(path, "rb") as f:
             for n, raw in enumerate(f, 1):
-                text = raw.decode("utf-8", "replace").rsplit("\r", 1)[-1]
+                text = undress(raw.decode("utf-8", "replace").rsplit("\r", 1)[-1])
                 if not text.strip():
                     continue
                 if len(raw) > LINE_MAX or not _ROW.match(text):

@@ -26,8 +26,11 @@ class Found:
     format: str
 
 
-_LOG_WORDS = re.compile(rb"Traceback|Error|Exception|Warning|NCCL|Killed|\b(?:loss|epoch|step|iter|lr|acc(?:uracy)?)\b",
-                        re.I)
+# a metric word stands apart from letters, not from `_` or digits: `total_loss`, `loss_cls`, `lr0`, a
+# coloured `\x1b[31mloss` (the colour code is taken off first)
+_LOG_WORDS = re.compile(rb"Traceback|Error|Exception|Warning|NCCL|Killed|"
+                        rb"(?<![A-Za-z])(?:loss|epoch|step|iter|lr|acc(?:uracy)?)(?![A-Za-z])", re.I)
+_ANSI = re.compile(rb"\x1b\[[0-9;?]{0,32}[A-Za-z]")
 
 
 def _reads_like_a_log(path: Path) -> bool:
@@ -37,7 +40,7 @@ def _reads_like_a_log(path: Path) -> bool:
     from analysis.ingest.events import prefilter_literals
 
     with open(path, "rb") as f:
-        head = f.read(4096)
+        head = _ANSI.sub(b"", f.read(4096))
     return bool(_LOG_WORDS.search(head)) or any(lit.encode() in head for lit in prefilter_literals())
 
 

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
+from analysis.ingest.dressing import undress
 from analysis.metrics import clip
 from analysis.model import Event
 
 TRACEBACK_START = "Traceback (most recent call last):"
-_RANK_PREFIX = re.compile(r"^(?:\[(?:rank|default)\d*\]:?\s?|\[\d+\]<stderr>:\s?|rank\d+:\s?)")
 # An exception line: `module.Name: message` or `Name: message` at column 0 (after a rank prefix).
 _EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|Failure))(?::\s?(.*))?$")
 
@@ -72,7 +72,11 @@ MAX_LINE = 4096      # characters of a line the signatures see: a real message i
 
 
 def strip_prefix(line: str) -> str:
-    return _RANK_PREFIX.sub("", line[:MAX_LINE].rstrip("\r\n"))
+    """The line without what a paste put in front of it (a quote marker, a rank, a timestamp; see
+    dressing.py), a tab read as a space: the signatures are written with spaces, and a terminal
+    copy may hold tabs where the program printed spaces (`RuntimeError:\tCUDA error:\tout of memory`)."""
+    line = undress(line[:MAX_LINE].rstrip("\r\n"))
+    return line.replace("\t", " ") if "\t" in line else line
 
 
 def match_signature(text: str) -> Signature | None:

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analysis.ingest.dressing import undress
+
 MAX_SAMPLES = 2000
 _TEXT_KEYS = ("generation", "generated", "output", "completion", "sample", "text", "prediction", "pred", "predicted",
               "label_pred", "real", "target", "reference", "data")
@@ -46,7 +48,7 @@ def parse_samples(path: Path, artifact: str) -> Samples:
                     break
         else:
             for n, line in enumerate(f, start=1):
-                text = line.rstrip("\r\n")
+                text = undress(line.rstrip("\r\n"))     # a console's timestamp is no part of the sample
                 if text.strip():
                     out.items.append((n, text))
                 if len(out.items) >= MAX_SAMPLES:
