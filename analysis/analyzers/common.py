@@ -79,7 +79,8 @@ def peak_lr(run: Run) -> tuple[float, Evidence] | None:
     lr = run.metrics.get("lr")
     if lr is not None and len(lr) and np.isfinite(lr.values).any():
         i = int(np.nanargmax(lr.values))
-        return float(lr.values[i]), Evidence(f"peak lr {fmt(float(lr.values[i]))}", lr.artifact, lr.locator(i))
+        peak = float(lr.values[i])
+        return peak, Evidence(f"peak lr {fmt(peak)}", lr.artifact, lr.locator(i))
     hit = run.config_value(*LR_KEYS)
     if hit and hit.number is not None:
         return hit.number, hit.evidence()
