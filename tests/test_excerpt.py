@@ -472,3 +472,26 @@ def test_a_learning_split_accuracy_and_a_data_split_are_no_guess(tmp_path):
     assert "healthy" == _top(tmp_path, healthy).root_causes[0].code
     (tmp_path / "train.log").write_text("Train: 80% Test: 20%\nEpoch 1 Train:  45%|####  | 450/1000\n")
     assert "train_acc" not in load_run(tmp_path).metrics.names()
+
+
+@pytest.mark.parametrize("text", [
+    # tests/wild adgm-batchnorm-nan-epoch133-1: the lower bound `lb` turns NaN while the test error reads as an
+    # accuracy that "rose"
+    "epoch=0131; time=115.93; lb=196.7493; lb-labeled=54.7495; test=2.53%; validation=2.52%;\n"
+    "epoch=0132; time=115.77; lb=196.7117; lb-labeled=54.7303; test=2.48%; validation=2.51%;\n"
+    "epoch=0133; time=115.43; lb=nan; lb-labeled=nan; test=90.20%; validation=90.09%;\n",
+    # the same mechanism under other names, separators and lengths: a long run whose `elbo` overflows
+    "".join(f"iter {i}: elbo: {-300 + i:.2f}, kl_term: {3 + i / 100:.3f}, val_acc: {0.5 + i / 200:.3f}\n"
+            for i in range(60)) + "iter 60: elbo: -inf, kl_term: nan, val_acc: 0.811\n",
+])
+def test_a_nan_under_a_name_no_alias_knows_is_never_healthy(tmp_path, text):
+    d = _top(tmp_path, text)
+    assert d.root_causes[0].code == "numerical_instability", d.root_causes[0]
+    assert all(c.code != "healthy" for c in d.root_causes)
+    assert d.root_causes[0].evidence[0].locator.startswith("line")
+
+
+def test_a_name_no_alias_knows_that_stays_finite_adds_no_series(tmp_path):
+    (tmp_path / "train.log").write_text("epoch=1; lb=196.7; validation=2.5%;\nepoch=2; lb=nanometre; validation=2.4%;\n")
+    run = load_run(tmp_path)
+    assert not [n for n in run.metrics.names() if n.startswith("nonfinite/")]
