@@ -204,6 +204,17 @@ def test_a_short_spike_that_comes_back(tmp_path):
     assert top.code == "loss_spikes" and top.evidence[0].locator == "line 3"
 
 
+@pytest.mark.parametrize("losses", [
+    # tests/wild multi-agent-imitation-overfit-owner-15: epochs 0-100 of a loss that starts at 424
+    ["424.64", "13.52", "3.62", "3.08", "2.90", "2.79", "2.70", "2.63", "2.57", "2.50", "2.43"],
+    # the same shape, any scale: a fast first fall through one report, then a slow one
+    [f"{80 * 0.04 ** min(i, 2) * 0.97 ** i:.4f}" for i in range(8)],
+])
+def test_a_fast_early_fall_is_no_spike(tmp_path, losses):
+    text = "".join(f"Epoch {i * 10} | loss: {v}\n" for i, v in enumerate(losses))
+    assert "loss_spikes" not in [c.code for c in _top(tmp_path, text).root_causes]
+
+
 def test_a_short_curve_that_falls_then_climbs_at_every_report_diverged(tmp_path):
     text = "".join(f"epoch {i} loss {v}\n" for i, v in enumerate(["1.00", "0.80", "0.60", "0.90", "1.50", "2.40"], 1))
     top = _top(tmp_path, text).root_causes[0]

@@ -772,15 +772,18 @@ def _growing_gradients(run: Run) -> list[Finding]:
 
 
 def _short_spike(run: Run) -> list[Finding]:
-    """One report of a short loss curve SPIKE_RATIO times the median of the others, and the next
-    back near it: a transient spike (the trend analyzer's spike search needs 21 points)."""
+    """One report of a short loss curve SPIKE_RATIO times the median of the others, with the report
+    before and the next near it: a transient spike (the trend analyzer's spike search needs 21
+    points). A report that stands between a higher one before it and a lower one after is a fast
+    early fall, not a spike."""
     s = _main_loss(run)
     if s is None or not (SPIKE_POINTS <= len(s) < SHORT) or not np.isfinite(s.values).all():
         return []
     v = s.values
     for i in range(1, len(v) - 1):
         rest = float(np.median(np.delete(v, i)))
-        if rest > 0 and v[i] >= SPIKE_RATIO * rest and v[i + 1] <= SPIKE_BACK * rest:
+        if (rest > 0 and v[i] >= SPIKE_RATIO * rest and v[i + 1] <= SPIKE_BACK * rest
+                and v[i - 1] <= SPIKE_BACK * rest):
             ev = [point(s, i, f"{s.name} spike"), point(s, i + 1, f"{s.name} back")]
             return [Finding(code="loss_spikes",
                             issue=f"{s.name} spiked to {fmt(float(v[i]))} ({v[i] / rest:.0f}x the other "
