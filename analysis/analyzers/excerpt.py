@@ -193,7 +193,8 @@ def _unnamed(run: Run) -> list[Series]:
 
 def _nameless_nonfinite(run: Run) -> list[Series]:
     """Values printed NaN/Inf under a name no alias knows (`lb=nan`): the reader keeps only those."""
-    return [s for n in run.metrics.names() if n.startswith(NONFINITE_PREFIX) and (s := run.metrics.get(n)) is not None]
+    named = [n for n in run.metrics.names() if n.startswith(NONFINITE_PREFIX)]
+    return [s for n in named if (s := run.metrics.get(n)) is not None]
 
 
 def _shown(s: Series) -> str:
@@ -216,8 +217,8 @@ def _nan_loss(run: Run) -> list[Finding]:
                     s.artifact, s.locator(i))
     nameless = s.name.startswith(NONFINITE_PREFIX)
     if nameless:
-        line = Evidence(f"{_shown(s)} (a value mltd does not name) was printed as "
-                        f"{fmt(float(s.values[i]))} at {s.step_kind} {fmt_step(s.steps[i])}", s.artifact, s.locator(i))
+        line = Evidence(f"{_shown(s)} (a value mltd does not name) was printed as {fmt(float(s.values[i]))} "
+                        f"at {s.step_kind} {fmt_step(s.steps[i])}", s.artifact, s.locator(i))
     before = s.values[:i][np.isfinite(s.values[:i])]
     ev_num, ev_lr, ev_data = [line], [line], [line]
     rose = len(before) >= 2 and before[-1] > before[0] * (1 + RISE_MIN)

@@ -86,7 +86,8 @@ _SECTION_CODES = {"val": SECTION_VAL, "test": SECTION_TEST, "train": SECTION_TRA
 @lru_cache(maxsize=4096)
 def _name_in(section: str, key: str) -> str | None:
     if section == "nonfinite":
-        return NONFINITE_PREFIX + key.lower() if _IDENTIFIER.fullmatch(key) and _metric_name(key) is None else None
+        named = _IDENTIFIER.fullmatch(key) and _metric_name(key) is None
+        return NONFINITE_PREFIX + key.lower() if named else None
     if section == "col":                  # a table's header cell: some names are metrics only there
         return table_columns().get(normalise(key)) or _name_in("", key)
     name = _metric_name(key)
