@@ -504,6 +504,8 @@ def test_a_nan_under_a_name_no_alias_knows_is_never_healthy(tmp_path, text):
 
 def test_a_name_no_alias_knows_that_stays_finite_adds_no_series(tmp_path):
     (tmp_path / "train.log").write_text("epoch=1; lb=196.7; validation=2.5%;\n"
-                                        "epoch=2; lb=nanometre; validation=2.4%;\n")
+                                        "epoch=2; lb=nanometre; validation=2.4%;\n"
+                                        # a rate over a zero duration is no overflow of the model's
+                                        "{'eval_runtime': 0.0, 'eval_steps_per_second': inf, 'fwd_ms': nan}\n")
     run = load_run(tmp_path)
     assert not [n for n in run.metrics.names() if n.startswith("nonfinite/")]
