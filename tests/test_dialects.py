@@ -294,6 +294,11 @@ DIALECTS = [
         "Epoch: 1 \tTraining Loss: 0.173275 \tValidation Loss: 0.072151",
         "Epoch: 2 \tTraining Loss: 0.180673 \tValidation Loss: 0.073222",
     ]), {"epoch": [1, 2], "train_loss": [0.173275, 0.180673], "val_loss": [0.072151, 0.073222]}),
+    ("a name no alias knows turning NaN (`lb=nan`: kept where non-finite, under nonfinite/)", "\n".join([
+        # tests/wild adgm-batchnorm-nan-epoch133-1 (github.com/larsmaaloee/auxiliary-deep-generative-models/issues/1)
+        "epoch=0132; time=115.77; lb=196.7117; lb-labeled=54.7303; lb-unlabeled=89.8130; test=2.48%; validation=2.51%;",
+        "epoch=0133; time=115.43; lb=nan; lb-labeled=nan; lb-unlabeled=nan; test=90.20%; validation=90.09%;",
+    ]), {"epoch": [132, 133], "nonfinite/lb": [np.nan], "nonfinite/lb-labeled": [np.nan], "nonfinite/time": []}),
 ]
 
 

@@ -204,6 +204,17 @@ def test_a_short_spike_that_comes_back(tmp_path):
     assert top.code == "loss_spikes" and top.evidence[0].locator == "line 3"
 
 
+@pytest.mark.parametrize("losses", [
+    # tests/wild multi-agent-imitation-overfit-owner-15: epochs 0-100 of a loss that starts at 424
+    ["424.64", "13.52", "3.62", "3.08", "2.90", "2.79", "2.70", "2.63", "2.57", "2.50", "2.43"],
+    # the same shape, any scale: a fast first fall through one report, then a slow one
+    [f"{80 * 0.04 ** min(i, 2) * 0.97 ** i:.4f}" for i in range(8)],
+])
+def test_a_fast_early_fall_is_no_spike(tmp_path, losses):
+    text = "".join(f"Epoch {i * 10} | loss: {v}\n" for i, v in enumerate(losses))
+    assert "loss_spikes" not in [c.code for c in _top(tmp_path, text).root_causes]
+
+
 def test_a_short_curve_that_falls_then_climbs_at_every_report_diverged(tmp_path):
     text = "".join(f"epoch {i} loss {v}\n" for i, v in enumerate(["1.00", "0.80", "0.60", "0.90", "1.50", "2.40"], 1))
     top = _top(tmp_path, text).root_causes[0]
@@ -472,3 +483,29 @@ def test_a_learning_split_accuracy_and_a_data_split_are_no_guess(tmp_path):
     assert "healthy" == _top(tmp_path, healthy).root_causes[0].code
     (tmp_path / "train.log").write_text("Train: 80% Test: 20%\nEpoch 1 Train:  45%|####  | 450/1000\n")
     assert "train_acc" not in load_run(tmp_path).metrics.names()
+
+
+@pytest.mark.parametrize("text", [
+    # tests/wild adgm-batchnorm-nan-epoch133-1: the lower bound `lb` turns NaN while the test error reads as an
+    # accuracy that "rose"
+    "epoch=0131; time=115.93; lb=196.7493; lb-labeled=54.7495; test=2.53%; validation=2.52%;\n"
+    "epoch=0132; time=115.77; lb=196.7117; lb-labeled=54.7303; test=2.48%; validation=2.51%;\n"
+    "epoch=0133; time=115.43; lb=nan; lb-labeled=nan; test=90.20%; validation=90.09%;\n",
+    # the same mechanism under other names, separators and lengths: a long run whose `elbo` overflows
+    "".join(f"iter {i}: elbo: {-300 + i:.2f}, kl_term: {3 + i / 100:.3f}, val_acc: {0.5 + i / 200:.3f}\n"
+            for i in range(60)) + "iter 60: elbo: -inf, kl_term: nan, val_acc: 0.811\n",
+])
+def test_a_nan_under_a_name_no_alias_knows_is_never_healthy(tmp_path, text):
+    d = _top(tmp_path, text)
+    assert d.root_causes[0].code == "numerical_instability", d.root_causes[0]
+    assert all(c.code != "healthy" for c in d.root_causes)
+    assert d.root_causes[0].evidence[0].locator.startswith("line")
+
+
+def test_a_name_no_alias_knows_that_stays_finite_adds_no_series(tmp_path):
+    (tmp_path / "train.log").write_text("epoch=1; lb=196.7; validation=2.5%;\n"
+                                        "epoch=2; lb=nanometre; validation=2.4%;\n"
+                                        # a rate over a zero duration is no overflow of the model's
+                                        "{'eval_runtime': 0.0, 'eval_steps_per_second': inf, 'fwd_ms': nan}\n")
+    run = load_run(tmp_path)
+    assert not [n for n in run.metrics.names() if n.startswith("nonfinite/")]

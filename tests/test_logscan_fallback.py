@@ -88,6 +88,7 @@ TRICKY = [
     "| 3 | 0.25 | 0.28 |",
     "step=10 loss=1.0",
     "4 0.1 0.2",
+    "elbo=nan; kl: inf x=-inf y=nan% z|nan q = NaN fooBar=1.#QNAN lb=12 lb=nan w nan",
     "Step  Training Loss  Validation Loss   a  b  c  d  e  f  g  h  i  j  k  l  m  n  o  p  q  r  s  t  u  v  w  x  y  z "
     + "  ".join(f"c{i}" for i in range(50)),
     "{'loss': np.float64(0.25), 'lr': tensor([1e-3]), 'grad_norm': array(2.5, dtype=float32), 'acc': f(}",

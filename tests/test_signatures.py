@@ -185,6 +185,11 @@ REAL_LINES = [
      "github.com/NVIDIA/nccl/issues/1235"),
     ("tf_oom", "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate "
      "4770354232 bytes.", "github.com/patrickbryant1/AFProfile/issues/8 (maintainer: needs a bigger GPU)"),
+    # XLA's older capitalisation, the paste wrapped right after `Out`; the newer XLA allocator's wording
+    ("tf_oom", "[1] 2019-06-13 01:17:08.886805: E external/org_tensorflow/tensorflow/compiler/xla/python/"
+     "local_client.cc:672] Execution of replica 0 failed: Resource exhausted: Out ", "tests/wild jax-xla-oom-fragmentation-788"),
+    ("tf_oom", "Original error: RESOURCE_EXHAUSTED: Failed to allocate request for 176.00MiB (184549376B) on device "
+     "ordinal 0", "tests/wild jax-privacy-resource-exhausted-mem-fraction-10"),
     # the host's OOM killer as a shell, the kernel's syslog, a progress bar and torchrun report it
     ("host_oom", "./train.sh: line 1:  7364 Killed                  python3 train_Donly.py --name=D0 --warpN=0 "
      "--pertFG=0.2", "github.com/chenhsuanlin/spatial-transformer-GAN/issues/35"),
@@ -377,3 +382,30 @@ def test_a_launcher_reporting_a_failed_rank_asks_for_that_ranks_own_error(tmp_pa
     d, _ = diagnose(tmp_path)
     assert d.root_causes[0].code == "distributed_failure" and d.root_causes[0].confidence < 0.8
     assert d.status == "needs_more_data" and "first rank that failed" in d.tell_apart
+
+
+@pytest.mark.parametrize("status", ["RESOURCE_EXHAUSTED", "Resource exhausted", "resource exhausted"])
+@pytest.mark.parametrize("rest", ["Out of memory while trying to allocate 5520758552 bytes.", "Out of memory allocating "
+                                  "1048576 bytes.", "Failed to allocate request for 2.00GiB on device ordinal 1"])
+def test_an_xla_allocation_failure_is_an_oom_in_any_case_and_cut_anywhere_after_its_first_word(status, rest):
+    """A pasted line wraps or is cut where the terminal or the post did: the status and the first
+    words of the allocator's message already say it is out of memory."""
+    first = "Out" if rest.startswith("Out") else "Failed to alloc"
+    for cut in range(len(first), len(rest) + 1):
+        line = f"jaxlib.xla_extension.XlaRuntimeError: {status}: {rest[:cut]}"
+        assert _passes_prefilter(line)
+        event, _ = build_event("train.log", 1, [line])
+        assert event is not None and event.code == "out_of_memory", line
+
+
+def test_a_quota_that_is_exhausted_is_no_oom():
+    event, _ = build_event("train.log", 1, ["grpc: RESOURCE_EXHAUSTED: Quota exceeded for quota metric 'Requests'"])
+    assert event is None or event.code != "out_of_memory"
+
+
+def test_xla_oom_sizes_are_read():
+    event, _ = build_event("train.log", 1, ["RESOURCE_EXHAUSTED: Failed to allocate request for 176.00MiB "
+                                            "(184549376B) on device ordinal 0"])
+    assert event.fields.get("tried") == 176 * 2**20
+    event, _ = build_event("train.log", 1, ["Resource exhausted: Out of memory while trying to allocate 5520758552 bytes."])
+    assert event.fields.get("tried") == 5520758552

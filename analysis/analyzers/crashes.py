@@ -97,7 +97,7 @@ def _oom(run: Run, e: Event) -> Finding:
 
 
 _OOM_TITLES = {"host_oom": "Host out of memory",
-               "tf_oom": "GPU out of memory (TensorFlow ResourceExhaustedError)",
+               "tf_oom": "GPU out of memory (TensorFlow or XLA/JAX resource exhausted)",
                "cudnn_oom_in_disguise": "A cuDNN/cuBLAS error that is most often GPU memory exhausted",
                "cuda_oom": "GPU out of memory"}
 

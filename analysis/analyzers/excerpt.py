@@ -39,6 +39,7 @@ from analysis.analyzers.common import LR_RANGE, NAN_DATA_SETTLE, SHORT_CURVE, op
 from analysis.analyzers.not_learning import chance_accuracy, frozen_loss
 from analysis.ingest.bare_rows import UNNAMED
 from analysis.ingest.dressing import undress
+from analysis.ingest.textlog import NONFINITE_PREFIX
 from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
@@ -171,6 +172,8 @@ def _first_nonfinite(run: Run) -> tuple[Series, int] | None:
         at = _turned_nan(s.values)
         if at is not None:
             hits.append((int(s.lines[at]) if s.lines is not None else 0, s, at))
+    for s in _nameless_nonfinite(run):      # holds only the reports where the value was NaN/Inf
+        hits.append((int(s.lines[0]) if s.lines is not None else 0, s, 0))
     if not hits:
         return None
     _, s, i = min(hits, key=lambda h: h[0])
@@ -194,6 +197,16 @@ def _unnamed(run: Run) -> list[Series]:
     return [s for n in run.metrics.names() if n.startswith(UNNAMED) and (s := run.metrics.get(n)) is not None]
 
 
+def _nameless_nonfinite(run: Run) -> list[Series]:
+    """Values printed NaN/Inf under a name no alias knows (`lb=nan`): the reader keeps only those."""
+    named = [n for n in run.metrics.names() if n.startswith(NONFINITE_PREFIX)]
+    return [s for n in named if (s := run.metrics.get(n)) is not None]
+
+
+def _shown(s: Series) -> str:
+    return s.name.removeprefix(NONFINITE_PREFIX)
+
+
 def _nan_loss(run: Run) -> list[Finding]:
     """A loss that turns NaN has three readings, each listed with what points to it: numerical
     instability (an overflow, a log(0), fp16: the mechanism, and the reading nothing contradicts),
@@ -208,10 +221,16 @@ def _nan_loss(run: Run) -> list[Finding]:
     s, i = hit
     line = Evidence(f"{s.name} became {fmt(float(s.values[i]))} at {s.step_kind} {fmt_step(s.steps[i])}",
                     s.artifact, s.locator(i))
+    nameless = s.name.startswith(NONFINITE_PREFIX)
+    if nameless:
+        line = Evidence(f"{_shown(s)} (a value mltd does not name) was printed as {fmt(float(s.values[i]))} "
+                        f"at {s.step_kind} {fmt_step(s.steps[i])}", s.artifact, s.locator(i))
     before = s.values[:i][np.isfinite(s.values[:i])]
     ev_num, ev_lr, ev_data = [line], [line], [line]
     rose = len(before) >= 2 and before[-1] > before[0] * (1 + RISE_MIN)
-    if len(before):
+    if nameless:                 # its finite values were not kept: nothing is said about before the NaN
+        pass
+    elif len(before):
         last = point(s, i - 1, f"last finite {s.name}")
         if rose:
             ev_lr.append(Evidence(f"{s.name} climbed from {fmt(float(before[0]))} to "
@@ -237,15 +256,15 @@ def _nan_loss(run: Run) -> list[Finding]:
     if high_lr is not None:
         ev_lr.append(high_lr)
     step = float(s.steps[i])
-    if len(s) >= SHORT and not s.name.startswith(UNNAMED):
+    if len(s) >= SHORT and not s.name.startswith((UNNAMED, NONFINITE_PREFIX)):
         # a long curve has the trend analyzers: the loss analyzer reads the NaN and the climb before
         # it; here only the LR reading is added, below theirs
         return [_nan_lr(s, i, ev_lr[:1] + ([high_lr] if high_lr else []), LONG_NAN_LR, step, False)]
     c_num = 0.5 if val_only else (0.45 if rose else 0.55)
     c_lr = min(EXCERPT_MAX, 0.5 + (0.2 if rose else 0) + (0.1 if high_lr is not None else 0))
-    c_data = 0.6 if val_only else (0.5 if len(before) == 0 else 0.45)
+    c_data = 0.6 if val_only else (0.5 if len(before) == 0 and not nameless else 0.45)
     out = [
-        Finding(code="numerical_instability", issue=f"{s.name} turned {fmt(float(s.values[i]))} at "
+        Finding(code="numerical_instability", issue=f"{_shown(s)} turned {fmt(float(s.values[i]))} at "
                 f"{s.step_kind} {fmt_step(s.steps[i])}: a value overflowed (fp16, a log of 0, a division by "
                 "~0) or the updates were too large", severity="critical", confidence=c_num, evidence=ev_num,
                 fix="Find the first op that overflows: run a few steps with "
@@ -254,7 +273,7 @@ def _nan_loss(run: Run) -> list[Finding]:
                 expected_impact="training continues past the step where the loss turned NaN",
                 analyzer=NAME, onset_step=step, quick_fix="Guard the loss against NaN/Inf"),
         Finding(code="data_pipeline_bug",
-                issue=f"{s.name} turned {fmt(float(s.values[i]))}: a NaN or Inf in the inputs, or a "
+                issue=f"{_shown(s)} turned {fmt(float(s.values[i]))}: a NaN or Inf in the inputs, or a "
                       "target the loss cannot score (an empty or inverted box, a label out of range), "
                       "gives a NaN whatever the LR",
                 severity="critical" if val_only else "high",
@@ -290,7 +309,7 @@ def _high_lr(run: Run) -> Evidence | None:
 
 def _nan_lr(s: Series, i: int, ev: list[Evidence], conf: float, step: float, rose: bool) -> Finding:
     return Finding(code="lr_too_high",
-                   issue=f"{s.name} turned {fmt(float(s.values[i]))} at {s.step_kind} "
+                   issue=f"{_shown(s)} turned {fmt(float(s.values[i]))} at {s.step_kind} "
                          f"{fmt_step(s.steps[i])}: a learning rate too high drives the weights to overflow"
                          + (" after the loss climbed" if rose else ""),
                    severity="critical" if conf > LONG_NAN_LR else "high",
@@ -764,15 +783,18 @@ def _growing_gradients(run: Run) -> list[Finding]:
 
 
 def _short_spike(run: Run) -> list[Finding]:
-    """One report of a short loss curve SPIKE_RATIO times the median of the others, and the next
-    back near it: a transient spike (the trend analyzer's spike search needs 21 points)."""
+    """One report of a short loss curve SPIKE_RATIO times the median of the others, with the report
+    before and the next near it: a transient spike (the trend analyzer's spike search needs 21
+    points). A report that stands between a higher one before it and a lower one after is a fast
+    early fall, not a spike."""
     s = _main_loss(run)
     if s is None or not (SPIKE_POINTS <= len(s) < SHORT) or not np.isfinite(s.values).all():
         return []
     v = s.values
     for i in range(1, len(v) - 1):
         rest = float(np.median(np.delete(v, i)))
-        if rest > 0 and v[i] >= SPIKE_RATIO * rest and v[i + 1] <= SPIKE_BACK * rest:
+        if (rest > 0 and v[i] >= SPIKE_RATIO * rest and v[i + 1] <= SPIKE_BACK * rest
+                and v[i - 1] <= SPIKE_BACK * rest):
             ev = [point(s, i, f"{s.name} spike"), point(s, i + 1, f"{s.name} back")]
             return [Finding(code="loss_spikes",
                             issue=f"{s.name} spiked to {fmt(float(v[i]))} ({v[i] / rest:.0f}x the other "

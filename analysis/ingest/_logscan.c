@@ -300,7 +300,7 @@ static int has_literal(const Literals *L, const char *s, Py_ssize_t n) {
 
 #define FULLWIDTH_COLON "\xef\xbc\x9a"   /* `：` in UTF-8, as logs written in Chinese or Japanese have it */
 
-enum { SECTION_VAL = -2, SECTION_TEST = -3, SECTION_TRAIN = -4, TABLE_COLUMN = 1 };
+enum { SECTION_VAL = -2, SECTION_TEST = -3, SECTION_TRAIN = -4, TABLE_COLUMN = 1, NONFINITE = 2 };
 
 /* The section a lone word opens, or 0; only words with the initial of a section word are looked up. */
 static int section_of(Ctx *c, const char *k, Py_ssize_t n) {
@@ -313,7 +313,7 @@ static int section_of(Ctx *c, const char *k, Py_ssize_t n) {
    column's header (`col|total`: some names are metrics only as a column). */
 static int family_in(Ctx *c, int section, const char *k, Py_ssize_t n) {
     const char *prefix = section == SECTION_VAL ? "val|" : section == SECTION_TEST ? "test|" :
-                         section == TABLE_COLUMN ? "col|" : NULL;
+                         section == TABLE_COLUMN ? "col|" : section == NONFINITE ? "nonfinite|" : NULL;
     if (!prefix) return family(c, k, n);
     c->key.len = 0;
     if (buf_put(&c->key, prefix, strlen(prefix)) || buf_put(&c->key, k, n)) { c->failed = 1; return -1; }
@@ -432,6 +432,9 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
         if (found) {
             Py_ssize_t ks = prev >= 0 ? prev : ws;
             int fam = family_in(c, section, s + ks, we - ks);
+            /* `lb=nan` under a name no alias knows: kept, only where non-finite (a NaN is news whatever its name) */
+            if (fam == -1 && (sep == '=' || sep == ':') && !isfinite(v))
+                fam = family_in(c, NONFINITE, s + ws, we - ws);
             if (fam <= SECTION_VAL) {
                 section = fam;
                 if (split_accuracy(c, s, n, end, ln)) {   /* `Epoch: 001/010 | Train: 10.000% | Loss: 2.303` */

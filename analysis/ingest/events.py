@@ -95,7 +95,8 @@ _OOM_FIELDS = {
     # PyTorch >= 2.1: "Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which
     # 1.23 GiB is free. ... Of the allocated memory 75.10 GiB is allocated by PyTorch, and 1.20 GiB
     # is reserved by PyTorch but unallocated."
-    "tried": rf"Tried to allocate {_SIZE}",
+    # XLA: "Out of memory while trying to allocate 5520758552 bytes.", "Failed to allocate request for 176.00MiB"
+    "tried": rf"Tried to allocate {_SIZE}|trying to allocate {_SIZE}|allocate request for {_SIZE}",
     "capacity": rf"total capacity of {_SIZE}|{_SIZE} total capacity",
     "free": rf"of which {_SIZE} is free|{_SIZE} free",
     "in_use": rf"this process has {_SIZE} memory in use",

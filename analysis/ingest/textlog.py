@@ -78,11 +78,17 @@ class _Families:
 
 
 PART_PREFIX = "train_loss/"
+NONFINITE_PREFIX = "nonfinite/"   # `lb=nan` under a name no alias knows: the scanner keeps only such values
+_IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}")
+_TIMING = re.compile(r"(?i)time|sec|_ms$|speed|per_|elapsed|eta$")   # a rate over a zero duration is no overflow
 _SECTION_CODES = {"val": SECTION_VAL, "test": SECTION_TEST, "train": SECTION_TRAIN}
 
 
 @lru_cache(maxsize=4096)
 def _name_in(section: str, key: str) -> str | None:
+    if section == "nonfinite":
+        named = _IDENTIFIER.fullmatch(key) and _metric_name(key) is None and not _TIMING.search(key)
+        return NONFINITE_PREFIX + key.lower() if named else None
     if section == "col":                  # a table's header cell: some names are metrics only there
         return table_columns().get(normalise(key)) or _name_in("", key)
     name = _metric_name(key)
