@@ -163,7 +163,9 @@ def _first_nonfinite(run: Run) -> tuple[Series, int] | None:
     """The series and index where a loss (or the gradient norm) first turns NaN/Inf, the earliest
     line of all."""
     hits = []
-    for s in _losses(run) + [g for g in (run.metrics.get("grad_norm"),) if g is not None]:
+    losses = _losses(run)
+    grad = run.metrics.get("grad_norm")
+    for s in losses + ([grad] if grad is not None and not _skipped_steps(grad, losses) else []):
         bad = np.flatnonzero(~np.isfinite(s.values))
         if len(bad):
             i = int(bad[0])
@@ -178,6 +180,15 @@ def _first_nonfinite(run: Run) -> tuple[Series, int] | None:
         return None
     _, s, i = min(hits, key=lambda h: h[0])
     return s, i
+
+
+def _skipped_steps(grad: Series, losses: list[Series]) -> bool:
+    """A gradient norm non-finite at some steps, finite again at its last, while every loss stays
+    finite: those steps were skipped (a dynamic loss scaler's overflow, fp16's first steps). An
+    update with an Inf or NaN gradient would have carried it into the weights and the loss."""
+    v = grad.values
+    return (bool(len(v)) and bool(np.isfinite(v[-1])) and bool(losses)
+            and all(bool(np.isfinite(s.values).all()) for s in losses))
 
 
 def _turned_nan(v: np.ndarray) -> int | None:

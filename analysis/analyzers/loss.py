@@ -34,6 +34,8 @@ STAND_APART = 2.0
 CHANCE_LR_READING = 0.45    # an LR outside its range beside a loss at chance: a real rival to the data bug
 OVERFIT_POINTS = 3          # three validation reports already show a best and a rise after it
 OVERFIT_RISE, OVERFIT_KEPT = 0.10, 0.05
+ONE_EXAMPLE_ROWS = 2        # a batch this small: a step's loss is an example's, its spikes are examples
+CAME_BACK = 0.6             # of a rise under an unchanged LR, the share the loss must fall back by
 
 
 def analyze(run: Run) -> list[Finding]:
@@ -90,26 +92,60 @@ def analyze(run: Run) -> list[Finding]:
                        f"its smoothed best of {fmt(d.level)}",
                        s.artifact, s.span_locator(d.onset, d.peak))]
         clear = d.undone >= 0.5         # a rise that takes back under half the progress may be noise
-        out.append(Finding(code="lr_too_high",
-                           issue=(f"Loss diverged at {s.step_kind} {fmt_step(s.steps[d.onset])} "
-                                 f"after falling to {fmt(float(v[d.best]))}"
-                                 if clear else f"Loss crept back up {d.undone:.0%} of the way toward its "
-                                 f"start from {s.step_kind} {fmt_step(s.steps[d.onset])}: worth "
-                                 "watching, not yet a divergence"),
-                           severity=("critical" if d.rise > 0.5 else "high") if clear else "low",
-                           confidence=0.55 if clear else 0.35,
-                           evidence=ev,
-                           fix=_halve_lr_fix(run, float(s.steps[d.onset])),
-                           expected_impact="the loss keeps falling past the onset",
-                           analyzer=NAME,
-                           onset_step=float(s.steps[d.onset]),
-                           quick_fix="Reduce LR by 50%"))
+        steady = _came_back_under_the_same_lr(run, s, d) if clear else None
+        if steady is not None:
+            out.append(steady)
+        else:
+            out.append(Finding(code="lr_too_high",
+                               issue=(f"Loss diverged at {s.step_kind} {fmt_step(s.steps[d.onset])} "
+                                     f"after falling to {fmt(float(v[d.best]))}"
+                                     if clear else f"Loss crept back up {d.undone:.0%} of the way toward its "
+                                     f"start from {s.step_kind} {fmt_step(s.steps[d.onset])}: worth "
+                                     "watching, not yet a divergence"),
+                               severity=("critical" if d.rise > 0.5 else "high") if clear else "low",
+                               confidence=0.55 if clear else 0.35,
+                               evidence=ev,
+                               fix=_halve_lr_fix(run, float(s.steps[d.onset])),
+                               expected_impact="the loss keeps falling past the onset",
+                               analyzer=NAME,
+                               onset_step=float(s.steps[d.onset]),
+                               quick_fix="Reduce LR by 50%"))
     sp = spikes(v) if d is None else []
     if sp:
         out.append(_spikes(run, s, sp))
     out += _plateau(run, s)
     out += _overfitting(run, s)
     return out
+
+
+def _came_back_under_the_same_lr(run: Run, s, d) -> Finding | None:
+    """A rise the loss came back from (to under `CAME_BACK` of the rise) while the learning rate
+    stayed what it was from the best point on: the LR that was there before, during and after cannot be what
+    threw the loss up. The data changed under it (a curriculum stage, a harder shard): a note."""
+    lr = run.metrics.get("lr")
+    v = s.values
+    if lr is None or not len(lr) or not np.isfinite(v).all():
+        return None
+    after = lr.values[lr.steps >= s.steps[d.best]]      # from the best point on, before the rise
+    if not len(after) or not np.isfinite(after).all() or after.min() <= 0 or after.max() > after.min() * 1.01:
+        return None
+    sm = rolling_median(v, max(5, len(v) // 40))
+    end = float(np.median(v[-max(5, len(v) // 20):]))
+    peak = float(sm[d.peak])
+    if end > peak - CAME_BACK * (peak - d.level):
+        return None
+    return Finding(code="lr_too_high",
+                   issue=f"Loss rose at {s.step_kind} {fmt_step(s.steps[d.onset])} and came back down under "
+                         f"the same learning rate ({fmt(float(after[0]))}): the data changed (a curriculum "
+                         "stage, a harder shard), not the rate",
+                   severity="low", confidence=0.3,
+                   evidence=[point(s, d.peak, "loss peak"), point(s, len(v) - 1, "final loss"),
+                             Evidence(f"lr {fmt(float(after[0]))} from the onset to the end", lr.artifact,
+                                      lr.span_locator(len(lr) - len(after), len(lr) - 1))],
+                   fix="Nothing to change if the rise matches a change in the data; otherwise halve the LR",
+                   expected_impact="the loss keeps falling past the onset", analyzer=NAME,
+                   onset_step=float(s.steps[d.onset]),
+                   quick_fix="Check what changed in the data at the onset")
 
 
 def _halve_lr_fix(run: Run, step: float) -> str:
@@ -153,7 +189,10 @@ def _spikes(run: Run, s, sp: list[int]) -> Finding:
             conf += 0.1
             j = int(np.searchsorted(g.steps, s.steps[both[0]]))
             ev.append(point(g, j, "grad_norm at the same step"))
-    bad_batches = len(sp) > 2 and len(past_start) >= BAD_BATCH_SHARE * len(sp) and apart
+    few_rows = _rows_per_batch(run)
+    if few_rows is not None:
+        ev.append(few_rows)
+    bad_batches = len(sp) > 2 and len(past_start) >= BAD_BATCH_SHARE * len(sp) and apart and few_rows is None
     return Finding(code="loss_spikes",
                    issue=f"{len(sp)} isolated loss spike{'s' if len(sp) > 1 else ''} that recovered, at "
                          f"{s.step_kind}{'s' if len(sp) > 1 else ''} "
@@ -167,6 +206,18 @@ def _spikes(run: Run, s, sp: list[int]) -> Finding:
                    analyzer=NAME,
                    onset_step=float(s.steps[sp[0]]),
                    quick_fix="Inspect the spiking batches; clip gradients")
+
+
+def _rows_per_batch(run: Run) -> Evidence | None:
+    """Evidence that a batch holds at most `ONE_EXAMPLE_ROWS` rows: a step's loss is then one
+    example's, and a hard or mislabeled example scores far above the rest every so often; a spike
+    says nothing of a batch unlike the others."""
+    hit = run.config_value("per_device_train_batch_size", "micro_batch_size", "batch_size", "train_batch_size")
+    if hit is None or hit.number is None or not 0 < hit.number <= ONE_EXAMPLE_ROWS:
+        return None
+    return Evidence(f"{hit.key} = {hit.value}: each step's loss is that of {int(hit.number)} example"
+                    f"{'s' if hit.number > 1 else ''}, so a hard or mislabeled one shows as a spike",
+                    hit.config.artifact, hit.locator)
 
 
 def _stand_apart(values: np.ndarray, sp: list[int], window: int = 21) -> bool:

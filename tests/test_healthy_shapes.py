@@ -1,0 +1,94 @@
+"""Healthy runs in shapes that look alarming (tests/scenarios/grid_healthy2.py): each mechanism that
+raised a false alarm there, in a few lines, beside the fault it must not hide."""
+from __future__ import annotations
+
+import math
+import shutil
+
+from analysis.diagnose import diagnose
+from tests.scenarios import cached
+
+ALARM = ("critical", "high")
+
+
+def _diagnose(tmp_path, rows: list[dict], name: str = "train.log"):
+    (tmp_path / name).write_text("".join(" ".join(f"{k}={v}" for k, v in r.items()) + "\n" for r in rows))
+    d, _ = diagnose(tmp_path)
+    return d
+
+
+def _alarms(d) -> list[str]:
+    return [c.code for c in d.root_causes if c.severity in ALARM and c.code != "healthy"]
+
+
+def _falling(n: int, start: float = 1.4, end: float = 0.3) -> list[float]:
+    return [end + (start - end) * math.exp(-4 * i / n) for i in range(n)]
+
+
+def test_a_loss_scaler_skipping_its_first_steps_is_no_overflow(tmp_path):
+    # AMP: GradScaler's first scale is too high, so the first steps' gradients overflow (norm nan or
+    # inf), the steps are skipped and the scale halves; the loss never leaves finite values
+    rows = [{"step": i + 1, "loss": round(x, 4), "lr": 0.002,
+             "grad_norm": "nan" if i < 3 else "inf" if i < 5 else round(0.5 - 0.002 * i, 4),
+             "loss_scale": 2.0 ** (24 - min(i, 5))} for i, x in enumerate(_falling(120))]
+    d = _diagnose(tmp_path, rows)
+    assert _alarms(d) == [] and d.root_causes[0].code == "healthy"
+
+
+def test_a_gradient_norm_that_stays_non_finite_is_still_read(tmp_path):
+    # the same first steps, but the norm never comes back: the overflow is the run's, not a skip
+    rows = [{"step": i + 1, "loss": round(x, 4), "lr": 0.002, "grad_norm": "nan" if i >= 60 else 0.5}
+            for i, x in enumerate(_falling(120))]
+    d = _diagnose(tmp_path, rows)
+    assert _alarms(d)
+
+
+def _curriculum(lr_after: float) -> list[dict]:
+    # two easy classes first (the loss falls near 0), then every class from step 120: the loss jumps,
+    # then falls again to a level above the easy one
+    easy, hard = _falling(120, 0.7, 0.02), _falling(180, 1.6, 0.3)
+    return [{"step": i + 1, "loss": round(x, 4), "lr": 0.002 if i < 120 else lr_after,
+             "grad_norm": 0.4} for i, x in enumerate(easy + hard)]
+
+
+def test_a_rise_that_comes_back_under_the_same_lr_is_no_divergence(tmp_path):
+    d = _diagnose(tmp_path, _curriculum(0.002))
+    assert _alarms(d) == [] and d.root_causes[0].code == "healthy"
+
+
+def test_the_same_rise_under_a_raised_lr_stays_the_lrs(tmp_path):
+    d = _diagnose(tmp_path, _curriculum(0.08))
+    assert d.root_causes[0].code == "lr_too_high" and d.root_causes[0].severity in ALARM
+
+
+def _one_example_steps(batch: int, tmp_path):
+    # a real run of batches of one row (tests/scenarios/grid_healthy2.py, tiny_batches_1): most steps'
+    # losses near 0, the few mislabeled or hard examples' at 2-3.4, above where training started
+    run = cached("tiny_batches_1")
+    shutil.copy(run / "train.log", tmp_path / "train.log")
+    config = (run / "config.yaml").read_text()
+    (tmp_path / "config.yaml").write_text(config.replace("batch_size: 1", f"batch_size: {batch}"))
+    d, _ = diagnose(tmp_path)
+    return d
+
+
+def test_a_high_loss_in_a_batch_of_one_is_one_examples_not_a_bad_batch(tmp_path):
+    d = _one_example_steps(1, tmp_path)
+    assert d.root_causes[0].code == "healthy"
+    assert all(c.severity == "low" for c in d.root_causes if c.code == "loss_spikes")
+
+
+def test_the_same_spikes_in_batches_of_32_stay_bad_batches(tmp_path):
+    d = _one_example_steps(32, tmp_path)
+    assert d.root_causes[0].code == "loss_spikes" and d.root_causes[0].severity == "medium"
+
+
+def test_a_pasted_trainer_log_whose_first_norms_overflowed_is_healthy(tmp_path):
+    # HF Trainer with fp16 prints its dict lines; the scaler's first skipped steps log grad_norm nan/inf
+    lines = [{"loss": round(2.3 * math.exp(-i / 8) + 0.4, 4),
+              "grad_norm": "nan" if i < 2 else "inf" if i < 3 else round(2.1 - 0.1 * i, 4),
+              "learning_rate": 2e-05, "epoch": round(0.05 * (i + 1), 2)} for i in range(12)]
+    (tmp_path / "train.log").write_text("".join(
+        "{" + ", ".join(f"'{k}': {v}" for k, v in r.items()) + "}\n" for r in lines))
+    d, _ = diagnose(tmp_path)
+    assert _alarms(d) == [] and d.root_causes[0].code == "healthy"
