@@ -87,7 +87,7 @@ class Cube(nn.Module):
         return x ** 3
 
 
-CUBE_LR = {"sgd": 2e-3, "momentum": 5e-4}
+CUBE_LR = {"sgd": 6e-3, "momentum": 1e-3}
 
 
 def cubic_activation(dest: Path, v: Variant) -> None:
@@ -96,7 +96,8 @@ def cubic_activation(dest: Path, v: Variant) -> None:
     k = Knobs(lr=CUBE_LR[v.opt], act=Cube, extra_config={"model": {"arch": v.arch, "hidden": v.width,
                                                                     "layers": v.depth, "activation": "cube"}})
     model, rows, _ = train(v, k, dest)
-    _grew_under_constant_lr(rows, factor=20.0)
+    _grew_under_constant_lr(rows)
+    require(_nonfinite_at(rows) is not None, "the growth never reached Inf/NaN")
     write(dest, v, k, _shown(rows, v), None, code=(Cube, Knobs, train))
 
 
@@ -126,28 +127,31 @@ def l2_weight_typo(dest: Path, v: Variant) -> None:
 
 # --- LR too high ----------------------------------------------------------------------------------------
 
-def _learned_then_rose(rows, what: str) -> None:
+def _learned_then_rose(rows, what: str, lasting: bool = False) -> None:
+    """It learned, then the loss rose again: to a peak in the last 30 steps, or (`lasting`) on their
+    mean, so that one noisy batch is not the rise."""
     ls = losses(rows)
     start = mean(ls[:10])
     finite = [x for x in ls if math.isfinite(x)]
     best = min(mean(finite[i: i + 10]) for i in range(0, len(finite) - 9))
     require(best < 0.9 * start, f"{what}: it never learned ({start:.3g} -> {best:.3g})")
     tail = [x if math.isfinite(x) else 1e30 for x in ls[-30:]]
-    require(max(tail) > best + 0.5 * (start - best),
-            f"{what}: the loss did not rise again ({best:.3g} -> {max(tail):.3g})")
+    end = mean(tail) if lasting else max(tail)
+    require(end > best + (0.3 if lasting else 0.5) * (start - best),
+            f"{what}: the loss did not rise again ({best:.3g} -> {end:.3g})")
 
 
-WARMUP_PEAK = {"adam": 0.1, "adamw": 0.1}
+WARMUP_PEAK = {"mlp": 0.3, "cnn": 0.1}
 
 
 def warmup_to_a_peak_too_high(dest: Path, v: Variant) -> None:
-    """A linear warm-up (the variant's `warmup` schedule, 10% of the run) whose peak is 50x the
+    """A linear warm-up (the variant's `warmup` schedule, 10% of the run) whose peak is 50-150x the
     adaptive optimizer's usual rate: the model learns while the rate is small, and gives way as the
     warm-up carries it far above the optimizer's range."""
     require(v.sched == "warmup", "a warm-up variant")
-    k = Knobs(lr=WARMUP_PEAK[v.opt], label_noise=0.1)
+    k = Knobs(lr=WARMUP_PEAK[v.arch], label_noise=0.1)
     model, rows, _ = train(v, k, dest)
-    _learned_then_rose(rows, "warm-up peak")
+    _learned_then_rose(rows, "warm-up peak", lasting=v.arch == "mlp")   # the CNN rises in bursts
     write(dest, v, k, _shown(rows, v), model)
 
 
@@ -241,8 +245,8 @@ FAMILIES = [
         V("rnn", "momentum", fmt="kv", seed=9103, width=24))),
     Family("cubic_activation", cubic_activation, "exploding_gradients", "tuning", (
         V("regression", "sgd", fmt="jsonl", seed=8111, depth=2),
-        V("regression", "momentum", fmt="lightning", seed=8112, depth=2, width=48),
-        V("regression", "sgd", fmt="nanogpt", seed=8113, depth=2))),
+        V("regression", "momentum", fmt="lightning", seed=8113, depth=2),
+        V("regression", "sgd", fmt="nanogpt", seed=9111, depth=2))),
     Family("l2_weight_typo", l2_weight_typo, "exploding_gradients", "tuning", (
         V("mlp", "sgd", fmt="tb", seed=8121), V("regression", "momentum", fmt="mlflow", seed=8122),
         V("cnn", "sgd", fmt="pipe", seed=8123))),
