@@ -79,9 +79,11 @@ def recurrent_radius_above_one(dest: Path, v: Variant) -> None:
     write(dest, v, k, _shown(rows, v), None, code=(prepare, Knobs, train))
 
 
+# x ** 3 as the activation: its slope grows with its input, so large activations make larger
+# gradients, which make larger weights, which make larger activations (kept out of the class's
+# docstring: the class is saved with the run as its training code, which must not explain the fault)
 class Cube(nn.Module):
-    """x ** 3 as the activation: its slope grows with its input, so large activations make larger
-    gradients, which make larger weights, which make larger activations."""
+    """The activation."""
 
     def forward(self, x):
         return x ** 3
@@ -210,8 +212,10 @@ def _nan_after_calm(rows, what: str) -> None:
     require(max(gn[-10:]) < 10 * sorted(gn)[len(gn) // 2], f"{what}: the gradients grew before the NaN")
 
 
+# each row to zero mean and unit variance, with no eps: an all-zero row is 0 / 0 (said here, not in
+# the docstring, which is saved with the run)
 def standardise_rows(x):
-    """Each row to zero mean and unit variance, with no eps: an all-zero row is 0 / 0."""
+    """Each row to zero mean and unit variance."""
     return (x - x.mean(-1, keepdim=True)) / x.var(-1, keepdim=True).sqrt()
 
 
