@@ -89,6 +89,8 @@ TRICKY = [
     "step=10 loss=1.0",
     "4 0.1 0.2",
     "elbo=nan; kl: inf x=-inf y=nan% z|nan q = NaN fooBar=1.#QNAN lb=12 lb=nan w nan",
+    # a nameless value is kept from its first non-finite report on: finite again after it, it is read too
+    "elbo=-3.5; kl: 0.2 x=1 best_val=inf bits_per_dim=nan beta=inf q = 2 lb: 4", "lb=5 elbo: 1e3",
     "Step  Training Loss  Validation Loss   a  b  c  d  e  f  g  h  i  j  k  l  m  n  o  p  q  r  s  t  u  v  w  x  y  z "
     + "  ".join(f"c{i}" for i in range(50)),
     "{'loss': np.float64(0.25), 'lr': tensor([1e-3]), 'grad_norm': array(2.5, dtype=float32), 'acc': f(}",

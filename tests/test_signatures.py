@@ -409,3 +409,8 @@ def test_xla_oom_sizes_are_read():
     assert event.fields.get("tried") == 176 * 2**20
     event, _ = build_event("train.log", 1, ["Resource exhausted: Out of memory while trying to allocate 5520758552 bytes."])
     assert event.fields.get("tried") == 5520758552
+
+
+def test_a_grpc_quota_out_of_requests_is_no_oom():
+    event, _ = build_event("train.log", 1, ["grpc: RESOURCE_EXHAUSTED: Out of quota for metric requests"])
+    assert event is None or event.code != "out_of_memory"

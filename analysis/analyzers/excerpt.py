@@ -161,24 +161,24 @@ def _absurd_lr(run: Run) -> list[Finding]:
 
 def _first_nonfinite(run: Run) -> tuple[Series, int] | None:
     """The series and index where a loss (or the gradient norm) first turns NaN/Inf, the earliest
-    line of all."""
-    hits = []
+    line of all; a value mltd does not name only where no loss turns."""
+    hits: list[tuple[bool, int, Series, int]] = []     # (nameless, line, series, index)
     losses = _losses(run)
     grad = run.metrics.get("grad_norm")
     for s in losses + ([grad] if grad is not None and not _skipped_steps(grad, losses) else []):
         bad = np.flatnonzero(~np.isfinite(s.values))
         if len(bad):
             i = int(bad[0])
-            hits.append((int(s.lines[i]) if s.lines is not None else 0, s, i))
+            hits.append((False, int(s.lines[i]) if s.lines is not None else 0, s, i))
     for s in _unnamed(run):
         at = _turned_nan(s.values)
         if at is not None:
-            hits.append((int(s.lines[at]) if s.lines is not None else 0, s, at))
-    for s in _nameless_nonfinite(run):      # holds only the reports where the value was NaN/Inf
-        hits.append((int(s.lines[0]) if s.lines is not None else 0, s, 0))
+            hits.append((False, int(s.lines[at]) if s.lines is not None else 0, s, at))
+    for s in _nameless_nonfinite(run, losses):   # starts at its first NaN/Inf report
+        hits.append((True, int(s.lines[0]) if s.lines is not None else 0, s, 0))
     if not hits:
         return None
-    _, s, i = min(hits, key=lambda h: h[0])
+    _, _, s, i = min(hits, key=lambda h: h[:2])   # a loss's NaN outranks a nameless one, then the earliest
     return s, i
 
 
@@ -208,10 +208,20 @@ def _unnamed(run: Run) -> list[Series]:
     return [s for n in run.metrics.names() if n.startswith(UNNAMED) and (s := run.metrics.get(n)) is not None]
 
 
-def _nameless_nonfinite(run: Run) -> list[Series]:
-    """Values printed NaN/Inf under a name no alias knows (`lb=nan`): the reader keeps only those."""
+def _nameless_nonfinite(run: Run, losses: list[Series]) -> list[Series]:
+    """Values printed NaN/Inf under a name no alias knows (`lb=nan`), which the reader keeps from their
+    first non-finite report on. NaN weights never heal: a value finite again at its last report (an
+    RL reward before the first episode ends), or a loss printed finite on a later line (an AUC of a
+    one-class batch), says the model's state held no NaN."""
     named = [n for n in run.metrics.names() if n.startswith(NONFINITE_PREFIX)]
-    return [s for n in named if (s := run.metrics.get(n)) is not None]
+    out = []
+    for s in (s for n in named if (s := run.metrics.get(n)) is not None and len(s)):
+        at = int(s.lines[0]) if s.lines is not None else 0
+        outlived = any(x.lines is not None and bool(np.isfinite(x.values[x.lines > at]).any())
+                       for x in losses)
+        if not np.isfinite(s.values[-1]) and not outlived:
+            out.append(s)
+    return out
 
 
 def _shown(s: Series) -> str:

@@ -147,6 +147,7 @@ def _ingest_one(run: Run, f, art: Artifact, latest_state, consumed_shards, budge
         log = parse_text_log(f.path, f.rel)
         run.events.extend(log.events)
         art.skipped_lines = log.skipped_lines
+        run.notes.extend(log.notes)
         for s in log.series:
             run.metrics.add(s)
         if not log.series and any(e.context for e in log.events):

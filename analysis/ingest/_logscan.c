@@ -110,6 +110,18 @@ static int family(Ctx *c, const char *k, Py_ssize_t n) {
     return fam;
 }
 
+/* The family a key was given earlier in this chunk, -1 where it was never asked about (Python not asked). */
+static int family_seen(Ctx *c, const char *k, Py_ssize_t n) {
+    if (c->failed || !c->table.cap) return -1;
+    size_t j = hash(k, n) & (c->table.cap - 1);
+    while (c->table.slots[j].key) {
+        Slot *s = &c->table.slots[j];
+        if (s->len == n && memcmp(s->key, k, n) == 0) return s->fam;
+        j = (j + 1) & (c->table.cap - 1);
+    }
+    return -1;
+}
+
 /* Character classes, filled once at import. */
 enum { START = 1, KEYCH = 2 };
 static uint8_t cls[256];
@@ -432,9 +444,16 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
         if (found) {
             Py_ssize_t ks = prev >= 0 ? prev : ws;
             int fam = family_in(c, section, s + ks, we - ks);
-            /* `lb=nan` under a name no alias knows: kept, only where non-finite (a NaN is news whatever its name) */
-            if (fam == -1 && (sep == '=' || sep == ':') && !isfinite(v))
-                fam = family_in(c, NONFINITE, s + ws, we - ws);
+            /* `lb=nan` under a name no alias knows: kept from its first non-finite value on (a NaN is news
+               whatever its name; a value finite again after it says the model's state was not NaN) */
+            if (fam == -1 && (sep == '=' || sep == ':')) {
+                if (!isfinite(v)) fam = family_in(c, NONFINITE, s + ws, we - ws);
+                else {
+                    c->key.len = 0;
+                    if (buf_put(&c->key, "nonfinite|", 10) || buf_put(&c->key, s + ws, we - ws)) return -1;
+                    fam = family_seen(c, c->key.data, (Py_ssize_t)c->key.len);
+                }
+            }
             if (fam <= SECTION_VAL) {
                 section = fam;
                 if (split_accuracy(c, s, n, end, ln)) {   /* `Epoch: 001/010 | Train: 10.000% | Loss: 2.303` */

@@ -230,8 +230,11 @@ class Scanner:
             if num is not None:
                 key = s[prev if prev >= 0 else ws:we]
                 fam = self.family(_PREFIX[section] + key if section in _PREFIX else key)
-                if fam == -1 and sep in b"=:" and (num[0] != num[0] or abs(num[0]) == _INF):
-                    fam = self.family(b"nonfinite|" + s[ws:we])   # `lb=nan`: a NaN is news whatever its name
+                if fam == -1 and sep in b"=:":   # `lb=nan`: a NaN is news whatever its name, kept from there
+                    if num[0] != num[0] or abs(num[0]) == _INF:
+                        fam = self.family(b"nonfinite|" + s[ws:we])
+                    else:                        # finite again: the model's state was not NaN
+                        fam = self.cache.get(b"nonfinite|" + s[ws:we], -1)
                 if fam <= SECTION_VAL:
                     section = fam
                     if self.split_accuracy(s, num[1], seen):   # `Epoch: 001/010 | Train: 10.000% | Loss: 2.303`

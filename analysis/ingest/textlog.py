@@ -16,7 +16,7 @@ import sys
 import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import cast
@@ -52,6 +52,7 @@ class TextLogResult:
     metric_lines: int
     skipped_lines: int
     has_carriage_returns: bool = False
+    notes: list[str] = field(default_factory=list)
 
 
 class _Families:
@@ -61,33 +62,53 @@ class _Families:
         self.names = ["step"]
         self._ids = {"step": 0}
         self._lock = threading.Lock()     # two scanner threads may meet a new name at once
+        self.per_kind: dict[str, int] = {}
+        self.dropped: dict[str, int] = {}  # names past the cap, per kind (`nonfinite/`, `train_loss/`)
 
     def resolve(self, key: str) -> int:
         """The family of a key as written in the log (`loss`, `'eval_loss'`, `grad norm`, or a
         word and the key when two words may form one name; `val|loss` inside a validation section),
         -1 for a word that is no metric, or the section a lone word opens (`valid`, `Test`)."""
         section, _, key = key.rpartition("|")
+        if section == "nonfinite" and self.per_kind.get(NONFINITE_PREFIX, 0) >= MAX_FAMILIES_OF_A_KIND:
+            return self._drop(NONFINITE_PREFIX)     # full: no lookup per name of a hostile paste's million
         name = _name_in(section, key)
         if name is None:
             return _SECTION_CODES.get(sections()[0].get(key.lower(), ""), -1)
         with self._lock:
             if name not in self._ids:
+                kind = _capped_kind(name)
+                if kind is not None:            # a hostile paste's million names: so many, the rest counted
+                    if self.per_kind.get(kind, 0) >= MAX_FAMILIES_OF_A_KIND:
+                        return self._drop(kind)
+                    self.per_kind[kind] = self.per_kind.get(kind, 0) + 1
                 self._ids[name] = len(self.names)
                 self.names.append(name)
             return self._ids[name]
 
+    def _drop(self, kind: str) -> int:
+        self.dropped[kind] = self.dropped.get(kind, 0) + 1    # asked once per name and chunk
+        return -1
+
 
 PART_PREFIX = "train_loss/"
-NONFINITE_PREFIX = "nonfinite/"   # `lb=nan` under a name no alias knows: the scanner keeps only such values
+NONFINITE_PREFIX = "nonfinite/"   # `lb=nan` under a name no alias knows: kept from its first NaN/Inf on
+MAX_FAMILIES_OF_A_KIND = 256     # nameless NaNs, loss parts: one series each, so a bounded number of them
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}")
-_TIMING = re.compile(r"(?i)time|sec|_ms$|speed|per_|elapsed|eta$")   # a rate over a zero duration is no overflow
+# whole parts of a name: a rate over a zero duration is no overflow (`bits_per_dim`, `beta` are no timing)
+_TIMING = re.compile(r"(?i)(?:^|[_.\-])(?:time|times|timing|runtime|sec|secs|second|seconds|ms|speed"
+                     r"|elapsed|eta|throughput|duration|fps)(?:$|[_.\-])")
+# a best-so-far, a limit or a tolerance starts at +-inf by design: no state of the model's
+_BOOKKEEPING = re.compile(r"(?i)(?:^|[_.\-])(?:best|min|max|threshold|thresh|clip|patience|delta|tol)"
+                          r"(?:$|[_.\-])")
 _SECTION_CODES = {"val": SECTION_VAL, "test": SECTION_TEST, "train": SECTION_TRAIN}
 
 
 @lru_cache(maxsize=4096)
 def _name_in(section: str, key: str) -> str | None:
     if section == "nonfinite":
-        named = _IDENTIFIER.fullmatch(key) and _metric_name(key) is None and not _TIMING.search(key)
+        named = (_IDENTIFIER.fullmatch(key) and _metric_name(key) is None and not _TIMING.search(key)
+                 and not _BOOKKEEPING.search(key))
         return NONFINITE_PREFIX + key.lower() if named else None
     if section == "col":                  # a table's header cell: some names are metrics only there
         return table_columns().get(normalise(key)) or _name_in("", key)
@@ -97,6 +118,13 @@ def _name_in(section: str, key: str) -> str | None:
     if not section or name in (None, "step", "epoch") or name.startswith(("val_", "test_")):
         return name
     return sections()[1].get(section, {}).get(name)
+
+
+def _capped_kind(name: str) -> str | None:
+    for prefix in (NONFINITE_PREFIX, PART_PREFIX):
+        if name.startswith(prefix):
+            return prefix
+    return None
 
 
 @lru_cache(maxsize=4096)
@@ -262,5 +290,7 @@ def parse_text_log(path: Path, artifact: str) -> TextLogResult:
     kind = "step" if saw_step else "index"
     series = [s for s in (b.build(kind) for b in builders.values()) if s is not None]
     series = with_bare_tables(path, series, artifact)
+    notes = [f"{artifact}: {n:,} more names under {kind} past the first {MAX_FAMILIES_OF_A_KIND} are not read"
+             for kind, n in families.dropped.items()]
     return TextLogResult(series=series, events=fold(events), lines=total, metric_lines=metric_lines,
-                         skipped_lines=bad, has_carriage_returns=has_cr)
+                         skipped_lines=bad, has_carriage_returns=has_cr, notes=notes)
