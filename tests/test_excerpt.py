@@ -266,7 +266,8 @@ def test_a_short_paste_with_no_fault_in_its_numbers_is_healthy_modestly(tmp_path
     # TSN #2 (tests/wild, tune half): a maintainer called this slow-looking loss normal
     d = _top(tmp_path, CAFFE_OK)
     top = d.root_causes[0]
-    assert top.code == "healthy" and d.status == "no_failure_found" and 0.4 <= top.confidence <= 0.6
+    # modestly: four numbers are no proof of health (the calibrated confidence stays well under 0.8)
+    assert top.code == "healthy" and d.status == "no_failure_found" and top.confidence <= 0.6
     assert "train_loss fell from 2.042 to 2.005" in [e.text for e in top.evidence]
 
 
@@ -291,10 +292,20 @@ def test_a_detector_validated_on_images_with_no_labels(tmp_path):
     assert "data_pipeline_bug" not in [c.code for c in ok.root_causes]
 
 
-@pytest.mark.parametrize("losses,conf", [((0.69, 0.95), 0.35), ((0.69, 0.70, 0.72, 0.80), 0.45)])
-def test_a_short_loss_that_goes_up_at_every_report_is_never_no_cause(tmp_path, losses, conf):
+@pytest.mark.parametrize("losses", [(0.69, 0.95), (0.69, 0.70, 0.72, 0.80)])
+def test_a_short_loss_that_goes_up_at_every_report_is_never_no_cause(tmp_path, losses):
     d = _top(tmp_path, "".join(f"Epoch {i}/10 loss: {v}\n" for i, v in enumerate(losses, 1)))
-    assert [(c.code, c.confidence) for c in d.root_causes] == [("lr_too_high", conf)] and d.tell_apart
+    assert [c.code for c in d.root_causes] == ["lr_too_high"] and d.root_causes[0].confidence < 0.5
+    assert d.tell_apart
+
+
+def test_a_longer_rise_is_read_more_surely_than_two_reports(tmp_path):
+    confidence = {}
+    for losses in [(0.69, 0.95), (0.69, 0.70, 0.72, 0.80)]:
+        (tmp_path / str(len(losses))).mkdir()
+        text = "".join(f"Epoch {i}/10 loss: {v}\n" for i, v in enumerate(losses, 1))
+        confidence[len(losses)] = _top(tmp_path / str(len(losses)), text).root_causes[0].confidence
+    assert confidence[4] >= confidence[2]
 
 
 def test_a_keras_csvlogger_file_under_a_log_name_is_read_as_a_table(tmp_path):
