@@ -116,8 +116,11 @@ def test_a_divergence_past_the_start_that_comes_back_part_way_under_a_constant_l
 
 def test_spikes_in_batches_of_one_accumulated_64_times_are_bad_batches(tmp_path):
     # gradient accumulation: each logged loss averages 64 examples, so a 6x spike is no one example's
-    rows = [{"step": s, "loss": f"{(0.4 + 1.6 * math.exp(-s / 60)) * (1 + 0.03 * math.sin(s * 2.3)) * (6 if s in (60, 130, 190, 250, 330) else 1):.4f}",
-             "lr": 0.001} for s in range(400)]
+    def loss(s: int) -> float:
+        v = (0.4 + 1.6 * math.exp(-s / 60)) * (1 + 0.03 * math.sin(s * 2.3))
+        return v * (6 if s in (60, 130, 190, 250, 330) else 1)
+
+    rows = [{"step": s, "loss": f"{loss(s):.4f}", "lr": 0.001} for s in range(400)]
     (tmp_path / "config.yaml").write_text("per_device_train_batch_size: 1\ngradient_accumulation_steps: 64\n")
     d = _diagnose(tmp_path, rows)
     assert d.root_causes[0].code == "loss_spikes" and d.root_causes[0].severity == "medium"

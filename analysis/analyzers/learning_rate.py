@@ -23,8 +23,14 @@ import re
 
 import numpy as np
 
-from analysis.analyzers.common import (LR_KEYS, LR_RANGE, index_at_or_after, optimizer_family, peak_lr,
-                                       train_loss)
+from analysis.analyzers.common import (
+    LR_KEYS,
+    LR_RANGE,
+    index_at_or_after,
+    optimizer_family,
+    peak_lr,
+    train_loss,
+)
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.patches import format_value, replace_in_config
