@@ -648,3 +648,29 @@ def test_a_gradient_growth_cites_where_it_reached_its_plateau_not_the_plateaus_t
     d, _ = diagnose(tmp_path)
     grads = [c for c in d.root_causes if c.code == "exploding_gradients"]
     assert grads and "to 600" in grads[0].issue and "at step 600" in grads[0].evidence[0].text
+
+
+@pytest.mark.parametrize("name", ["recurrent_radius_2", "l2_weight_typo_2"])
+def test_a_loss_that_explodes_from_step_one_under_a_calm_lr_without_grad_norms(scenario, capsys, name):
+    """No gradient norm logged: a loss rising geometrically from the first step to Inf/NaN (or by
+    orders of magnitude) under a constant LR inside its optimizer's range is the explosion itself,
+    read from the loss; the LR is ruled out, and the NaN is where it ended."""
+    from analysis.analyzers import gradients
+    from analysis.ingest import load_run
+
+    f = next(f for f in gradients.analyze(load_run(scenario(name))) if f.code == "exploding_gradients")
+    assert f.rules_out == ("lr_too_high",) and "loss" in f.evidence[0].text
+    cause, doc = top(scenario, name, capsys)
+    assert cause["code"] == "exploding_gradients"
+    assert "lr_too_high" in [c["code"] for c in doc["root_causes"][1:3]]   # the rival stays listed
+
+
+def test_a_loss_that_explodes_under_an_lr_above_its_range_is_not_read_as_gradients(scenario):
+    """The same loss growth under an LR far above its optimizer's range is the LR's story."""
+    from analysis.analyzers import gradients
+    from analysis.ingest import load_run
+
+    run = load_run(scenario("lr_batch_scaled_0"))
+    run.metrics.series.pop("grad_norm", None)
+    assert run.metrics.get("lr") is not None or run.config_value("lr") is not None
+    assert not [f for f in gradients.analyze(run) if f.code == "exploding_gradients" and f.rules_out]

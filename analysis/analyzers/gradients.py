@@ -1,5 +1,6 @@
 """Gradient norms: geometric growth (exploding), isolated spikes, all-zero norms, and per-layer
-norms that vanish toward the input.
+norms that vanish toward the input. Where no gradient norm is logged, an explosion read from the loss
+(geometric growth from step 1 under a constant LR inside its optimizer's range).
 
 Thresholds: exploding = growth by 100x or more, rising on 60% of smoothed steps (signals.py);
 vanishing = the first layer's median norm under `VANISHED` (1e-2) of the last layer's, shrinking
@@ -47,6 +48,7 @@ CONSTANT_LR = 1.01        # an LR whose max/min up to the blow-up stays under th
 # initialisation and the loss made it, not the LR (a mean-reduced loss on a sane init gives O(1)).
 LARGE_AT_START = 100.0
 BURST = 100.0             # ...and that rises this many times over within the first FROM_THE_START of the run
+EXPLODED_LOSS = 10.0     # a loss rising at every step to Inf/NaN by this factor or more blew up
 FACTOR_IN_WORDS = 1e4     # a rise past this reads as orders of magnitude, not as a factor of many digits
 LR_KEYS = ("lr", "learning_rate", "base_lr")
 CLIP_KEYS = ("max_grad_norm", "grad_clip", "clip_grad_norm", "gradient_clip_val", "clip_grad",
@@ -173,8 +175,63 @@ def analyze(run: Run) -> list[Finding]:
                     fix="Clip gradients (max_grad_norm 1.0) and "
                         "inspect the batch of that step", analyzer=NAME,
                     onset_step=float(g.steps[i]), quick_fix="Enable gradient clipping"))
+    if g is None:
+        out += _loss_explosion(run)
     out += _vanishing(run)
     return out
+
+
+def _rising_to_overflow(v: np.ndarray, nf: int) -> Growth | None:
+    """Too few finite points for a run-up: values rising at every step from the first to an Inf/NaN
+    that stays to the end, by EXPLODED_LOSS or more, are a blow-up seen from its first point."""
+    finite = v[:nf]
+    if len(finite) < 2 or not np.isfinite(finite).all() or finite[0] <= 0 or np.isfinite(v[nf:]).any():
+        return None
+    if not (np.diff(finite) > 0).all() or finite[-1] < EXPLODED_LOSS * finite[0]:
+        return None
+    return Growth(0, nf - 1, float(finite[-1] / finite[0]), 1.0)
+
+
+def _loss_explosion(run: Run) -> list[Finding]:
+    """Exploding gradients read from the loss, when no gradient norm is logged: a loss that grows
+    geometrically from the first steps (or rises at every step to an Inf/NaN that stays) under an
+    LR constant and inside its optimizer's range grows because each step's update is larger than
+    the last -- the gradients -- not because of the LR (an LR above its range is left to the LR's
+    own reading). The LR is ruled out; the NaN, if any, is where it ended."""
+    loss = train_loss(run)
+    if loss is None or len(loss) < 4:
+        return []
+    v = loss.values
+    nf = first_nonfinite(v)
+    growth = geometric_growth(v)
+    if growth is None and nf is not None and nf < 8:
+        growth = _rising_to_overflow(v, nf)
+    if growth is None:
+        return []
+    idx = np.flatnonzero(np.isfinite(v))
+    a, b = int(idx[growth.start]), int(idx[growth.end])
+    calm = _calm_lr(run, loss, a, b)
+    if calm is None:
+        return []
+    top = a + int(np.argmax(np.where(np.isfinite(v[a:b + 1]), v[a:b + 1], -np.inf)))
+    rise = rise_in_words(float(v[a]), float(v[top]))
+    ev = [Evidence(f"loss rose{' ' + rise if rise else ''} from {fmt(float(v[a]))} at {loss.step_kind} "
+                   f"{fmt_step(loss.steps[a])} to {fmt(float(v[top]))} at {loss.step_kind} "
+                   f"{fmt_step(loss.steps[top])}, step after step", loss.artifact, loss.span_locator(a, b))]
+    if nf is not None:
+        ev.append(point(loss, nf, "loss"))
+    patch, clip_ev = clipping_patch(run, 1.0)
+    return [Finding(code="exploding_gradients",
+                    issue=f"Loss grew geometrically{' (' + rise + ')' if rise else ''} from "
+                          f"{loss.step_kind} {fmt_step(loss.steps[a])} under a constant LR: the updates "
+                          "(the gradients) grow step after step",
+                    severity="critical", confidence=0.8, evidence=ev + [calm] + clip_ev,
+                    fix="Log the gradient norm and clip it (max_grad_norm 1.0); check the architecture, "
+                        "the initialisation and the loss's scale (a recurrent weight above 1, a term "
+                        "weighted far too high): the LR is not the cause",
+                    expected_impact="the loss falls instead of growing and stays finite",
+                    patch=patch, analyzer=NAME, onset_step=float(loss.steps[a]),
+                    quick_fix="Clip gradients at 1.0", rules_out=("lr_too_high",))]
 
 
 def rise_in_words(start: float, peak: float) -> str:

@@ -4,6 +4,7 @@ Lightning CSVLogger folders and .ckpt files, TensorBoard event files, safetensor
 from __future__ import annotations
 
 import inspect
+import textwrap
 import json
 import logging
 import traceback
@@ -36,7 +37,7 @@ class _FixedClock(logging.Formatter):
 
 
 def _save_code(dest: Path, *objs) -> None:
-    src = "import math\n\nimport torch\nfrom torch import nn\n\n\n" + "\n\n".join(inspect.getsource(o) for o in objs)
+    src = "import math\n\nimport torch\nfrom torch import nn\n\n\n" + "\n\n".join(textwrap.dedent(inspect.getsource(o)) for o in objs)
     (dest / "train.py").write_text(src)
 
 
