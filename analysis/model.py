@@ -52,6 +52,7 @@ class Finding:
     patch: str | None = None
     analyzer: str = ""
     onset_step: float | None = None
+    end_step: float | None = None     # where what the onset began was over (a growth's peak), if known
     quick_fix: str | None = None
     settle: str = ""          # the artifact or number that would confirm this cause over its rivals
     rules_out: tuple[str, ...] = ()   # rival codes this finding's own evidence excludes (ranking demotes them)

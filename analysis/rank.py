@@ -111,12 +111,14 @@ def lr_jump_explains_what_follows(r: Ranking) -> None:
     the cause, whatever came after (gradients, NaN) its consequence. The onsets are not compared:
     the learning-rate analyzer ties the jump to the loss's divergence (within JUMP_LAG/JUMP_LEAD of
     the run); a gradient growth whose fit starts a few steps before the jump (its noisy low start)
-    does not make the jump its consequence."""
+    does not make the jump its consequence. A growth that was over (at its peak) before the jump
+    is: nothing the rate did later can have made it."""
     lr = _lr_jump(r)
     if lr is None or lr.onset_step is None:
         return
     for other in (r.get("exploding_gradients"), r.get("numerical_instability")):
-        if other is not None and other.onset_step is not None:
+        over_before = other is not None and other.end_step is not None and other.end_step < lr.onset_step
+        if other is not None and other.onset_step is not None and not over_before:
             _absorb(lr, other.evidence[:1])
             _demote(other, lr, "medium")
 

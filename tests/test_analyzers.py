@@ -614,6 +614,42 @@ def test_layer_norms_printed_as_zero_still_shrink(tmp_path):
     assert not vanishing([0, 0, 0, 0, 0.36, 0.35, 0.37, 0.36])
 
 
+def test_a_resumed_run_at_a_decaying_rate_far_under_its_range_is_still_too_low(tmp_path):
+    """A log of a run's tail (steps 6000-10000) whose rate falls at every value reads as a
+    schedule's end, but not at 1e-7 for AdamW (10x under its floor) with the loss flat at ln(10)."""
+    import math
+
+    from analysis.diagnose import diagnose
+
+    lines = ["optimizer: AdamW\n"] + [f"step {s} loss={2.3026 + 0.002 * math.sin(s):.4f} "
+                                       f"lr={1e-7 * (1 - (s - 6000) / 4200):.3e}\n" for s in range(6000, 10001, 100)]
+    (tmp_path / "train.log").write_text("".join(lines))
+    d, _ = diagnose(tmp_path)
+    assert "lr_too_low" in [c.code for c in d.root_causes]
+
+
+def _growth_then_plateau(tmp_path, jump_at: int | None = None):
+    # grad_norm grows e-fold every 60 steps from step 0 to 600, then holds within 5% of e^10
+    import math
+
+    lines = []
+    for s in range(0, 3000, 10):
+        g = math.exp(s / 60) if s < 600 else math.exp(10) * (1 + 0.05 * math.sin(s))
+        late = jump_at is not None and s >= jump_at
+        loss = 0.3 + (s - jump_at) / 100 if late else 2.0 * math.exp(-s / 500) + 0.3
+        lines.append(f"step {s} loss={loss:.4f} grad_norm={g:.4g} lr={1e-2 if late else 1e-3:g}\n")
+    (tmp_path / "train.log").write_text("".join(lines))
+
+
+def test_a_gradient_growth_cites_where_it_reached_its_plateau_not_the_plateaus_top(tmp_path):
+    from analysis.diagnose import diagnose
+
+    _growth_then_plateau(tmp_path, jump_at=2000)
+    d, _ = diagnose(tmp_path)
+    grads = [c for c in d.root_causes if c.code == "exploding_gradients"]
+    assert grads and "to 600" in grads[0].issue and "at step 600" in grads[0].evidence[0].text
+
+
 @pytest.mark.parametrize("name", ["recurrent_radius_2", "l2_weight_typo_2"])
 def test_a_loss_that_explodes_from_step_one_under_a_calm_lr_without_grad_norms(scenario, capsys, name):
     """No gradient norm logged: a loss rising geometrically from the first step to Inf/NaN (or by

@@ -587,3 +587,21 @@ def test_unknown_nan_names_cost_bounded_series(tmp_path):
     names = load_run(tmp_path).metrics.names()
     assert len([n for n in names if n.startswith("nonfinite/")]) <= 256
     assert len([n for n in names if n.startswith("train_loss/")]) <= 256
+
+
+def test_a_spike_at_the_second_report_after_a_high_first_one_is_still_a_spike(tmp_path):
+    # only a fast fall (each report under the one before) is excluded; 2.0 -> 40 -> 0.9 is a spike
+    v = [2.0, 40.0, 0.9, 0.8, 0.75, 0.7, 0.68]
+    d = _top(tmp_path, "".join(f"epoch {i + 1} loss={x}\n" for i, x in enumerate(v)))
+    assert "loss_spikes" in [c.code for c in d.root_causes]
+
+
+def test_a_logged_and_retried_error_followed_by_more_training_is_no_crash(tmp_path):
+    # a logger's `- ERROR - ConnectionError ... retrying` at epoch 5, then 25 more epochs of training
+    lines = []
+    for e in range(1, 31):
+        lines.append(f"2024-03-01 10:{e:02d}:03,120 - INFO - epoch {e} step {e * 100} "
+                     f"loss={2.3 * np.exp(-0.1 * e) + 0.1:.4f} acc={min(0.95, 0.1 + 0.03 * e):.3f}\n")
+        if e == 5:
+            lines.append("2024-03-01 10:05:04,000 - ERROR - ConnectionError: wandb upload failed, retrying\n")
+    assert _top(tmp_path, "".join(lines)).root_causes[0].code == "healthy"

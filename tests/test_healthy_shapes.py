@@ -92,3 +92,44 @@ def test_a_pasted_trainer_log_whose_first_norms_overflowed_is_healthy(tmp_path):
         "{" + ", ".join(f"'{k}': {v}" for k, v in r.items()) + "}\n" for r in lines))
     d, _ = diagnose(tmp_path)
     assert _alarms(d) == [] and d.root_causes[0].code == "healthy"
+
+
+def _diverge_then_part_back(s: int) -> float:
+    # falls to 0.5, diverges to 4.0 (8x its best, above its 3.0 start), comes back only to 1.6
+    wobble = 1 + 0.03 * math.sin(s * 1.7)
+    if s < 150:
+        return (0.5 + 2.5 * math.exp(-s / 30)) * wobble
+    if s < 220:
+        return (0.5 + 3.5 * (s - 150) / 70) * wobble
+    if s < 260:
+        return 4.0 * wobble
+    return max(1.6, 4.0 - (s - 260) * 0.05) * wobble
+
+
+def test_a_divergence_past_the_start_that_comes_back_part_way_under_a_constant_lr_stays_an_alarm(tmp_path):
+    # a constant LR is no sign of a data change: the rise went above where training started and the
+    # loss ended 3x its best, not back at its pre-rise level
+    d = _diagnose(tmp_path, [{"step": s, "loss": f"{_diverge_then_part_back(s):.4f}", "lr": 0.01}
+                             for s in range(400)])
+    assert d.root_causes[0].code == "lr_too_high" and d.root_causes[0].severity in ALARM
+
+
+def test_spikes_in_batches_of_one_accumulated_64_times_are_bad_batches(tmp_path):
+    # gradient accumulation: each logged loss averages 64 examples, so a 6x spike is no one example's
+    def loss(s: int) -> float:
+        v = (0.4 + 1.6 * math.exp(-s / 60)) * (1 + 0.03 * math.sin(s * 2.3))
+        return v * (6 if s in (60, 130, 190, 250, 330) else 1)
+
+    rows = [{"step": s, "loss": f"{loss(s):.4f}", "lr": 0.001} for s in range(400)]
+    (tmp_path / "config.yaml").write_text("per_device_train_batch_size: 1\ngradient_accumulation_steps: 64\n")
+    d = _diagnose(tmp_path, rows)
+    assert d.root_causes[0].code == "loss_spikes" and d.root_causes[0].severity == "medium"
+
+
+def test_an_inf_gradient_where_the_loss_jumped_and_stayed_is_no_skipped_step(tmp_path):
+    # a scaler's skipped step leaves the loss where it was; here it jumped 14x and never came back
+    loss = [0.52, 0.50, 0.49, 6.8, 7.1, 6.9, 7.0, 6.95]
+    norm = [1.1, 1.0, 1.0, "inf", "inf", 45.0, 38.0, 40.0]
+    d = _diagnose(tmp_path, [{"step": 100 * (i + 1), "loss": x, "grad_norm": g}
+                             for i, (x, g) in enumerate(zip(loss, norm))])
+    assert d.root_causes and _alarms(d)

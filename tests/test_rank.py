@@ -143,3 +143,20 @@ def test_a_rival_ruled_out_by_a_calm_lr_still_wins_with_an_lr_jump():
     exp = dataclasses.replace(F("exploding_gradients", 0.8, "critical", "gradients", 1, "line 1"),
                               rules_out=("lr_too_high",))
     assert [c.code for c in combine([jump, exp])][0] == "lr_too_high"
+
+
+def test_a_gradient_growth_over_long_before_an_lr_jump_is_not_its_consequence(tmp_path):
+    # a real log: grad_norm grows from step 0 to 600 and holds, the LR goes x10 at step 2000
+    import math
+
+    from analysis.diagnose import diagnose
+
+    lines = []
+    for s in range(0, 3000, 10):
+        g = math.exp(s / 60) if s < 600 else math.exp(10) * (1 + 0.05 * math.sin(s))
+        loss = 2.0 * math.exp(-s / 500) + 0.3 if s < 2000 else 0.3 + (s - 2000) / 100
+        lines.append(f"step {s} loss={loss:.4f} grad_norm={g:.4g} lr={1e-3 if s < 2000 else 1e-2:g}\n")
+    (tmp_path / "train.log").write_text("".join(lines))
+    d, _ = diagnose(tmp_path)
+    grads = [c for c in d.root_causes if c.code == "exploding_gradients"]
+    assert grads and grads[0].severity in ("critical", "high")

@@ -4,7 +4,7 @@ overflows. The signature table is data: analysis/data/signatures.toml."""
 from __future__ import annotations
 
 from analysis.analyzers import error_readings
-from analysis.analyzers.common import NAN_DATA_SETTLE
+from analysis.analyzers.common import NAN_DATA_SETTLE, train_loss
 from analysis.metrics import clip
 from analysis.model import Event, Evidence, Finding
 from analysis.patches import set_config_value
@@ -277,7 +277,7 @@ def analyze(run: Run) -> list[Finding]:
             out.append(_lr_reading(e))
         if _loss_nan_message(e):
             out.append(_data_reading(e))
-    return out + error_readings.analyze_events(run.events)
+    return out + error_readings.analyze_events(run.events, train_loss(run))
 
 
 def _broadcasts(text: str) -> bool:

@@ -10,7 +10,9 @@ import tomllib
 from functools import cache
 from pathlib import Path
 
-from analysis.metrics import clip
+import numpy as np
+
+from analysis.metrics import Series, clip
 from analysis.model import Event, Evidence, Finding
 
 READINGS = Path(__file__).resolve().parents[1] / "data" / "error_readings.toml"
@@ -18,6 +20,7 @@ READINGS = Path(__file__).resolve().parents[1] / "data" / "error_readings.toml"
 # signature names, and a CUDA error, a native crash or a NaN checkpoint metric whose own words name no cause
 # (signatures.toml, code "")
 UNKNOWN = ("traceback", "error", "cuda_error", "native_crash", "nan_checkpoint_metric")
+TRAINED_AFTER = 3     # loss reports after an error line: the run went on past it
 
 
 @cache
@@ -98,10 +101,21 @@ def setup_error(events: list[Event]) -> str | None:
     return f"The run stopped with {clip(e.text, 160)!r} ({e.artifact} line {e.line}): {r['tell']}."
 
 
-def analyze_events(events: list[Event]) -> list[Finding]:
+def analyze_events(events: list[Event], loss: Series | None = None) -> list[Finding]:
     """The differential of the last unknown error (the one that stopped the run), where no
-    signature named any error in the paste: a known one already says what happened."""
+    signature named any error in the paste: a known one already says what happened. An exception
+    line the training loss is reported after (TRAINED_AFTER times or more, in the same file) did not
+    stop the run: a logger printed an error the code handled (an upload retried)."""
     if any(e.code for e in events):
         return []
-    unknown = [e for e in events if e.signature in UNKNOWN]
+    unknown = [e for e in events if e.signature in UNKNOWN and not _trained_after(e, loss)]
     return _findings(unknown[-1]) if unknown else []
+
+
+def _trained_after(e: Event, loss: Series | None) -> bool:
+    """Whether a one-line error (no traceback: a logger's) has the loss reported after it."""
+    if e.signature != "error" or e.context or loss is None or loss.lines is None:
+        return False
+    if loss.artifact != e.artifact:
+        return False
+    return int(np.count_nonzero(loss.lines > e.line)) >= TRAINED_AFTER

@@ -67,6 +67,7 @@ ZERO_JUMP = 0.05            # ...when it drops there from above 0.05, not when i
 GRAD_GROWTH = 100.0         # a gradient norm 100x its first report within a short excerpt
 FINITE_BEFORE = 2           # an unnamed column finite at 2 rows, then NaN to its last, turned NaN
 SPIKE_POINTS, SPIKE_RATIO, SPIKE_BACK = 5, 3.0, 1.5
+SKIP_JUMP = 2.0         # a loss this many times its last value at a non-finite norm: no skipped step
 LONG_NAN_LR = 0.45          # the LR reading of a NaN in a long curve stays below the loss analyzer's
 EXCERPT_MAX = 0.75          # a few lines never make a confident diagnosis on their own
 MATRIX_MAX_BYTES = 256 * 1024
@@ -185,10 +186,21 @@ def _first_nonfinite(run: Run) -> tuple[Series, int] | None:
 def _skipped_steps(grad: Series, losses: list[Series]) -> bool:
     """A gradient norm non-finite at some steps, finite again at its last, while every loss stays
     finite: those steps were skipped (a dynamic loss scaler's overflow, fp16's first steps). An
-    update with an Inf or NaN gradient would have carried it into the weights and the loss."""
+    update with an Inf or NaN gradient would have carried it into the weights and the loss. A skipped
+    step leaves the loss where it was: one that jumped SKIP_JUMP times at the first bad norm was hit."""
     v = grad.values
-    return (bool(len(v)) and bool(np.isfinite(v[-1])) and bool(losses)
-            and all(bool(np.isfinite(s.values).all()) for s in losses))
+    if not (len(v) and np.isfinite(v[-1]) and losses and all(np.isfinite(s.values).all() for s in losses)):
+        return False
+    bad = np.flatnonzero(~np.isfinite(v))
+    return not len(bad) or not any(_jumped_at(s, float(grad.steps[bad[0]])) for s in losses)
+
+
+def _jumped_at(s: Series, step: float) -> bool:
+    """Whether the loss's reports from `step` on (the first few) stand SKIP_JUMP times the last before."""
+    before, after = s.values[s.steps < step], s.values[s.steps >= step]
+    if not len(before) or not len(after) or before[-1] <= 0:
+        return False
+    return float(np.median(after[:3])) > SKIP_JUMP * float(before[-1])
 
 
 def _turned_nan(v: np.ndarray) -> int | None:
@@ -806,16 +818,17 @@ def _growing_gradients(run: Run) -> list[Finding]:
 def _short_spike(run: Run) -> list[Finding]:
     """One report of a short loss curve SPIKE_RATIO times the median of the others, with the report
     before and the next near it: a transient spike (the trend analyzer's spike search needs 21
-    points). A report that stands between a higher one before it and a lower one after is a fast
-    early fall, not a spike."""
+    points). The report before must be near the rest too, or the spike SPIKE_RATIO times it (a high
+    first report is where training started): a report that stands between a higher one before it and
+    a lower one after is a fast early fall, not a spike."""
     s = _main_loss(run)
     if s is None or not (SPIKE_POINTS <= len(s) < SHORT) or not np.isfinite(s.values).all():
         return []
     v = s.values
     for i in range(1, len(v) - 1):
         rest = float(np.median(np.delete(v, i)))
-        if (rest > 0 and v[i] >= SPIKE_RATIO * rest and v[i + 1] <= SPIKE_BACK * rest
-                and v[i - 1] <= SPIKE_BACK * rest):
+        before_low = v[i - 1] <= SPIKE_BACK * rest or v[i] >= SPIKE_RATIO * v[i - 1]
+        if rest > 0 and v[i] >= SPIKE_RATIO * rest and v[i + 1] <= SPIKE_BACK * rest and before_low:
             ev = [point(s, i, f"{s.name} spike"), point(s, i + 1, f"{s.name} back")]
             return [Finding(code="loss_spikes",
                             issue=f"{s.name} spiked to {fmt(float(v[i]))} ({v[i] / rest:.0f}x the other "

@@ -60,6 +60,7 @@ BACKPROP_SAMPLES = 1024   # standard-normal inputs pushed through a checkpoint t
 # a saturating stack this deep (weight layers) whose loss never moved is a vanishing-gradient suspect,
 # listed at UNPROFILED when no layer profile can confirm it
 SUSPECT_DEPTH, UNPROFILED = 3, 0.45
+PEAK_REACHED = 0.9        # a growth's end: its first point at 90% of its peak (a plateau wanders ~5%)
 CONV_SAMPLES = 64         # ...through a convolution stack (each a CONV_SIDE x CONV_SIDE image)
 
 
@@ -121,9 +122,10 @@ def analyze(run: Run) -> list[Finding]:
             healthy = float(np.median(v[np.isfinite(v)][: max(3, a)]))
             clip_at = float(f"{max(2 * healthy, 1e-3):.1g}")
             patch, clip_ev = clipping_patch(run, clip_at)
-            # cite the peak, not the growth's last point: a diverged run's log can print 0 between huge values
+            # cite where the growth reached its peak, not its last point (a diverged run's log can print 0
+            # between huge values) nor the top of a noisy plateau after it: the first point at PEAK_REACHED
             seg = np.where(np.isfinite(v[a:b + 1]), v[a:b + 1], -np.inf)
-            top = a + int(np.argmax(seg))
+            top = a + int(np.argmax(seg >= PEAK_REACHED * seg.max()))
             rise = rise_in_words(float(v[a]), float(v[top]))
             ev = [Evidence(f"grad_norm rose{' ' + rise if rise else ''} from {fmt(float(v[a]))} at "
                            f"{g.step_kind} {fmt_step(g.steps[a])} to {fmt(float(v[top]))} at "
@@ -156,6 +158,7 @@ def analyze(run: Run) -> list[Finding]:
                                patch=patch,
                                analyzer=NAME,
                                onset_step=float(g.steps[a]),
+                               end_step=float(g.steps[top]),
                                quick_fix=f"Clip gradients at {fmt(clip_at)}",
                                rules_out=("lr_too_high",) if calm else ()))
         else:

@@ -14,7 +14,8 @@ loss that never fell `STUCK_MOVE` while the rate stayed that high; too short a b
 optimizer (or one not named, at a rate under SGD's range) whose rates summed over the run's steps stay
 under `BUDGET_FLOOR`, with the loss (`CURVE_POINTS` values or more) moving less than `STUCK_MOVE`.
 None of the low readings is made of a log that shows a run's tail only (its first step past
-`LATE_START` of its last) with the rate falling at every value: the end of a schedule.
+`LATE_START` of its last) with the rate falling at every value: the end of a schedule, unless its
+highest rate lies `FAR_BELOW` (10x) under its family's floor.
 """
 from __future__ import annotations
 
@@ -22,7 +23,14 @@ import re
 
 import numpy as np
 
-from analysis.analyzers.common import LR_KEYS, LR_RANGE, index_at_or_after, optimizer_family, peak_lr, train_loss
+from analysis.analyzers.common import (
+    LR_KEYS,
+    LR_RANGE,
+    index_at_or_after,
+    optimizer_family,
+    peak_lr,
+    train_loss,
+)
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.patches import format_value, replace_in_config
@@ -55,6 +63,9 @@ LEARNED_BEFORE = 0.4
 # loss, where it started: a rate inside the family's nominal range can still be far too low for the
 # number of steps it was given.
 BUDGET_FLOOR = 0.02
+# a tail whose highest rate is this many times under its family's floor is no schedule's end: a
+# cosine or linear decay is that low only over its last few percent, and a tail starts at half the run
+FAR_BELOW = 10.0
 LATE_START = 0.5      # a log whose first logged step lies past half its last shows a run's tail only
 CURVE_POINTS = 10     # "the loss did not move" needs a curve, not a few lines
 ADAPTIVE = ("adam", "rmsprop", "adafactor", "lion")
@@ -127,7 +138,10 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
         family, fam_evs = fam[0], [fam[1]]
         low, high = LR_RANGE[family]
     # a schedule's end: the rate the run trained at, and how long, came before these lines
-    tail = _decaying_tail(lr)
+    # ...unless even its top lies FAR_BELOW the range (Adam's, with no family named: the common
+    # default): no schedule is that low while half the run is still to come
+    floor = LR_RANGE[family][0] if fam is not None else LR_RANGE["adam"][0]
+    tail = _decaying_tail(lr) and value * FAR_BELOW > floor * (1 + 1e-9)
     moved = relative_change(loss.values)
     loss_ev = Evidence(f"loss moved {moved * 100:.1f}% over the run ({fmt(float(loss.values[0]))} -> "
                        f"{fmt(float(loss.values[-1]))})", loss.artifact, loss.span_locator(0, len(loss) - 1))

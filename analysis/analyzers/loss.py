@@ -35,6 +35,9 @@ CHANCE_LR_READING = 0.45    # an LR outside its range beside a loss at chance: a
 OVERFIT_POINTS = 3          # three validation reports already show a best and a rise after it
 OVERFIT_RISE, OVERFIT_KEPT = 0.10, 0.05
 ONE_EXAMPLE_ROWS = 2        # a batch this small: a step's loss is an example's, its spikes are examples
+ACCUMULATION_KEYS = ("gradient_accumulation_steps", "accumulate_grad_batches", "grad_accum_steps",
+                     "accumulation_steps")
+WORLD_SIZE_KEYS = ("world_size", "num_gpus", "n_gpus", "num_processes")
 CAME_BACK = 0.6             # of a rise under an unchanged LR, the share the loss must fall back by
 
 
@@ -120,8 +123,10 @@ def analyze(run: Run) -> list[Finding]:
 
 def _came_back_under_the_same_lr(run: Run, s, d) -> Finding | None:
     """A rise the loss came back from (to under `CAME_BACK` of the rise) while the learning rate
-    stayed what it was from the best point on: the LR that was there before, during and after cannot be what
-    threw the loss up. The data changed under it (a curriculum stage, a harder shard): a note."""
+    stayed what it was from the best point on, and that came at once: the loss reached half its rise within
+    the smoothing window of the onset. A change in the data shows at its first batch (a curriculum stage, a
+    harder shard): a note. A constant LR alone says nothing of the data: an unstable rate builds its
+    divergence over many steps, and may come back part way under the same rate."""
     lr = run.metrics.get("lr")
     v = s.values
     if lr is None or not len(lr) or not np.isfinite(v).all():
@@ -129,10 +134,14 @@ def _came_back_under_the_same_lr(run: Run, s, d) -> Finding | None:
     after = lr.values[lr.steps >= s.steps[d.best]]      # from the best point on, before the rise
     if not len(after) or not np.isfinite(after).all() or after.min() <= 0 or after.max() > after.min() * 1.01:
         return None
-    sm = rolling_median(v, max(5, len(v) // 40))
+    window = max(5, len(v) // 40)
+    sm = rolling_median(v, window)
     end = float(np.median(v[-max(5, len(v) // 20):]))
     peak = float(sm[d.peak])
     if end > peak - CAME_BACK * (peak - d.level):
+        return None
+    risen = v[d.onset:] > d.level + (peak - d.level) / 2
+    if not risen.any() or int(np.argmax(risen)) > window:
         return None
     return Finding(code="lr_too_high",
                    issue=f"Loss rose at {s.step_kind} {fmt_step(s.steps[d.onset])} and came back down under "
@@ -209,11 +218,21 @@ def _spikes(run: Run, s, sp: list[int]) -> Finding:
 
 
 def _rows_per_batch(run: Run) -> Evidence | None:
-    """Evidence that a batch holds at most `ONE_EXAMPLE_ROWS` rows: a step's loss is then one
+    """Evidence that a logged loss averages at most `ONE_EXAMPLE_ROWS` rows (the batch, times its
+    accumulation steps and workers): a step's loss is then one
     example's, and a hard or mislabeled example scores far above the rest every so often; a spike
     says nothing of a batch unlike the others."""
-    hit = run.config_value("per_device_train_batch_size", "micro_batch_size", "batch_size", "train_batch_size")
+    hit = run.config_value("per_device_train_batch_size", "micro_batch_size", "batch_size",
+                           "train_batch_size")
     if hit is None or hit.number is None or not 0 < hit.number <= ONE_EXAMPLE_ROWS:
+        return None
+    # a logged loss averages every micro-batch of the optimizer step, on every worker
+    rows = hit.number
+    for keys in (ACCUMULATION_KEYS, WORLD_SIZE_KEYS):
+        more = run.config_value(*keys)
+        if more is not None and more.number is not None and more.number > 0:
+            rows *= more.number
+    if rows > ONE_EXAMPLE_ROWS:
         return None
     return Evidence(f"{hit.key} = {hit.value}: each step's loss is that of {int(hit.number)} example"
                     f"{'s' if hit.number > 1 else ''}, so a hard or mislabeled one shows as a spike",
