@@ -48,7 +48,9 @@ def test_map_is_monotone_and_keeps_unmeasured_low_levels():
     ys = [calibrated(x) for x in xs]
     assert all(a <= b for a, b in zip(ys, ys[1:]))
     lowest = tomllib.loads(DATA.read_text())["knots"][0]
-    assert calibrated(0.3) == 0.3 and calibrated(lowest[0]) == round(lowest[1], 2) and calibrated(1.0) == 1.0
+    unmeasured = round(min(lowest[0], lowest[1]) / 2, 2)     # under the lowest knot: kept as it is
+    assert calibrated(unmeasured) == unmeasured
+    assert calibrated(lowest[0]) == round(lowest[1], 2) and calibrated(1.0) == 1.0
 
 
 def test_calibrate_refuses_measuring_families(monkeypatch):

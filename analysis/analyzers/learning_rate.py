@@ -15,7 +15,7 @@ optimizer (or one not named, at a rate under SGD's range) whose rates summed ove
 under `BUDGET_FLOOR`, with the loss (`CURVE_POINTS` values or more) moving less than `STUCK_MOVE`.
 None of the low readings is made of a log that shows a run's tail only (its first step past
 `LATE_START` of its last) with the rate falling at every value: the end of a schedule, unless its
-highest rate lies `FAR_BELOW` (10x) under its family's floor.
+highest rate lies `FAR_BELOW` (10x) under its family's floor over `FAR_BELOW_SPAN` of the run or more.
 """
 from __future__ import annotations
 
@@ -66,6 +66,7 @@ BUDGET_FLOOR = 0.02
 # a tail whose highest rate is this many times under its family's floor is no schedule's end: a
 # cosine or linear decay is that low only over its last few percent, and a tail starts at half the run
 FAR_BELOW = 10.0
+FAR_BELOW_SPAN = 0.1  # ...over a tenth of the run or more: its last few steps of a cosine are lower still
 LATE_START = 0.5      # a log whose first logged step lies past half its last shows a run's tail only
 CURVE_POINTS = 10     # "the loss did not move" needs a curve, not a few lines
 ADAPTIVE = ("adam", "rmsprop", "adafactor", "lion")
@@ -141,7 +142,8 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
     # ...unless even its top lies FAR_BELOW the range (Adam's, with no family named: the common
     # default): no schedule is that low while half the run is still to come
     floor = LR_RANGE[family][0] if fam is not None else LR_RANGE["adam"][0]
-    tail = _decaying_tail(lr) and value * FAR_BELOW > floor * (1 + 1e-9)
+    far_below = value * FAR_BELOW <= floor * (1 + 1e-9)
+    tail = _decaying_tail(lr) and (not far_below or _share_shown(lr) < FAR_BELOW_SPAN)
     moved = relative_change(loss.values)
     loss_ev = Evidence(f"loss moved {moved * 100:.1f}% over the run ({fmt(float(loss.values[0]))} -> "
                        f"{fmt(float(loss.values[-1]))})", loss.artifact, loss.span_locator(0, len(loss) - 1))
@@ -188,6 +190,11 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
                         quick_fix=f"Lower the LR to {fmt(high / 2)} with warm-up",
                         rules_out=_explained_by(value, high))]
     return []
+
+
+def _share_shown(lr) -> float:
+    """The share of the run (by step) that the logged rates span."""
+    return float(lr.steps[-1] - lr.steps[0]) / max(float(lr.steps[-1]), 1.0)
 
 
 def _decaying_tail(lr) -> bool:
