@@ -39,7 +39,7 @@ from analysis.analyzers.common import LR_RANGE, NAN_DATA_SETTLE, SHORT_CURVE, op
 from analysis.analyzers.not_learning import chance_accuracy, frozen_loss
 from analysis.ingest.bare_rows import UNNAMED
 from analysis.ingest.dressing import undress
-from analysis.ingest.textlog import NONFINITE_PREFIX
+from analysis.ingest.textlog import NONFINITE_PREFIX, PART_PREFIX
 from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
@@ -74,7 +74,6 @@ MATRIX_MAX_BYTES = 256 * 1024
 MATRIX_LINE_MAX = 400       # a confusion-matrix row is short; longer lines are not tried (bounded regex work)
 IMBALANCED = 0.6            # one class holding 60% or more of a confusion matrix's rows is a majority
 LOSS_FIRST = ("train_loss", "train_loss_epoch", "val_loss", "test_loss")
-LOSS_PART = "train_loss/"    # a part of a summed loss (`loss_cls`, `box_loss`), as the reader names it
 LOSS_WORDS = ("loss", "nll", "ppl", "perplexity", "xent", "cost", "objective")
 PLATEAU_POINTS = 20         # from here on the loss analyzer reads a plateau; below it, this one
 EXPLODED = 1000.0           # a loss 1000x its first report exploded, however few the reports
@@ -98,7 +97,7 @@ def _losses(run: Run) -> list[Series]:
               if any(w in n for w in LOSS_WORDS) and n not in LOSS_FIRST and "/" not in n]
     names = [n for n in LOSS_FIRST if n in run.metrics] + sorted(others)
     if not names:
-        names = sorted(n for n in run.metrics.names() if n.startswith(LOSS_PART))
+        names = sorted(n for n in run.metrics.names() if n.startswith(PART_PREFIX))
     return [s for n in names if (s := run.metrics.get(n)) is not None and len(s)]
 
 

@@ -7,6 +7,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from analysis.ingest.dressing import ANSI
 from analysis.ingest.inside import walk
 
 MAX_FILES = 5000
@@ -30,7 +31,7 @@ class Found:
 # coloured `\x1b[31mloss` (the colour code is taken off first)
 _LOG_WORDS = re.compile(rb"Traceback|Error|Exception|Warning|NCCL|Killed|"
                         rb"(?<![A-Za-z])(?:loss|epoch|step|iter|lr|acc(?:uracy)?)(?![A-Za-z])", re.I)
-_ANSI = re.compile(rb"\x1b\[[0-9;?]{0,32}[A-Za-z]")
+_ANSI = re.compile(ANSI.pattern.encode())     # the same colour codes, on raw bytes
 
 
 def _reads_like_a_log(path: Path) -> bool:
