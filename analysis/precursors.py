@@ -6,12 +6,16 @@ one fixed-size block), and says at most once per cause: "early: <cause> likely",
 The rules, with their thresholds as the constants below:
 
 - `config_lr_far_above_range` (pre-flight, at the first point): an LR set in the config (a schedule's
-  stages included) at `PREFLIGHT_LR_FACTOR`x or more the top of its optimizer's usual range.
+  stages included) at `PREFLIGHT_LR_FACTOR`x or more the top of its optimizer's usual range (not 2x:
+  SGD at 0.2-0.4 with BatchNorm, a one-cycle peak at 2x, are sound recipes; a config alone must be
+  far out to speak before any metric).
 - `grad_norm_runaway`: the gradient norm rose at `RUNAWAY_RISES` consecutive points, by
   `RUNAWAY_GROWTH`x or more over them, to a new high `RUNAWAY_NEW_HIGH`x the largest before the rise:
   geometric growth, not one large batch.
 - `nonfinite_gradient`: the gradient norm is Inf/NaN at `NONFINITE_GRAD_STREAK` consecutive points
   while the loss is still finite (one such step is a loss scaler doing its job; a streak is not).
+  Under a declared dynamic loss scaler (fp16 or an initial scale in the config, a GradScaler in the
+  code), `SCALER_HALVINGS` in a row: from a high initial scale, its first halvings skip that many.
 - `loss_scale_collapse`: a mixed-precision loss scale fell to 1/`LOSS_SCALE_FALL` of its peak:
   the scaler keeps skipping overflowing steps instead of settling (a healthy one halves a few times
   at the start, then holds or grows).
@@ -37,19 +41,19 @@ import math
 from collections import deque
 from collections.abc import Mapping
 
-from analysis.analyzers.common import LR_RANGE, optimizer_family
+from analysis.analyzers.common import LR_RANGE, SCALER_HALVINGS, loss_scaler, optimizer_family
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import ConfigHit, Run
 
 EARLY_CONFIDENCE = 0.6
 EARLY_SEVERITY = "high"
-PREFLIGHT_LR_FACTOR = 2.0
+PREFLIGHT_LR_FACTOR = 5.0
 RUNAWAY_RISES = 5
 RUNAWAY_GROWTH = 2.0
 RUNAWAY_NEW_HIGH = 1.5
 NONFINITE_GRAD_STREAK = 3
-LOSS_SCALE_FALL = 1024.0
+LOSS_SCALE_FALL = 2.0 ** SCALER_HALVINGS
 TREND_BLOCK = 16
 TREND_LEVEL = 3
 TREND_BEST = 8
@@ -272,6 +276,9 @@ class Precursors:
         self._trend = _TrendUp()
         self._creep = _LrCreep()
         self._bad_grads = 0
+        # under a dynamic loss scaler, non-finite norms are its skipped steps until it has halved its
+        # scale as far as the loss-scale rule allows
+        self._streak = SCALER_HALVINGS if loss_scaler(context) else NONFINITE_GRAD_STREAK
         self._scale_peak = 0.0
 
     def append(self, step: float, values: Mapping[str, float]) -> list[Finding]:
@@ -284,7 +291,7 @@ class Precursors:
             out.append(self._grad.feed(step, g, self.artifact))
             finite_loss = loss is not None and math.isfinite(loss)
             self._bad_grads = self._bad_grads + 1 if not math.isfinite(g) and finite_loss else 0
-            if self._bad_grads == NONFINITE_GRAD_STREAK and loss is not None:     # a streak needs a finite loss
+            if self._bad_grads == self._streak and loss is not None:     # a streak needs a finite loss
                 out.append(_early("numerical_instability",
                                   f"grad_norm is {fmt(g)} for {self._bad_grads} steps in a row while the loss is "
                                   f"finite ({fmt(loss)}); the weights are about to go non-finite",

@@ -51,6 +51,9 @@ class Divergence:
     level: float = 0.0  # the smoothed best value the rise is measured from
 
 
+LOW_NOISE_POINTS = 9      # the low part's noise is read from this many points or more
+
+
 def divergence(values: np.ndarray, *, min_points: int = 12, min_rise: float = 0.15,
                sustain: int = 3, min_drop: float = 0.05) -> Divergence | None:
     """A loss that first falls (by `min_drop` of its start) and then rises by `min_rise` above its
@@ -64,8 +67,14 @@ def divergence(values: np.ndarray, *, min_points: int = 12, min_rise: float = 0.
     running_min = np.minimum.accumulate(sm)
     start = sm[: max(3, len(sm) // 20)].mean()
     scale = max(abs(start - running_min[-1]), 1e-12)
-    # minibatch noise, measured against a wide median: a rise must clear three times it
-    noise = 1.4826 * float(np.median(np.abs(v - rolling_median(v, max(9, len(v) // 10)))))
+    # minibatch noise, measured against a wide median: a rise must clear three times it. Measured over
+    # the whole curve and over its low part (from where it first came halfway down), whichever is
+    # larger: a quiet steep descent would otherwise set the bar for the noisy level the rise is read at
+    resid = np.abs(v - rolling_median(v, max(9, len(v) // 10)))
+    noise = 1.4826 * float(np.median(resid))
+    low = int(np.argmax(running_min <= (start + running_min[-1]) / 2))
+    if len(v) - low >= LOW_NOISE_POINTS:
+        noise = max(noise, 1.4826 * float(np.median(resid[low:])))
     above = sm > running_min + np.maximum(np.maximum(min_rise * np.abs(running_min), 0.5 * scale * min_rise), 3 * noise)
     held = np.flatnonzero(np.convolve(above, np.ones(sustain, dtype=int), mode="valid") == sustain)
     if not len(held):

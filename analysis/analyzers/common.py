@@ -74,6 +74,23 @@ def _family(name: str) -> str | None:
     return next((fam for key, fam in _FAMILY if key in low), None)
 
 
+# A dynamic loss scaler (fp16 mixed precision) skips each step whose gradients overflow and halves its
+# scale: at first, from a high initial scale, by design. A streak of this many skips is a 1024x fall.
+SCALER_HALVINGS = 10
+_SCALER_KEYS = ("fp16", "use_fp16", "amp_fp16", "init_scale", "initial_scale_power", "dynamic_loss_scale")
+
+
+def loss_scaler(run: Run) -> bool:
+    """Whether the run trains under a dynamic loss scaler: its config turns fp16 on or sets an initial
+    scale, its code makes a GradScaler, or it logs a loss scale above 1 (at 1, as bf16 runs log it,
+    there is nothing left to halve)."""
+    hit = run.config_value(*_SCALER_KEYS)
+    scale = run.metrics.get("loss_scale")
+    return (bool(hit and hit.value not in (False, 0, None, "false", "False"))
+            or any(code.uses("GradScaler") for code in run.code)
+            or (scale is not None and bool(np.nanmax(scale.values, initial=0.0) > 1)))
+
+
 def peak_lr(run: Run) -> tuple[float, Evidence] | None:
     """The run's peak LR: from the logged series, else from the config."""
     lr = run.metrics.get("lr")

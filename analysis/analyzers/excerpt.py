@@ -35,7 +35,15 @@ from typing import TypeGuard
 
 import numpy as np
 
-from analysis.analyzers.common import LR_RANGE, NAN_DATA_SETTLE, SHORT_CURVE, optimizer_family, point
+from analysis.analyzers.common import (
+    LR_RANGE,
+    NAN_DATA_SETTLE,
+    SCALER_HALVINGS,
+    SHORT_CURVE,
+    loss_scaler,
+    optimizer_family,
+    point,
+)
 from analysis.analyzers.not_learning import chance_accuracy, frozen_loss
 from analysis.ingest.bare_rows import UNNAMED
 from analysis.ingest.dressing import undress
@@ -165,7 +173,8 @@ def _first_nonfinite(run: Run) -> tuple[Series, int] | None:
     hits: list[tuple[bool, int, Series, int]] = []     # (nameless, line, series, index)
     losses = _losses(run)
     grad = run.metrics.get("grad_norm")
-    for s in losses + ([grad] if grad is not None and not _skipped_steps(grad, losses) else []):
+    skipped = grad is not None and _skipped_steps(grad, losses, loss_scaler(run))
+    for s in losses + ([grad] if grad is not None and not skipped else []):
         bad = np.flatnonzero(~np.isfinite(s.values))
         if len(bad):
             i = int(bad[0])
@@ -182,13 +191,17 @@ def _first_nonfinite(run: Run) -> tuple[Series, int] | None:
     return s, i
 
 
-def _skipped_steps(grad: Series, losses: list[Series]) -> bool:
+def _skipped_steps(grad: Series, losses: list[Series], scaler: bool) -> bool:
     """A gradient norm non-finite at some steps, finite again at its last, while every loss stays
-    finite: those steps were skipped (a dynamic loss scaler's overflow, fp16's first steps). An
+    finite: those steps were skipped (a dynamic loss scaler's overflow, fp16's first steps); under a
+    declared `scaler`, so are the last reports while fewer than SCALER_HALVINGS in a row. An
     update with an Inf or NaN gradient would have carried it into the weights and the loss. A skipped
     step leaves the loss where it was: one that jumped SKIP_JUMP times at the first bad norm was hit."""
-    v = grad.values
-    if not (len(v) and np.isfinite(v[-1]) and losses and all(np.isfinite(s.values).all() for s in losses)):
+    v, finite = grad.values, np.isfinite(grad.values)
+    if not (len(v) and losses and all(np.isfinite(s.values).all() for s in losses)):
+        return False
+    tail = len(v) - (int(np.flatnonzero(finite)[-1]) + 1 if finite.any() else 0)    # non-finite at the end
+    if tail and not (scaler and tail < SCALER_HALVINGS):
         return False
     bad = np.flatnonzero(~np.isfinite(v))
     return not len(bad) or not any(_jumped_at(s, float(grad.steps[bad[0]])) for s in losses)

@@ -19,6 +19,7 @@ highest rate lies `FAR_BELOW` (10x) under its family's floor over `FAR_BELOW_SPA
 """
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -48,6 +49,8 @@ HOVER_SPREAD = 0.05
 CREEP_FACTOR = 3.0
 CREEP_SPAN = 0.1
 JUMP = 2.0            # a step of the LR by this factor or more between two logged values is a jump
+RESTART_MARGIN = 1.5  # ...to over this many times the highest rate before it (else it is a restart)
+GIVEN_BACK = 0.25     # an LR just above its range shows in a rise that took back this share of the progress
 JUMP_LEAD = 0.25      # a jump up to this share of the run before the loss's onset explains it
 JUMP_LAG = 0.02       # ... or this share after it (the LR is often logged more sparsely than the loss)
 STUCK_MOVE = 0.1      # a loss that moved less than this (relative) over the run has not learned
@@ -73,19 +76,37 @@ ADAPTIVE = ("adam", "rmsprop", "adafactor", "lion")
 WARMUP_KEYS = ("warmup_steps", "warmup", "warmup_iters", "warmup_ratio", "num_warmup_steps", "warmup_epochs")
 
 
-def _onset(run: Run) -> tuple[float | None, str]:
-    """Step where the loss went wrong (divergence onset or first non-finite) and how."""
+def _onset(run: Run) -> tuple[float | None, str, float]:
+    """Step where the loss went wrong (divergence onset or first non-finite), how, and the share of
+    the progress made before that the rise took back (all of it, for a loss that turned non-finite)."""
     s = train_loss(run)
     if s is None:
-        return None, ""
+        return None, "", 0.0
     bad = first_nonfinite(s.values)
     d = divergence(s.values)
     candidates = []
     if d is not None:
-        candidates.append((float(s.steps[d.onset]), "diverged"))
+        candidates.append((float(s.steps[d.onset]), "diverged", d.undone))
     if bad is not None:
-        candidates.append((float(s.steps[bad]), "became non-finite"))
-    return min(candidates) if candidates else (None, "")
+        candidates.append((float(s.steps[bad]), "became non-finite", math.inf))
+    return min(candidates) if candidates else (None, "", 0.0)
+
+
+def _restarts(v: np.ndarray) -> np.ndarray:
+    """Indices where the LR jumped back up to a rate the run had trained at before (a warm restart)."""
+    before = np.maximum.accumulate(np.where(np.isfinite(v), v, 0.0))
+    ratio = v[1:] / np.maximum(v[:-1], 1e-30)
+    return 1 + np.flatnonzero((ratio >= JUMP) & (v[1:] <= RESTART_MARGIN * before[:-1]))
+
+
+def _restart_bump(lr, loss, onset: float) -> bool:
+    """A rise that began within JUMP_LEAD of the run after the schedule restarted, and stays under
+    where the loss started: the bump a warm restart is expected to cause, not a rate too high."""
+    span = float(lr.steps[-1] - lr.steps[0]) or 1.0
+    near = [i for i in _restarts(lr.values) if 0 <= onset - lr.steps[i] <= JUMP_LEAD * span]
+    since = loss.values[loss.steps >= onset]
+    start = float(np.median(loss.values[:3]))
+    return bool(near) and bool(np.isfinite(since).all()) and float(since.max()) < start
 
 
 def _lasting(values: np.ndarray, best: float) -> bool:
@@ -122,8 +143,10 @@ def _noise_only(values: np.ndarray) -> bool:
     return bool(np.isfinite(values).all() and values.max() <= NOISE_RISE * start)
 
 
-def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
-    """An LR outside the useful range of the run's optimizer family, with the loss showing it."""
+def _out_of_range(run: Run, lr, onset: float | None, how: str, given_back: float) -> list[Finding]:
+    """An LR outside the useful range of the run's optimizer family, with the loss showing it: under
+    FAR_ABOVE its top, by a rise that took back GIVEN_BACK of the progress or more (noise at a low
+    level, on a short curve, rises by less) and is not a warm restart's bump."""
     fam = optimizer_family(run)
     peak = peak_lr(run)
     loss = train_loss(run)
@@ -171,7 +194,9 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str) -> list[Finding]:
     if value >= FAR_ABOVE * high and onset is None and _from_the_start(lr, value) \
             and _moved_while_high(lr, loss, FAR_ABOVE * high) < STUCK_MOVE:
         return [_pinned(run, family, fam_evs, value, lr_ev, high, loss_ev, _spread(loss.values))]
-    if value > high and onset is not None:
+    shown = value >= FAR_ABOVE * high or (given_back >= GIVEN_BACK and not (
+        lr is not None and len(lr) >= 2 and onset is not None and _restart_bump(lr, loss, onset)))
+    if value > high and onset is not None and shown:
         patch, cfg_ev, _ = _config_lr_patch(run, value, high / 2)
         warm = run.config_value(*WARMUP_KEYS)
         return [Finding(code="lr_too_high",
@@ -437,7 +462,7 @@ def _creep(lr, loss, onset: float, how: str) -> Finding | None:
 def analyze(run: Run) -> list[Finding]:
     lr = run.metrics.get("lr")
     out: list[Finding] = []
-    onset, how = _onset(run)
+    onset, how, given_back = _onset(run)
     loss = train_loss(run)
     if lr is not None and len(lr) >= 2:
         v = lr.values
@@ -465,8 +490,10 @@ def analyze(run: Run) -> list[Finding]:
         ratio = np.ones(len(v))
         ratio[1:] = v[1:] / np.maximum(v[:-1], 1e-30)
         ramp_end = int(np.argmax(v)) if v[0] < 0.2 * np.nanmax(v) else 0
-        # a warm-up ramp rises in small steps from near zero; a jump is a large multiplicative step
-        jumps = [i for i in range(1, len(v)) if ratio[i] >= JUMP
+        # a warm-up ramp rises in small steps from near zero; a jump is a large multiplicative step, to
+        # a rate above any the run trained at before (a warm restart goes back to one it learned under)
+        restarts = set(_restarts(v).tolist())
+        jumps = [i for i in range(1, len(v)) if ratio[i] >= JUMP and i not in restarts
                  and not (i <= ramp_end and v[i - 1] < 0.2 * np.nanmax(v) and ratio[i] < 4)]
         if jumps and onset is not None:
             span = float(lr.steps[-1] - lr.steps[0]) or 1.0
@@ -530,4 +557,4 @@ def analyze(run: Run) -> list[Finding]:
                                    analyzer=NAME,
                                    onset_step=onset,
                                    quick_fix="Add LR warm-up"))
-    return out + _out_of_range(run, lr, onset, how)
+    return out + _out_of_range(run, lr, onset, how, given_back)
