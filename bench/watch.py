@@ -49,23 +49,14 @@ sys.path.insert(0, str(ROOT))
 from analysis.diagnose import CONFIDENT, diagnose_run  # noqa: E402
 from analysis.ingest import load_run  # noqa: E402
 from analysis.live import CAPACITY, LiveRun  # noqa: E402
-from analysis.live_warning import LiveWarning  # noqa: E402
 from analysis.metrics import MetricTable, Series, fmt_step  # noqa: E402
 from analysis.run import Run  # noqa: E402
-from handlers.watch import Watcher  # noqa: E402
 from tests.scenarios import ALL, SLOW, SPLIT, cached  # noqa: E402
+from tests.watching import Collect, replay  # noqa: E402
 
 LEAD_CODES = ("lr_too_high", "exploding_gradients", "numerical_instability")
 LEAD_FLOOR_PCT = 20
 OVERHEAD_STEPS, OVERHEAD_ROUNDS = 1000, 4
-
-
-class Collect:
-    def __init__(self) -> None:
-        self.docs: list[dict] = []
-
-    def post(self, warning: LiveWarning) -> None:
-        self.docs.append(warning.to_dict())          # the JSON document, as a file or the service gets it
 
 
 def prefix(run: Run, last: float) -> Run:
@@ -89,29 +80,6 @@ def certain_at(run: Run, steps: np.ndarray, code: str) -> float | None:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if certain(mid) else (mid + 1, hi)
     return float(steps[lo])
-
-
-def replay(run: Run, *, with_files: bool = True) -> list[dict]:
-    """Every warning the watch posts when the run's metrics arrive one step at a time; without
-    `with_files`, the watch sees the metrics alone (no config or code)."""
-    sink = Collect()
-    # what exists when the run starts: its config and code; not its checkpoints, samples or trainer
-    # state, which are written as it goes (the final ones would tell the future)
-    context = replace(run, metrics=MetricTable(), events=[], notes=[], checkpoints=[], samples=[], params={},
-                      artifacts=[a for a in run.artifacts if a.kind in ("config", "code")])
-    if not with_files:
-        context = replace(context, artifacts=[], configs=[], code=[])
-    w = Watcher(run.id, notifier=sink, context=context, budget=None)
-    series = list(run.metrics.series.values())
-    steps = np.unique(np.concatenate([s.steps for s in series]))
-    for k in steps:
-        values = {}
-        for s in series:
-            j = int(np.searchsorted(s.steps, k))
-            if j < len(s) and s.steps[j] == k:
-                values[s.name] = float(s.values[j])
-        w.append(float(k), values)
-    return sink.docs
 
 
 def _first(docs: list[dict], code: str) -> dict | None:
