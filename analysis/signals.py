@@ -52,6 +52,7 @@ class Divergence:
 
 
 LOW_NOISE_POINTS = 9      # the low part's noise is read from this many points or more
+DEEP_DESCENT = 5.0        # ...after a descent this many times the whole curve's noise
 
 
 def divergence(values: np.ndarray, *, min_points: int = 12, min_rise: float = 0.15,
@@ -67,13 +68,13 @@ def divergence(values: np.ndarray, *, min_points: int = 12, min_rise: float = 0.
     running_min = np.minimum.accumulate(sm)
     start = sm[: max(3, len(sm) // 20)].mean()
     scale = max(abs(start - running_min[-1]), 1e-12)
-    # minibatch noise, measured against a wide median: a rise must clear three times it. Measured over
-    # the whole curve and over its low part (from where it first came halfway down), whichever is
-    # larger: a quiet steep descent would otherwise set the bar for the noisy level the rise is read at
+    # minibatch noise, measured against a wide median: a rise must clear three times it. After a descent
+    # far deeper than that noise, also over the low part (from where the curve first came halfway
+    # down), whichever is larger: the quiet steep descent would set the bar for the noisy level below
     resid = np.abs(v - rolling_median(v, max(9, len(v) // 10)))
     noise = 1.4826 * float(np.median(resid))
     low = int(np.argmax(running_min <= (start + running_min[-1]) / 2))
-    if len(v) - low >= LOW_NOISE_POINTS:
+    if len(v) - low >= LOW_NOISE_POINTS and start - running_min[-1] > DEEP_DESCENT * noise:
         noise = max(noise, 1.4826 * float(np.median(resid[low:])))
     above = sm > running_min + np.maximum(np.maximum(min_rise * np.abs(running_min), 0.5 * scale * min_rise), 3 * noise)
     held = np.flatnonzero(np.convolve(above, np.ones(sustain, dtype=int), mode="valid") == sustain)
