@@ -1,0 +1,6 @@
+loss.backward()
+optimizer.step()
+
+loss.backward()
+optimizer.step()
+optimizer.zero_grad()
