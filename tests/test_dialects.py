@@ -299,6 +299,49 @@ DIALECTS = [
         "epoch=0132; time=115.77; lb=196.7117; lb-labeled=54.7303; lb-unlabeled=89.8130; test=2.48%; validation=2.51%;",
         "epoch=0133; time=115.43; lb=nan; lb-labeled=nan; lb-unlabeled=nan; test=90.20%; validation=90.09%;",
     ]), {"epoch": [132, 133], "nonfinite/lb": [np.nan], "nonfinite/lb-labeled": [np.nan], "nonfinite/time": []}),
+    ("keras-frcnn (`key,value` pairs; a NaN in them)", "\n".join([
+        # tests/wild keras-frcnn-lr-1e-7-pushed-25 (github.com/yhenon/keras-frcnn/issues/25); the second line ours
+        "loss_rpn_cls,0.77,loss_rpn_regr,0.11,loss_class_cls,1.49,loss_class_regr,0.36,class_acc,0.57,elapsed_time,9.77",
+        "loss_rpn_cls,nan,loss_rpn_regr,0.11,loss_class_cls,1.49,loss_class_regr,0.36",
+    ]), {"train_loss/rpn_cls": [0.77, np.nan], "train_loss/class_regr": [0.36, 0.36], "train_loss": [2.73, np.nan]}),
+    ("keras-frcnn verbose block (labels of three words: `Loss RPN classifier: x`; prose labels read as nothing)",
+     "\n".join([
+         # the prints of yhenon/keras-frcnn train_frcnn.py, as a README of a fork shows them (values its)
+         "Mean number of bounding boxes from RPN overlapping ground truth boxes: 1.391304347826087",
+         "Classifier accuracy for bounding boxes from RPN: 0.9",
+         "Loss RPN classifier: 4.342926752567291",
+         "Loss RPN regression: 0.42844736129045485",
+         "Loss Detector classifier: nan",
+         "Elapsed time: 94.26770877838135",
+         "Epoch end Validation Loss: 0.3",     # ours: a longer label is read by its last words
+     ]), {"train_loss/rpn_classifier": [4.342926752567291], "train_loss/rpn_regression": [0.42844736129045485],
+          "train_loss/detector_classifier": [np.nan], "step_time": [94.26770877838135], "val_loss": [0.3],
+          "train_loss": []}),
+    ("`key, value` and Keras' zipped `metrics_names` (`('loss', 0.35)`)", "\n".join([
+        "Test loss, 0.2317",
+        "[('loss', 0.35), ('acc', nan)]",
+    ]), {"test_loss": [0.2317], "train_loss": [0.35], "train_acc": [np.nan]}),
+    ("Keras CSVLogger pasted (a comma-separated header once, then rows; pandas' index column)", "\n".join([
+        "epoch,acc,loss,val_acc,val_loss",
+        "0,0.51,0.69,0.50,0.70",
+        "1,0.62,0.65,0.49,inf",
+        "",
+        ",epoch,loss,val_loss",
+        "0,1,0.9,1.0",
+        "1,2,0.8,nan",
+    ]), {"train_acc": [0.51, 0.62], "val_acc": [0.50, 0.49], "train_loss": [0.69, 0.65, 0.9, 0.8],
+         "val_loss": [0.70, np.inf, 1.0, np.nan], "epoch": [0, 1, 1, 2]}),
+    ("Keras ModelCheckpoint (`val_loss improved from a to b`: b; `did not improve from a`: nothing)", "\n".join([
+        # stored public notebooks' Keras output (find_string "val_loss improved from inf to")
+        "Epoch 00001: val_loss improved from inf to 0.34005, saving model to cnn_tf.model.best.hdf5",
+        "Epoch 23: val_loss did not improve from 0.12966",
+        "Epoch 00024: val_loss improved from 0.12966 to nan, saving model to m.h5",      # ours
+    ]), {"val_loss": [0.34005, np.nan], "epoch": [1, 23, 24]}),
+    ("PyTorch-GAN (`[Epoch 3/200] [Batch 5/938] [D loss: x] [G loss: y]`)", "\n".join([
+        # the print of eriklindernoren/PyTorch-GAN implementations/gan/gan.py; values ours
+        "[Epoch 0/200] [Batch 0/938] [D loss: 0.693241] [G loss: 0.702115]",
+        "[Epoch 3/200] [Batch 5/938] [D loss: nan] [G loss: inf]",
+    ]), {"epoch": [0, 3], "d_loss": [0.693241, np.nan], "g_loss": [0.702115, np.inf]}),
 ]
 
 
