@@ -337,6 +337,23 @@ DIALECTS = [
         "Epoch 23: val_loss did not improve from 0.12966",
         "Epoch 00024: val_loss improved from 0.12966 to nan, saving model to m.h5",      # ours
     ]), {"val_loss": [0.34005, np.nan], "epoch": [1, 23, 24]}),
+    ("pandas `print(pd.DataFrame(history.history))` (the index under the header's leading blanks)", "\n".join([
+        # a public repository's comment with the printed frame (find_string "loss  accuracy  val_loss  val_accuracy")
+        "       loss  accuracy  val_loss  val_accuracy",
+        "0  0.419479  0.850200  0.330585        0.8809",
+        "1  0.288706  0.895633  0.289766        0.8931",
+        "2  0.243420  0.910300       NaN        0.9002",      # ours: the NaN
+    ]), {"train_loss": [0.419479, 0.288706, 0.243420], "train_acc": [0.850200, 0.895633, 0.910300],
+         "val_loss": [0.330585, 0.289766, np.nan], "val_acc": [0.8809, 0.8931, 0.9002]}),
+    ("a print loop's header once, names one blank apart (`print('epoch', 'loss', 'acc')`, then the values)",
+     "\n".join([
+         "epoch loss acc val_loss",
+         "1 0.9 0.5 1.0",
+         "2 nan 0.1 inf",
+         "3 0.5",                       # a row of another width is no row of this table
+         "Plot loss and acc curves",    # prose naming fewer than half metrics is no header
+         "4 0.1 0.2 0.3 0.4",
+     ]), {"epoch": [1, 2], "train_loss": [0.9, np.nan], "train_acc": [0.5, 0.1], "val_loss": [1.0, np.inf]}),
     ("PyTorch-GAN (`[Epoch 3/200] [Batch 5/938] [D loss: x] [G loss: y]`)", "\n".join([
         # the print of eriklindernoren/PyTorch-GAN implementations/gan/gan.py; values ours
         "[Epoch 0/200] [Batch 0/938] [D loss: 0.693241] [G loss: 0.702115]",

@@ -552,7 +552,7 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
 
 /* Table cells: at `|` and tabs (after one leading `|`), at commas (a CSV), or at runs of blanks. */
 #define MAX_COLUMNS 64
-enum { BLANKS = 0, PIPES = 1, COMMAS = 2 };
+enum { BLANKS = 0, PIPES = 1, COMMAS = 2, WORDS = 3 };   /* WORDS: names one blank apart (`print('epoch', 'loss')`) */
 typedef struct { const char *p; Py_ssize_t n; } Cell;
 
 static Py_ssize_t trim(const char **p, Py_ssize_t n) {
@@ -602,11 +602,15 @@ static int numeric_cell(Cell c, double *v) {
     return end == c.n;
 }
 
-typedef struct { int fams[MAX_COLUMNS]; int n; int how; } Header;   /* n = 0: no table in force */
+typedef struct { int fams[MAX_COLUMNS]; int n; int how; Py_ssize_t lead; } Header;   /* n = 0: no table in force;
+                                                                                   lead: the header's blanks before it */
 
 static int table_row(Ctx *c, Out *o, const Header *t, const char *s, Py_ssize_t n, int ln) {
-    Cell cells[MAX_COLUMNS + 1];
-    int k = split_cells(s, n, t->how, cells, MAX_COLUMNS);
+    Cell all[MAX_COLUMNS + 2], *cells = all;
+    int k = split_cells(s, n, t->how == WORDS ? BLANKS : t->how, all, MAX_COLUMNS + 1);
+    /* pandas prints a frame's index under the blanks its header starts with: that cell is no column */
+    if ((t->how == BLANKS || t->how == WORDS) && k == t->n + 1 && all[0].p + all[0].n - s <= t->lead) { cells++; k--; }
+    if (t->how == WORDS && k != t->n) return 0;      /* names one blank apart: rows of exactly as many cells */
     if (k > t->n) k = t->n;
     double vals[MAX_COLUMNS];
     int ok[MAX_COLUMNS], count = 0;
@@ -624,11 +628,15 @@ static int table_row(Ctx *c, Out *o, const Header *t, const char *s, Py_ssize_t 
 }
 
 /* A header row: 3 to MAX_COLUMNS names apart by `|`, tabs, commas (a CSV's, as Keras' CSVLogger writes it;
-   one word each) or two blanks, two of them metrics. */
+   one word each) or two blanks, two of them metrics; or names one blank apart, half of them metrics
+   (a print loop's `print('epoch', 'loss', 'acc')`; prose names fewer). */
 static int table_header(Ctx *c, Header *t, const char *s, Py_ssize_t n) {
     int how = memchr(s, '|', n) || memchr(s, '\t', n) ? PIPES : memchr(s, ',', n) ? COMMAS : BLANKS;
     Cell cells[MAX_COLUMNS + 1];
     int k = 0;
+    const char *p = s;
+    trim(&p, n);
+    Py_ssize_t lead = p - s;
     if (how != BLANKS) {
         k = split_cells(s, n, how, cells, MAX_COLUMNS + 1);
         if (k && !cells[k - 1].n) k--;
@@ -640,6 +648,10 @@ static int table_header(Ctx *c, Header *t, const char *s, Py_ssize_t n) {
             cells[k++] = (Cell){s + a, i - a};
             while (i < n && s[i] == ' ') i++;
             a = i;
+        }
+        if (k == 1) {
+            how = WORDS;
+            k = split_cells(s, n, BLANKS, cells, MAX_COLUMNS + 1);
         }
     }
     if (k < 3 || k > MAX_COLUMNS) return 0;
@@ -655,10 +667,11 @@ static int table_header(Ctx *c, Header *t, const char *s, Py_ssize_t n) {
         fams[i] = fam >= 0 ? fam : -1;
         known += fam >= 0;
     }
-    if (known < 2) return 0;
+    if (known < 2 || (how == WORDS && known < (k + 1) / 2)) return 0;
     memcpy(t->fams, fams, sizeof fams);
     t->n = k;
     t->how = how;
+    t->lead = lead;
     return 1;
 }
 

@@ -69,14 +69,14 @@ def parse_number(s: bytes, i: int) -> tuple[float, int] | None:
     return float(s[i:end]), end
 
 
-BLANKS, PIPES, COMMAS = 0, 1, 2    # how a table's cells are apart
+BLANKS, PIPES, COMMAS, WORDS = 0, 1, 2, 3    # how a table's cells are apart (WORDS: names one blank apart)
 
 
 class _Table:
     """A column table: the family of each header cell, and how its cells are apart."""
 
-    def __init__(self, fams: list[int], how: int) -> None:
-        self.fams, self.how = fams, how
+    def __init__(self, fams: list[int], how: int, lead: int) -> None:
+        self.fams, self.how, self.lead = fams, how, lead      # lead: the header's blanks before it
 
 
 def _comma_value(s: bytes, j: int) -> bool:
@@ -350,7 +350,13 @@ class Scanner:
     def table_row(self, s: bytes) -> list[tuple[int, float, int]]:
         t = self.table
         assert t is not None            # called only while a table's header is known
-        cells = _cells(s, t.how)[:len(t.fams)]
+        cells = _cells(s, t.how)
+        # pandas prints a frame's index under the blanks its header starts with: that cell is no column
+        if t.how in (BLANKS, WORDS) and len(cells) == len(t.fams) + 1 and s.find(cells[0]) + len(cells[0]) <= t.lead:
+            cells = cells[1:]
+        if t.how == WORDS and len(cells) != len(t.fams):     # names one blank apart: rows of exactly as many cells
+            return []
+        cells = cells[:len(t.fams)]
         values = [_numeric_cell(c) for c in cells]
         if not values or values[0] is None or sum(v is not None for v in values) < max(2, (len(t.fams) + 1) // 2):
             return []
@@ -363,9 +369,11 @@ class Scanner:
 
     def header(self, s: bytes) -> _Table | None:
         """A table's header row: three or more names apart by `|`, tabs, commas (a CSV's, one word each) or
-        two spaces, two of them metrics."""
+        two spaces, two of them metrics; or names one blank apart, half of them metrics."""
         how = PIPES if b"|" in s or b"\t" in s else COMMAS if b"," in s else BLANKS
         cells = _cells(s, how) if how != BLANKS else re.split(rb"[ \t]{2,}", s.strip(b" \t"))
+        if how == BLANKS and len(cells) == 1:
+            how, cells = WORDS, s.split()
         if how != BLANKS and cells and not cells[-1]:
             cells.pop()
         if not 3 <= len(cells) <= MAX_COLUMNS:
@@ -381,7 +389,10 @@ class Scanner:
                 return None
             fam = self.family(b"col|" + c)
             fams.append(fam if fam >= 0 else -1)
-        return _Table(fams, how) if sum(f >= 0 for f in fams) >= 2 else None
+        known = sum(f >= 0 for f in fams)
+        if known < 2 or (how == WORDS and known < (len(fams) + 1) // 2):
+            return None
+        return _Table(fams, how, len(s) - len(s.lstrip(b" \t")))
 
     def line(self, s: bytes, ln: int) -> None:
         found, bad = self.pairs(s)
