@@ -354,6 +354,39 @@ DIALECTS = [
          "Plot loss and acc curves",    # prose naming fewer than half metrics is no header
          "4 0.1 0.2 0.3 0.4",
      ]), {"epoch": [1, 2], "train_loss": [0.9, np.nan], "train_acc": [0.5, 0.1], "val_loss": [1.0, np.inf]}),
+    ("bentrevett's sentiment tutorial print (`Val. Loss:`: an abbreviation's dot inside a two-word name)", "\n".join([
+        # a public repository's README training log (find_string "|  Val. Acc: ")
+        "\tEpoch: 40 | Train Loss: 1.320 | Train Acc: 58.56%",
+        "\t Val. Loss: 1.524 |  Val. Acc: 37.06% ",
+        "",
+        "\tEpoch: 41 | Train Loss: 1.318 | Train Acc: 58.62%",
+        "\t Val. Loss: 1.525 |  Val. Acc: 37.01% ",
+    ]), {"epoch": [40, 41], "train_loss": [1.320, 1.318], "train_acc": [58.56, 58.62], "val_loss": [1.524, 1.525],
+         "val_acc": [37.06, 37.01]}),
+    ("PyTorch finetuning tutorial (`val Loss: x Acc: y`: the Acc after a two-word `val Loss` is val's)", "\n".join([
+        # the torchvision finetuning tutorial's printed output for the model trained from scratch
+        "Epoch 0/14",
+        "----------",
+        "train Loss: 0.7131 Acc: 0.4959",
+        "val Loss: 0.6931 Acc: 0.4575",
+        "",
+        "Epoch 1/14",
+        "----------",
+        "train Loss: 0.6930 Acc: 0.5041",
+        "val Loss: 0.6931 Acc: 0.4575",
+        # a stored public note's print loop: both sections on one line; then ours, with an LR after them
+        "Epoch 1/2 | Train Loss: 0.6932 Acc: 0.5000 | Val Loss: 0.6931 Acc: 0.6667",
+        "Epoch 3 train loss 0.5 acc 0.8 val loss 0.6 acc 0.7 lr 0.001",
+    ]), {"train_loss": [0.7131, 0.6930, 0.6932, 0.5], "train_acc": [0.4959, 0.5041, 0.5, 0.8],
+         "val_loss": [0.6931, 0.6931, 0.6931, 0.6], "val_acc": [0.4575, 0.4575, 0.6667, 0.7], "lr": [0.001]}),
+    ("PyTorch MNIST example's test line (`Accuracy: 1135/10000 (11.35%)`: a count of a total is their ratio)",
+     "\n".join([
+         # stored public training logs (find_string "Test set: Average loss: 2.30")
+         "Loss=2.2949304580688477 Batch_id=468 Accuracy=10.97: 100%|\u2588\u2588| 469/469 [00:16<00:00, 28.29it/s]",
+         "Test set: Average loss: 2.3009, Accuracy: 1135/10000 (11.35%)",
+         "Epoch 3/100 acc 45/64",        # ours: an epoch's `/100` is its end, an accuracy's `/64` its total
+     ]), {"train_loss": [2.2949304580688477], "train_acc": [10.97, 45 / 64], "test_loss": [2.3009],
+          "test_acc": [0.1135], "epoch": [3]}),
     ("PyTorch-GAN (`[Epoch 3/200] [Batch 5/938] [D loss: x] [G loss: y]`)", "\n".join([
         # the print of eriklindernoren/PyTorch-GAN implementations/gan/gan.py; values ours
         "[Epoch 0/200] [Batch 0/938] [D loss: 0.693241] [G loss: 0.702115]",

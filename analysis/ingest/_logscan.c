@@ -397,6 +397,14 @@ static inline Py_ssize_t run_start(const Py_ssize_t *starts, int words, int k) {
     return starts[(words - (words < k ? words : k)) % MAX_WORDS];
 }
 
+/* s[a..b) is a whole number written in digits alone. */
+static int count_of(const char *s, Py_ssize_t a, Py_ssize_t b) {
+    if (a >= b) return 0;
+    for (Py_ssize_t k = a; k < b; k++)
+        if (!is_digit((unsigned char)s[k])) return 0;
+    return 1;
+}
+
 /* After `from 0.5`: ` to 0.4`, the value that replaced it (Keras' `val_loss improved from 0.5 to 0.4`). */
 static int to_value(const char *s, Py_ssize_t n, Py_ssize_t *end, double *v) {
     Py_ssize_t k = *end;
@@ -409,6 +417,7 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
     Py_ssize_t i = 0, prev = -1;   /* prev: start of the word before, when a single space joins them */
     Py_ssize_t starts[MAX_WORDS];  /* with prev: the starts of the last words of that run, a ring */
     int words = 0;                 /* the run's words so far */
+    int soft = 0;                  /* the section a two-word name opened (`val Loss:`), for the bare names after it */
     int bad = 0, section = 0;
     while (i < n) {
         unsigned char ch = (unsigned char)s[i];
@@ -488,6 +497,25 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
             }
             int fam = family_in(c, section, s + ks, ke - ks);
             if (moved && fam == 0) fam = -1;     /* `resumed step from 10 to 20` sets no step */
+            if (soft && !section && prev < 0) {  /* `val Loss: 0.69 Acc: 0.46`: the Acc is val's too */
+                int f = family_in(c, soft, s + ks, ke - ks);
+                if (f >= 0) fam = f;
+            }
+            if (prev >= 0 && ks == prev && fam >= 0 && !section) {
+                int sec = section_of(c, s + prev, ws - 1 - prev);
+                if (sec) soft = sec;
+            }
+            /* `Accuracy: 980/10000 (10%)`: a count out of a total is their ratio (a counter's `Epoch 3/100` is
+               where it is of its end) */
+            if (fam > 0 && end + 1 < n && s[end] == '/' && count_of(s, j, end)) {
+                double total;
+                Py_ssize_t tend;
+                if (parse_number(s, end + 1, n, &total, &tend) && count_of(s, end + 1, tend) && total >= v && total > 0 &&
+                    fam != family(c, "epoch", 5)) {
+                    v /= total;
+                    end = tend;
+                }
+            }
             /* `lb=nan` under a name no alias knows: kept from its first non-finite value on (a NaN is news
                whatever its name; a value finite again after it says the model's state was not NaN) */
             if (fam == -1 && (sep == '=' || sep == ':')) {

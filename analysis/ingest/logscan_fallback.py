@@ -183,6 +183,7 @@ class Scanner:
         n = len(s)
         i, prev, bad, section = 0, -1, False, 0
         starts: list[int] = []      # with prev: the starts of the run of words joined by one space
+        soft = 0                    # the section a two-word name opened (`val Loss:`), for the bare names after it
         out: list[tuple[int, float, int]] = []
         seen: set[int] = set()
         while i < n:
@@ -260,6 +261,17 @@ class Scanner:
                 fam = self.family(_PREFIX[section] + key if section in _PREFIX else key)
                 if moved and fam == 0:     # `resumed step from 10 to 20` sets no step
                     fam = -1
+                if soft in _PREFIX and not section and prev < 0:     # `val Loss: 0.69 Acc: 0.46`: val's Acc
+                    f = self.family(_PREFIX[soft] + key)
+                    fam = f if f >= 0 else fam
+                if prev >= 0 and ks == prev and fam >= 0 and not section:
+                    soft = self.section_of(s[prev:ws - 1]) or soft
+                # `Accuracy: 980/10000 (10%)`: a count out of a total is their ratio (`Epoch 3/100` is a counter's)
+                if fam > 0 and not moved and s[j:num[1]].isdigit() and s.startswith(b"/", num[1]):
+                    total = parse_number(s, num[1] + 1)
+                    if (total is not None and s[num[1] + 1:total[1]].isdigit() and total[0] >= num[0] and total[0] > 0
+                            and fam != self.family(b"epoch")):
+                        num = (num[0] / total[0], total[1])
                 if fam == -1 and sep in b"=:":   # `lb=nan`: a NaN is news whatever its name, kept from there
                     if num[0] != num[0] or abs(num[0]) == _INF:
                         fam = self.family(b"nonfinite|" + s[ws:we])

@@ -112,6 +112,8 @@ def _name_in(section: str, key: str) -> str | None:
         return NONFINITE_PREFIX + key.lower() if named else None
     if section == "col":                  # a table's header cell: some names are metrics only there
         return table_columns().get(normalise(key)) or _name_in("", key)
+    if " " in key:                        # an abbreviation's dot: bentrevett's `Val. Loss: 0.6 | Val. Acc: 75%`
+        key = " ".join(w.rstrip(".") for w in key.split(" "))
     name = _metric_name(key)
     if " " in key and (name is None or name.startswith(PART_PREFIX)):
         # prose: `final loss`, `with loss`, `Epoch end Validation Loss` name what their last words name;
