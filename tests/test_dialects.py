@@ -392,6 +392,10 @@ DIALECTS = [
         "[Epoch 0/200] [Batch 0/938] [D loss: 0.693241] [G loss: 0.702115]",
         "[Epoch 3/200] [Batch 5/938] [D loss: nan] [G loss: inf]",
     ]), {"epoch": [0, 3], "d_loss": [0.693241, np.nan], "g_loss": [0.702115, np.inf]}),
+    ("bracketed counters run together, a tqdm bar's `loss=` postfix turning NaN (ours, both)", "\n".join([
+        "[epoch 3/100][batch 200/600] loss: 0.512 acc: 0.81",
+        f"Epoch 4:  45%|{BAR}| 45/100 [00:01<00:01, 40.00it/s, loss=nan, lr=1e-3]",
+    ]), {"epoch": [3, 4], "train_loss": [0.512, np.nan], "train_acc": [0.81], "lr": [1e-3]}),
 ]
 
 
