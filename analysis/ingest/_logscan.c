@@ -372,7 +372,7 @@ static int attached_counter(const char *s, Py_ssize_t j, Py_ssize_t n) {
 
 /* A comma right after a key, then a number: keras-frcnn's `loss_rpn_cls,0.77,loss_rpn_regr,0.11`, a `key, value`
    pair, a zipped `('loss', 0.35)`. */
-static int comma_value(const char *s, Py_ssize_t j, Py_ssize_t n) {
+static __attribute__((noinline)) int comma_value(const char *s, Py_ssize_t j, Py_ssize_t n) {
     double v;
     Py_ssize_t end;
     j++;
@@ -405,8 +405,19 @@ static int count_of(const char *s, Py_ssize_t a, Py_ssize_t b) {
     return 1;
 }
 
+/* A count out of a total at s[j..end) `/` ...: their ratio in v, end moved past the total; else nothing changes. */
+static __attribute__((noinline)) void count_ratio(const char *s, Py_ssize_t n, Py_ssize_t j, Py_ssize_t *end, double *v) {
+    double total;
+    Py_ssize_t tend;
+    if (count_of(s, j, *end) && parse_number(s, *end + 1, n, &total, &tend) && count_of(s, *end + 1, tend) &&
+        total >= *v && total > 0) {
+        *v /= total;
+        *end = tend;
+    }
+}
+
 /* After `from 0.5`: ` to 0.4`, the value that replaced it (Keras' `val_loss improved from 0.5 to 0.4`). */
-static int to_value(const char *s, Py_ssize_t n, Py_ssize_t *end, double *v) {
+static __attribute__((noinline)) int to_value(const char *s, Py_ssize_t n, Py_ssize_t *end, double *v) {
     Py_ssize_t k = *end;
     if (k + 4 >= n || memcmp(s + k, " to ", 4)) return 0;
     return parse_number(s, k + 4, n, v, end);
@@ -507,15 +518,8 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
             }
             /* `Accuracy: 980/10000 (10%)`: a count out of a total is their ratio (a counter's `Epoch 3/100` is
                where it is of its end) */
-            if (fam > 0 && end + 1 < n && s[end] == '/' && count_of(s, j, end)) {
-                double total;
-                Py_ssize_t tend;
-                if (parse_number(s, end + 1, n, &total, &tend) && count_of(s, end + 1, tend) && total >= v && total > 0 &&
-                    fam != family(c, "epoch", 5)) {
-                    v /= total;
-                    end = tend;
-                }
-            }
+            if (fam > 0 && !moved && end + 1 < n && s[end] == '/' && fam != family(c, "epoch", 5))
+                count_ratio(s, n, j, &end, &v);
             /* `lb=nan` under a name no alias knows: kept from its first non-finite value on (a NaN is news
                whatever its name; a value finite again after it says the model's state was not NaN) */
             if (fam == -1 && (sep == '=' || sep == ':')) {

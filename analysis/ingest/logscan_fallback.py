@@ -267,10 +267,9 @@ class Scanner:
                 if prev >= 0 and ks == prev and fam >= 0 and not section:
                     soft = self.section_of(s[prev:ws - 1]) or soft
                 # `Accuracy: 980/10000 (10%)`: a count out of a total is their ratio (`Epoch 3/100` is a counter's)
-                if fam > 0 and not moved and s[j:num[1]].isdigit() and s.startswith(b"/", num[1]):
-                    total = parse_number(s, num[1] + 1)
-                    if (total is not None and s[num[1] + 1:total[1]].isdigit() and total[0] >= num[0] and total[0] > 0
-                            and fam != self.family(b"epoch")):
+                if fam > 0 and not moved and num[1] + 1 < n and s[num[1]] == 47 and fam != self.family(b"epoch"):
+                    total = parse_number(s, num[1] + 1) if s[j:num[1]].isdigit() else None
+                    if total is not None and s[num[1] + 1:total[1]].isdigit() and total[0] >= num[0] and total[0] > 0:
                         num = (num[0] / total[0], total[1])
                 if fam == -1 and sep in b"=:":   # `lb=nan`: a NaN is news whatever its name, kept from there
                     if num[0] != num[0] or abs(num[0]) == _INF:
