@@ -299,6 +299,103 @@ DIALECTS = [
         "epoch=0132; time=115.77; lb=196.7117; lb-labeled=54.7303; lb-unlabeled=89.8130; test=2.48%; validation=2.51%;",
         "epoch=0133; time=115.43; lb=nan; lb-labeled=nan; lb-unlabeled=nan; test=90.20%; validation=90.09%;",
     ]), {"epoch": [132, 133], "nonfinite/lb": [np.nan], "nonfinite/lb-labeled": [np.nan], "nonfinite/time": []}),
+    ("keras-frcnn (`key,value` pairs; a NaN in them)", "\n".join([
+        # tests/wild keras-frcnn-lr-1e-7-pushed-25 (github.com/yhenon/keras-frcnn/issues/25); the second line ours
+        "loss_rpn_cls,0.77,loss_rpn_regr,0.11,loss_class_cls,1.49,loss_class_regr,0.36,class_acc,0.57,elapsed_time,9.77",
+        "loss_rpn_cls,nan,loss_rpn_regr,0.11,loss_class_cls,1.49,loss_class_regr,0.36",
+    ]), {"train_loss/rpn_cls": [0.77, np.nan], "train_loss/class_regr": [0.36, 0.36], "train_loss": [2.73, np.nan]}),
+    ("keras-frcnn verbose block (labels of three words: `Loss RPN classifier: x`; prose labels read as nothing)",
+     "\n".join([
+         # the prints of yhenon/keras-frcnn train_frcnn.py, as a README of a fork shows them (values its)
+         "Mean number of bounding boxes from RPN overlapping ground truth boxes: 1.391304347826087",
+         "Classifier accuracy for bounding boxes from RPN: 0.9",
+         "Loss RPN classifier: 4.342926752567291",
+         "Loss RPN regression: 0.42844736129045485",
+         "Loss Detector classifier: nan",
+         "Elapsed time: 94.26770877838135",
+         "Epoch end Validation Loss: 0.3",     # ours: a longer label is read by its last words
+     ]), {"train_loss/rpn_classifier": [4.342926752567291], "train_loss/rpn_regression": [0.42844736129045485],
+          "train_loss/detector_classifier": [np.nan], "step_time": [94.26770877838135], "val_loss": [0.3],
+          "train_loss": []}),
+    ("`key, value` and Keras' zipped `metrics_names` (`('loss', 0.35)`)", "\n".join([
+        "Test loss, 0.2317",
+        "[('loss', 0.35), ('acc', nan)]",
+    ]), {"test_loss": [0.2317], "train_loss": [0.35], "train_acc": [np.nan]}),
+    ("Keras CSVLogger pasted (a comma-separated header once, then rows; pandas' index column)", "\n".join([
+        "epoch,acc,loss,val_acc,val_loss",
+        "0,0.51,0.69,0.50,0.70",
+        "1,0.62,0.65,0.49,inf",
+        "",
+        ",epoch,loss,val_loss",
+        "0,1,0.9,1.0",
+        "1,2,0.8,nan",
+    ]), {"train_acc": [0.51, 0.62], "val_acc": [0.50, 0.49], "train_loss": [0.69, 0.65, 0.9, 0.8],
+         "val_loss": [0.70, np.inf, 1.0, np.nan], "epoch": [0, 1, 1, 2]}),
+    ("Keras ModelCheckpoint (`val_loss improved from a to b`: b; `did not improve from a`: nothing)", "\n".join([
+        # stored public notebooks' Keras output (find_string "val_loss improved from inf to")
+        "Epoch 00001: val_loss improved from inf to 0.34005, saving model to cnn_tf.model.best.hdf5",
+        "Epoch 23: val_loss did not improve from 0.12966",
+        "Epoch 00024: val_loss improved from 0.12966 to nan, saving model to m.h5",      # ours
+    ]), {"val_loss": [0.34005, np.nan], "epoch": [1, 23, 24]}),
+    ("pandas `print(pd.DataFrame(history.history))` (the index under the header's leading blanks)", "\n".join([
+        # a public repository's comment with the printed frame (find_string "loss  accuracy  val_loss  val_accuracy")
+        "       loss  accuracy  val_loss  val_accuracy",
+        "0  0.419479  0.850200  0.330585        0.8809",
+        "1  0.288706  0.895633  0.289766        0.8931",
+        "2  0.243420  0.910300       NaN        0.9002",      # ours: the NaN
+    ]), {"train_loss": [0.419479, 0.288706, 0.243420], "train_acc": [0.850200, 0.895633, 0.910300],
+         "val_loss": [0.330585, 0.289766, np.nan], "val_acc": [0.8809, 0.8931, 0.9002]}),
+    ("a print loop's header once, names one blank apart (`print('epoch', 'loss', 'acc')`, then the values)",
+     "\n".join([
+         "epoch loss acc val_loss",
+         "1 0.9 0.5 1.0",
+         "2 nan 0.1 inf",
+         "3 0.5",                       # a row of another width is no row of this table
+         "Plot loss and acc curves",    # prose naming fewer than half metrics is no header
+         "4 0.1 0.2 0.3 0.4",
+     ]), {"epoch": [1, 2], "train_loss": [0.9, np.nan], "train_acc": [0.5, 0.1], "val_loss": [1.0, np.inf]}),
+    ("bentrevett's sentiment tutorial print (`Val. Loss:`: an abbreviation's dot inside a two-word name)", "\n".join([
+        # a public repository's README training log (find_string "|  Val. Acc: ")
+        "\tEpoch: 40 | Train Loss: 1.320 | Train Acc: 58.56%",
+        "\t Val. Loss: 1.524 |  Val. Acc: 37.06% ",
+        "",
+        "\tEpoch: 41 | Train Loss: 1.318 | Train Acc: 58.62%",
+        "\t Val. Loss: 1.525 |  Val. Acc: 37.01% ",
+    ]), {"epoch": [40, 41], "train_loss": [1.320, 1.318], "train_acc": [58.56, 58.62], "val_loss": [1.524, 1.525],
+         "val_acc": [37.06, 37.01]}),
+    ("PyTorch finetuning tutorial (`val Loss: x Acc: y`: the Acc after a two-word `val Loss` is val's)", "\n".join([
+        # the torchvision finetuning tutorial's printed output for the model trained from scratch
+        "Epoch 0/14",
+        "----------",
+        "train Loss: 0.7131 Acc: 0.4959",
+        "val Loss: 0.6931 Acc: 0.4575",
+        "",
+        "Epoch 1/14",
+        "----------",
+        "train Loss: 0.6930 Acc: 0.5041",
+        "val Loss: 0.6931 Acc: 0.4575",
+        # a stored public note's print loop: both sections on one line; then ours, with an LR after them
+        "Epoch 1/2 | Train Loss: 0.6932 Acc: 0.5000 | Val Loss: 0.6931 Acc: 0.6667",
+        "Epoch 3 train loss 0.5 acc 0.8 val loss 0.6 acc 0.7 lr 0.001",
+    ]), {"train_loss": [0.7131, 0.6930, 0.6932, 0.5], "train_acc": [0.4959, 0.5041, 0.5, 0.8],
+         "val_loss": [0.6931, 0.6931, 0.6931, 0.6], "val_acc": [0.4575, 0.4575, 0.6667, 0.7], "lr": [0.001]}),
+    ("PyTorch MNIST example's test line (`Accuracy: 1135/10000 (11.35%)`: a count of a total is their ratio)",
+     "\n".join([
+         # stored public training logs (find_string "Test set: Average loss: 2.30")
+         "Loss=2.2949304580688477 Batch_id=468 Accuracy=10.97: 100%|\u2588\u2588| 469/469 [00:16<00:00, 28.29it/s]",
+         "Test set: Average loss: 2.3009, Accuracy: 1135/10000 (11.35%)",
+         "Epoch 3/100 acc 45/64",        # ours: an epoch's `/100` is its end, an accuracy's `/64` its total
+     ]), {"train_loss": [2.2949304580688477], "train_acc": [10.97, 45 / 64], "test_loss": [2.3009],
+          "test_acc": [0.1135], "epoch": [3]}),
+    ("PyTorch-GAN (`[Epoch 3/200] [Batch 5/938] [D loss: x] [G loss: y]`)", "\n".join([
+        # the print of eriklindernoren/PyTorch-GAN implementations/gan/gan.py; values ours
+        "[Epoch 0/200] [Batch 0/938] [D loss: 0.693241] [G loss: 0.702115]",
+        "[Epoch 3/200] [Batch 5/938] [D loss: nan] [G loss: inf]",
+    ]), {"epoch": [0, 3], "d_loss": [0.693241, np.nan], "g_loss": [0.702115, np.inf]}),
+    ("bracketed counters run together, a tqdm bar's `loss=` postfix turning NaN (ours, both)", "\n".join([
+        "[epoch 3/100][batch 200/600] loss: 0.512 acc: 0.81",
+        f"Epoch 4:  45%|{BAR}| 45/100 [00:01<00:01, 40.00it/s, loss=nan, lr=1e-3]",
+    ]), {"epoch": [3, 4], "train_loss": [0.512, np.nan], "train_acc": [0.81], "lr": [1e-3]}),
 ]
 
 

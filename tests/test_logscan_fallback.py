@@ -114,6 +114,17 @@ TRICKY = [
     "Train: 80% Test: 20%", "Epoch 1 Train:  45%|####  | 450/1000", "step 5 valid: 9.5% test: 3%",
     "Traceback (most recent call last):",
     "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB",
+    # a comma after a key, labels of several words, a value replaced, a count of a total, a two-word section
+    "loss_rpn_cls,0.77,loss_rpn_regr,nan,class_acc,0.57,x,", "[('loss', 0.35), ('acc', 0.9)] loss ,1 lr, x",
+    "Loss RPN classifier: 0.3", "a b c d e f loss: 1", "Classifier accuracy for bounding boxes from RPN: 0.9",
+    "Epoch 00001: val_loss improved from inf to 0.34005, saving", "val_loss did not improve from 0.1",
+    "x from 1 to 2", "step from 1 to 2", "loss scale decreased from 65536 to 32768", "lr from 1 to",
+    "Test set: Average loss: 2.3026, Accuracy: 980/10000 (10%)", "Epoch 3/100 acc 5/0 loss 1.5/3 acc 7/5",
+    "val Loss: 0.6931 Acc: 0.4575 lr 0.1", "Train Loss: 0.5 Acc: 0.8 | Val. Loss: 0.6 Acc: 0.7",
+    # tables: a CSV header once (pandas' index too), a frame printed, names one blank apart
+    "epoch,acc,loss,val_loss", "0,0.5,0.69,0.7", "1,0.6,nan,", ",epoch,loss,acc", "0,1,0.9,0.5",
+    "       loss  accuracy  val_loss", "0  0.419479  0.850200  0.330585", "12  0.3  0.8  0.2",
+    "epoch loss acc val_loss", "1 0.9 0.5 1.0", "2 nan 0.1", "3 0.5 0.5 0.5 0.5", "Plot loss and acc curves",
 ]
 
 
@@ -147,7 +158,8 @@ def test_same_on_random_lines():
               "grad norm", "loss_cls", "box_loss", "eval_loss", "GPU_mem", "x", "'loss'", '"lr"', "train",
               "=", ":", "|", " ", "  ", "\t", " - ", ", ", "[", "]", "(", ")", "(val)", "tensor(", "%", "ms", "G",
               "1", "0.5", "-2.5e-3", "1/100", "nan", "-inf", "Infinity", "7.", ".5", "1e", "12:00:00", "\r", "\x1b[32m",
-              "100%|##|", "\u2588", "\uff1a", "np.float64(", "', '", "Traceback", "CUDA out of memory"]
+              "100%|##|", "\u2588", "\uff1a", "np.float64(", "', '", "Traceback", "CUDA out of memory",
+              ",", " from ", " to ", "Val.", "980/10000", "improved", "Loss RPN classifier"]
     rng = np.random.default_rng(14)
     lines = ["".join(rng.choice(pieces, rng.integers(0, 14))) for _ in range(3000)]
     _same("\n".join(lines).encode())

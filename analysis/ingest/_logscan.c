@@ -9,12 +9,14 @@
 
    Per line: progress-bar rewrites (`\r`, or `#015` as CloudWatch writes it) reduce to the last state, ANSI colour is skipped, then
    a key is a run of [A-Za-z_][A-Za-z0-9_./-]*, optionally quoted, optionally the second word of a
-   two-word name (`grad norm`, `Training Loss`), followed by `=`, `:` (or a full-width one), `|` or spaces, an optional
+   two-word name (`grad norm`, `Training Loss`; up to four words before `:`/`=`, `Loss RPN classifier:`),
+   followed by `=`, `:` (or a full-width one), `|`, spaces or a comma right after it (`loss_rpn_cls,0.77`), an optional
    `[` (`Epoch [1][50/500]`; or a counter bracketed right after the name, `Epoch[3]`, `Epoch(3)`), an
    optional wrapper (`tensor(`, `np.float64(`), and a number (units such as `ms` or `%` end it), nan, inf or
    infinity. The first value of each family per line wins. A lone word that opens
    a section (`| valid | loss 9.4`, `Epoch(val)`, `Test: [10/100]`) has the keys after it looked
-   up as `val|loss`. A line of three or more names apart by `|`, tabs or two spaces, two of them
+   up as `val|loss`. Keras' `val_loss improved from 0.5 to 0.4` reads the second number. A line of three or
+   more names apart by `|`, tabs, commas (a CSV header) or two spaces, two of them
    metrics, is a table header (YOLO, a Trainer's notebook table): the rows of numbers after it
    are read by column until a line with pairs (within a chunk: a table cut by a chunk edge loses
    its header, which YOLO repeats every epoch anyway). A known key with `=`/`:` and no value marks the
@@ -368,6 +370,16 @@ static int attached_counter(const char *s, Py_ssize_t j, Py_ssize_t n) {
     return !(end < n && (s[end] == ':' || s[end] == '='));
 }
 
+/* A comma right after a key, then a number: keras-frcnn's `loss_rpn_cls,0.77,loss_rpn_regr,0.11`, a `key, value`
+   pair, a zipped `('loss', 0.35)`. */
+static __attribute__((noinline)) int comma_value(const char *s, Py_ssize_t j, Py_ssize_t n) {
+    double v;
+    Py_ssize_t end;
+    j++;
+    while (j < n && is_blank((unsigned char)s[j])) j++;
+    return parse_number(s, j, n, &v, &end);
+}
+
 /* A section word's own number is its accuracy where it is a percentage on a line that counts epochs or
    steps (rasbt's `Epoch: 001/010 | Train: 10.000% | Validation: 9.8%`): a data split is announced
    once, without a counter (`Train: 80% Test: 20%`), and tqdm's `Train:  45%|####` is its progress. */
@@ -378,9 +390,45 @@ static int split_accuracy(Ctx *c, const char *s, Py_ssize_t n, Py_ssize_t end, i
     return epoch > 0 && c->last_line[epoch] == ln;
 }
 
+#define MAX_WORDS 4   /* the words of a label read before a value; a longer one is prose, its last words tried */
+
+/* The start of the last k (at most MAX_WORDS) of the run's words. */
+static inline Py_ssize_t run_start(const Py_ssize_t *starts, int words, int k) {
+    return starts[(words - (words < k ? words : k)) % MAX_WORDS];
+}
+
+/* s[a..b) is a whole number written in digits alone. */
+static int count_of(const char *s, Py_ssize_t a, Py_ssize_t b) {
+    if (a >= b) return 0;
+    for (Py_ssize_t k = a; k < b; k++)
+        if (!is_digit((unsigned char)s[k])) return 0;
+    return 1;
+}
+
+/* A count out of a total at s[j..end) `/` ...: their ratio in v, end moved past the total; else nothing changes. */
+static __attribute__((noinline)) void count_ratio(const char *s, Py_ssize_t n, Py_ssize_t j, Py_ssize_t *end, double *v) {
+    double total;
+    Py_ssize_t tend;
+    if (count_of(s, j, *end) && parse_number(s, *end + 1, n, &total, &tend) && count_of(s, *end + 1, tend) &&
+        total >= *v && total > 0) {
+        *v /= total;
+        *end = tend;
+    }
+}
+
+/* After `from 0.5`: ` to 0.4`, the value that replaced it (Keras' `val_loss improved from 0.5 to 0.4`). */
+static __attribute__((noinline)) int to_value(const char *s, Py_ssize_t n, Py_ssize_t *end, double *v) {
+    Py_ssize_t k = *end;
+    if (k + 4 >= n || memcmp(s + k, " to ", 4)) return 0;
+    return parse_number(s, k + 4, n, v, end);
+}
+
 /* The pairs of one cleaned line (`ln`: its index within the chunk) into o's current line. */
 static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
     Py_ssize_t i = 0, prev = -1;   /* prev: start of the word before, when a single space joins them */
+    Py_ssize_t starts[MAX_WORDS];  /* with prev: the starts of the last words of that run, a ring */
+    int words = 0;                 /* the run's words so far */
+    int soft = 0;                  /* the section a two-word name opened (`val Loss:`), for the bare names after it */
     int bad = 0, section = 0;
     while (i < n) {
         unsigned char ch = (unsigned char)s[i];
@@ -415,6 +463,10 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
         } else if (j < n && (s[j] == '=' || s[j] == ':' || s[j] == '|')) {
             sep = s[j++];
             while (j < n && is_blank((unsigned char)s[j])) j++;
+        } else if (j == b0 && j < n && s[j] == ',' && comma_value(s, j, n)) {   /* `loss_rpn_cls,0.77`, `('loss', 0.35)` */
+            sep = ',';
+            j++;
+            while (j < n && is_blank((unsigned char)s[j])) j++;
         } else if (j == b0 && !(!quoted && j < n && (s[j] == '[' || s[j] == '(') && attached_counter(s, j, n))) {
             /* neither a separator nor blanks: no value follows */
             if (j < n && (s[j] == ')' || s[j] == ']') && ws > 0 && (s[ws - 1] == '(' || s[ws - 1] == '[')) {
@@ -442,8 +494,32 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
             }
         }
         if (found) {
-            Py_ssize_t ks = prev >= 0 ? prev : ws;
-            int fam = family_in(c, section, s + ks, we - ks);
+            /* a label of up to MAX_WORDS words before `:`/`=` (keras-frcnn's `Loss RPN classifier: 0.3`) */
+            Py_ssize_t ks = prev < 0 ? ws : sep == ':' || sep == '=' ? run_start(starts, words, MAX_WORDS - 1) : prev;
+            Py_ssize_t ke = we;
+            /* Keras' checkpoint `val_loss improved from 0.5 to 0.4`: the name, a verb, the value it replaced and
+               its own (not `... reducing learning rate to 1e-4`: the LR from the next epoch on, printed
+               before the epoch's own `lr: 1e-3`, would read as an LR raised 1000x) */
+            int moved = !sep && prev >= 0 && words >= 2 && we - ws == 4 && !memcmp(s + ws, "from", 4) &&
+                        to_value(s, n, &end, &v);
+            if (moved) {
+                ks = run_start(starts, words, MAX_WORDS);
+                ke = prev - 1;
+            }
+            int fam = family_in(c, section, s + ks, ke - ks);
+            if (moved && fam == 0) fam = -1;     /* `resumed step from 10 to 20` sets no step */
+            if (soft && !section && prev < 0) {  /* `val Loss: 0.69 Acc: 0.46`: the Acc is val's too */
+                int f = family_in(c, soft, s + ks, ke - ks);
+                if (f >= 0) fam = f;
+            }
+            if (prev >= 0 && ks == prev && fam >= 0 && !section) {
+                int sec = section_of(c, s + prev, ws - 1 - prev);
+                if (sec) soft = sec;
+            }
+            /* `Accuracy: 980/10000 (10%)`: a count out of a total is their ratio (a counter's `Epoch 3/100` is
+               where it is of its end) */
+            if (fam > 0 && !moved && end + 1 < n && s[end] == '/' && fam != family(c, "epoch", 5))
+                count_ratio(s, n, j, &end, &v);
             /* `lb=nan` under a name no alias knows: kept from its first non-finite value on (a NaN is news
                whatever its name; a value finite again after it says the model's state was not NaN) */
             if (fam == -1 && (sep == '=' || sep == ':')) {
@@ -495,6 +571,10 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
             int sec = section_of(c, s + prev, ws - 1 - prev);
             if (sec) section = sec;
         }
+        if (two_word) {
+            if (prev < 0) words = 0;
+            starts[words++ % MAX_WORDS] = ws;
+        }
         prev = two_word ? ws : -1;
         if (two_word) i = we + 1;
     }
@@ -502,8 +582,9 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
     return 0;
 }
 
-/* Table cells: at `|` and tabs (after one leading `|`), or at runs of blanks. */
+/* Table cells: at `|` and tabs (after one leading `|`), at commas (a CSV), or at runs of blanks. */
 #define MAX_COLUMNS 64
+enum { BLANKS = 0, PIPES = 1, COMMAS = 2, WORDS = 3 };   /* WORDS: names one blank apart (`print('epoch', 'loss')`) */
 typedef struct { const char *p; Py_ssize_t n; } Cell;
 
 static Py_ssize_t trim(const char **p, Py_ssize_t n) {
@@ -512,14 +593,14 @@ static Py_ssize_t trim(const char **p, Py_ssize_t n) {
     return n;
 }
 
-static int split_cells(const char *s, Py_ssize_t n, int pipes, Cell *out, int max) {
+static int split_cells(const char *s, Py_ssize_t n, int how, Cell *out, int max) {
     int k = 0;
-    if (pipes) {
+    if (how != BLANKS) {
         n = trim(&s, n);
-        if (n && *s == '|') { s++; n--; }
+        if (how == PIPES && n && *s == '|') { s++; n--; }
         Py_ssize_t a = 0;
         for (Py_ssize_t i = 0; i <= n; i++) {
-            if (i < n && s[i] != '|' && s[i] != '\t') continue;
+            if (i < n && (how == COMMAS ? s[i] != ',' : s[i] != '|' && s[i] != '\t')) continue;
             if (k == max) return max + 1;
             const char *p = s + a;
             out[k].n = trim(&p, i - a);
@@ -553,11 +634,15 @@ static int numeric_cell(Cell c, double *v) {
     return end == c.n;
 }
 
-typedef struct { int fams[MAX_COLUMNS]; int n; int pipes; } Header;   /* n = 0: no table in force */
+typedef struct { int fams[MAX_COLUMNS]; int n; int how; Py_ssize_t lead; } Header;   /* n = 0: no table in force;
+                                                                                   lead: the header's blanks before it */
 
 static int table_row(Ctx *c, Out *o, const Header *t, const char *s, Py_ssize_t n, int ln) {
-    Cell cells[MAX_COLUMNS + 1];
-    int k = split_cells(s, n, t->pipes, cells, MAX_COLUMNS);
+    Cell all[MAX_COLUMNS + 2], *cells = all;
+    int k = split_cells(s, n, t->how == WORDS ? BLANKS : t->how, all, MAX_COLUMNS + 1);
+    /* pandas prints a frame's index under the blanks its header starts with: that cell is no column */
+    if ((t->how == BLANKS || t->how == WORDS) && k == t->n + 1 && all[0].p + all[0].n - s <= t->lead) { cells++; k--; }
+    if (t->how == WORDS && k != t->n) return 0;      /* names one blank apart: rows of exactly as many cells */
     if (k > t->n) k = t->n;
     double vals[MAX_COLUMNS];
     int ok[MAX_COLUMNS], count = 0;
@@ -574,13 +659,18 @@ static int table_row(Ctx *c, Out *o, const Header *t, const char *s, Py_ssize_t 
     return 0;
 }
 
-/* A header row: 3 to MAX_COLUMNS names apart by `|`, tabs or two blanks, two of them metrics. */
+/* A header row: 3 to MAX_COLUMNS names apart by `|`, tabs, commas (a CSV's, as Keras' CSVLogger writes it;
+   one word each) or two blanks, two of them metrics; or names one blank apart, half of them metrics
+   (a print loop's `print('epoch', 'loss', 'acc')`; prose names fewer). */
 static int table_header(Ctx *c, Header *t, const char *s, Py_ssize_t n) {
-    int pipes = memchr(s, '|', n) || memchr(s, '\t', n);
+    int how = memchr(s, '|', n) || memchr(s, '\t', n) ? PIPES : memchr(s, ',', n) ? COMMAS : BLANKS;
     Cell cells[MAX_COLUMNS + 1];
     int k = 0;
-    if (pipes) {
-        k = split_cells(s, n, 1, cells, MAX_COLUMNS + 1);
+    const char *p = s;
+    trim(&p, n);
+    Py_ssize_t lead = p - s;
+    if (how != BLANKS) {
+        k = split_cells(s, n, how, cells, MAX_COLUMNS + 1);
         if (k && !cells[k - 1].n) k--;
     } else {
         n = trim(&s, n);
@@ -591,22 +681,29 @@ static int table_header(Ctx *c, Header *t, const char *s, Py_ssize_t n) {
             while (i < n && s[i] == ' ') i++;
             a = i;
         }
+        if (k == 1) {
+            how = WORDS;
+            k = split_cells(s, n, BLANKS, cells, MAX_COLUMNS + 1);
+        }
     }
     if (k < 3 || k > MAX_COLUMNS) return 0;
     int known = 0, fams[MAX_COLUMNS];
     for (int i = 0; i < k; i++) {
         Cell x = cells[i];
+        if (!x.n && how == COMMAS && i == 0) { fams[i] = -1; continue; }     /* pandas' `to_csv`: the index */
         if (!x.n || !is_start((unsigned char)x.p[0])) return 0;
         for (Py_ssize_t q = 0; q < x.n; q++)
-            if (!(is_keych((unsigned char)x.p[q]) || (x.p[q] == ' ' && !(q + 1 < x.n && x.p[q + 1] == ' ')))) return 0;
+            if (!(is_keych((unsigned char)x.p[q]) || (x.p[q] == ' ' && how != COMMAS && !(q + 1 < x.n && x.p[q + 1] == ' '))))
+                return 0;
         int fam = family_in(c, TABLE_COLUMN, x.p, x.n);
         fams[i] = fam >= 0 ? fam : -1;
         known += fam >= 0;
     }
-    if (known < 2) return 0;
+    if (known < 2 || (how == WORDS && known < (k + 1) / 2)) return 0;
     memcpy(t->fams, fams, sizeof fams);
     t->n = k;
-    t->pipes = pipes;
+    t->how = how;
+    t->lead = lead;
     return 1;
 }
 

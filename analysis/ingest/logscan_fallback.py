@@ -14,6 +14,7 @@ from collections.abc import Callable
 SECTION_VAL, SECTION_TEST, SECTION_TRAIN = -2, -3, -4
 _PREFIX = {SECTION_VAL: b"val|", SECTION_TEST: b"test|"}
 MAX_COLUMNS = 64
+MAX_WORDS = 4        # the words of a label read before a value; a longer one is prose, its last words tried
 
 _START = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _KEYCH = _START | frozenset(b"0123456789./-")
@@ -68,11 +69,23 @@ def parse_number(s: bytes, i: int) -> tuple[float, int] | None:
     return float(s[i:end]), end
 
 
-class _Table:
-    """A column table: the family of each header cell, and whether its cells split at `|`/tab."""
+BLANKS, PIPES, COMMAS, WORDS = 0, 1, 2, 3    # how a table's cells are apart (WORDS: names one blank apart)
 
-    def __init__(self, fams: list[int], pipes: bool) -> None:
-        self.fams, self.pipes = fams, pipes
+
+class _Table:
+    """A column table: the family of each header cell, and how its cells are apart."""
+
+    def __init__(self, fams: list[int], how: int, lead: int) -> None:
+        self.fams, self.how, self.lead = fams, how, lead      # lead: the header's blanks before it
+
+
+def _comma_value(s: bytes, j: int) -> bool:
+    """A comma right after a key, then a number: keras-frcnn's `loss_rpn_cls,0.77,loss_rpn_regr,0.11`, a
+    `key, value` pair, a zipped `('loss', 0.35)`."""
+    j += 1
+    while j < len(s) and s[j] in _BLANK:
+        j += 1
+    return parse_number(s, j) is not None
 
 
 def _attached_counter(s: bytes, j: int) -> bool:
@@ -90,8 +103,10 @@ def _attached_counter(s: bytes, j: int) -> bool:
     return not (end < len(s) and s[end] in b":=")
 
 
-def _cells(s: bytes, pipes: bool) -> list[bytes]:
-    if pipes:
+def _cells(s: bytes, how: int) -> list[bytes]:
+    if how == COMMAS:
+        return [c.strip(b" \t") for c in s.strip(b" \t").split(b",")]
+    if how == PIPES:
         t = s.strip(b" \t")
         if t.startswith(b"|"):
             t = t[1:]
@@ -167,6 +182,8 @@ class Scanner:
         """Every `key <sep> number` of a line (the first per family), and whether it is malformed."""
         n = len(s)
         i, prev, bad, section = 0, -1, False, 0
+        starts: list[int] = []      # with prev: the starts of the run of words joined by one space
+        soft = 0                    # the section a two-word name opened (`val Loss:`), for the bare names after it
         out: list[tuple[int, float, int]] = []
         seen: set[int] = set()
         while i < n:
@@ -206,6 +223,11 @@ class Scanner:
                 j += 1
                 while j < n and s[j] in _BLANK:
                     j += 1
+            elif j == b0 and j < n and s[j] == 44 and _comma_value(s, j):     # `loss_rpn_cls,0.77`, `('loss', 0.35)`
+                sep = 44
+                j += 1
+                while j < n and s[j] in _BLANK:
+                    j += 1
             elif j == b0 and not (not quoted and j < n and s[j] in b"[(" and _attached_counter(s, j)):
                 if j < n and s[j] in b")]" and ws > 0 and s[ws - 1] in b"([":   # `[valid] loss=`
                     section = self.section_of(s[ws:we]) or section
@@ -228,8 +250,27 @@ class Scanner:
                         j += 1
                     num = parse_number(s, j)
             if num is not None:
-                key = s[prev if prev >= 0 else ws:we]
+                # a label of up to MAX_WORDS words before `:`/`=` (keras-frcnn's `Loss RPN classifier: 0.3`)
+                ks = ws if prev < 0 else starts[-(MAX_WORDS - 1):][0] if sep in (58, 61) else prev
+                ke, moved = we, False      # Keras' checkpoint `val_loss improved from 0.5 to 0.4` (see the C file)
+                if not sep and prev >= 0 and len(starts) >= 2 and s[ws:we] == b"from":
+                    after = parse_number(s, num[1] + 4) if s.startswith(b" to ", num[1]) else None
+                    if after is not None:
+                        ks, ke, moved, num = starts[-MAX_WORDS:][0], prev - 1, True, after
+                key = s[ks:ke]
                 fam = self.family(_PREFIX[section] + key if section in _PREFIX else key)
+                if moved and fam == 0:     # `resumed step from 10 to 20` sets no step
+                    fam = -1
+                if soft in _PREFIX and not section and prev < 0:     # `val Loss: 0.69 Acc: 0.46`: val's Acc
+                    f = self.family(_PREFIX[soft] + key)
+                    fam = f if f >= 0 else fam
+                if prev >= 0 and ks == prev and fam >= 0 and not section:
+                    soft = self.section_of(s[prev:ws - 1]) or soft
+                # `Accuracy: 980/10000 (10%)`: a count out of a total is their ratio (`Epoch 3/100` is a counter's)
+                if fam > 0 and not moved and num[1] + 1 < n and s[num[1]] == 47 and fam != self.family(b"epoch"):
+                    total = parse_number(s, num[1] + 1) if s[j:num[1]].isdigit() else None
+                    if total is not None and s[num[1] + 1:total[1]].isdigit() and total[0] >= num[0] and total[0] > 0:
+                        num = (num[0] / total[0], total[1])
                 if fam == -1 and sep in b"=:":   # `lb=nan`: a NaN is news whatever its name, kept from there
                     if num[0] != num[0] or abs(num[0]) == _INF:
                         fam = self.family(b"nonfinite|" + s[ws:we])
@@ -257,6 +298,8 @@ class Scanner:
                 section = self.section_of(s[ws:we]) or section
             if prev >= 0:                              # `Test net output #0: accuracy = 0.9`
                 section = self.section_of(s[prev:ws - 1]) or section
+            if two_word:
+                starts = [*starts, ws] if prev >= 0 else [ws]
             prev = ws if two_word else -1
             if two_word:
                 i = we + 1
@@ -318,7 +361,13 @@ class Scanner:
     def table_row(self, s: bytes) -> list[tuple[int, float, int]]:
         t = self.table
         assert t is not None            # called only while a table's header is known
-        cells = _cells(s, t.pipes)[:len(t.fams)]
+        cells = _cells(s, t.how)
+        # pandas prints a frame's index under the blanks its header starts with: that cell is no column
+        if t.how in (BLANKS, WORDS) and len(cells) == len(t.fams) + 1 and s.find(cells[0]) + len(cells[0]) <= t.lead:
+            cells = cells[1:]
+        if t.how == WORDS and len(cells) != len(t.fams):     # names one blank apart: rows of exactly as many cells
+            return []
+        cells = cells[:len(t.fams)]
         values = [_numeric_cell(c) for c in cells]
         if not values or values[0] is None or sum(v is not None for v in values) < max(2, (len(t.fams) + 1) // 2):
             return []
@@ -330,20 +379,31 @@ class Scanner:
         return out
 
     def header(self, s: bytes) -> _Table | None:
-        """A table's header row: three or more names apart by `|`, tabs or two spaces, two of them metrics."""
-        pipes = b"|" in s or b"\t" in s
-        cells = _cells(s, True) if pipes else re.split(rb"[ \t]{2,}", s.strip(b" \t"))
-        if pipes and cells and not cells[-1]:
+        """A table's header row: three or more names apart by `|`, tabs, commas (a CSV's, one word each) or
+        two spaces, two of them metrics; or names one blank apart, half of them metrics."""
+        how = PIPES if b"|" in s or b"\t" in s else COMMAS if b"," in s else BLANKS
+        cells = _cells(s, how) if how != BLANKS else re.split(rb"[ \t]{2,}", s.strip(b" \t"))
+        if how == BLANKS and len(cells) == 1:
+            how, cells = WORDS, s.split()
+        if how != BLANKS and cells and not cells[-1]:
             cells.pop()
         if not 3 <= len(cells) <= MAX_COLUMNS:
             return None
         fams = []
-        for c in cells:
+        for i, c in enumerate(cells):
+            if not c and how == COMMAS and i == 0:       # pandas' `to_csv`: the index
+                fams.append(-1)
+                continue
             if not c or c[0] not in _START or any(ch not in _KEYCH and ch != 32 for ch in c) or b"  " in c:
+                return None
+            if how == COMMAS and 32 in c:
                 return None
             fam = self.family(b"col|" + c)
             fams.append(fam if fam >= 0 else -1)
-        return _Table(fams, pipes) if sum(f >= 0 for f in fams) >= 2 else None
+        known = sum(f >= 0 for f in fams)
+        if known < 2 or (how == WORDS and known < (len(fams) + 1) // 2):
+            return None
+        return _Table(fams, how, len(s) - len(s.lstrip(b" \t")))
 
     def line(self, s: bytes, ln: int) -> None:
         found, bad = self.pairs(s)

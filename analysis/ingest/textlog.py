@@ -112,9 +112,16 @@ def _name_in(section: str, key: str) -> str | None:
         return NONFINITE_PREFIX + key.lower() if named else None
     if section == "col":                  # a table's header cell: some names are metrics only there
         return table_columns().get(normalise(key)) or _name_in("", key)
+    if " " in key:                        # an abbreviation's dot: bentrevett's `Val. Loss: 0.6 | Val. Acc: 75%`
+        key = " ".join(w.rstrip(".") for w in key.split(" "))
     name = _metric_name(key)
-    if " " in key and (name is None or name.startswith(PART_PREFIX)):   # prose: `final loss`, `with loss`;
-        name = _metric_name(key.rsplit(" ", 1)[1]) or name              # parts are identifiers (`loss_cls`)
+    if " " in key and (name is None or name.startswith(PART_PREFIX)):
+        # prose: `final loss`, `with loss`, `Epoch end Validation Loss` name what their last words name;
+        # a part needs the whole label (`Loss RPN classifier`): `final loss` is no part
+        words = key.split(" ")
+        tails = [_metric_name(" ".join(words[k:])) for k in range(1, len(words))]
+        name = next((t for t in tails if t and not t.startswith(PART_PREFIX)), None) or name \
+            or next((t for t in tails if t), None)
     if not section or name in (None, "step", "epoch") or name.startswith(("val_", "test_")):
         return name
     return sections()[1].get(section, {}).get(name)

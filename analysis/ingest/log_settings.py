@@ -1,0 +1,32 @@
+"""The optimizer a training log names, read as a one-key config (`optimizer`), as an MLflow param is:
+the LR-range rules judge the LR by its optimizer's family, wherever the run said which one it used.
+
+Trainers print it where the run starts: `optimizer: AdamW`, `Optimizer: SGD (lr=0.1, momentum=0.9)`,
+`'optimizer': 'adamw'`, or PyTorch's `print(optimizer)` (`Adam (` then `Parameter Group 0`). Only
+the head of a log is read (HEAD_BYTES): a 1 GB log costs no second pass. The LR on such a line is
+the scanner's (`lr=0.1` is a pair like any other); the name is kept as written, and the analyzers
+decide which family, if any, it is.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from analysis.ingest.configs import ConfigFile
+
+HEAD_BYTES = 1 << 20
+_NAME = r"([A-Za-z_][\w.]{0,63})"
+# `optimizer: AdamW`, `Optimizer = SGD (`, `'optim': 'adam'`, `optimizer_type=sgd`, `optimizer : FusedAdam (`
+_DECLARED = re.compile(r"(?i)(?<![\w.])optim(?:izer)?(?:[_ ](?:name|type))?['\"]?[ \t]*[:=][ \t]*['\"]?" + _NAME)
+_REPR = re.compile(_NAME + r" \([ \t]*\r?\n[^\n]*?Parameter Group 0\b")      # PyTorch's `print(optimizer)`
+
+
+def optimizer_in_log(path: Path, artifact: str) -> ConfigFile | None:
+    with open(path, "rb") as f:
+        text = f.read(HEAD_BYTES).decode("utf-8", "replace")
+    hits = [m for m in (_REPR.search(text), _DECLARED.search(text)) if m]
+    if not hits:
+        return None
+    m = min(hits, key=lambda m: m.start())
+    line = text.count("\n", 0, m.start(1)) + 1
+    return ConfigFile(artifact, "log_line", {"optimizer": m.group(1)}, {"optimizer": line}, m.group(0))
