@@ -15,7 +15,8 @@ The rules, with their thresholds as the constants below:
 - `nonfinite_gradient`: the gradient norm is Inf/NaN at `NONFINITE_GRAD_STREAK` consecutive points
   while the loss is still finite (one such step is a loss scaler doing its job; a streak is not).
   Under a declared dynamic loss scaler (fp16 or an initial scale in the config, a GradScaler in the
-  code), `SCALER_HALVINGS` in a row: from a high initial scale, its first halvings skip that many.
+  code), `SCALER_HALVINGS` in a row at the start: from a high initial scale, its first halvings skip
+  that many; once a norm was finite, the streak is `NONFINITE_GRAD_STREAK` again.
 - `loss_scale_collapse`: a mixed-precision loss scale fell to 1/`LOSS_SCALE_FALL` of its peak:
   the scaler keeps skipping overflowing steps instead of settling (a healthy one halves a few times
   at the start, then holds or grows).
@@ -41,7 +42,7 @@ import math
 from collections import deque
 from collections.abc import Mapping
 
-from analysis.analyzers.common import LR_RANGE, SCALER_HALVINGS, loss_scaler, optimizer_family
+from analysis.analyzers.common import GIVEN_BACK, LR_RANGE, SCALER_HALVINGS, loss_scaler, optimizer_family
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import ConfigHit, Run
@@ -61,7 +62,7 @@ TREND_SCATTER = 32
 TREND_FELL = 0.2
 TREND_RISING = 2
 TREND_NOISE = 6.0
-TREND_GIVEN_BACK = 0.25
+TREND_GIVEN_BACK = GIVEN_BACK
 CREEP_LR_RISE = 2.0
 CREEP_STALL_BLOCKS = 4
 
@@ -276,9 +277,10 @@ class Precursors:
         self._trend = _TrendUp()
         self._creep = _LrCreep()
         self._bad_grads = 0
-        # under a dynamic loss scaler, non-finite norms are its skipped steps until it has halved its
-        # scale as far as the loss-scale rule allows
-        self._streak = SCALER_HALVINGS if loss_scaler(context) else NONFINITE_GRAD_STREAK
+        # under a dynamic loss scaler, the first norms, non-finite, are its skipped steps until it has
+        # halved its scale as far as the loss-scale rule allows; once one is finite, a streak is a streak
+        self._scaler = loss_scaler(context)
+        self._finite_seen = False
         self._scale_peak = 0.0
 
     def append(self, step: float, values: Mapping[str, float]) -> list[Finding]:
@@ -291,7 +293,9 @@ class Precursors:
             out.append(self._grad.feed(step, g, self.artifact))
             finite_loss = loss is not None and math.isfinite(loss)
             self._bad_grads = self._bad_grads + 1 if not math.isfinite(g) and finite_loss else 0
-            if self._bad_grads == self._streak and loss is not None:     # a streak needs a finite loss
+            self._finite_seen = self._finite_seen or math.isfinite(g)
+            streak = SCALER_HALVINGS if self._scaler and not self._finite_seen else NONFINITE_GRAD_STREAK
+            if self._bad_grads == streak and loss is not None:     # a streak needs a finite loss
                 out.append(_early("numerical_instability",
                                   f"grad_norm is {fmt(g)} for {self._bad_grads} steps in a row while the loss is "
                                   f"finite ({fmt(loss)}); the weights are about to go non-finite",

@@ -336,7 +336,9 @@ DIALECTS = [
         "Epoch 00001: val_loss improved from inf to 0.34005, saving model to cnn_tf.model.best.hdf5",
         "Epoch 23: val_loss did not improve from 0.12966",
         "Epoch 00024: val_loss improved from 0.12966 to nan, saving model to m.h5",      # ours
-    ]), {"val_loss": [0.34005, np.nan], "epoch": [1, 23, 24]}),
+        # ours: an announcement of a move is no value of the step it is printed at
+        "Epoch 25: lr reduced from 0.1 to 0.001",
+    ]), {"val_loss": [0.34005, np.nan], "epoch": [1, 23, 24, 25], "lr": []}),
     ("pandas `print(pd.DataFrame(history.history))` (the index under the header's leading blanks)", "\n".join([
         # a public repository's comment with the printed frame (find_string "loss  accuracy  val_loss  val_accuracy")
         "       loss  accuracy  val_loss  val_accuracy",

@@ -77,18 +77,40 @@ def _family(name: str) -> str | None:
 # A dynamic loss scaler (fp16 mixed precision) skips each step whose gradients overflow and halves its
 # scale: at first, from a high initial scale, by design. A streak of this many skips is a 1024x fall.
 SCALER_HALVINGS = 10
-_SCALER_KEYS = ("fp16", "use_fp16", "amp_fp16", "init_scale", "initial_scale_power", "dynamic_loss_scale")
+_SCALER_KEYS = ("fp16", "use_fp16", "amp_fp16", "init_scale", "initial_scale_power")
+_OFF = (False, 0, None, "false", "False", "auto", "no", "0", "")
+# a rise that took back this share of the progress made is a climb, not noise at a low level
+GIVEN_BACK = 0.25
+
+
+def _on(cfg, key: str) -> bool:
+    """Whether `key` is set and its section (`fp16.enabled`, DeepSpeed's style) is not switched off."""
+    section = key.rsplit(".", 1)[0] if "." in key else ""
+    return cfg.values[key] not in _OFF and cfg.values.get(f"{section}.enabled", True) not in _OFF
 
 
 def loss_scaler(run: Run) -> bool:
-    """Whether the run trains under a dynamic loss scaler: its config turns fp16 on or sets an initial
-    scale, its code makes a GradScaler, or it logs a loss scale above 1 (at 1, as bf16 runs log it,
-    there is nothing left to halve)."""
-    hit = run.config_value(*_SCALER_KEYS)
+    """Whether the run trains under a dynamic loss scaler: its config turns fp16 on (`fp16: true`,
+    `fp16.enabled`) or sets an initial scale in a section not switched off, and not bf16; its code
+    makes a GradScaler not built with a computed `enabled=` (nanoGPT's is off under bf16); or it
+    logs a loss scale above 1 (at 1, as bf16 runs log it, there is nothing left to halve)."""
+    fp16 = False
+    for cfg in run.configs:
+        for key in cfg.values:
+            name = key.lower()
+            if not _on(cfg, key):
+                continue
+            if name.rsplit(".", 1)[-1] == "bf16" or name.endswith("bf16.enabled"):
+                return False
+            fp16 = fp16 or name.rsplit(".", 1)[-1] in _SCALER_KEYS or name.endswith("fp16.enabled")
+    if fp16:
+        return True
+    for code in run.code:
+        line = code.first_line("GradScaler")
+        if line and ("enabled=" not in (text := code.line(line)) or "enabled=True" in text):
+            return True
     scale = run.metrics.get("loss_scale")
-    return (bool(hit and hit.value not in (False, 0, None, "false", "False"))
-            or any(code.uses("GradScaler") for code in run.code)
-            or (scale is not None and bool(np.nanmax(scale.values, initial=0.0) > 1)))
+    return scale is not None and bool(np.nanmax(scale.values, initial=0.0) > 1)
 
 
 def peak_lr(run: Run) -> tuple[float, Evidence] | None:

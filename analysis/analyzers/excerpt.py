@@ -194,14 +194,14 @@ def _first_nonfinite(run: Run) -> tuple[Series, int] | None:
 def _skipped_steps(grad: Series, losses: list[Series], scaler: bool) -> bool:
     """A gradient norm non-finite at some steps, finite again at its last, while every loss stays
     finite: those steps were skipped (a dynamic loss scaler's overflow, fp16's first steps); under a
-    declared `scaler`, so are the last reports while fewer than SCALER_HALVINGS in a row. An
+    declared `scaler`, so is a run's start not yet finite, SCALER_HALVINGS reports or fewer. An
     update with an Inf or NaN gradient would have carried it into the weights and the loss. A skipped
     step leaves the loss where it was: one that jumped SKIP_JUMP times at the first bad norm was hit."""
     v, finite = grad.values, np.isfinite(grad.values)
     if not (len(v) and losses and all(np.isfinite(s.values).all() for s in losses)):
         return False
     tail = len(v) - (int(np.flatnonzero(finite)[-1]) + 1 if finite.any() else 0)    # non-finite at the end
-    if tail and not (scaler and tail < SCALER_HALVINGS):
+    if tail and not (scaler and tail == len(v) < SCALER_HALVINGS):
         return False
     bad = np.flatnonzero(~np.isfinite(v))
     return not len(bad) or not any(_jumped_at(s, float(grad.steps[bad[0]])) for s in losses)

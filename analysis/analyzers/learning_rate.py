@@ -25,6 +25,7 @@ import re
 import numpy as np
 
 from analysis.analyzers.common import (
+    GIVEN_BACK,
     LR_KEYS,
     LR_RANGE,
     index_at_or_after,
@@ -50,7 +51,6 @@ CREEP_FACTOR = 3.0
 CREEP_SPAN = 0.1
 JUMP = 2.0            # a step of the LR by this factor or more between two logged values is a jump
 RESTART_MARGIN = 1.5  # ...to over this many times the highest rate before it (else it is a restart)
-GIVEN_BACK = 0.25     # an LR just above its range shows in a rise that took back this share of the progress
 JUMP_LEAD = 0.25      # a jump up to this share of the run before the loss's onset explains it
 JUMP_LAG = 0.02       # ... or this share after it (the LR is often logged more sparsely than the loss)
 STUCK_MOVE = 0.1      # a loss that moved less than this (relative) over the run has not learned
@@ -86,17 +86,27 @@ def _onset(run: Run) -> tuple[float | None, str, float]:
     d = divergence(s.values)
     candidates = []
     if d is not None:
-        candidates.append((float(s.steps[d.onset]), "diverged", d.undone))
+        candidates.append((float(s.steps[d.onset]), "diverged"))
     if bad is not None:
-        candidates.append((float(s.steps[bad]), "became non-finite", math.inf))
-    return min(candidates) if candidates else (None, "", 0.0)
+        candidates.append((float(s.steps[bad]), "became non-finite"))
+    if not candidates:
+        return None, "", 0.0
+    onset, how = min(candidates)
+    return onset, how, math.inf if bad is not None else d.undone if d is not None else 0.0
 
 
 def _restarts(v: np.ndarray) -> np.ndarray:
     """Indices where the LR jumped back up to a rate the run had trained at before (a warm restart)."""
     before = np.maximum.accumulate(np.where(np.isfinite(v), v, 0.0))
-    ratio = v[1:] / np.maximum(v[:-1], 1e-30)
-    return 1 + np.flatnonzero((ratio >= JUMP) & (v[1:] <= RESTART_MARGIN * before[:-1]))
+    ratio = _ratios(v)
+    return np.flatnonzero((ratio >= JUMP) & (v <= RESTART_MARGIN * np.concatenate([[0.0], before[:-1]])))
+
+
+def _ratios(v: np.ndarray) -> np.ndarray:
+    """Each logged LR over the one before it (1 at the first)."""
+    ratio = np.ones(len(v))
+    ratio[1:] = v[1:] / np.maximum(v[:-1], 1e-30)
+    return ratio
 
 
 def _restart_bump(lr, loss, onset: float) -> bool:
@@ -487,8 +497,7 @@ def analyze(run: Run) -> list[Finding]:
                                 "(check the scheduler's first value and any lr multiplier)",
                             analyzer=NAME,
                             quick_fix="Set lr > 0")]
-        ratio = np.ones(len(v))
-        ratio[1:] = v[1:] / np.maximum(v[:-1], 1e-30)
+        ratio = _ratios(v)
         ramp_end = int(np.argmax(v)) if v[0] < 0.2 * np.nanmax(v) else 0
         # a warm-up ramp rises in small steps from near zero; a jump is a large multiplicative step, to
         # a rate above any the run trained at before (a warm restart goes back to one it learned under)

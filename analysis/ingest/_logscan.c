@@ -497,11 +497,11 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
             /* a label of up to MAX_WORDS words before `:`/`=` (keras-frcnn's `Loss RPN classifier: 0.3`) */
             Py_ssize_t ks = prev < 0 ? ws : sep == ':' || sep == '=' ? run_start(starts, words, MAX_WORDS - 1) : prev;
             Py_ssize_t ke = we;
-            /* Keras' checkpoint `val_loss improved from 0.5 to 0.4`: the name, a verb, the value it replaced and
-               its own (not `... reducing learning rate to 1e-4`: the LR from the next epoch on, printed
+            /* Keras' checkpoint `val_loss improved from 0.5 to 0.4`: the name, that verb, the value it replaced
+               and its own (not `lr reduced from 0.1 to 1e-4`, nor `... reducing learning rate to 1e-4`: the LR from the next epoch on, printed
                before the epoch's own `lr: 1e-3`, would read as an LR raised 1000x) */
             int moved = !sep && prev >= 0 && words >= 2 && we - ws == 4 && !memcmp(s + ws, "from", 4) &&
-                        to_value(s, n, &end, &v);
+                        ws - 1 - prev == 8 && !memcmp(s + prev, "improved", 8) && to_value(s, n, &end, &v);
             if (moved) {
                 ks = run_start(starts, words, MAX_WORDS);
                 ke = prev - 1;

@@ -253,7 +253,7 @@ class Scanner:
                 # a label of up to MAX_WORDS words before `:`/`=` (keras-frcnn's `Loss RPN classifier: 0.3`)
                 ks = ws if prev < 0 else starts[-(MAX_WORDS - 1):][0] if sep in (58, 61) else prev
                 ke, moved = we, False      # Keras' checkpoint `val_loss improved from 0.5 to 0.4` (see the C file)
-                if not sep and prev >= 0 and len(starts) >= 2 and s[ws:we] == b"from":
+                if not sep and prev >= 0 and len(starts) >= 2 and s[ws:we] == b"from" and s[prev:ws - 1] == b"improved":
                     after = parse_number(s, num[1] + 4) if s.startswith(b" to ", num[1]) else None
                     if after is not None:
                         ks, ke, moved, num = starts[-MAX_WORDS:][0], prev - 1, True, after
@@ -299,7 +299,10 @@ class Scanner:
             if prev >= 0:                              # `Test net output #0: accuracy = 0.9`
                 section = self.section_of(s[prev:ws - 1]) or section
             if two_word:
-                starts = [*starts, ws] if prev >= 0 else [ws]
+                if prev < 0:
+                    starts = []
+                starts.append(ws)
+                del starts[:-MAX_WORDS]                # the C scanner's ring: the last MAX_WORDS starts
             prev = ws if two_word else -1
             if two_word:
                 i = we + 1
