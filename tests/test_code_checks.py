@@ -1,5 +1,6 @@
 """Static checks of training code (read as text and AST, never run), on small loops written the
 way they turn up in real repositories."""
+import pathlib
 import textwrap
 
 from analysis.analyzers import code as code_checks
@@ -54,6 +55,55 @@ def test_frozen_model(tmp_path):
                 optimizer.step()
     """)["no_parameter_updates"]
     assert [e.locator for e in f.evidence] == ["line 5", "line 6"]
+
+
+def test_a_backward_after_a_step_with_no_zero_grad_between(tmp_path):
+    # CenterNet #928 (tests/wild centernet-missing-zero-grad-928, tune half): the reporter's code before
+    # and after the fix, pasted one under the other; read top to bottom, the second backward adds to the
+    # gradient the first step applied
+    f = findings(tmp_path, """
+        loss.backward()
+        optimizer.step()
+
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    """)["exploding_gradients"]
+    assert [e.locator for e in f.evidence] == ["line 3", "line 5"]
+
+
+def test_a_loop_that_clears_gradients_once_before_it_starts(tmp_path):
+    loop = """
+        import torch
+        def train(model, data, optimizer, scheduler):
+            optimizer.zero_grad()
+            for x, y in data:
+                {clear}loss = model(x, y)
+                loss.backward()
+                optimizer.step()
+                scheduler.step()
+    """
+    f = findings(tmp_path, loop.format(clear=""))["exploding_gradients"]
+    assert [e.locator for e in f.evidence] == ["line 8", "line 7"] and "next pass" in f.issue
+    assert "exploding_gradients" not in findings(tmp_path, loop.format(clear="optimizer.zero_grad(); "))
+
+
+def test_frozen_heads_in_a_paste_with_no_optimizer(tmp_path):
+    # mmdetection #4040 (tests/wild mmdet-frozen-heads-no-grad-neck-4040, tune half): a block cut from a
+    # detector's __init__, indented as in the class; "If the head is frozen, there will be no gradient be
+    # passed to the neck. So you should not freeze the roi_head and rpn_head."
+    text = (pathlib.Path(__file__).parent / "wild" / "cases" / "mmdet-frozen-heads-no-grad-neck-4040"
+            / "train.py").read_text()
+    (tmp_path / "train.py").write_text(text)
+    run = load_run(tmp_path)
+    assert run.code[0].parse_error is None
+    f = {f.code: f for f in code_checks.analyze(run)}["no_parameter_updates"]
+    assert "self.roi_head" in f.issue and f.evidence[0].locator == "line 3"
+    # freezing the backbone alone (a linear probe) is no fault
+    assert findings(tmp_path, """
+        for p in model.backbone.parameters():
+            p.requires_grad = False
+    """) == {}
 
 
 def test_a_correct_loop_raises_nothing(tmp_path):

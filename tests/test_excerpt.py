@@ -49,6 +49,18 @@ def test_accuracy_stuck_at_one_value_lists_why(tmp_path):
     assert d.status == "needs_more_data" and d.tell_apart.startswith("To tell data_pipeline_bug from")
 
 
+def test_a_test_accuracy_stuck_at_every_step_lists_why(tmp_path):
+    # LSTM-Human-Activity-Recognition #8 (tests/wild lstm-har-tf1-swapped-logits-labels-8, tune half):
+    # logits and labels swapped in the loss; a test accuracy printed each iteration never moves
+    lines = ("traing iter: 194, test accuracy : 0.18052256107330322, loss : -0.07819265872240067\n"
+             "traing iter: 195, test accuracy : 0.18052256107330322, loss : -0.07812502235174179\n"
+             "traing iter: 196, test accuracy : 0.18052256107330322, loss : -0.07801615446805954\n"
+             "traing iter: 197, test accuracy : 0.18052256107330322, loss : -0.07786814868450165\n"
+             "traing iter: 198, test accuracy : 0.18052256107330322, loss : -0.07768278568983078\n")
+    d = _top(tmp_path, lines)
+    assert d.root_causes[0].code == "data_pipeline_bug" and "test_acc is 0.1805" in d.root_causes[0].issue
+
+
 def test_an_accuracy_frozen_after_the_loss_turned_nan_is_the_nans_consequence(tmp_path):
     # Keras: accuracy 0 at every epoch after the NaN (tests/wild cnn-sentence-keras-nan-7, tune half)
     lines = "Epoch 1/3\n9595/9595 - 1s - loss: 0.6242 - acc: 0.6295\n" + "".join(

@@ -237,6 +237,132 @@ def _frozen(code: CodeFile, opts: dict[str, tuple[str, int]]) -> Finding | None:
                    quick_fix="Unfreeze the trainable layers")
 
 
+_HEADS = ("head", "classifier", "fc")   # the layers that turn features into the output the loss reads
+
+
+def _frozen_modules(tree: ast.Module) -> dict[str, int]:
+    """Modules whose every parameter is frozen, unconditionally: `for p in X.parameters():
+    p.requires_grad = False` (or named_parameters) and `X.requires_grad_(False)`: X -> line."""
+    out: dict[str, int] = {}
+    loops = [n for n in ast.walk(tree) if isinstance(n, ast.For) and isinstance(n.iter, ast.Call)
+             and isinstance(n.iter.func, ast.Attribute)
+             and n.iter.func.attr in ("parameters", "named_parameters")]
+    for loop in loops:
+        body = [ast.unparse(stmt) for stmt in loop.body if isinstance(stmt, (ast.Assign, ast.Expr))]
+        if any(_FREEZES.search(stmt) for stmt in body):
+            out.setdefault(ast.unparse(loop.iter).rsplit(".", 1)[0], loop.lineno)
+    params = {ast.unparse(n) for loop in loops for n in ast.walk(loop.target)}   # `p`, `(n, p)`, `n`
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                _FREEZES.search(ast.unparse(node)) and ast.unparse(node.func.value) not in params:
+            out.setdefault(ast.unparse(node.func.value), node.lineno)
+    return out
+
+
+def _frozen_head(code: CodeFile) -> Finding | None:
+    """A paste with no optimizer that freezes the output head(s) and another part (the backbone):
+    the layers the loss is computed from do not train, nor what feeds them; whatever the paste
+    leaves trainable (a name filter) may match nothing, and backward() then fails with `element 0
+    of tensors does not require grad`."""
+    try:
+        frozen = _frozen_modules(ast.parse(code.text))
+    except SyntaxError:
+        return None
+    heads = [m for m in frozen if any(h in m.rsplit(".", 1)[-1].lower() for h in _HEADS)]
+    if not heads or len(frozen) < 2 or any(_UNFREEZES.search(ln) for ln in code.text.splitlines()):
+        return None
+    rest = [m for m in frozen if m not in heads]
+    return Finding(code="no_parameter_updates",
+                   issue=f"{code.artifact} freezes {', '.join(heads)} (the output head) and "
+                         f"{', '.join(rest)}: the layers the loss is read from do not train, and what is "
+                         "left trainable may be nothing",
+                   severity="medium",
+                   confidence=0.55,
+                   evidence=[Evidence(f"{code.line(frozen[m]).rstrip(':')}: every parameter of {m} frozen",
+                                      code.artifact, f"line {frozen[m]}") for m in heads + rest][:3],
+                   fix="Keep the head(s) trainable (and the parts between them and the layers you mean to "
+                       "train); build the optimizer over [p for p in model.parameters() if p.requires_grad] "
+                       "and check that list is not empty",
+                   analyzer=NAME,
+                   quick_fix="Unfreeze the head")
+
+
+def _step_call(callee: str) -> bool:
+    """An optimizer's step: `optimizer.step()`, `opt_g.step()`, `scaler.step(opt)`; not a scheduler's."""
+    recv, _, attr = callee.rpartition(".")
+    last = recv.rsplit(".", 1)[-1].lower()
+    return attr == "step" and ("opt" in last or "scaler" in last) and "sched" not in last
+
+
+def _events(nodes: list[ast.stmt]) -> list[tuple[int, str]]:
+    """backward/step/zero_grad calls under `nodes`, in source order, outside nested defs."""
+    out = []
+    todo: list[ast.AST] = list(nodes)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Call):
+            callee = ast.unparse(node.func)
+            kind = ("backward" if callee.endswith("backward") else "zero_grad" if callee.endswith("zero_grad")
+                    else "step" if _step_call(callee) else None)
+            if kind:
+                out.append((node.lineno, kind))
+        todo.extend(ast.iter_child_nodes(node))
+    return sorted(out)
+
+
+def _backward_after_step(events: list[tuple[int, str]]) -> tuple[int, int] | None:
+    """The first (step line, backward line) with no zero_grad between them."""
+    step = None
+    for line, kind in events:
+        if kind == "step":
+            step = line
+        elif kind == "zero_grad":
+            step = None
+        elif step is not None:
+            return step, line
+    return None
+
+
+def _uncleared_between_steps(code: CodeFile) -> Finding | None:
+    """A backward() that runs after an optimizer step with no zero_grad() between them, read in
+    the order the code runs: a block's statements top to bottom, and a loop's body twice (its end
+    runs into its start). The second backward adds its gradient to the one already applied, so
+    every step applies the running sum."""
+    if re.search(r"\.grad\s*=\s*None|\.grad\.zero_\(", code.text):
+        return None                  # gradients cleared by hand
+    try:
+        tree = ast.parse(code.text)
+    except SyntaxError:
+        return None
+    scopes = [n for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef))]
+    loops = [n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While, ast.AsyncFor))]
+    for found in ([_backward_after_step(_events(s.body)) for s in scopes] +
+                  [_backward_after_step(_events(n.body) * 2) for n in loops]):
+        if found is None:
+            continue
+        step, back = found
+        where = f"line {back}" if back > step else f"line {back}, at the loop's next pass"
+        return Finding(code="exploding_gradients",
+                       issue=f"{code.artifact}: backward() at {where} runs after the step at line {step} "
+                             "with no zero_grad() between them, so each step applies the sum of every "
+                             "gradient since the last clear",
+                       severity="high",
+                       confidence=0.6,
+                       evidence=[Evidence(f"{code.line(step)}: the step, and no zero_grad() after it",
+                                          code.artifact, f"line {step}"),
+                                 Evidence(f"{code.line(back)}: adds to the gradients already applied",
+                                          code.artifact, f"line {back}")],
+                       fix="Call optimizer.zero_grad() once per step: after optimizer.step(), or before "
+                           "loss.backward()",
+                       expected_impact="the gradient stays at the scale of one batch's and the loss stops "
+                                       "growing",
+                       analyzer=NAME,
+                       quick_fix="Add optimizer.zero_grad() after each step")
+    return None
+
+
 def analyze(run: Run) -> list[Finding]:
     out: list[Finding] = []
     for code in run.code:
@@ -244,7 +370,10 @@ def analyze(run: Run) -> list[Finding]:
             continue
         opts = optimizers(code)
         checks = (_unguarded_division(code), _softmax_into_cross_entropy(code), _half_without_scaler(code),
-                  _unshuffled_training_loader(code), _lr_above_range(code), _frozen(code, opts))
+                  _unshuffled_training_loader(code), _lr_above_range(code), _frozen(code, opts),
+                  # with an optimizer in the paste, the two rules above and below speak
+                  None if opts else _frozen_head(code),
+                  None if opts and "zero_grad" not in code.calls else _uncleared_between_steps(code))
         out += [f for f in checks if f is not None]
         backward = sorted(code.calls.get("backward", []))
         if not opts or not backward:

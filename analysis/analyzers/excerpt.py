@@ -497,7 +497,7 @@ def _stuck_accuracy(run: Run) -> list[Finding]:
     model to a constant."""
     if _first_nonfinite(run) is not None:
         return []            # an accuracy frozen after a NaN is the NaN's consequence
-    for name in ("val_acc", "train_acc"):
+    for name in ("val_acc", "train_acc", "test_acc"):   # a test accuracy printed each step is an eval too
         s = run.metrics.get(name)
         if not _finite(s):       # at any length: no other analyzer reads accuracy
             continue

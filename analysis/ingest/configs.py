@@ -10,6 +10,7 @@ import ast
 import bisect
 import json
 import re
+import textwrap
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -291,12 +292,17 @@ def parse_code(path: Path, artifact: str, budget: Budget = DEFAULT) -> CodeFile:
     """Training code through `ast`, up to `budget.code_bytes` (parsing costs ~100x the source
     in memory)."""
     text = _read_capped(path, budget.code_bytes, "source file")
-    code = CodeFile(artifact, text)
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
-        code.parse_error = f"syntax error at line {exc.lineno}"
-        return code
+        # a snippet cut from inside a method keeps its indentation (`        for v in self...`):
+        # dedented, it parses with the same line numbers
+        try:
+            tree = ast.parse(textwrap.dedent(text))
+        except SyntaxError:
+            return CodeFile(artifact, text, parse_error=f"syntax error at line {exc.lineno}")
+        text = textwrap.dedent(text)
+    code = CodeFile(artifact, text)
     v = _Visitor()
     v.visit(tree)
     code.calls, code.names, code.built, code.divisions, code.nested = v.calls, v.names, v.built, v.divisions, v.nested
