@@ -730,3 +730,20 @@ def test_a_summed_loss_is_named_as_the_explosion_s_cause(scenario, tmp_path):
     (tmp_path / "train.py").write_text("for xb, yb in batches:\n    loss = loss_fn(model(xb), yb)\n"
                                        "    loss.backward()\n")
     assert gradients._summed_loss(load_run(tmp_path)) is not None
+
+
+def test_an_explosion_under_a_warm_up_inside_the_range_rules_the_lr_out(scenario):
+    """Raw regression targets blowing up in the first steps of a warm-up, with no gradient norm
+    logged: the loss was ~1e9 before any update and the rate never went above SGD's range, so the LR
+    is ruled out and the targets' scale is the fix. A warm-up whose peak is far above its
+    optimizer's range is no calm LR."""
+    from analysis.analyzers import gradients
+    from analysis.ingest import load_run
+
+    found = [f for f in gradients.analyze(load_run(scenario("raw_targets_unlogged_0")))
+             if f.code == "exploding_gradients"]
+    assert found and found[0].rules_out == ("lr_too_high",)
+    assert "never above sgd's usual range" in texts(found[0].to_dict()) and found[0].fix.startswith("Standardise")
+    run = load_run(scenario("warmup_peak_high_0"))
+    lr = run.metrics.get("lr")
+    assert gradients._calm_lr(run, lr, 0, len(lr) - 1) is None

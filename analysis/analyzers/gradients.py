@@ -316,9 +316,11 @@ def _large_before_any_update(run: Run, g) -> Evidence | None:
 
 
 def _calm_lr(run: Run, g, a: int, b: int) -> Evidence | None:
-    """Exploding gradients vs LR too high: growth from the first steps under an LR that stayed
-    constant (no change before the blow-up) and inside its optimizer's useful range points at the
-    architecture or the initialisation, not the LR. The evidence that says so, else None."""
+    """Exploding gradients vs LR too high: growth from the first steps under an LR that never went
+    above its optimizer's useful range up to the blow-up (constant, or a warm-up or a decay that
+    stays under the range's top) points at the architecture, the initialisation or the loss's
+    scale, not the LR. (An LR raised by a jump is the learning-rate analyzer's reading, and the
+    ranking lets a jump lead whatever this says.) The evidence that says so, else None."""
     span = float(g.steps[-1] - g.steps[0]) or 1.0
     if float(g.steps[a] - g.steps[0]) > FROM_THE_START * span:
         return None
@@ -328,21 +330,26 @@ def _calm_lr(run: Run, g, a: int, b: int) -> Evidence | None:
     lr = run.metrics.get("lr")
     if lr is not None and len(lr):
         upto = lr.values[(lr.steps <= g.steps[b]) & np.isfinite(lr.values)]
-        if not len(upto) or upto.min() <= 0 or upto.max() > CONSTANT_LR * upto.min():
+        if not len(upto) or upto.min() <= 0:
             return None
         end = index_at_or_before(lr, float(g.steps[b])) or 0
-        value, artifact, where = float(upto[0]), lr.artifact, lr.span_locator(0, end)
+        least, most = float(upto.min()), float(upto.max())
+        artifact, where = lr.artifact, lr.span_locator(0, end)
     else:
         hit = run.config_value(*LR_KEYS)
         if hit is None or hit.number is None:
             return None
-        value, artifact, where = hit.number, hit.config.artifact, hit.locator
+        least = most = hit.number
+        artifact, where = hit.config.artifact, hit.locator
     low, high = LR_RANGE[fam[0]]
-    if not low <= value <= high:
+    constant = most <= CONSTANT_LR * least
+    if most > high:          # under the range's floor, a rate is no rival for a blow-up either
         return None
-    return Evidence(f"lr constant at {fmt(value)} from the first step to the blow-up, inside "
-                    f"{fam[0]}'s usual range ({fmt(low)}-{fmt(high)}): the gradients grew "
-                    "from step 1 under a calm LR", artifact, where)
+    level = (f"lr constant at {fmt(least)}" if constant
+             else f"lr between {fmt(least)} and {fmt(most)} (its schedule)")
+    where_in = "inside" if constant and least >= low else "never above"
+    return Evidence(f"{level} from the first step to the blow-up, {where_in} {fam[0]}'s usual range "
+                    f"({fmt(low)}-{fmt(high)}): the gradients grew from step 1 under a calm LR", artifact, where)
 
 
 def _unscaled_targets(run: Run) -> tuple[Evidence, str] | None:
