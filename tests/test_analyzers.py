@@ -747,3 +747,15 @@ def test_an_explosion_under_a_warm_up_inside_the_range_rules_the_lr_out(scenario
     run = load_run(scenario("warmup_peak_high_0"))
     lr = run.metrics.get("lr")
     assert gradients._calm_lr(run, lr, 0, len(lr) - 1) is None
+
+
+def test_a_loss_in_the_hundreds_before_any_update_is_read_as_an_explosion(scenario):
+    """A residual stack with no normalisation, logged as a text log with no gradient norm: its
+    cross-entropy is ~400 at step 1 (a fresh classifier scores about ln K) and overflows three steps
+    later, not rising at every step. The first loss says the model made it, so the LR is ruled out."""
+    from analysis.analyzers import gradients
+    from analysis.ingest import load_run
+
+    found = [f for f in gradients.analyze(load_run(scenario("residual_unlogged_1")))
+             if f.code == "exploding_gradients"]
+    assert found and found[0].rules_out == ("lr_too_high",) and "before any update" in texts(found[0].to_dict())

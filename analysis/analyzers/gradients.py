@@ -206,7 +206,8 @@ def _loss_explosion(run: Run) -> list[Finding]:
     the last -- the gradients -- not because of the LR (an LR above its range is left to the LR's
     own reading). The LR is ruled out; the NaN, if any, is where it ended. A loss whose scale the
     code or config explains (summed, raw targets) overflowing within a few steps is read the same
-    way, rising at every step or not: it was huge before the first update."""
+    way, rising at every step or not, and so is one already LARGE_AT_START at the first report: it
+    was huge before the first update."""
     loss = train_loss(run)
     if loss is None or len(loss) < 4:
         return []
@@ -215,7 +216,8 @@ def _loss_explosion(run: Run) -> list[Finding]:
     growth = geometric_growth(v)
     scale = _summed_loss(run) or _unscaled_targets(run)
     if growth is None and nf is not None and nf < 8:
-        growth = _rising_to_overflow(v, nf) or (_overflow_of(v, nf) if scale else None)
+        huge = scale or _large_first_loss(loss)
+        growth = _rising_to_overflow(v, nf) or (_overflow_of(v, nf) if huge else None)
     if growth is None:
         return []
     idx = np.flatnonzero(np.isfinite(v))
@@ -236,6 +238,10 @@ def _loss_explosion(run: Run) -> list[Finding]:
     if scale is not None:
         ev.append(scale[0])
         fix = scale[1] + "; then " + fix[0].lower() + fix[1:]
+    elif _large_first_loss(loss):
+        ev.append(Evidence(f"loss {fmt(float(v[0]))} at {loss.step_kind} {fmt_step(loss.steps[0])}, "
+                           "before any update: the model, its initialisation or the loss's scale made it "
+                           "that large, not the LR", loss.artifact, loss.locator(0)))
     patch, clip_ev = clipping_patch(run, 1.0)
     return [Finding(code="exploding_gradients",
                     issue=f"Loss grew geometrically{' (' + rise + ')' if rise else ''} from "
@@ -255,6 +261,15 @@ def rise_in_words(start: float, peak: float) -> str:
         return ""
     r = peak / start
     return f"{r:,.0f}x" if r < FACTOR_IN_WORDS else f"{math.log10(r):.0f} orders of magnitude"
+
+
+def _large_first_loss(loss) -> bool:
+    """A loss already LARGE_AT_START at step 1, before any update: a fresh classifier scores about
+    ln K (under 12 for 100k classes), a regression on standardised targets about 1; hundreds say the
+    model's outputs or the loss's scale were far off from the start, whatever the LR."""
+    first = float(loss.values[0])
+    numbered = loss.step_kind == "step" and loss.steps[0] <= 1     # an excerpt's index says no such thing
+    return numbered and math.isfinite(first) and first >= LARGE_AT_START
 
 
 def _overflow_of(v: np.ndarray, nf: int) -> Growth | None:
@@ -349,7 +364,8 @@ def _calm_lr(run: Run, g, a: int, b: int) -> Evidence | None:
              else f"lr between {fmt(least)} and {fmt(most)} (its schedule)")
     where_in = "inside" if constant and least >= low else "never above"
     return Evidence(f"{level} from the first step to the blow-up, {where_in} {fam[0]}'s usual range "
-                    f"({fmt(low)}-{fmt(high)}): the gradients grew from step 1 under a calm LR", artifact, where)
+                    f"({fmt(low)}-{fmt(high)}): the gradients grew from step 1 under a calm LR",
+                    artifact, where)
 
 
 def _unscaled_targets(run: Run) -> tuple[Evidence, str] | None:
