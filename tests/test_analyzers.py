@@ -674,3 +674,88 @@ def test_a_loss_that_explodes_under_an_lr_above_its_range_is_not_read_as_gradien
     run.metrics.series.pop("grad_norm", None)
     assert run.metrics.get("lr") is not None or run.config_value("lr") is not None
     assert not [f for f in gradients.analyze(run) if f.code == "exploding_gradients" and f.rules_out]
+
+
+def test_forward_spread_matches_torch():
+    """How much each hidden layer's output varies with the input, as torch computes it for the same
+    standard-normal inputs through the same layers."""
+    import torch
+
+    from analysis.analyzers.weights import forward_spread
+
+    g = torch.Generator().manual_seed(1)
+    chain = [(str(i), torch.randn(8, 6 if i == 0 else 8, generator=g).numpy() * 0.3,
+              torch.randn(8, generator=g).numpy() * 0.1) for i in range(4)]
+    got = forward_spread(chain, 512, False, np.tanh)
+    h = torch.tensor(np.random.default_rng(0).standard_normal((512, 6)))
+    want = []
+    for _, w, b in chain[:-1]:          # the last layer is the head: no hidden output of its own
+        h = torch.tanh(h @ torch.tensor(w, dtype=torch.float64).T + torch.tensor(b, dtype=torch.float64))
+        want.append(float(h.std(0, unbiased=False).pow(2).mean().sqrt()))
+    assert np.allclose(got, want, rtol=1e-9)
+
+
+def test_a_signal_faded_by_a_tiny_init_is_vanishing_not_dead_units(scenario):
+    """A deep ReLU net initialised at a tenth of He's scale, logged by the HF Trainer (no per-layer
+    norms): half its units are off for every input, as dead units are, but because no input signal
+    reaches them. The checkpoint shows the fade and the tiny weights; the finding rules dead ReLUs out.
+    Units a negative bias switched off (a real dead-ReLU run) are no fade."""
+    from analysis.analyzers import gradients
+    from analysis.ingest import load_run
+
+    found = [f for f in gradients.analyze(load_run(scenario("tiny_init_gain_1")))
+             if f.code == "vanishing_gradients"]
+    assert found and "fades" in found[0].issue and found[0].rules_out == ("dead_relu",)
+    assert "far under a He/Xavier init" in texts(found[0].to_dict()) and found[0].fix.startswith("Initialise")
+    for healthy_or_dead in ("negative_bias_mlp", "healthy_noisy_mlp", "activation_penalty_0"):
+        assert gradients._faded_signal(load_run(scenario(healthy_or_dead))) is None, healthy_or_dead
+
+
+def test_a_summed_loss_is_named_as_the_explosion_s_cause(scenario, tmp_path):
+    """Gradients that explode because the loss is summed (reduction="sum", or micro-batch losses
+    accumulated undivided) get that line as their fix; a loss divided by its accumulation count
+    before backward() is no such cause."""
+    from analysis.analyzers import gradients
+    from analysis.ingest import load_run
+
+    for name, said in (("reduction_sum_2", 'reduction="sum"'), ("accumulate_undivided_1", "undivided")):
+        found = [f for f in gradients.analyze(load_run(scenario(name))) if f.code == "exploding_gradients"]
+        assert found and said in texts(found[0].to_dict()), name
+        assert found[0].fix.startswith(("Average the loss", "Divide each micro-batch's loss by 32")), name
+    assert gradients._summed_loss(load_run(scenario("raw_targets_0"))) is None
+    (tmp_path / "config.yaml").write_text("gradient_accumulation_steps: 8\noptimizer: {name: sgd, lr: 0.05}\n")
+    (tmp_path / "train.py").write_text("for xb, yb in batches:\n    loss = loss_fn(model(xb), yb)\n"
+                                       "    (loss / 8).backward()\n")
+    assert gradients._summed_loss(load_run(tmp_path)) is None
+    (tmp_path / "train.py").write_text("for xb, yb in batches:\n    loss = loss_fn(model(xb), yb)\n"
+                                       "    loss.backward()\n")
+    assert gradients._summed_loss(load_run(tmp_path)) is not None
+
+
+def test_an_explosion_under_a_warm_up_inside_the_range_rules_the_lr_out(scenario):
+    """Raw regression targets blowing up in the first steps of a warm-up, with no gradient norm
+    logged: the loss was ~1e9 before any update and the rate never went above SGD's range, so the LR
+    is ruled out and the targets' scale is the fix. A warm-up whose peak is far above its
+    optimizer's range is no calm LR."""
+    from analysis.analyzers import gradients
+    from analysis.ingest import load_run
+
+    found = [f for f in gradients.analyze(load_run(scenario("raw_targets_unlogged_0")))
+             if f.code == "exploding_gradients"]
+    assert found and found[0].rules_out == ("lr_too_high",)
+    assert "never above sgd's usual range" in texts(found[0].to_dict()) and found[0].fix.startswith("Standardise")
+    run = load_run(scenario("warmup_peak_high_0"))
+    lr = run.metrics.get("lr")
+    assert gradients._calm_lr(run, lr, 0, len(lr) - 1) is None
+
+
+def test_a_loss_in_the_hundreds_before_any_update_is_read_as_an_explosion(scenario):
+    """A residual stack with no normalisation, logged as a text log with no gradient norm: its
+    cross-entropy is ~400 at step 1 (a fresh classifier scores about ln K) and overflows three steps
+    later, not rising at every step. The first loss says the model made it, so the LR is ruled out."""
+    from analysis.analyzers import gradients
+    from analysis.ingest import load_run
+
+    found = [f for f in gradients.analyze(load_run(scenario("residual_unlogged_1")))
+             if f.code == "exploding_gradients"]
+    assert found and found[0].rules_out == ("lr_too_high",) and "before any update" in texts(found[0].to_dict())

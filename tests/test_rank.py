@@ -160,3 +160,18 @@ def test_a_gradient_growth_over_long_before_an_lr_jump_is_not_its_consequence(tm
     d, _ = diagnose(tmp_path)
     grads = [c for c in d.root_causes if c.code == "exploding_gradients"]
     assert grads and grads[0].severity in ("critical", "high")
+
+
+def test_a_faded_signal_leads_units_that_no_input_reaches():
+    """Units off for every input because the input's signal faded on the way (the gradients'
+    analyzer rules dead ReLUs out when the checkpoint shows the fade) are vanishing gradients; the
+    dead units stay listed as the alternative, with their own evidence. Without the fade, the dead
+    units lead."""
+    dead = F("dead_relu", 0.85, "high", "weights", where="tensor 0.weight", artifact="model.safetensors")
+    faded = dataclasses.replace(F("vanishing_gradients", 0.8, "high", "gradients", where="tensor 12.weight",
+                                  artifact="model.safetensors"), rules_out=("dead_relu",))
+    ranked = combine(copy.deepcopy([dead, faded, F("data_pipeline_bug", 0.5, "medium")]))
+    assert _codes(ranked) == ["vanishing_gradients", "dead_relu", "data_pipeline_bug"]
+    assert ranked[0].confidence == 0.85 and ranked[1].confidence == 0.75
+    plain = dataclasses.replace(faded, rules_out=())
+    assert _codes(combine(copy.deepcopy([dead, plain])))[0] == "dead_relu"

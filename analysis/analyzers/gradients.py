@@ -22,6 +22,7 @@ from analysis.analyzers.common import (
     point,
     train_loss,
 )
+from analysis.analyzers.loss import ACCUMULATION_KEYS
 from analysis.analyzers.weights import (
     ACTIVATION_ELEMENTS,
     CONV_SIDE,
@@ -31,6 +32,7 @@ from analysis.analyzers.weights import (
     _loss_flat,
     _mlp_chain,
     _module_order,
+    forward_spread,
 )
 from analysis.ingest.checkpoints import second_moments
 from analysis.metrics import fmt, fmt_step
@@ -62,6 +64,11 @@ BACKPROP_SAMPLES = 1024   # standard-normal inputs pushed through a checkpoint t
 SUSPECT_DEPTH, UNPROFILED = 3, 0.45
 PEAK_REACHED = 0.9        # a growth's end: its first point at 90% of its peak (a plateau wanders ~5%)
 CONV_SAMPLES = 64         # ...through a convolution stack (each a CONV_SIDE x CONV_SIDE image)
+# A plain stack whose last hidden layer's output varies with the input under this share of its first's has
+# lost the input's signal on the way (a healthy He/Xavier init keeps it within ~10x); over at least
+# FADE_LAYERS hidden layers, shrinking layer after layer (SHRINKING of the steps): not one dead layer.
+FADED, FADE_LAYERS = 1e-3, 3
+FAR_UNDER_INIT = 0.3      # RMS x sqrt(fan-in) under this: far under He's (1.41) or Xavier's (~1)
 
 
 def clipping_patch(run: Run, max_norm: float = 1.0) -> tuple[str | None, list[Evidence]]:
@@ -134,7 +141,7 @@ def analyze(run: Run) -> list[Finding]:
                            g.span_locator(a, b))]
             if nf is not None:
                 ev.append(point(g, nf, "grad_norm"))
-            scale = _unscaled_targets(run)
+            scale = _summed_loss(run) or _unscaled_targets(run)
             fix = (f"Clip the gradient norm at {fmt(clip_at)} (about twice its {fmt(healthy)} before the "
                    "growth) and lower the learning rate; check for a missing normalisation layer")
             if scale is not None:
@@ -143,7 +150,7 @@ def analyze(run: Run) -> list[Finding]:
             calm = [e for e in (_calm_lr(run, g, a, b), _large_before_any_update(run, g)) if e is not None]
             if calm:
                 ev += calm
-            if calm and scale is None:       # raw targets are the more specific fix
+            if calm and scale is None:       # raw targets or a summed loss are the more specific fix
                 fix = ("Check the architecture and the initialisation (a missing "
                        "normalisation layer, an init too wide for the depth, gradients never "
                        "cleared): the LR is not the cause; " + fix[0].lower() + fix[1:])
@@ -197,15 +204,20 @@ def _loss_explosion(run: Run) -> list[Finding]:
     geometrically from the first steps (or rises at every step to an Inf/NaN that stays) under an
     LR constant and inside its optimizer's range grows because each step's update is larger than
     the last -- the gradients -- not because of the LR (an LR above its range is left to the LR's
-    own reading). The LR is ruled out; the NaN, if any, is where it ended."""
+    own reading). The LR is ruled out; the NaN, if any, is where it ended. A loss whose scale the
+    code or config explains (summed, raw targets) overflowing within a few steps is read the same
+    way, rising at every step or not, and so is one already LARGE_AT_START at the first report: it
+    was huge before the first update."""
     loss = train_loss(run)
     if loss is None or len(loss) < 4:
         return []
     v = loss.values
     nf = first_nonfinite(v)
     growth = geometric_growth(v)
+    scale = _summed_loss(run) or _unscaled_targets(run)
     if growth is None and nf is not None and nf < 8:
-        growth = _rising_to_overflow(v, nf)
+        huge = scale or _large_first_loss(loss)
+        growth = _rising_to_overflow(v, nf) or (_overflow_of(v, nf) if huge else None)
     if growth is None:
         return []
     idx = np.flatnonzero(np.isfinite(v))
@@ -220,15 +232,22 @@ def _loss_explosion(run: Run) -> list[Finding]:
                    f"{fmt_step(loss.steps[top])}, step after step", loss.artifact, loss.span_locator(a, b))]
     if nf is not None:
         ev.append(point(loss, nf, "loss"))
+    fix = ("Log the gradient norm and clip it (max_grad_norm 1.0); check the architecture, the "
+           "initialisation and the loss's scale (a recurrent weight above 1, a term weighted far too "
+           "high): the LR is not the cause")
+    if scale is not None:
+        ev.append(scale[0])
+        fix = scale[1] + "; then " + fix[0].lower() + fix[1:]
+    elif _large_first_loss(loss):
+        ev.append(Evidence(f"loss {fmt(float(v[0]))} at {loss.step_kind} {fmt_step(loss.steps[0])}, "
+                           "before any update: the model, its initialisation or the loss's scale made it "
+                           "that large, not the LR", loss.artifact, loss.locator(0)))
     patch, clip_ev = clipping_patch(run, 1.0)
     return [Finding(code="exploding_gradients",
                     issue=f"Loss grew geometrically{' (' + rise + ')' if rise else ''} from "
                           f"{loss.step_kind} {fmt_step(loss.steps[a])} under a constant LR: the updates "
                           "(the gradients) grow step after step",
-                    severity="critical", confidence=0.8, evidence=ev + [calm] + clip_ev,
-                    fix="Log the gradient norm and clip it (max_grad_norm 1.0); check the architecture, "
-                        "the initialisation and the loss's scale (a recurrent weight above 1, a term "
-                        "weighted far too high): the LR is not the cause",
+                    severity="critical", confidence=0.8, evidence=ev + [calm] + clip_ev, fix=fix,
                     expected_impact="the loss falls instead of growing and stays finite",
                     patch=patch, analyzer=NAME, onset_step=float(loss.steps[a]),
                     quick_fix="Clip gradients at 1.0", rules_out=("lr_too_high",))]
@@ -242,6 +261,27 @@ def rise_in_words(start: float, peak: float) -> str:
         return ""
     r = peak / start
     return f"{r:,.0f}x" if r < FACTOR_IN_WORDS else f"{math.log10(r):.0f} orders of magnitude"
+
+
+def _large_first_loss(loss) -> bool:
+    """A loss already LARGE_AT_START at step 1, before any update: a fresh classifier scores about
+    ln K (under 12 for 100k classes), a regression on standardised targets about 1; hundreds say the
+    model's outputs or the loss's scale were far off from the start, whatever the LR."""
+    first = float(loss.values[0])
+    numbered = loss.step_kind == "step" and loss.steps[0] <= 1     # an excerpt's index says no such thing
+    return numbered and math.isfinite(first) and first >= LARGE_AT_START
+
+
+def _overflow_of(v: np.ndarray, nf: int) -> Growth | None:
+    """The finite values before an Inf/NaN that stays to the end, reaching EXPLODED_LOSS times the
+    first or more: the blow-up from its first point to its peak, whatever the steps between."""
+    finite = v[:nf]
+    if len(finite) < 2 or not np.isfinite(finite).all() or finite[0] <= 0 or np.isfinite(v[nf:]).any():
+        return None
+    top = int(np.argmax(finite))
+    if finite[top] < EXPLODED_LOSS * finite[0]:
+        return None
+    return Growth(0, top, float(finite[top] / finite[0]), 1.0)
 
 
 def _overflow_from_the_start(v: np.ndarray, nf: int) -> Growth | None:
@@ -291,9 +331,11 @@ def _large_before_any_update(run: Run, g) -> Evidence | None:
 
 
 def _calm_lr(run: Run, g, a: int, b: int) -> Evidence | None:
-    """Exploding gradients vs LR too high: growth from the first steps under an LR that stayed
-    constant (no change before the blow-up) and inside its optimizer's useful range points at the
-    architecture or the initialisation, not the LR. The evidence that says so, else None."""
+    """Exploding gradients vs LR too high: growth from the first steps under an LR that never went
+    above its optimizer's useful range up to the blow-up (constant, or a warm-up or a decay that
+    stays under the range's top) points at the architecture, the initialisation or the loss's
+    scale, not the LR. (An LR raised by a jump is the learning-rate analyzer's reading, and the
+    ranking lets a jump lead whatever this says.) The evidence that says so, else None."""
     span = float(g.steps[-1] - g.steps[0]) or 1.0
     if float(g.steps[a] - g.steps[0]) > FROM_THE_START * span:
         return None
@@ -303,21 +345,27 @@ def _calm_lr(run: Run, g, a: int, b: int) -> Evidence | None:
     lr = run.metrics.get("lr")
     if lr is not None and len(lr):
         upto = lr.values[(lr.steps <= g.steps[b]) & np.isfinite(lr.values)]
-        if not len(upto) or upto.min() <= 0 or upto.max() > CONSTANT_LR * upto.min():
+        if not len(upto) or upto.min() <= 0:
             return None
         end = index_at_or_before(lr, float(g.steps[b])) or 0
-        value, artifact, where = float(upto[0]), lr.artifact, lr.span_locator(0, end)
+        least, most = float(upto.min()), float(upto.max())
+        artifact, where = lr.artifact, lr.span_locator(0, end)
     else:
         hit = run.config_value(*LR_KEYS)
         if hit is None or hit.number is None:
             return None
-        value, artifact, where = hit.number, hit.config.artifact, hit.locator
+        least = most = hit.number
+        artifact, where = hit.config.artifact, hit.locator
     low, high = LR_RANGE[fam[0]]
-    if not low <= value <= high:
+    constant = most <= CONSTANT_LR * least
+    if most > high:          # under the range's floor, a rate is no rival for a blow-up either
         return None
-    return Evidence(f"lr constant at {fmt(value)} from the first step to the blow-up, inside "
-                    f"{fam[0]}'s usual range ({fmt(low)}-{fmt(high)}): the gradients grew "
-                    "from step 1 under a calm LR", artifact, where)
+    level = (f"lr constant at {fmt(least)}" if constant
+             else f"lr between {fmt(least)} and {fmt(most)} (its schedule)")
+    where_in = "inside" if constant and least >= low else "never above"
+    return Evidence(f"{level} from the first step to the blow-up, {where_in} {fam[0]}'s usual range "
+                    f"({fmt(low)}-{fmt(high)}): the gradients grew from step 1 under a calm LR",
+                    artifact, where)
 
 
 def _unscaled_targets(run: Run) -> tuple[Evidence, str] | None:
@@ -335,6 +383,40 @@ def _unscaled_targets(run: Run) -> tuple[Evidence, str] | None:
                      "targets are on their raw scale", loss.artifact, loss.locator(0)),
             "Standardise the regression targets (subtract their mean, divide by their std) "
             "so the loss starts near 1")
+
+
+_SUM_REDUCTION = re.compile(r"""reduction\s*=\s*["']sum["']""")
+
+
+def _summed_loss(run: Run) -> tuple[Evidence, str] | None:
+    """A loss summed where a mean was meant, read in the code or the config: `reduction="sum"` (the
+    gradient is the batch size times the mean's), or gradient accumulation whose micro-batch losses
+    reach backward() undivided (each step applies the accumulation count times the mean gradient)."""
+    for code in run.code:
+        for n, line in enumerate(code.text.splitlines(), start=1):
+            if _SUM_REDUCTION.search(line) and not line.lstrip().startswith("#"):
+                said = Evidence(f"{line.strip()}: the loss is summed over the batch, not averaged",
+                                code.artifact, f"line {n}")
+                return said, "Average the loss over the batch (reduction=\"mean\")"
+    hit = run.config_value("reduction")
+    if hit is not None and str(hit.value).lower() == "sum":
+        return (hit.evidence(f"{hit.key} = sum: the loss is summed over the batch, not averaged"),
+                "Average the loss over the batch (reduction: mean)")
+    acc = run.config_value(*ACCUMULATION_KEYS)
+    if acc is None or acc.number is None or acc.number <= 1:
+        return None
+    for code in run.code:
+        for n in code.calls.get("backward", []):
+            receiver = code.line(n).strip().split(".backward(")[0]
+            name = receiver.split("(")[-1].strip()
+            divided = "/" in receiver or any(
+                re.match(rf"\s*{re.escape(name)}\s*(/=|=.*/)", line) for line in code.text.splitlines())
+            if name.isidentifier() and not divided:
+                return (acc.evidence(f"{acc.key} = {acc.value}, and {code.line(n).strip()} (line {n}) "
+                                     f"backpropagates each micro-batch's loss undivided: each step applies "
+                                     f"{acc.value}x the mean gradient"),
+                        f"Divide each micro-batch's loss by {acc.value} before backward()")
+    return None
 
 
 def _runaway(run: Run, g, growth) -> bool:
@@ -517,10 +599,48 @@ def _unprofiled_saturating_stall(run: Run) -> list[Finding]:
 
 
 def _vanishing(run: Run) -> list[Finding]:
+    """Vanishing gradients from the layer profile (logged, Adam's state, or backpropagated through a
+    saturating checkpoint), and from the forward signal fading through the checkpoint's layers. A
+    fade explains units that never fire (no input reaches them), so it rules out dead ReLUs."""
     found = _layer_magnitudes(run)
+    fade = _faded_signal(run)
+    out = _profile_vanishing(run, *found) if found is not None else []
+    if fade is not None and (out or not _contradicts(found)):
+        evidence, ratio, too_small = fade
+        if not out:
+            out = [Finding(code="vanishing_gradients",
+                           issue=f"The input's signal fades {ratio}x through the checkpoint's layers, and "
+                                 "the gradient reaching the first layers with it",
+                           severity="high", confidence=0.8, evidence=[], fix=VANISHING_FIX, analyzer=NAME,
+                           expected_impact=VANISHING_IMPACT, quick_fix="Initialise at He/Xavier scale")]
+        out[0].evidence += evidence
+        out[0].confidence = round(max(out[0].confidence, 0.8), 2)
+        out[0].rules_out = ("dead_relu",)
+        if too_small:
+            out[0].fix = "Initialise the weights at He/Xavier scale (gain 1); " + VANISHING_FIX[0].lower() \
+                + VANISHING_FIX[1:]
+        return out
+    return out if found is not None else _unprofiled_saturating_stall(run)
+
+
+def _contradicts(found) -> bool:
+    """A layer profile whose first layer's gradient is within VANISHED of its last's: nothing vanished
+    there, whatever the checkpoint's forward pass says (a first layer a text log printed as 0 is no such
+    reading)."""
     if found is None:
-        return _unprofiled_saturating_stall(run)
-    layers, what = found
+        return False
+    layers = _by_depth(found[0])
+    layers = layers if len(layers) >= 3 else found[0]
+    return layers[0][1] >= VANISHED * layers[-1][1] > 0
+
+
+VANISHING_FIX = ("Add normalisation (LayerNorm/BatchNorm) or residual connections, use ReLU/GELU instead of "
+                 "saturating activations, and a He/Xavier initialisation")
+VANISHING_IMPACT = ("the first layers' gradient norms come within ~10x of the last's and the loss leaves its "
+                    "plateau")
+
+
+def _profile_vanishing(run: Run, layers: list[tuple[str, float, Evidence]], what: str) -> list[Finding]:
     grouped = _by_depth(layers)
     layers = grouped if len(grouped) >= 3 else layers
     first, last = layers[0], layers[-1]
@@ -547,12 +667,57 @@ def _vanishing(run: Run) -> list[Finding]:
                     severity="high",
                     confidence=conf,
                     evidence=ev,
-                    fix="Add normalisation (LayerNorm/BatchNorm) or residual connections, use ReLU/GELU "
-                        "instead of saturating activations, and a He/Xavier initialisation",
+                    fix=VANISHING_FIX,
                     analyzer=NAME,
-                    expected_impact="the first layers' gradient norms come within ~10x of the last's and "
-                                    "the loss leaves its plateau",
+                    expected_impact=VANISHING_IMPACT,
                     quick_fix="Add residual connections or normalisation")]
+
+
+def _activation(run: Run):
+    """The activation the config or code names, as a numpy function (ReLU unless a saturating one)."""
+    named = _saturating(run)
+    if named is None:
+        return lambda z: np.maximum(z, 0.0)
+    return (lambda z: 0.5 * (1 + np.tanh(z / 2))) if "sigmoid" in named.text.lower() else np.tanh
+
+
+def _faded_signal(run: Run) -> tuple[list[Evidence], str, bool] | None:
+    """Standard-normal inputs pushed through the latest checkpoint that is a plain MLP or convolution
+    stack: when each hidden layer's output depends on the input less than the one before, down to
+    FADED of the first's, the signal dies out on the way, and the backward signal to the first
+    layers (a product of the same weights) with it. Evidence of the fade, and of the weights' scale
+    against a He/Xavier init (RMS x sqrt(fan-in) near 1) at the layer furthest under it; the fade in
+    words; whether that scale is far under an init's (FAR_UNDER_INIT)."""
+    f = _activation(run)
+    for ckpt in sorted(run.loaded_checkpoints(), key=lambda c: -(c.step or 0)):
+        chain, conv = _mlp_chain(ckpt), False
+        if len(chain) <= FADE_LAYERS:
+            chain, conv = _conv_chain(ckpt), True
+        if len(chain) - (0 if conv else 1) < FADE_LAYERS or not all(
+                np.isfinite(t).all() for _, w, b in chain for t in (w, b) if t is not None):
+            continue
+        widest = max(w.shape[0] for _, w, _ in chain) * (CONV_SIDE * CONV_SIDE * 9 if conv else 1)
+        samples = CONV_SAMPLES if conv else min(BACKPROP_SAMPLES, ACTIVATION_ELEMENTS // widest)
+        if samples * widest > ACTIVATION_ELEMENTS or samples < (CONV_SAMPLES if conv else MIN_SAMPLES):
+            continue
+        spreads = np.array(forward_spread(chain, samples, conv, f))
+        steps = np.diff(np.log10(np.maximum(spreads, 1e-300)))
+        if (spreads <= 0).any() or spreads[-1] >= FADED * spreads[0] or (steps < 0).mean() < SHRINKING:
+            return None        # a layer at exactly 0 is off for every input (dead units), not a fade
+        hidden = chain if conv else chain[:-1]
+        first, last = hidden[0][0], hidden[-1][0]
+        fade = Evidence(f"{first}: {fmt(float(spreads[0]))}; {last}: {fmt(float(spreads[-1]))}, "
+                        f"{fmt(float(spreads[0] / spreads[-1]))}x less, shrinking layer after layer (std of "
+                        f"each layer's output across {samples} standard-normal inputs through the "
+                        "checkpoint)",
+                        ckpt.artifact, f"tensor {last}.weight")
+        scales = [(float(np.sqrt(np.mean(w.astype(np.float64) ** 2) * w[0].size)), n) for n, w, _ in chain]
+        low, name = min(scales)
+        word = "far under" if low < FAR_UNDER_INIT else "near"
+        scale = Evidence(f"{name}.weight: RMS x sqrt(fan-in) = {fmt(low)}, {word} a He/Xavier init's ~1",
+                         ckpt.artifact, f"tensor {name}.weight")
+        return [fade, scale], fmt(float(spreads[0] / spreads[-1])), low < FAR_UNDER_INIT
+    return None
 
 
 _SATURATING = re.compile(r"\b(sigmoid|tanh|Sigmoid|Tanh)\b")

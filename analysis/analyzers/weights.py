@@ -227,6 +227,22 @@ def _worst_layer(chain, samples: int, conv: bool):
     return worst
 
 
+def forward_spread(chain, samples: int, conv: bool, f) -> list[float]:
+    """Per hidden layer of a plain MLP or convolution stack, how much its output depends on the input:
+    the RMS over units of each unit's std across standard-normal inputs propagated through the
+    checkpoint's own layers with the activation `f` (a layer's output that barely varies with its
+    input carries no signal forward, and its weights pass as little back)."""
+    rng = np.random.default_rng(0)
+    shape = (samples, chain[0][1].shape[1], CONV_SIDE, CONV_SIDE) if conv else (samples, chain[0][1].shape[1])
+    h = rng.standard_normal(shape).astype(np.float64)
+    spreads = []
+    for _, w, b in chain if conv else chain[:-1]:
+        w64 = w.astype(np.float64)
+        h = f(_conv_same(h, w64, b) if conv else h @ w64.T + (0.0 if b is None else b))
+        spreads.append(float(np.sqrt(np.mean(h.std(axis=0) ** 2))))
+    return spreads
+
+
 def _dead_units(run: Run) -> list[Finding]:
     texts = [c.text for c in run.code]
     if not texts or not any(_RELU.search(t) for t in texts) or any(_OTHER_ACT.search(t) for t in texts):
