@@ -759,3 +759,24 @@ def test_a_loss_in_the_hundreds_before_any_update_is_read_as_an_explosion(scenar
     found = [f for f in gradients.analyze(load_run(scenario("residual_unlogged_1")))
              if f.code == "exploding_gradients"]
     assert found and found[0].rules_out == ("lr_too_high",) and "before any update" in texts(found[0].to_dict())
+
+
+def test_a_summed_loss_is_read_only_where_it_trains(tmp_path):
+    """`reduction='sum'` in an evaluation's running total (PyTorch's MNIST example) or divided on
+    its line, and Accelerate's `accelerator.backward(loss)` (it divides by the accumulation count
+    itself), are no summed training loss."""
+    from analysis.analyzers.gradients import _summed_loss
+    from analysis.ingest import load_run
+    (tmp_path / "train.log").write_text("step=1 loss=2.0\nstep=2 loss=1.9\n")
+    for source, config in (
+            ("test_loss += F.nll_loss(output, target, reduction='sum').item()\n", ""),
+            ("loss = F.mse_loss(out, y, reduction='sum') / x.size(0)\nloss.backward()\n", ""),
+            ("for batch in loader:\n    loss = model(**batch).loss\n    accelerator.backward(loss)\n",
+             "gradient_accumulation_steps: 8\n"),
+            ("loss = crit(out, y).div(8)\nloss.backward()\n", "gradient_accumulation_steps: 8\n")):
+        (tmp_path / "train.py").write_text(source)
+        (tmp_path / "config.yaml").write_text(config or "lr: 0.001\n")
+        assert _summed_loss(load_run(tmp_path)) is None, source
+    (tmp_path / "train.py").write_text("for batch in loader:\n    loss = crit(model(x), y)\n    loss.backward()\n")
+    (tmp_path / "config.yaml").write_text("gradient_accumulation_steps: 8\n")
+    assert "undivided" in _summed_loss(load_run(tmp_path))[0].text

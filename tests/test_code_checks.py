@@ -160,3 +160,48 @@ def test_an_optimizer_built_with_an_lr_above_its_range(tmp_path):
     assert f.evidence[0].locator == "line 4" and "0.1" in f.issue and "adam" in f.issue
     assert "lr_too_high" not in findings(tmp_path, built.format(opt="Adam", lr="3e-4"))
     assert "lr_too_high" not in findings(tmp_path, built.format(opt="SGD", lr="0.1"))     # SGD's usual top
+
+
+def test_sound_loops_that_look_like_an_uncleared_step(tmp_path):
+    """Two sides of one `if` never both run (torchvision's classification reference: the scaler's
+    path or the plain one), and a backward after the last step (a saliency map) applies nothing."""
+    amp = findings(tmp_path, """
+        def train_one_epoch(model, criterion, optimizer, loader, scaler=None):
+            for image, target in loader:
+                loss = criterion(model(image), target)
+                optimizer.zero_grad()
+                if scaler is not None:
+                    scaler.scale(loss).backward()
+                    scaler.step(optimizer)
+                    scaler.update()
+                else:
+                    loss.backward()
+                    optimizer.step()
+    """)
+    saliency = findings(tmp_path, """
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+        x.requires_grad_(True)
+        model(x).max().backward()
+    """)
+    assert "exploding_gradients" not in amp and "exploding_gradients" not in saliency
+
+
+def test_freezing_that_leaves_the_model_trainable_is_no_frozen_head(tmp_path):
+    """An LLM recipe freezing the embeddings and lm_head trains the blocks between; a buffer built
+    with requires_grad=False freezes no module; a frozen teacher's fc is the teacher's."""
+    for source in ("""
+        for p in model.model.embed_tokens.parameters():
+            p.requires_grad = False
+        for p in model.lm_head.parameters():
+            p.requires_grad = False
+    """, """
+        self.register_buffer("mask", torch.ones(10, requires_grad=False))
+        self.classifier.requires_grad_(False)
+    """, """
+        teacher.requires_grad_(False)
+        teacher.fc.requires_grad_(False)
+    """):
+        assert "no_parameter_updates" not in findings(tmp_path, source), source

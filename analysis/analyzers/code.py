@@ -237,7 +237,9 @@ def _frozen(code: CodeFile, opts: dict[str, tuple[str, int]]) -> Finding | None:
                    quick_fix="Unfreeze the trainable layers")
 
 
-_HEADS = ("head", "classifier", "fc")   # the layers that turn features into the output the loss reads
+# with any `*head(s)`: the layers that turn features into the output the loss reads
+_HEADS = ("classifier", "fc")
+_BACKBONES = ("backbone", "encoder", "features", "body")
 
 
 def _frozen_modules(tree: ast.Module) -> dict[str, int]:
@@ -252,9 +254,11 @@ def _frozen_modules(tree: ast.Module) -> dict[str, int]:
         if any(_FREEZES.search(stmt) for stmt in body):
             out.setdefault(ast.unparse(loop.iter).rsplit(".", 1)[0], loop.lineno)
     params = {ast.unparse(n) for loop in loops for n in ast.walk(loop.target)}   # `p`, `(n, p)`, `n`
-    for node in ast.walk(tree):
+    for node in ast.walk(tree):      # `X.requires_grad_(False)`, not a keyword in another call
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                _FREEZES.search(ast.unparse(node)) and ast.unparse(node.func.value) not in params:
+                node.func.attr == "requires_grad_" and node.args and \
+                isinstance(node.args[0], ast.Constant) and node.args[0].value is False and \
+                ast.unparse(node.func.value) not in params:
             out.setdefault(ast.unparse(node.func.value), node.lineno)
     return out
 
@@ -268,8 +272,13 @@ def _frozen_head(code: CodeFile) -> Finding | None:
         frozen = _frozen_modules(ast.parse(code.text))
     except SyntaxError:
         return None
-    heads = [m for m in frozen if any(h in m.rsplit(".", 1)[-1].lower() for h in _HEADS)]
-    if not heads or len(frozen) < 2 or any(_UNFREEZES.search(ln) for ln in code.text.splitlines()):
+    # heads and the backbone under them both frozen (an LLM recipe freezing embeddings and lm_head
+    # trains the blocks between); not a part of a module frozen whole (a distillation's teacher)
+    whole = [m for m in frozen if not any(m.startswith(f + ".") for f in frozen)]
+    heads = [m for m in whole if (last := m.rsplit(".", 1)[-1].lower()).endswith(("head", "heads"))
+             or last in _HEADS]
+    backbone = any(m.rsplit(".", 1)[-1].lower() in _BACKBONES for m in whole)
+    if not heads or not backbone or any(_UNFREEZES.search(ln) for ln in code.text.splitlines()):
         return None
     rest = [m for m in frozen if m not in heads]
     return Finding(code="no_parameter_updates",
@@ -294,12 +303,13 @@ def _step_call(callee: str) -> bool:
     return attr == "step" and ("opt" in last or "scaler" in last) and "sched" not in last
 
 
-def _events(nodes: list[ast.stmt]) -> list[tuple[int, str]]:
-    """backward/step/zero_grad calls under `nodes`, in source order, outside nested defs."""
+def _events(nodes: list[ast.stmt]) -> list[tuple[int, str, frozenset]]:
+    """backward/step/zero_grad calls under `nodes`, in source order, outside nested defs, each with
+    the branches it sits in ((id of an if, which side)): two sides of one `if` never both run."""
     out = []
-    todo: list[ast.AST] = list(nodes)
+    todo: list[tuple[ast.AST, frozenset]] = [(n, frozenset()) for n in nodes]
     while todo:
-        node = todo.pop()
+        node, path = todo.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
         if isinstance(node, ast.Call):
@@ -307,21 +317,34 @@ def _events(nodes: list[ast.stmt]) -> list[tuple[int, str]]:
             kind = ("backward" if callee.endswith("backward") else "zero_grad" if callee.endswith("zero_grad")
                     else "step" if _step_call(callee) else None)
             if kind:
-                out.append((node.lineno, kind))
-        todo.extend(ast.iter_child_nodes(node))
-    return sorted(out)
+                out.append((node.lineno, kind, path))
+        if isinstance(node, ast.If):
+            todo.append((node.test, path))
+            todo += [(n, path | {(id(node), 0)}) for n in node.body]
+            todo += [(n, path | {(id(node), 1)}) for n in node.orelse]
+            continue
+        todo += [(n, path) for n in ast.iter_child_nodes(node)]
+    return sorted(out, key=lambda e: e[:2])
 
 
-def _backward_after_step(events: list[tuple[int, str]]) -> tuple[int, int] | None:
-    """The first (step line, backward line) with no zero_grad between them."""
-    step = None
-    for line, kind in events:
+def _exclusive(a: frozenset, b: frozenset) -> bool:
+    """Whether two events sit on different sides of one `if`."""
+    sides = dict(a)
+    return any(k in sides and sides[k] != side for k, side in b)
+
+
+def _backward_after_step(events: list[tuple[int, str, frozenset]]) -> tuple[int, int] | None:
+    """The first (step line, backward line) with no zero_grad between them, and a step after the
+    backward that applies the sum (a backward after the last step, a saliency map, applies nothing)."""
+    step: tuple[int, frozenset] | None = None
+    for i, (line, kind, path) in enumerate(events):
         if kind == "step":
-            step = line
+            step = (line, path)
         elif kind == "zero_grad":
             step = None
-        elif step is not None:
-            return step, line
+        elif step is not None and not _exclusive(step[1], path) and any(
+                k == "step" and not _exclusive(path, p) for _, k, p in events[i + 1:]):
+            return step[0], line
     return None
 
 

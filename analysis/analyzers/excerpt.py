@@ -489,6 +489,16 @@ def _as_share(v: np.ndarray) -> np.ndarray:
     return v / 100.0 if np.nanmax(v) > 1.0 else v
 
 
+def _loss_falls_over(run: Run, s: Series) -> bool:
+    """Whether the training loss fell over `s`'s reports: a model that answers the same whatever the
+    input does not keep lowering its loss, so a constant accuracy beside it was computed once."""
+    loss = run.metrics.get("train_loss")
+    if loss is None:
+        return False
+    v = loss.values[(loss.steps >= s.steps[0]) & (loss.steps <= s.steps[-1])]
+    return len(v) >= STUCK_POINTS and bool(np.isfinite(v).all()) and v[-1] < v[0] - 0.01 * abs(v[0])
+
+
 def _stuck_accuracy(run: Run) -> list[Finding]:
     """An accuracy identical at every report, or hovering at chance (1/K): the model answers the same
     (or guesses) whatever the input. Three
@@ -508,6 +518,8 @@ def _stuck_accuracy(run: Run) -> list[Finding]:
                        if np.all(np.abs(share - 1 / k) <= CHANCE_BAND)), None)
         if not np.all(v == v[0]) and chance is None:
             continue
+        if name == "test_acc" and chance is None and _loss_falls_over(run, s):
+            continue         # a test accuracy carried between evaluations, printed at each step
         ev = [point(s, 0, name), point(s, len(s) - 1, name)]
         said = (f"{name} is {fmt(float(v[0]))} at every one of {len(v)} reports" if np.all(v == v[0]) else
                 f"{name} stays within {CHANCE_BAND:.0%} of 1/{chance} (chance for {chance} classes) at "

@@ -33,6 +33,7 @@ from analysis.analyzers.weights import (
     _mlp_chain,
     _module_order,
     forward_spread,
+    kernel_area,
 )
 from analysis.ingest.checkpoints import second_moments
 from analysis.metrics import fmt, fmt_step
@@ -344,8 +345,9 @@ def _calm_lr(run: Run, g, a: int, b: int) -> Evidence | None:
         return None
     lr = run.metrics.get("lr")
     if lr is not None and len(lr):
-        upto = lr.values[(lr.steps <= g.steps[b]) & np.isfinite(lr.values)]
-        if not len(upto) or upto.min() <= 0:
+        # a warm-up's first rate of 0 (before any update) is no level the run trained at
+        upto = lr.values[(lr.steps <= g.steps[b]) & np.isfinite(lr.values) & (lr.values > 0)]
+        if not len(upto):
             return None
         end = index_at_or_before(lr, float(g.steps[b])) or 0
         least, most = float(upto.min()), float(upto.max())
@@ -386,6 +388,8 @@ def _unscaled_targets(run: Run) -> tuple[Evidence, str] | None:
 
 
 _SUM_REDUCTION = re.compile(r"""reduction\s*=\s*["']sum["']""")
+_UNTRAINED_SUM = re.compile(r"\+=|\.item\(\)")
+_SCALED = re.compile(r"/|\*|\.div\(|\.mul\(")
 
 
 def _summed_loss(run: Run) -> tuple[Evidence, str] | None:
@@ -394,7 +398,11 @@ def _summed_loss(run: Run) -> tuple[Evidence, str] | None:
     reach backward() undivided (each step applies the accumulation count times the mean gradient)."""
     for code in run.code:
         for n, line in enumerate(code.text.splitlines(), start=1):
-            if _SUM_REDUCTION.search(line) and not line.lstrip().startswith("#"):
+            m = _SUM_REDUCTION.search(line)
+            # not an evaluation's sum (`test_loss += F.nll_loss(..., reduction='sum').item()`), nor
+            # one divided on its line (`... reduction='sum') / x.size(0)`)
+            if m and not line.lstrip().startswith("#") and not _UNTRAINED_SUM.search(line) \
+                    and "/" not in line[m.end():]:
                 said = Evidence(f"{line.strip()}: the loss is summed over the batch, not averaged",
                                 code.artifact, f"line {n}")
                 return said, "Average the loss over the batch (reduction=\"mean\")"
@@ -407,11 +415,15 @@ def _summed_loss(run: Run) -> tuple[Evidence, str] | None:
         return None
     for code in run.code:
         for n in code.calls.get("backward", []):
-            receiver = code.line(n).strip().split(".backward(")[0]
+            receiver, _, args = code.line(n).strip().partition(".backward(")
             name = receiver.split("(")[-1].strip()
-            divided = "/" in receiver or any(
-                re.match(rf"\s*{re.escape(name)}\s*(/=|=.*/)", line) for line in code.text.splitlines())
-            if name.isidentifier() and not divided:
+            # `accelerator.backward(loss)`, `engine.backward(loss)` divide by the accumulation count
+            # themselves: only a tensor's own `loss.backward()` is read
+            on_object = bool(args) and args[0] != ")" and not re.match(r"\s*\w+\s*=", args)
+            divided = bool(_SCALED.search(receiver)) or any(
+                re.match(rf"\s*{re.escape(name)}\s*(/=|\*=|=.*(/|\*|\.div\(|\.mul\())", line)
+                for line in code.text.splitlines())
+            if name.isidentifier() and not divided and not on_object:
                 return (acc.evidence(f"{acc.key} = {acc.value}, and {code.line(n).strip()} (line {n}) "
                                      f"backpropagates each micro-batch's loss undivided: each step applies "
                                      f"{acc.value}x the mean gradient"),
@@ -696,7 +708,9 @@ def _faded_signal(run: Run) -> tuple[list[Evidence], str, bool] | None:
         if len(chain) - (0 if conv else 1) < FADE_LAYERS or not all(
                 np.isfinite(t).all() for _, w, b in chain for t in (w, b) if t is not None):
             continue
-        widest = max(w.shape[0] for _, w, _ in chain) * (CONV_SIDE * CONV_SIDE * 9 if conv else 1)
+        # a conv's windows hold kernel-area values per channel: bound by the real kernel, not 3x3
+        window = CONV_SIDE * CONV_SIDE * kernel_area(chain) if conv else 1
+        widest = max(w.shape[0] for _, w, _ in chain) * window
         samples = CONV_SAMPLES if conv else min(BACKPROP_SAMPLES, ACTIVATION_ELEMENTS // widest)
         if samples * widest > ACTIVATION_ELEMENTS or samples < (CONV_SAMPLES if conv else MIN_SAMPLES):
             continue
@@ -723,6 +737,9 @@ def _faded_signal(run: Run) -> tuple[list[Evidence], str, bool] | None:
 _SATURATING = re.compile(r"\b(sigmoid|tanh|Sigmoid|Tanh)\b")
 
 
+_AT_OUTPUT = re.compile(r"(?i)loss|cross_entropy|bce|criterion|pred|prob|logit")
+
+
 def _saturating(run: Run) -> Evidence | None:
     """Where the config or code uses a saturating activation (its gradient is <= 0.25 or <= 1)."""
     for cfg in run.configs:
@@ -731,6 +748,7 @@ def _saturating(run: Run) -> Evidence | None:
                 return ConfigHit(cfg, key, value).evidence(f"{key} = {value}: a saturating activation")
     for code in run.code:
         for n, line in enumerate(code.text.splitlines(), start=1):
-            if _SATURATING.search(line) and not line.lstrip().startswith("#"):
+            # a sigmoid in the loss or on the predictions is the output's, not a hidden layer's
+            if _SATURATING.search(line) and not line.lstrip().startswith("#") and not _AT_OUTPUT.search(line):
                 return Evidence(f"{line.strip()}: a saturating activation", code.artifact, f"line {n}")
     return None

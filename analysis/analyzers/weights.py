@@ -194,6 +194,11 @@ def _conv_chain(ckpt: Checkpoint) -> list[Layer]:
     return next((c for c in (_chained(tensors, order) for order in _orders(ckpt, convs)) if c), [])
 
 
+def kernel_area(chain: list[Layer]) -> int:
+    """The largest kernel's area in a conv chain: its windows hold that many values per channel."""
+    return max(int(np.prod(w.shape[2:])) for _, w, _ in chain)
+
+
 def _conv_same(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
     """A stride-1 convolution with the padding that keeps the size (kernel // 2), in numpy."""
     kh, kw = w.shape[2:]
@@ -260,7 +265,8 @@ def _dead_units(run: Run) -> list[Finding]:
         return []
     if not all(np.isfinite(t).all() for _, w, b in chain for t in (w, b) if t is not None):
         return []          # NaN/Inf weights fire no unit: that is the numerical fault, not dead units
-    widest = max(max(w.shape[:2]) for _, w, _ in chain) * (CONV_SIDE * CONV_SIDE * 9 if conv else 1)
+    window = CONV_SIDE * CONV_SIDE * kernel_area(chain) if conv else 1
+    widest = max(max(w.shape[:2]) for _, w, _ in chain) * window
     samples = min(SAMPLES, ACTIVATION_ELEMENTS // max(widest, 1))
     if samples < MIN_SAMPLES:
         return []
