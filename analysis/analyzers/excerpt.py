@@ -400,8 +400,8 @@ def _rising_loss(run: Run) -> list[Finding]:
                             severity="high",
                             confidence=0.6,
                             evidence=[point(s, b, f"lowest {s.name}"),
-                                      Evidence(f"{s.name} rose from {fmt(float(v[b]))} to "
-                                               f"{fmt(float(v[-1]))}, {v[-1] / v[b]:.1f}x its best",
+                                      Evidence(f"{s.name} rose from {fmt(float(v[b]))} to {fmt(float(v[-1]))}"
+                                               + (f", {v[-1] / v[b]:.1f}x its best" if v[b] > 0 else ""),
                                                s.artifact, s.span_locator(b, len(v) - 1))],
                             fix="Lower the learning rate where the loss turns (halve it, or decay it from "
                                 "there) and clip gradients",
