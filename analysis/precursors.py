@@ -12,6 +12,9 @@ The rules, with their thresholds as the constants below:
 - `grad_norm_runaway`: the gradient norm rose at `RUNAWAY_RISES` consecutive points, by
   `RUNAWAY_GROWTH`x or more over them, to a new high `RUNAWAY_NEW_HIGH`x the largest before the rise:
   geometric growth, not one large batch.
+- `huge_start`: the loss or the gradient norm is `LARGE_AT_START` or more at its first report and
+  rose at each of the next `HUGE_START_RISES`: a blow-up from step 1 (sudden in the metrics, it
+  leaves a few steps before the post-mortem is sure).
 - `nonfinite_gradient`: the gradient norm is Inf/NaN at `NONFINITE_GRAD_STREAK` consecutive points
   while the loss is still finite (one such step is a loss scaler doing its job; a streak is not).
   Under a declared dynamic loss scaler (fp16 or an initial scale in the config, a GradScaler in the
@@ -43,6 +46,7 @@ from collections import deque
 from collections.abc import Mapping
 
 from analysis.analyzers.common import GIVEN_BACK, LR_RANGE, SCALER_HALVINGS, loss_scaler, optimizer_family
+from analysis.analyzers.gradients import LARGE_AT_START
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import ConfigHit, Run
@@ -54,6 +58,7 @@ RUNAWAY_RISES = 5
 RUNAWAY_GROWTH = 2.0
 RUNAWAY_NEW_HIGH = 1.5
 NONFINITE_GRAD_STREAK = 3
+HUGE_START_RISES = 2
 LOSS_SCALE_FALL = 2.0 ** SCALER_HALVINGS
 TREND_BLOCK = 16
 TREND_LEVEL = 3
@@ -158,6 +163,34 @@ class _GradRunaway:
                           f"{fmt(g)}); it will overflow if this goes on", ev,
                           "Clip gradients (max_grad_norm 1.0) and check the input/target scale and the LR", step)
         return None
+
+
+class _HugeStart:
+    """A series whose first report is LARGE_AT_START or more (before any update a fresh model's loss
+    is about ln K or 1, its gradient norm far smaller) and that rose at each of the next
+    HUGE_START_RISES reports: the blow-up began at step 1 (a loss summed over the batch, raw targets
+    or inputs, an init too wide). Only the first reports are kept."""
+
+    __slots__ = ("values",)
+
+    def __init__(self) -> None:
+        self.values: list[float] = []
+
+    def feed(self, name: str, step: float, v: float, artifact: str) -> Finding | None:
+        vs = self.values
+        if len(vs) > HUGE_START_RISES:
+            return None
+        vs.append(v)
+        if len(vs) <= HUGE_START_RISES or not all(map(math.isfinite, vs)) or vs[0] < LARGE_AT_START \
+                or not all(b > a for a, b in zip(vs, vs[1:])):
+            return None
+        ev = [Evidence(f"{name} {fmt(vs[0])} at its first report, then {', '.join(fmt(x) for x in vs[1:])} "
+                       f"(step {fmt_step(step)}): that large before any update, and rising",
+                       artifact, f"step {fmt_step(step)}")]
+        return _early("exploding_gradients", f"{name} started at {fmt(vs[0])} and rose at each report since "
+                      f"(step {fmt_step(step)}); the blow-up began at the first step", ev,
+                      "Clip gradients and check the loss's scale (a sum over the batch, an accumulation "
+                      "not divided, raw targets or inputs) and the initialisation", step)
 
 
 class _TrendUp:
@@ -274,6 +307,7 @@ class Precursors:
         self.fired: dict[str, Finding] = {}       # by code: at most one early finding per cause
         self._started = False
         self._grad = _GradRunaway()
+        self._huge = {LOSS: _HugeStart(), GRAD_NORM: _HugeStart()}
         self._trend = _TrendUp()
         self._creep = _LrCreep()
         self._bad_grads = 0
@@ -289,6 +323,9 @@ class Precursors:
             self._started = True
             out.append(config_lr_far_above_range(self.context, step))
         loss, g = values.get(LOSS), values.get(GRAD_NORM)
+        for name, start in self._huge.items():
+            if (v := values.get(name)) is not None:
+                out.append(start.feed(name, step, v, self.artifact))
         if g is not None:
             out.append(self._grad.feed(step, g, self.artifact))
             finite_loss = loss is not None and math.isfinite(loss)

@@ -1,6 +1,7 @@
-"""The live watch on the suite's slow faults (tests/scenarios/grid_slow.py, tuning families only):
-replayed step by step from their metrics alone, the early warning comes while the post-mortem of
-the run so far is not yet certain of the cause, and the post-mortem of the whole run is."""
+"""The live watch on the suite's slow faults (tests/scenarios/grid_slow.py, tuning families only),
+and on blow-ups from the first step (grid_explode3/5.py, a loss or gradient norm already huge at its
+first report): replayed step by step from their metrics alone, the early warning comes while the
+post-mortem of the run so far is not yet certain of the cause, and the post-mortem of the whole run is."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -30,9 +31,10 @@ def _certain(run: Run, code: str) -> bool:
     return any(c.code == code and c.confidence >= CONFIDENT for c in diagnose_run(run).root_causes)
 
 
-@pytest.mark.parametrize("name", ["lr_creeping_0", "lr_creeping_1", "fp16_scale_decay_0", "fp16_scale_decay_1"])
-def test_a_slow_fault_is_flagged_from_the_metrics_before_the_post_mortem_is_sure(name, scenario):
-    assert name in SLOW and SPLIT[name] == "tuning"
+@pytest.mark.parametrize("name", ["lr_creeping_0", "lr_creeping_1", "fp16_scale_decay_0", "fp16_scale_decay_1",
+                                  "raw_targets_0", "reduction_sum_1", "residual_unlogged_0"])
+def test_a_building_fault_is_flagged_from_the_metrics_before_the_post_mortem_is_sure(name, scenario):
+    assert (name in SLOW or ALL[name][1] == "exploding_gradients") and SPLIT[name] == "tuning"
     code = ALL[name][1]
     run = load_run(scenario(name))
     sink = Collect()
