@@ -392,6 +392,12 @@ def mean(xs) -> float:
     return sum(xs) / len(xs)
 
 
+def nonfinite_at(rows) -> int | None:
+    """The first row whose loss or gradient norm is NaN/Inf, else None."""
+    return next((i for i, r in enumerate(rows) if not (math.isfinite(r["loss"]) and math.isfinite(r["grad_norm"]))),
+                None)
+
+
 def require(ok: bool, what: str) -> None:
     """A variant whose change does not show is a broken scenario, whatever the seed: fail the build."""
     if not ok:

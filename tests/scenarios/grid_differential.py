@@ -18,14 +18,9 @@ from pathlib import Path
 
 from torch import nn
 
-from tests.scenarios.grid import Family, Knobs, Variant, losses, mean, require, train, write
+from tests.scenarios.grid import Family, Knobs, Variant, losses, mean, nonfinite_at, require, train, write
 
 V = Variant
-
-
-def _nonfinite_at(rows) -> int | None:
-    return next((i for i, r in enumerate(rows) if not (math.isfinite(r["loss"]) and math.isfinite(r["grad_norm"]))),
-                None)
 
 
 def _ends(rows) -> tuple[float, float]:
@@ -48,7 +43,7 @@ def wide_init_from_the_start(dest: Path, v: Variant) -> None:
     vv = v.with_(depth=depth)
     k = Knobs(lr=SMALL_LR[v.opt], init_std=std, extra_config={"init": {"weight_std": std}})
     model, rows, _ = train(vv, k, dest)
-    bad = _nonfinite_at(rows)
+    bad = nonfinite_at(rows)
     require(bad is not None and bad >= 3, f"no blow-up to Inf/NaN after a few finite steps (at {bad})")
     require(rows[0]["grad_norm"] > 100, f"first gradient norm only {rows[0]['grad_norm']:.3g}")
     write(dest, vv, k, rows, None)
@@ -63,7 +58,7 @@ def explodes_after_learning(dest: Path, v: Variant) -> None:
     vv, std = v.with_(depth=6), LATE_STD[v.seed]
     k = Knobs(lr=0.005, init_std=std, extra_config={"init": {"weight_std": std}})
     model, rows, _ = train(vv, k, dest)
-    bad = _nonfinite_at(rows)
+    bad = nonfinite_at(rows)
     require(bad is not None and bad > len(rows) // 4, f"no late blow-up (at {bad})")
     ls = losses(rows)[:bad]
     require(min(ls) < 0.3 * mean(ls[:5]), "it did not learn before the blow-up")
@@ -111,7 +106,7 @@ def lr_above_its_range(dest: Path, v: Variant) -> None:
     model, rows, _ = train(v, k, dest)
     start, end = _ends(rows)
     chance = math.log(CLASSES[v.arch]) if v.arch in CLASSES else math.inf
-    require(_nonfinite_at(rows) is not None or end > 0.85 * start or end > 0.9 * chance,
+    require(nonfinite_at(rows) is not None or end > 0.85 * start or end > 0.9 * chance,
             f"it learned: {start:.3f} -> {end:.3f}")
     write(dest, v, k, rows, model)
 

@@ -23,6 +23,7 @@ from torch import nn
 
 from tests.scenarios import training
 from tests.scenarios.grid import (
+    nonfinite_at,
     Family,
     Knobs,
     Variant,
@@ -39,14 +40,9 @@ from tests.scenarios.grid import (
 V = Variant
 
 
-def _nonfinite_at(rows) -> int | None:
-    return next((i for i, r in enumerate(rows) if not (math.isfinite(r["loss"]) and math.isfinite(r["grad_norm"]))),
-                None)
-
-
 def _grew_geometrically(rows, factor: float = 100.0) -> None:
     """The gradient norm rose `factor`x over its early level (or overflowed after rising), the LR constant."""
-    bad = _nonfinite_at(rows)
+    bad = nonfinite_at(rows)
     gn = [r["grad_norm"] for r in rows[:bad]]
     require(len(gn) >= 4, f"the gradients overflowed at once (step {bad})")
     top = max(range(len(gn)), key=gn.__getitem__)
@@ -95,7 +91,7 @@ def residual_stack_unnormalised(dest: Path, v: Variant) -> None:
     lr = RESIDUAL_LR[v.opt]
     opt = optimizer(v.opt, model.parameters(), lr)
     rows = _fit(v, model, opt, x, y, loss_fn, lr)
-    bad = _nonfinite_at(rows)
+    bad = nonfinite_at(rows)
     require(bad is not None and bad >= 3, f"no blow-up to Inf/NaN after a few finite steps (at {bad})")
     require(rows[0]["grad_norm"] > 100, f"first gradient norm only {rows[0]['grad_norm']:.3g}")
     require(max(r["grad_norm"] for r in rows[:bad]) > 10 * rows[0]["grad_norm"], "the gradients did not grow")

@@ -22,7 +22,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from tests.scenarios.grid import BASE_LR, Family, Knobs, Variant, losses, mean, require, train, write
+from tests.scenarios.grid import BASE_LR, Family, Knobs, Variant, losses, mean, nonfinite_at, require, train, write
 
 V = Variant
 NO_GRAD_NORM = {9103, 8123, 8142, 8172}     # variants whose loop logs no gradient norm
@@ -34,15 +34,10 @@ def _shown(rows: list[dict], v: Variant) -> list[dict]:
     return rows
 
 
-def _nonfinite_at(rows) -> int | None:
-    return next((i for i, r in enumerate(rows) if not (math.isfinite(r["loss"]) and math.isfinite(r["grad_norm"]))),
-                None)
-
-
 def _grew_under_constant_lr(rows, factor: float = 100.0, sched: str = "constant") -> None:
     """The gradient norm rose `factor`x over its first value, over several steps, to a high or to
     Inf/NaN, while the LR never changed (or only followed a warm-up or a decay that stays in range)."""
-    bad = _nonfinite_at(rows)
+    bad = nonfinite_at(rows)
     gn = [r["grad_norm"] for r in rows[:bad]]
     require(len(gn) >= 5, f"the gradients overflowed at once (step {bad})")
     top = max(range(len(gn)), key=gn.__getitem__)
@@ -73,7 +68,7 @@ def recurrent_radius_above_one(dest: Path, v: Variant) -> None:
               extra_config={"model": {"arch": "rnn", "hidden": v.width, "nonlinearity": None,
                                       "recurrent_init": f"orthogonal x {radius}"}})
     model, rows, _ = train(v, k, dest)
-    bad = _nonfinite_at(rows)
+    bad = nonfinite_at(rows)
     require(bad is not None and bad >= 3, f"no blow-up to Inf/NaN after a few finite steps (at {bad})")
     require(rows[0]["grad_norm"] > 100, f"first gradient norm only {rows[0]['grad_norm']:.3g}")
     write(dest, v, k, _shown(rows, v), None, code=(prepare, Knobs, train))
@@ -105,7 +100,7 @@ def cubic_activation(dest: Path, v: Variant) -> None:
                                                                     "first_layer_init": f"default x {CUBE_INPUT_SCALE}"}})
     model, rows, _ = train(v, k, dest)
     _grew_under_constant_lr(rows)
-    require(_nonfinite_at(rows) is not None, "the growth never reached Inf/NaN")
+    require(nonfinite_at(rows) is not None, "the growth never reached Inf/NaN")
     write(dest, v, k, _shown(rows, v), None, code=(prepare, Cube, Knobs, train))
 
 

@@ -17,7 +17,6 @@ than at its head; undivided accumulation under cross-entropy oscillated without 
 Each checks at generation time that its fault shows, whatever the seed."""
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import torch
@@ -25,6 +24,7 @@ from torch import nn
 
 from tests.scenarios import training
 from tests.scenarios.grid import (
+    nonfinite_at,
     BASE_LR,
     Family,
     Knobs,
@@ -42,15 +42,10 @@ from tests.scenarios.grid import (
 V = Variant
 
 
-def _nonfinite_at(rows) -> int | None:
-    return next((i for i, r in enumerate(rows) if not (math.isfinite(r["loss"]) and math.isfinite(r["grad_norm"]))),
-                None)
-
-
 def _blew_up(rows, what: str, first_at_least: float = 0.0) -> None:
     """Inf/NaN after a few finite steps, or a gradient norm that rose 100x over its first value; the
     first norm at least `first_at_least` (computed before any update: the model and the loss made it)."""
-    bad = _nonfinite_at(rows)
+    bad = nonfinite_at(rows)
     gn = [r["grad_norm"] for r in rows[:bad]]
     require(len(gn) >= 3, f"{what}: the gradients overflowed at once (step {bad})")
     require(bad is not None or max(gn) > 100 * gn[0], f"{what}: no blow-up ({gn[0]:.3g} -> {max(gn):.3g})")
