@@ -13,6 +13,7 @@ from analysis.metrics import clip
 from analysis.model import Diagnosis, Event, Evidence, Finding
 from analysis.performance import observe
 from analysis.rank import combine, tell_apart
+from analysis.rivals import add_rivals
 from analysis.run import Run
 
 CONFIDENT = 0.8
@@ -114,7 +115,7 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
         except Exception as exc:   # an analyzer bug costs its findings, not the reply, and is said
             failed.append({"analyzer": analyzer.NAME, "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
         used.append(analyzer.NAME)
-    causes = combine(findings, list(symptoms))
+    causes = add_rivals(combine(findings, list(symptoms)), run)
     for c in causes:            # ranked on the raw confidences; said as how often such a cause is right
         c.confidence = calibrated(c.confidence)
     crashes = [e for e in run.events if e.signature == "traceback"]   # a crash no signature explains

@@ -338,6 +338,11 @@ def settle_text(code: str) -> str:
     return _differential()["settle"].get(code, "")
 
 
+def rivals_of(code: str) -> list[str]:
+    """The causes whose symptom `code`'s looks like, most likely first (analysis/data/differential.toml)."""
+    return list(_differential().get("rivals", {}).get(code, []))
+
+
 def pair_text(a: str, b: str) -> str:
     """What separates causes `a` and `b` when the table has it (either order), else ""."""
     pairs = _differential()["pair"]

@@ -1,0 +1,144 @@
+"""The look-alikes a careful reader keeps beside the leading cause, each with what points to it.
+
+An analyzer speaks for the cause its own evidence shows; it does not list what the same symptom
+would also be. A loss that diverged under an LR is the LR's signature, and also what gradients
+blowing up look like when no gradient norm was logged; a loss that turned NaN is an overflow, or the
+end of a divergence, or a NaN in a batch. When the one reading is wrong, the right one must still be
+on the list, with the artifact that would settle it.
+
+Each leading cause has its look-alikes (`[rivals]` in analysis/data/differential.toml, most likely
+first). One joins the list only where the artifacts leave it open and something in them points to
+it: each check below returns that evidence, or None where the artifacts exclude it (gradient norms
+logged and calm up to the failure, a loss that never turned non-finite, an LR far under its
+optimizer's range, a finding whose own evidence rules it out). A look-alike is never a new finding
+of a fault: its confidence is what the leader leaves, shared among the look-alikes, so the leader
+stays first and what the reply says the leader's confidence means does not change.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from analysis.analyzers.common import LR_RANGE, optimizer_family, peak_lr, point
+from analysis.metrics import Series, fmt
+from analysis.model import Evidence, Finding
+from analysis.rank import LEADING, pair_text, rivals_of, settle_text
+from analysis.run import Run
+from analysis.signals import first_nonfinite
+
+GREW = 10.0            # gradient norms that rose this many times over before the failure did not stay calm
+NEAR_TOP = 30.0        # an LR within this factor of its optimizer's range top can still be too high for a model
+MOST = 2               # look-alikes added beside one leader
+FLOOR = 0.03           # the least confidence a look-alike is said with
+SURE = 0.9             # a leader this sure (its own evidence excludes the rest) leaves no room to list any
+
+
+def _losses(run: Run) -> list[Series]:
+    return [s for name in run.metrics.names() if "loss" in name and (s := run.metrics.get(name)) is not None
+            and len(s)]
+
+
+def _upto(s: Series, leader: Finding) -> np.ndarray:
+    """The series' values up to the leader's onset (its whole length when the onset is unknown or
+    past it): what the artifacts show before the failure the leader explains."""
+    if leader.onset_step is None:
+        return s.values
+    n = int(np.searchsorted(s.steps, leader.onset_step, side="right"))
+    return s.values[:max(n, 2)]
+
+
+def _symptom(leader: Finding, why: str) -> Evidence:
+    e = leader.evidence[0]
+    return Evidence(f"{e.text}: {why}", e.artifact, e.locator)
+
+
+def _gradients(run: Run, leader: Finding) -> Evidence | None:
+    """Open where no gradient norm is logged; pointed to by norms that grew GREW-fold or went
+    non-finite before the failure; excluded by norms that stayed calm up to it."""
+    g = run.metrics.get("grad_norm")
+    if g is None or len(g) < 2:
+        return _symptom(leader, "no gradient norm is logged, so gradients blowing up behind this are not excluded")
+    v = _upto(g, leader)
+    bad = first_nonfinite(v)
+    if bad is not None:
+        return point(g, bad, "grad_norm non-finite")
+    base = float(np.median(v[:3]))
+    top = int(np.argmax(v))
+    if base > 0 and v[top] >= GREW * base:
+        return Evidence(f"grad_norm rose from {fmt(base)} to {fmt(float(v[top]))} before it",
+                        g.artifact, g.locator(top))
+    return None
+
+
+def _nonfinite(run: Run, leader: Finding) -> Evidence | None:
+    """Open only where a loss turned non-finite: an overflow (fp16, a log of 0) ends in one."""
+    for s in _losses(run):
+        i = first_nonfinite(s.values)
+        if i is not None:
+            return point(s, i, f"{s.name} non-finite")
+    return None
+
+
+def _lr_high(run: Run, leader: Finding) -> Evidence | None:
+    """Open where the LR is not in the artifacts; pointed to by an LR within NEAR_TOP of its
+    optimizer's range top; excluded by one far under it (such a rate does not drive a blow-up)."""
+    peak = peak_lr(run)
+    if peak is None:
+        return _symptom(leader, "the LR is not in the artifacts, so an LR too high for this model is not excluded")
+    fam = optimizer_family(run)
+    top = LR_RANGE[fam[0] if fam else "adam"][1]
+    if peak[0] * NEAR_TOP < top:
+        return None
+    name = fam[0] if fam else "an adaptive optimizer"
+    return Evidence(f"{peak[1].text}: within {NEAR_TOP:g}x of the top of {name}'s usual range ({fmt(top)}), "
+                    "high enough to be too high for a deep or unnormalised model", peak[1].artifact, peak[1].locator)
+
+
+def _bad_batch(run: Run, leader: Finding) -> Evidence | None:
+    """Open where a loss turned non-finite: a NaN or Inf in a batch's inputs or targets gives the
+    same NaN whatever the LR and the gradients."""
+    nf = _nonfinite(run, leader)
+    return None if nf is None else Evidence(f"{nf.text}: a NaN or Inf in a batch's inputs or targets gives the same "
+                                            "NaN whatever the LR", nf.artifact, nf.locator)
+
+
+CHECKS: dict[str, Callable[[Run, Finding], Evidence | None]] = {
+    "exploding_gradients": _gradients,
+    "numerical_instability": _nonfinite,
+    "lr_too_high": _lr_high,
+    "data_pipeline_bug": _bad_batch,
+}
+ISSUE = {
+    "exploding_gradients": "Also possible: gradients blowing up (an architecture or an initialisation can explode "
+                           "under a sound LR)",
+    "numerical_instability": "Also possible: a numerical overflow (fp16, a log of 0, a division by ~0) rather than "
+                             "the leading cause",
+    "lr_too_high": "Also possible: an LR too high for this model",
+    "data_pipeline_bug": "Also possible: a bad batch (a NaN or Inf in the inputs, a broken target)",
+}
+
+
+def add_rivals(causes: list[Finding], run: Run) -> list[Finding]:
+    """`causes` (ranked) with the leader's open look-alikes inserted after the causes of medium
+    severity or more, before the minor notes."""
+    lead = [c for c in causes if c.code != "healthy" and c.severity in LEADING]
+    if not lead or lead[0].onset_step is None or not lead[0].evidence or lead[0].confidence >= SURE:
+        return causes            # a reading from a config or a traceback alone has no curve to look alike
+    leader, have = lead[0], {c.code for c in causes}
+    excluded = {code for c in causes for code in c.rules_out}
+    found: list[tuple[str, Evidence]] = []
+    for code in rivals_of(leader.code):
+        if code in have or code in excluded or code not in CHECKS or len(found) == MOST:
+            continue
+        ev = CHECKS[code](run, leader)
+        if ev is not None:
+            found.append((code, ev))
+    if not found:
+        return causes
+    share = round(max(FLOOR, (1 - leader.confidence) / (len(found) + 1)), 2)
+    added = [Finding(code=code, issue=ISSUE[code], severity="medium", confidence=share, evidence=[ev],
+                     fix=f"Check before changing anything: {pair_text(leader.code, code) or settle_text(code)}",
+                     analyzer="rivals", settle=settle_text(code)) for code, ev in found]
+    cut = max(i for i, c in enumerate(causes) if c.severity in LEADING) + 1
+    return causes[:cut] + added + causes[cut:]

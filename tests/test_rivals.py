@@ -1,0 +1,84 @@
+"""The look-alikes listed beside the leading cause (analysis/rivals.py), on real runs: each joins
+only where the artifacts leave it open and point to it, always below the leader, with located
+evidence; what the artifacts exclude stays off."""
+from __future__ import annotations
+
+import numpy as np
+
+from analysis.diagnose import diagnose
+from analysis.ingest import load_run
+from analysis.model import Evidence, Finding
+from analysis.rivals import add_rivals
+
+
+def _leader(code: str, run, onset: float | None = 100.0, rules_out: tuple[str, ...] = ()) -> Finding:
+    loss = run.metrics.get("train_loss")
+    return Finding(code=code, issue="leader", severity="critical", confidence=0.8,
+                   evidence=[Evidence("train_loss rose", loss.artifact, loss.locator(len(loss) - 1))],
+                   fix="-", onset_step=onset, rules_out=rules_out)
+
+
+def test_a_nan_leaves_gradients_and_a_bad_batch_open_below_the_overflow(scenario):
+    d, run = diagnose(scenario("standardise_no_eps_0"))     # a std() without eps: the loss turns NaN
+    codes = [c.code for c in d.root_causes]
+    assert codes[0] == "numerical_instability"
+    added = [c for c in d.root_causes if c.analyzer == "rivals"]
+    assert {c.code for c in added} == {"exploding_gradients", "data_pipeline_bug"}
+    paths = {a["path"] for a in d.run["artifacts"]}
+    for c in added:
+        assert c.confidence < d.root_causes[0].confidence and c.severity == "medium"
+        assert c.evidence and all(e.artifact in paths and e.locator for e in c.evidence)
+        assert c.settle and c.fix.startswith("Check before changing anything")
+    bad = next(c for c in added if c.code == "data_pipeline_bug")
+    assert "non-finite" in bad.evidence[0].text
+
+
+def test_calm_gradients_and_a_finite_loss_leave_no_look_alike(scenario):
+    run = load_run(scenario("sgd_rate_adaptive_0"))         # grad norms logged, calm; the loss never NaN
+    lead = _leader("lr_too_high", run)
+    assert add_rivals([lead], run) == [lead]
+
+
+def _growing(scenario):
+    """A real run whose grad norm grows from ~0.5 to 1e10 and then Inf, and the step before the Inf."""
+    run = load_run(scenario("cubic_activation_0"))
+    g = run.metrics.get("grad_norm")
+    return run, float(g.steps[np.flatnonzero(~np.isfinite(g.values))[0] - 1])
+
+
+def test_gradients_that_grew_before_the_failure_are_cited(scenario):
+    run, last_finite = _growing(scenario)
+    g = run.metrics.get("grad_norm")
+    out = add_rivals([_leader("lr_too_high", run, onset=last_finite)], run)
+    grad = next(c for c in out if c.code == "exploding_gradients")
+    assert grad.evidence[0].text.startswith("grad_norm rose from") and grad.evidence[0].artifact == g.artifact
+    out = add_rivals([_leader("lr_too_high", run, onset=float(g.steps[-1]))], run)
+    assert next(c for c in out if c.code == "exploding_gradients").evidence[0].text.startswith("grad_norm non-finite")
+
+
+def test_what_a_finding_rules_out_and_a_reading_without_a_curve_stay_off(scenario):
+    run, onset = _growing(scenario)
+    ruled = _leader("lr_too_high", run, onset, rules_out=("exploding_gradients", "numerical_instability"))
+    assert add_rivals([ruled], run) == [ruled]
+    config_only = _leader("lr_too_high", run, onset=None)
+    assert add_rivals([config_only], run) == [config_only]
+
+
+def test_a_cause_already_found_is_not_said_twice_and_notes_stay_last(scenario):
+    run, onset = _growing(scenario)
+    lead = _leader("lr_too_high", run, onset)
+    note = Finding(code="loss_spikes", issue="note", severity="low", confidence=0.9,
+                   evidence=lead.evidence, fix="-")
+    out = add_rivals([lead, note], run)
+    assert [c.code for c in out] == ["lr_too_high", "exploding_gradients", "numerical_instability", "loss_spikes"]
+    assert sum(c.confidence for c in out[1:3]) <= 1 - lead.confidence + 0.01
+    found = Finding(code="exploding_gradients", issue="found", severity="high", confidence=0.5,
+                    evidence=lead.evidence, fix="-")
+    assert [c.code for c in add_rivals([lead, found], run)] == ["lr_too_high", "exploding_gradients",
+                                                                 "numerical_instability"]
+
+
+def test_a_healthy_run_gets_no_look_alike(scenario):
+    d, _ = diagnose(scenario("restarts_noise_0"))
+    assert d.root_causes[0].code == "healthy"
+    assert not any(c.analyzer == "rivals" for c in d.root_causes)
