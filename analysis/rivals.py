@@ -20,8 +20,8 @@ from typing import Callable
 
 import numpy as np
 
-from analysis.analyzers.common import LR_RANGE, optimizer_family, peak_lr, point
-from analysis.metrics import Series, fmt
+from analysis.analyzers.common import LR_RANGE, optimizer_family, peak_lr, point, train_loss
+from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.rank import LEADING, pair_text, rivals_of, settle_text
 from analysis.run import Run
@@ -31,6 +31,9 @@ GREW = 10.0            # gradient norms that rose this many times over before th
 NEAR_TOP = 30.0        # an LR within this factor of its optimizer's range top can still be too high for a model
 MOST = 2               # look-alikes added beside one leader
 FLOOR = 0.03           # the least confidence a look-alike is said with
+STALLED = 0.8         # a loss whose best stayed above this share of its start learned nothing
+STILL = 0.01           # ...and one that moved less than this share of it was not updated at all
+LOW_END = 10.0         # an LR within this factor of its optimizer's range bottom barely moves the weights
 SURE = 0.9             # a leader this sure (its own evidence excludes the rest) leaves no room to list any
 
 
@@ -95,19 +98,86 @@ def _lr_high(run: Run, leader: Finding) -> Evidence | None:
                     "high enough to be too high for a deep or unnormalised model", peak[1].artifact, peak[1].locator)
 
 
-def _bad_batch(run: Run, leader: Finding) -> Evidence | None:
-    """Open where a loss turned non-finite: a NaN or Inf in a batch's inputs or targets gives the
-    same NaN whatever the LR and the gradients."""
+def _stall(run: Run) -> tuple[Series, float, float] | None:
+    """The main loss, its start and its span, when its best never came below STALLED of its start
+    (a model that learned nothing, whatever the reason): the symptom the stall look-alikes share."""
+    s = train_loss(run) or next(iter(_losses(run)), None)
+    if s is None:
+        return None
+    v = s.values[np.isfinite(s.values)]
+    if len(v) < 4:
+        return None
+    start = float(np.median(v[:3]))
+    if start <= 0 or float(v.min()) < STALLED * start:
+        return None
+    return s, start, float(v.max() - v.min())
+
+
+def _stalled(s: Series, start: float, why: str) -> Evidence:
+    return Evidence(f"{s.name} stayed within {(1 - STALLED) * 100:.0f}% of its start ({fmt(start)}) to "
+                    f"{s.step_kind} {fmt_step(s.steps[-1])}: {why}", s.artifact, s.span_locator(0, len(s) - 1))
+
+
+def _bad_data(run: Run, leader: Finding) -> Evidence | None:
+    """Open where a loss turned non-finite (a NaN or Inf in a batch's inputs or targets gives the
+    same NaN whatever the LR) or where the loss never left its start (labels disconnected from
+    their inputs hold it at chance the same way)."""
     nf = _nonfinite(run, leader)
-    return None if nf is None else Evidence(f"{nf.text}: a NaN or Inf in a batch's inputs or targets gives the same "
-                                            "NaN whatever the LR", nf.artifact, nf.locator)
+    if nf is not None:
+        return Evidence(f"{nf.text}: a NaN or Inf in a batch's inputs or targets gives the same NaN whatever the LR",
+                        nf.artifact, nf.locator)
+    stall = _stall(run)
+    return None if stall is None else _stalled(stall[0], stall[1], "labels that do not match their inputs hold a "
+                                               "loss at chance the same way")
+
+
+def _lr_low(run: Run, leader: Finding) -> Evidence | None:
+    """Open, on a loss that never left its start, where the LR is not in the artifacts; pointed to
+    by an LR within LOW_END of its optimizer's range bottom; excluded by one above that."""
+    stall = _stall(run)
+    if stall is None:
+        return None
+    peak = peak_lr(run)
+    if peak is None:
+        return _stalled(stall[0], stall[1], "the LR is not in the artifacts, so one too small to move the weights "
+                                            "is not excluded")
+    fam = optimizer_family(run)
+    bottom = LR_RANGE[fam[0] if fam else "adam"][0]
+    if peak[0] > LOW_END * bottom:
+        return None
+    return Evidence(f"{peak[1].text}: within {LOW_END:g}x of the bottom of the usual range ({fmt(bottom)})",
+                    peak[1].artifact, peak[1].locator)
+
+
+def _still(run: Run, leader: Finding) -> Evidence | None:
+    """Open where the loss barely moved at all (under STILL of its start) and no two checkpoints
+    were read (those would show whether the weights changed)."""
+    stall = _stall(run)
+    if stall is None or len(run.loaded_checkpoints()) >= 2 or stall[2] > STILL * stall[1]:
+        return None
+    return _stalled(stall[0], stall[1], f"it moved less than {STILL * 100:g}%, as when the weights are never updated")
+
+
+def _unread_layers(why: str) -> Callable[[Run, Finding], Evidence | None]:
+    """Open, on a loss that never left its start, where no checkpoint was read: the layers' signal
+    and units are read from one (the weights analyzers would have spoken), and here there is none."""
+    def check(run: Run, leader: Finding) -> Evidence | None:
+        stall = _stall(run)
+        if stall is None or run.loaded_checkpoints():
+            return None
+        return _stalled(stall[0], stall[1], f"no checkpoint was shared to read {why}")
+    return check
 
 
 CHECKS: dict[str, Callable[[Run, Finding], Evidence | None]] = {
     "exploding_gradients": _gradients,
     "numerical_instability": _nonfinite,
     "lr_too_high": _lr_high,
-    "data_pipeline_bug": _bad_batch,
+    "data_pipeline_bug": _bad_data,
+    "lr_too_low": _lr_low,
+    "no_parameter_updates": _still,
+    "vanishing_gradients": _unread_layers("the signal layer by layer (a signal that fades towards the input)"),
+    "dead_relu": _unread_layers("the units (ReLUs that no input switches on)"),
 }
 ISSUE = {
     "exploding_gradients": "Also possible: gradients blowing up (an architecture or an initialisation can explode "
@@ -115,7 +185,11 @@ ISSUE = {
     "numerical_instability": "Also possible: a numerical overflow (fp16, a log of 0, a division by ~0) rather than "
                              "the leading cause",
     "lr_too_high": "Also possible: an LR too high for this model",
-    "data_pipeline_bug": "Also possible: a bad batch (a NaN or Inf in the inputs, a broken target)",
+    "data_pipeline_bug": "Also possible: bad data (a NaN or Inf in the inputs, labels that do not match their inputs)",
+    "lr_too_low": "Also possible: an LR too small to move the weights",
+    "no_parameter_updates": "Also possible: the weights are never updated (a frozen model, a missing optimizer.step())",
+    "vanishing_gradients": "Also possible: gradients vanishing before they reach the first layers",
+    "dead_relu": "Also possible: dead ReLU units",
 }
 
 
@@ -123,9 +197,11 @@ def add_rivals(causes: list[Finding], run: Run) -> list[Finding]:
     """`causes` (ranked) with the leader's open look-alikes inserted after the causes of medium
     severity or more, before the minor notes."""
     lead = [c for c in causes if c.code != "healthy" and c.severity in LEADING]
-    if not lead or lead[0].onset_step is None or not lead[0].evidence or lead[0].confidence >= SURE:
-        return causes            # a reading from a config or a traceback alone has no curve to look alike
+    if not lead or not lead[0].evidence or lead[0].confidence >= SURE:
+        return causes
     leader, have = lead[0], {c.code for c in causes}
+    if leader.onset_step is None and _stall(run) is None:
+        return causes            # a reading from a config or a traceback alone has no curve to look alike
     excluded = {code for c in causes for code in c.rules_out}
     found: list[tuple[str, Evidence]] = []
     for code in rivals_of(leader.code):

@@ -82,3 +82,21 @@ def test_a_healthy_run_gets_no_look_alike(scenario):
     d, _ = diagnose(scenario("restarts_noise_0"))
     assert d.root_causes[0].code == "healthy"
     assert not any(c.analyzer == "rivals" for c in d.root_causes)
+
+
+def test_a_loss_that_never_left_its_start_keeps_the_stall_causes_the_artifacts_leave_open(scenario):
+    d, run = diagnose(scenario("random_targets_lstm"))      # labels drawn apart from their inputs
+    assert d.root_causes[0].code == "data_pipeline_bug"
+    added = {c.code: c for c in d.root_causes if c.analyzer == "rivals"}
+    # no checkpoint was shared: the layers' signal and the units stay open; the LR is in its range
+    assert set(added) == {"vanishing_gradients", "dead_relu"} and not run.loaded_checkpoints()
+    assert all("no checkpoint was shared" in c.evidence[0].text for c in added.values())
+
+
+def test_an_lr_under_its_range_keeps_bad_data_beside_it_not_a_frozen_model(scenario):
+    d, _ = diagnose(scenario("lr_below_range_0"))
+    assert d.root_causes[0].code == "lr_too_low"
+    added = [c for c in d.root_causes if c.analyzer == "rivals"]
+    # the loss moved, a little: the weights were updated, so only the data stays open
+    assert [c.code for c in added] == ["data_pipeline_bug"]
+    assert "labels that do not match their inputs" in added[0].evidence[0].text
