@@ -559,13 +559,15 @@ FAMILIES = [
         V("regression", "sgd", fmt="pipe", steps=320, seed=2111), V("cnn", "adam", fmt="lightning", steps=320, seed=2112))),
     Family("warm_restarts", warm_restarts, "healthy", "tuning", (
         V("mlp", "momentum", fmt="kv", steps=320, seed=2121), V("lstm", "adam", fmt="mlflow", steps=480, seed=2122),
-        V("cnn", "sgd", fmt="jsonl", steps=320, seed=2123))),
+        V("cnn", "sgd", fmt="jsonl", steps=320, seed=2123),
+        V("mlp", "momentum", fmt="colon", steps=320, seed=2221))),
     Family("unfrozen_midway", unfrozen_midway, "healthy", "tuning", (
         V("cnn", "adam", fmt="colon", steps=300, seed=2131), V("lm", "adamw", fmt="hf", steps=300, seed=2132),
         V("regression", "adam", fmt="jsonl", steps=300, seed=2133))),
     Family("curriculum", curriculum, "healthy", "tuning", (
         V("mlp", "adam", fmt="colon", steps=300, seed=2141), V("cnn", "rmsprop", fmt="csv", steps=300, seed=2142),
-        V("cnn", "momentum", fmt="hf", steps=300, seed=2143))),
+        V("cnn", "momentum", fmt="hf", steps=300, seed=2143),
+        V("cnn", "rmsprop", fmt="mlflow", steps=300, seed=2243))),
     Family("smoothed_floor", smoothed, "healthy", "tuning", (
         V("mlp", "adamw", fmt="tb", seed=2151), V("lm", "adam", fmt="nanogpt", steps=300, seed=2152),
         V("regression", "rmsprop", fmt="lightning", seed=2153))),
@@ -591,7 +593,8 @@ FAMILIES = [
         V("lm", "adam", fmt="lightning", steps=1000, seed=2203))),
     Family("unbounded_loss", unbounded_loss, "healthy", "tuning", (
         V("regression", "adam", fmt="jsonl", steps=600, seed=2211), V("mlp", "momentum", fmt="kv", seed=2212),
-        V("lm", "adamw", fmt="tb", steps=300, seed=2213))),
+        V("lm", "adamw", fmt="tb", steps=300, seed=2213),
+        V("regression", "adam", fmt="hf", steps=600, seed=2311))),
     Family("clipped_spikes", clipped_spikes, "healthy", "tuning", (
         V("mlp", "adam", fmt="csv", steps=300, seed=2221), V("cnn", "momentum", fmt="pipe", steps=300, seed=2222))),
     Family("warning_heavy", warning_heavy, "healthy", "tuning", (
