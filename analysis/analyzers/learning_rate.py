@@ -37,7 +37,7 @@ from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.patches import format_value, replace_in_config
 from analysis.run import Run
-from analysis.signals import divergence, first_nonfinite, relative_change
+from analysis.signals import divergence, first_nonfinite, relative_change, rolling_median
 
 NAME = "learning_rate"
 FAR_ABOVE = 3.0       # an LR this many times its optimizer's upper bound is the cause of what blows up
@@ -551,7 +551,11 @@ def analyze(run: Run) -> list[Finding]:
             early = onset - first <= 0.1 * max(last - first, 1.0)
             learned_first = np.isfinite(loss.values[:3]).all() and onset > first
             pre_onset = loss.values[: index_at_or_after(loss, onset) or 1]
-            best_before = float(np.nanmin(pre_onset)) if np.isfinite(pre_onset).any() else np.inf
+            pre_onset = pre_onset[np.isfinite(pre_onset)]
+            # the smoothed level, not one lucky batch: on a noisy curve the lowest point sits far
+            # under where the loss was, and a tail at the old level would read as a kept rise
+            best_before = (float(rolling_median(pre_onset, max(5, len(loss) // 40)).min()) if len(pre_onset)
+                           else np.inf)
             kept = _lasting(loss.values, best_before)
             if early and learned_first and kept and _warmup_matters(run, float(v[0])):
                 out.append(Finding(code="lr_too_high",

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from analysis.analyzers.common import SHORT_CURVE, point, train_loss
+from analysis.analyzers.common import SHORT_CURVE, index_at_or_before, point, train_loss
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
@@ -39,6 +39,7 @@ ACCUMULATION_KEYS = ("gradient_accumulation_steps", "accumulate_grad_batches", "
                      "accumulation_steps")
 WORLD_SIZE_KEYS = ("world_size", "num_gpus", "n_gpus", "num_processes")
 CAME_BACK = 0.6             # of a rise under an unchanged LR, the share the loss must fall back by
+SAME_RATE = 0.2             # an LR that moved less than this share between a rise and its undoing did not undo it
 
 
 def analyze(run: Run) -> list[Finding]:
@@ -122,35 +123,50 @@ def analyze(run: Run) -> list[Finding]:
 
 
 def _came_back_under_the_same_lr(run: Run, s, d) -> Finding | None:
-    """A rise the loss came back from (to under `CAME_BACK` of the rise) while the learning rate
-    stayed what it was from the best point on, and that came at once: the loss reached half its rise within
-    the smoothing window of the onset. A change in the data shows at its first batch (a curriculum stage, a
-    harder shard): a note. A constant LR alone says nothing of the data: an unstable rate builds its
-    divergence over many steps, and may come back part way under the same rate."""
+    """A rise the run came back from while the learning rate stayed what it was, read as a change in
+    the data (a curriculum stage, a harder shard, a run of hard batches), not the rate: a note.
+    Either the loss fell back under `CAME_BACK` of the rise under an LR constant from the best point
+    on, and the rise came at once (the smoothing window before the loss first passed half its rise
+    still sat in the rise's lower quarter: a change in the data shows at its first batch, while an
+    unstable rate builds its divergence over many steps and may come back part way under the same
+    rate); or the loss came all the way back to its level before the rise, and ended the run under
+    it, with the LR within `SAME_RATE` of what it was at the onset when it did (a rate too high is
+    not undone while it stays)."""
     lr = run.metrics.get("lr")
     v = s.values
-    if lr is None or not len(lr) or not np.isfinite(v).all():
-        return None
-    after = lr.values[lr.steps >= s.steps[d.best]]      # from the best point on, before the rise
-    if not len(after) or not np.isfinite(after).all() or after.min() <= 0 or after.max() > after.min() * 1.01:
+    if lr is None or not len(lr) or not np.isfinite(v).all() or not np.isfinite(lr.values).all():
         return None
     window = max(5, len(v) // 40)
     sm = rolling_median(v, window)
-    end = float(np.median(v[-max(5, len(v) // 20):]))
     peak = float(sm[d.peak])
-    if end > peak - CAME_BACK * (peak - d.level):
+    held = lr.values[lr.steps >= s.steps[d.best]]      # from the best point on, before the rise
+    if len(held) and held.min() > 0 and held.max() <= held.min() * 1.01:
+        end = float(np.median(v[-max(5, len(v) // 20):]))
+        risen = v[d.onset:] > d.level + (peak - d.level) / 2
+        k = d.onset + int(np.argmax(risen))
+        before = v[max(d.best, k - window):k]
+        if (end <= peak - CAME_BACK * (peak - d.level) and risen.any() and len(before)
+                and float(np.median(before)) <= d.level + (peak - d.level) / 4):
+            return _data_changed(s, d, lr, len(lr) - len(held))
+    back = np.flatnonzero(sm[d.peak:] <= d.level)
+    if not len(back) or float(np.median(v[-max(5, len(v) // 10):])) > d.level:
         return None
-    risen = v[d.onset:] > d.level + (peak - d.level) / 2
-    if not risen.any() or int(np.argmax(risen)) > window:
+    i, j = index_at_or_before(lr, float(s.steps[d.onset])), index_at_or_before(lr, float(s.steps[d.peak + back[0]]))
+    if i is None or j is None or lr.values[i] <= 0 or abs(lr.values[j] / lr.values[i] - 1) > SAME_RATE:
         return None
+    return _data_changed(s, d, lr, i, j)
+
+
+def _data_changed(s, d, lr, i: int, j: int | None = None) -> Finding:
+    j = len(lr) - 1 if j is None else j
     return Finding(code="lr_too_high",
                    issue=f"Loss rose at {s.step_kind} {fmt_step(s.steps[d.onset])} and came back down under "
-                         f"the same learning rate ({fmt(float(after[0]))}): the data changed (a curriculum "
+                         f"the same learning rate ({fmt(float(lr.values[i]))}): the data changed (a curriculum "
                          "stage, a harder shard), not the rate",
                    severity="low", confidence=0.3,
-                   evidence=[point(s, d.peak, "loss peak"), point(s, len(v) - 1, "final loss"),
-                             Evidence(f"lr {fmt(float(after[0]))} from the onset to the end", lr.artifact,
-                                      lr.span_locator(len(lr) - len(after), len(lr) - 1))],
+                   evidence=[point(s, d.peak, "loss peak"), point(s, len(s) - 1, "final loss"),
+                             Evidence(f"lr {fmt(float(lr.values[i]))} to {fmt(float(lr.values[j]))} from the onset "
+                                      "until the loss was back down", lr.artifact, lr.span_locator(i, j))],
                    fix="Nothing to change if the rise matches a change in the data; otherwise halve the LR",
                    expected_impact="the loss keeps falling past the onset", analyzer=NAME,
                    onset_step=float(s.steps[d.onset]),
@@ -387,7 +403,11 @@ def _overfitting(run: Run, train) -> list[Finding]:
         return []
     later = vv[best + 1:]
     worst = best + 1 + int(np.argmax(later))
-    if vv[worst] < vv[best] * (1 + OVERFIT_RISE) or vv[-1] < vv[best] * (1 + OVERFIT_KEPT):
+    # a rise as a share of the best; a loss that goes to zero or below (a density's NLL, an ELBO) has
+    # no level to take a share of, so there it is a share of the descent made, or of the level's size
+    scale = vv[best] if vv[best] > 0 else max(abs(float(vv[best])), float(vv[0] - vv[best]), 1e-12)
+    rise = (vv - vv[best]) / scale
+    if rise[worst] < OVERFIT_RISE or rise[-1] < OVERFIT_KEPT:
         return []
     t = train.values
     m = train.steps >= val.steps[best]
@@ -398,7 +418,7 @@ def _overfitting(run: Run, train) -> list[Finding]:
           Evidence(f"training loss kept falling: {fmt(float(t[i_tb]))} -> "
                    f"{fmt(float(t[-1]))} over the same steps",
                    train.artifact, train.span_locator(i_tb, len(train) - 1))]
-    return [Finding(code="overfitting", issue=f"Validation loss rose {((vv[-1] / vv[best]) - 1) * 100:.0f}% "
+    return [Finding(code="overfitting", issue=f"Validation loss rose {rise[-1] * 100:.0f}% "
                     f"after {val.step_kind} {fmt_step(val.steps[best])} while training loss kept falling",
                     severity="medium", confidence=0.8, evidence=ev,
                     fix=f"Keep the checkpoint from {val.step_kind} {fmt_step(val.steps[best])} "

@@ -1,0 +1,34 @@
+"""Healthy runs that look like a fault to a rule that reads one number too literally (found by
+running each tuning family's writer on a new seed and format): a noisy early bump the run undid
+under the same rate, a curriculum stage that jumps the loss and is trained down, a validation loss
+below zero. Each is healthy, with nothing critical, high or medium."""
+from __future__ import annotations
+
+import pytest
+
+from analysis.diagnose import diagnose
+
+
+def _healthy(d) -> bool:
+    return d.root_causes[0].code == "healthy" and not any(
+        c.severity in ("critical", "high", "medium") for c in d.root_causes)
+
+
+def test_a_noisy_bump_undone_under_the_same_rate_is_no_divergence(scenario):
+    d, _ = diagnose(scenario("warm_restarts_3"))     # momentum SGD at 0.08, batch noise from step 1
+    assert _healthy(d)
+    note = next(c for c in d.root_causes if c.code == "lr_too_high")
+    assert note.severity == "low" and "came back down under the same learning rate" in note.issue
+
+
+def test_a_curriculum_jump_trained_down_under_a_constant_rate_is_the_data(scenario):
+    d, run = diagnose(scenario("curriculum_3"))      # harder rows from step ~120: the loss jumps 25x
+    assert _healthy(d)
+    assert float(run.metrics.get("train_loss").values.max()) > 20 * float(run.metrics.get("train_loss").values.min())
+
+
+@pytest.mark.parametrize("name", ["unbounded_loss_3"])
+def test_a_validation_loss_below_zero_is_measured_on_its_descent(scenario, name):
+    d, run = diagnose(scenario(name))                # a Gaussian NLL: the losses end below zero
+    assert float(run.metrics.get("val_loss").values.min()) < 0
+    assert _healthy(d) and "overfitting" not in [c.code for c in d.root_causes]
