@@ -811,7 +811,7 @@ def test_a_penalty_that_overshoots_under_a_cosine_is_the_explosion_s_cause(name,
     found = [f for f in gradients.analyze(load_run(scenario(name))) if f.code == "exploding_gradients"]
     assert found and found[0].rules_out == ("lr_too_high",)
     assert found[0].fix.startswith(f"Set {key} to its intended scale")
-    assert "is 1 or more" in texts(found[0].to_dict())
+    assert "past zero by more than it started" in texts(found[0].to_dict())
 
 
 def test_a_turn_after_the_warm_up_with_no_term_in_sight_keeps_the_lr_as_the_rival(scenario, capsys):
@@ -831,14 +831,17 @@ def test_a_turn_after_the_warm_up_with_no_term_in_sight_keeps_the_lr_as_the_riva
 
 
 def test_a_penalty_is_read_only_where_it_overshoots(tmp_path):
-    """A usual coefficient (1e-4 under 1e-3), and AdamW's decoupled decay (it shrinks the weights, it
-    cannot push them past zero below lr x wd = 2), are no typo; SGD's coupled decay of 60 under 0.05 is."""
+    """A usual coefficient (1e-4 under 1e-3), a coupled decay that overshoots zero but shrinks (lr x wd
+    of 1.5), and any coefficient under an adaptive optimizer (it normalises the penalty's gradient;
+    AdamW's decay only shrinks) are no typo; SGD's coupled decay of 60 under 0.05 is."""
     from analysis.analyzers.gradients import _penalty_overshoots
     from analysis.ingest import load_run
     (tmp_path / "train.log").write_text("step=1 loss=2.0\nstep=2 loss=1.9\n")
     for config in ("optimizer: {name: sgd, lr: 0.001}\nl2: 0.0001\n",
                    "optimizer: {name: adamw, lr: 0.001, weight_decay: 0.1}\n",
-                   "optimizer: {name: adamw, lr: 0.01, weight_decay: 150}\n"):
+                   "optimizer: {name: sgd, lr: 0.05, weight_decay: 30}\n",
+                   "optimizer: {name: adamw, lr: 0.01, weight_decay: 150}\n",
+                   "optimizer: {name: adam, lr: 0.01}\nl2: 1000\n"):
         (tmp_path / "config.yaml").write_text(config)
         assert _penalty_overshoots(load_run(tmp_path)) is None, config
     (tmp_path / "config.yaml").write_text("optimizer: {name: sgd, lr: 0.05, weight_decay: 60}\n")

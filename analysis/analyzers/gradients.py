@@ -297,7 +297,7 @@ def _loss_explosion(run: Run) -> list[Finding]:
     patch, clip_ev = clipping_patch(run, 1.0)
     return [Finding(code="exploding_gradients",
                     issue=f"Loss grew geometrically{' (' + rise + ')' if rise else ''} from "
-                          f"{loss.step_kind} {fmt_step(loss.steps[a])} under a constant LR: the updates "
+                          f"{loss.step_kind} {fmt_step(loss.steps[a])} under an LR never above its range: the updates "
                           "(the gradients) grow step after step",
                     severity="critical", confidence=0.8 if sure else LATE_ONSET, evidence=ev + [calm] + clip_ev,
                     fix=fix, expected_impact="the loss falls instead of growing and stays finite",
@@ -485,25 +485,25 @@ def _summed_loss(run: Run) -> tuple[Evidence, str] | None:
 
 
 def _penalty_overshoots(run: Run) -> tuple[Evidence, str] | None:
-    """An L2 penalty or an SGD-style weight decay whose coefficient times the LR is 1 or more, read in
-    the config: the penalty's own step (lr x 2 x l2 x w for `loss + l2 * sum(w**2)`, lr x wd x w for
-    a coupled weight decay) moves every weight past zero by more than it started, so the weights,
-    and the gradients with them, grow geometrically whatever the task's loss does (a usual
-    coefficient is 1e-5-1e-1 under a rate of at most 0.1: a product far under 1). Decoupled
-    weight decay (AdamW) multiplies by (1 - lr x wd) and cannot overshoot below a product of 2: it
-    is read only beside an optimizer that couples it (any but AdamW)."""
+    """An L2 penalty or a weight decay, read in the config, whose own step under SGD moves every
+    weight past zero by more than it started: `loss + l2 * sum(w**2)` scales each weight by
+    (1 - 2 x lr x l2) a step, past -1 once lr x l2 > 1; a coupled weight decay by (1 - lr x wd),
+    past -1 once lr x wd > 2. The weights, and the gradients with them, then grow geometrically
+    whatever the task's loss does (a usual coefficient of 1e-5-1e-1 under a rate of at most 0.1
+    gives a product far under 1). Only under SGD (with or without momentum): an adaptive optimizer
+    normalises the penalty's gradient with the rest, and AdamW's decoupled decay only shrinks."""
     hit = run.config_value(*PENALTY_KEYS)
     peak = peak_lr(run)
-    if hit is None or hit.number is None or peak is None or hit.number * peak[0] < 1:
-        return None
     fam = optimizer_family(run)
-    opt = run.config_value("optim", "optimizer", "name")
-    if hit.key.rsplit(".", 1)[-1].lower() in ("weight_decay", "wd") and (
-            fam is None or (opt is not None and "adamw" in str(opt.value).lower())):
+    if hit is None or hit.number is None or peak is None or fam is None or fam[0] != "sgd":
         return None
-    return (hit.evidence(f"{hit.key} = {fmt(hit.number)} with a peak lr of {fmt(peak[0])}: the product "
-                         f"{fmt(hit.number * peak[0])} is 1 or more, so the penalty alone moves each weight past "
-                         "zero by more than it started, and the weights grow at every step"),
+    limit = 2.0 if hit.key.rsplit(".", 1)[-1].lower() in ("weight_decay", "wd") else 1.0
+    product = hit.number * peak[0]
+    if product <= limit:
+        return None
+    return (hit.evidence(f"{hit.key} = {fmt(hit.number)} under SGD with a peak lr of {fmt(peak[0])}: the product "
+                         f"{fmt(product)} is over {fmt(limit)}, so the penalty alone moves each weight past zero "
+                         "by more than it started, and the weights grow at every step"),
             f"Set {hit.key} to its intended scale (1e-5 to 1e-2; {fmt(hit.number)} looks like a typo)")
 
 
