@@ -780,3 +780,69 @@ def test_a_summed_loss_is_read_only_where_it_trains(tmp_path):
     (tmp_path / "train.py").write_text("for batch in loader:\n    loss = crit(model(x), y)\n    loss.backward()\n")
     (tmp_path / "config.yaml").write_text("gradient_accumulation_steps: 8\n")
     assert "undivided" in _summed_loss(load_run(tmp_path))[0].text
+
+
+@pytest.mark.parametrize("name", ["sparse_grad_norm_0", "sparse_summed_0"])
+def test_a_norm_logged_every_few_steps_is_read_at_its_one_finite_point(name, scenario, capsys):
+    """Raw targets (the loss at every step) and a summed loss (everything every 5 steps), the
+    gradient norm logged every 5 steps: one finite norm, far past any sane level, then Inf/NaN at
+    the next logged point. That point is the blow-up caught mid-way, not a NaN out of calm norms and
+    not the LR (constant, inside SGD's range)."""
+    from analysis.analyzers import gradients
+    from analysis.ingest import load_run
+
+    found = [f for f in gradients.analyze(load_run(scenario(name))) if f.code == "exploding_gradients"]
+    assert found and found[0].rules_out == ("lr_too_high",)
+    assert "logged every 5 steps" in texts(found[0].to_dict())
+    cause, doc = top(scenario, name, capsys)
+    assert cause["code"] == "exploding_gradients"
+    assert [c["code"] for c in doc["root_causes"]].index("numerical_instability") > 0
+
+
+@pytest.mark.parametrize("name, key", [("l2_typo_scheduled_0", "regularization.l2"),
+                                       ("weight_decay_typo_0", "optimizer.weight_decay")])
+def test_a_penalty_that_overshoots_under_a_cosine_is_the_explosion_s_cause(name, key, scenario):
+    """An L2 weight (in the loss) or an SGD weight decay orders too large, under a cosine, with no
+    gradient norm logged: the coefficient times the LR is over 1, so the penalty alone pushes every
+    weight past zero further than it started; the config's line is the evidence and the fix."""
+    from analysis.analyzers import gradients
+    from analysis.ingest import load_run
+
+    found = [f for f in gradients.analyze(load_run(scenario(name))) if f.code == "exploding_gradients"]
+    assert found and found[0].rules_out == ("lr_too_high",)
+    assert found[0].fix.startswith(f"Set {key} to its intended scale")
+    assert "past zero by more than it started" in texts(found[0].to_dict())
+
+
+def test_a_turn_after_the_warm_up_with_no_term_in_sight_keeps_the_lr_as_the_rival(scenario, capsys):
+    """An L2 typo logged to MLflow (no config names the penalty): the loss starts in the thousands,
+    falls through the warm-up and turns after it. The loss's scale was wrong from step 1, but a turn
+    after a warm-up is the rate's signature too: the explosion is listed at a lower confidence
+    without ruling the LR out, and the LR stays on the list as the alternative."""
+    from analysis.analyzers import gradients
+    from analysis.ingest import load_run
+
+    found = [f for f in gradients.analyze(load_run(scenario("l2_typo_scheduled_2")))
+             if f.code == "exploding_gradients"]
+    assert found and found[0].confidence == gradients.LATE_ONSET and found[0].rules_out == ()
+    cause, doc = top(scenario, "l2_typo_scheduled_2", capsys)
+    assert cause["code"] == "exploding_gradients"
+    assert "lr_too_high" in [c["code"] for c in doc["root_causes"]]
+
+
+def test_a_penalty_is_read_only_where_it_overshoots(tmp_path):
+    """A usual coefficient (1e-4 under 1e-3), a coupled decay that overshoots zero but shrinks (lr x wd
+    of 1.5), and any coefficient under an adaptive optimizer (it normalises the penalty's gradient;
+    AdamW's decay only shrinks) are no typo; SGD's coupled decay of 60 under 0.05 is."""
+    from analysis.analyzers.gradients import _penalty_overshoots
+    from analysis.ingest import load_run
+    (tmp_path / "train.log").write_text("step=1 loss=2.0\nstep=2 loss=1.9\n")
+    for config in ("optimizer: {name: sgd, lr: 0.001}\nl2: 0.0001\n",
+                   "optimizer: {name: adamw, lr: 0.001, weight_decay: 0.1}\n",
+                   "optimizer: {name: sgd, lr: 0.05, weight_decay: 30}\n",
+                   "optimizer: {name: adamw, lr: 0.01, weight_decay: 150}\n",
+                   "optimizer: {name: adam, lr: 0.01}\nl2: 1000\n"):
+        (tmp_path / "config.yaml").write_text(config)
+        assert _penalty_overshoots(load_run(tmp_path)) is None, config
+    (tmp_path / "config.yaml").write_text("optimizer: {name: sgd, lr: 0.05, weight_decay: 60}\n")
+    assert _penalty_overshoots(load_run(tmp_path)) is not None

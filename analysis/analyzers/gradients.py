@@ -53,6 +53,13 @@ LARGE_AT_START = 100.0
 BURST = 100.0             # ...and that rises this many times over within the first FROM_THE_START of the run
 EXPLODED_LOSS = 10.0     # a loss rising at every step to Inf/NaN by this factor or more blew up
 FACTOR_IN_WORDS = 1e4     # a rise past this reads as orders of magnitude, not as a factor of many digits
+# A norm logged every few steps can hold fewer than SHORT_RUNUP finite points before its Inf/NaN; its last
+# one at HUGE_NORM or more (four orders above the O(1) of a mean-reduced loss) is the blow-up already under way.
+HUGE_NORM = 1e4
+# A loss LARGE_AT_START whose growth starts after the first FROM_THE_START of the run, under an LR never above
+# its range (it fell first, then turned): the loss's scale and the rate share the blame; listed at LATE_ONSET.
+LATE_ONSET = 0.65
+PENALTY_KEYS = ("l2", "l2_reg", "l2_weight", "l2_lambda", "lambda_l2", "l2_penalty", "weight_decay", "wd")
 LR_KEYS = ("lr", "learning_rate", "base_lr")
 CLIP_KEYS = ("max_grad_norm", "grad_clip", "clip_grad_norm", "gradient_clip_val", "clip_grad",
              "grad_clip_norm", "clip_norm")
@@ -122,29 +129,30 @@ def analyze(run: Run) -> list[Finding]:
             growth = geometric_growth(v, min_points=SHORT_RUNUP) or _overflow_from_the_start(v, nf)
         if growth is None:
             growth = _burst_from_the_start(g)
+        if growth is None and nf is not None:
+            growth = _huge_before_overflow(v, nf)
         if growth is not None and not _runaway(run, g, growth):
             growth = None
         if growth is not None:
             idx = np.flatnonzero(np.isfinite(v))
             a, b = int(idx[growth.start]), int(idx[growth.end])
             healthy = float(np.median(v[np.isfinite(v)][: max(3, a)]))
-            clip_at = float(f"{max(2 * healthy, 1e-3):.1g}")
+            # one point already blown up says nothing of the level before: clip at the usual 1.0
+            clip_at = float(f"{max(2 * healthy, 1e-3):.1g}") if b > a else 1.0
             patch, clip_ev = clipping_patch(run, clip_at)
             # cite where the growth reached its peak, not its last point (a diverged run's log can print 0
             # between huge values) nor the top of a noisy plateau after it: the first point at PEAK_REACHED
             seg = np.where(np.isfinite(v[a:b + 1]), v[a:b + 1], -np.inf)
             top = a + int(np.argmax(seg >= PEAK_REACHED * seg.max()))
             rise = rise_in_words(float(v[a]), float(v[top]))
-            ev = [Evidence(f"grad_norm rose{' ' + rise if rise else ''} from {fmt(float(v[a]))} at "
-                           f"{g.step_kind} {fmt_step(g.steps[a])} to {fmt(float(v[top]))} at "
-                           f"{g.step_kind} {fmt_step(g.steps[top])}",
-                           g.artifact,
-                           g.span_locator(a, b))]
+            ev = [_rise_evidence(g, a, top, b, rise)]
             if nf is not None:
                 ev.append(point(g, nf, "grad_norm"))
-            scale = _summed_loss(run) or _unscaled_targets(run)
+            scale = _summed_loss(run) or _penalty_overshoots(run) or _unscaled_targets(run)
             fix = (f"Clip the gradient norm at {fmt(clip_at)} (about twice its {fmt(healthy)} before the "
-                   "growth) and lower the learning rate; check for a missing normalisation layer")
+                   "growth) and lower the learning rate; check for a missing normalisation layer") if b > a else (
+                "Clip the gradient norm at 1.0 and log it at every step; check the loss's scale, the "
+                "initialisation and for a missing normalisation layer")
             if scale is not None:
                 ev.append(scale[0])
                 fix = scale[1] + "; then " + fix[0].lower() + fix[1:]
@@ -155,9 +163,12 @@ def analyze(run: Run) -> list[Finding]:
                 fix = ("Check the architecture and the initialisation (a missing "
                        "normalisation layer, an init too wide for the depth, gradients never "
                        "cleared): the LR is not the cause; " + fix[0].lower() + fix[1:])
+            issue = (f"Gradient norm grew geometrically{' (' + rise + ')' if rise else ''} from {g.step_kind} "
+                     f"{fmt_step(g.steps[a])} to {fmt_step(g.steps[top])}") if b > a else (
+                f"Gradient norm already {fmt(float(v[a]))} at {g.step_kind} {fmt_step(g.steps[a])}, then "
+                "Inf/NaN at the next logged point: a blow-up between two sparse logged points")
             out.append(Finding(code="exploding_gradients",
-                               issue=f"Gradient norm grew geometrically{' (' + rise + ')' if rise else ''} "
-                                     f"from {g.step_kind} {fmt_step(g.steps[a])} to {fmt_step(g.steps[top])}",
+                               issue=issue,
                                severity="critical",
                                confidence=0.8,
                                evidence=ev + clip_ev,
@@ -189,6 +200,33 @@ def analyze(run: Run) -> list[Finding]:
     return out
 
 
+def _rise_evidence(g, a: int, top: int, b: int, rise: str) -> Evidence:
+    """The growth from its start to its peak, or, where the norm's only finite point before the
+    Inf/NaN is its start (logged every few steps), that point and the gap to the next."""
+    if top > a:
+        return Evidence(f"grad_norm rose{' ' + rise if rise else ''} from {fmt(float(g.values[a]))} at "
+                        f"{g.step_kind} {fmt_step(g.steps[a])} to {fmt(float(g.values[top]))} at "
+                        f"{g.step_kind} {fmt_step(g.steps[top])}", g.artifact, g.span_locator(a, b))
+    gap = fmt_step(g.steps[a + 1] - g.steps[a]) if a + 1 < len(g) else "?"
+    return Evidence(f"grad_norm {fmt(float(g.values[a]))} at {g.step_kind} {fmt_step(g.steps[a])}, its last "
+                    f"finite value, {fmt(float(g.values[a]) / HUGE_NORM)}x past {fmt(HUGE_NORM)} (logged every "
+                    f"{gap} {g.step_kind}s: the run-up fell between two logged points)", g.artifact, g.locator(a))
+
+
+def _huge_before_overflow(v: np.ndarray, nf: int) -> Growth | None:
+    """A norm logged every few steps: fewer than SHORT_RUNUP finite points before an Inf/NaN that
+    stays to the end, the last of them HUGE_NORM or more. No run-up can be read between so few
+    points, but a norm four orders above a mean-reduced loss's O(1), followed by the overflow at the
+    next logged point, is the blow-up caught mid-way (an arithmetic NaN comes out of calm norms).
+    Not an overflow the run comes back from (a loss scaler skipping a step)."""
+    finite = v[:nf]
+    if not 1 <= len(finite) < SHORT_RUNUP or not np.isfinite(finite).all() or np.isfinite(v[nf:]).any():
+        return None
+    if finite[-1] < HUGE_NORM:
+        return None
+    return Growth(0, nf - 1, float(finite[-1] / max(finite[0], 1e-12)), 1.0)
+
+
 def _rising_to_overflow(v: np.ndarray, nf: int) -> Growth | None:
     """Too few finite points for a run-up: values rising at every step from the first to an Inf/NaN
     that stays to the end, by EXPLODED_LOSS or more, are a blow-up seen from its first point."""
@@ -208,24 +246,37 @@ def _loss_explosion(run: Run) -> list[Finding]:
     own reading). The LR is ruled out; the NaN, if any, is where it ended. A loss whose scale the
     code or config explains (summed, raw targets) overflowing within a few steps is read the same
     way, rising at every step or not, and so is one already LARGE_AT_START at the first report: it
-    was huge before the first update."""
+    was huge before the first update. A loss LARGE_AT_START that bursts BURST-fold within the first
+    steps and comes back later (a schedule's decay pulled the rate under what the overshooting term
+    tolerates) blew up all the same. Growth that starts later, under an LR never above its range,
+    from a loss whose scale was wrong from step 1 (LARGE_AT_START, or a term the config shows
+    overshooting): with the term in the config it is read as confidently as growth from step 1;
+    without it the warm-up or schedule that preceded the turn is as likely a cause, so it is listed
+    at LATE_ONSET and the LR is not ruled out."""
     loss = train_loss(run)
     if loss is None or len(loss) < 4:
         return []
     v = loss.values
     nf = first_nonfinite(v)
     growth = geometric_growth(v)
-    scale = _summed_loss(run) or _unscaled_targets(run)
+    scale = _summed_loss(run) or _penalty_overshoots(run) or _unscaled_targets(run)
     if growth is None and nf is not None and nf < 8:
         huge = scale or _large_first_loss(loss)
         growth = _rising_to_overflow(v, nf) or (_overflow_of(v, nf) if huge else None)
+    if growth is None:
+        growth = _burst_from_the_start(loss)
     if growth is None:
         return []
     idx = np.flatnonzero(np.isfinite(v))
     a, b = int(idx[growth.start]), int(idx[growth.end])
     calm = _calm_lr(run, loss, a, b)
+    late = calm is None and (scale is not None or _large_first_loss(loss))
+    if late:
+        calm = _calm_lr(run, loss, a, b, from_start=False)
     if calm is None:
         return []
+    # a late onset is the rate's doing as much as the loss's, unless the config shows the term that overshoots
+    sure = not late or scale is not None
     top = a + int(np.argmax(np.where(np.isfinite(v[a:b + 1]), v[a:b + 1], -np.inf)))
     rise = rise_in_words(float(v[a]), float(v[top]))
     ev = [Evidence(f"loss rose{' ' + rise if rise else ''} from {fmt(float(v[a]))} at {loss.step_kind} "
@@ -246,12 +297,12 @@ def _loss_explosion(run: Run) -> list[Finding]:
     patch, clip_ev = clipping_patch(run, 1.0)
     return [Finding(code="exploding_gradients",
                     issue=f"Loss grew geometrically{' (' + rise + ')' if rise else ''} from "
-                          f"{loss.step_kind} {fmt_step(loss.steps[a])} under a constant LR: the updates "
+                          f"{loss.step_kind} {fmt_step(loss.steps[a])} under an LR never above its range: the updates "
                           "(the gradients) grow step after step",
-                    severity="critical", confidence=0.8, evidence=ev + [calm] + clip_ev, fix=fix,
-                    expected_impact="the loss falls instead of growing and stays finite",
+                    severity="critical", confidence=0.8 if sure else LATE_ONSET, evidence=ev + [calm] + clip_ev,
+                    fix=fix, expected_impact="the loss falls instead of growing and stays finite",
                     patch=patch, analyzer=NAME, onset_step=float(loss.steps[a]),
-                    quick_fix="Clip gradients at 1.0", rules_out=("lr_too_high",))]
+                    quick_fix="Clip gradients at 1.0", rules_out=("lr_too_high",) if sure else ())]
 
 
 def rise_in_words(start: float, peak: float) -> str:
@@ -298,7 +349,7 @@ def _overflow_from_the_start(v: np.ndarray, nf: int) -> Growth | None:
 
 
 def _burst_from_the_start(g) -> Growth | None:
-    """A blow-up the run survived: a norm already LARGE_AT_START before any update that rises by
+    """A blow-up the run survived: a norm (or a loss) already LARGE_AT_START before any update that rises by
     BURST or more within the first FROM_THE_START of the run. Geometric growth is read up to the end
     of the series, and a run whose overshooting steps land where the gradients are smaller falls
     back into noisy, huge values instead of ending in Inf/NaN; the burst is the same explosion."""
@@ -331,14 +382,15 @@ def _large_before_any_update(run: Run, g) -> Evidence | None:
                     g.artifact, g.locator(0))
 
 
-def _calm_lr(run: Run, g, a: int, b: int) -> Evidence | None:
+def _calm_lr(run: Run, g, a: int, b: int, from_start: bool = True) -> Evidence | None:
     """Exploding gradients vs LR too high: growth from the first steps under an LR that never went
     above its optimizer's useful range up to the blow-up (constant, or a warm-up or a decay that
     stays under the range's top) points at the architecture, the initialisation or the loss's
     scale, not the LR. (An LR raised by a jump is the learning-rate analyzer's reading, and the
-    ranking lets a jump lead whatever this says.) The evidence that says so, else None."""
+    ranking lets a jump lead whatever this says.) The evidence that says so, else None. Without
+    `from_start`, growth at any onset: the caller weighs a late one itself."""
     span = float(g.steps[-1] - g.steps[0]) or 1.0
-    if float(g.steps[a] - g.steps[0]) > FROM_THE_START * span:
+    if from_start and float(g.steps[a] - g.steps[0]) > FROM_THE_START * span:
         return None
     fam = optimizer_family(run)
     if fam is None:
@@ -365,8 +417,9 @@ def _calm_lr(run: Run, g, a: int, b: int) -> Evidence | None:
     level = (f"lr constant at {fmt(least)}" if constant
              else f"lr between {fmt(least)} and {fmt(most)} (its schedule)")
     where_in = "inside" if constant and least >= low else "never above"
+    grew = "from step 1" if from_start else "from where they turned"
     return Evidence(f"{level} from the first step to the blow-up, {where_in} {fam[0]}'s usual range "
-                    f"({fmt(low)}-{fmt(high)}): the gradients grew from step 1 under a calm LR",
+                    f"({fmt(low)}-{fmt(high)}): the gradients grew {grew} under a calm LR",
                     artifact, where)
 
 
@@ -429,6 +482,29 @@ def _summed_loss(run: Run) -> tuple[Evidence, str] | None:
                                      f"{acc.value}x the mean gradient"),
                         f"Divide each micro-batch's loss by {acc.value} before backward()")
     return None
+
+
+def _penalty_overshoots(run: Run) -> tuple[Evidence, str] | None:
+    """An L2 penalty or a weight decay, read in the config, whose own step under SGD moves every
+    weight past zero by more than it started: `loss + l2 * sum(w**2)` scales each weight by
+    (1 - 2 x lr x l2) a step, past -1 once lr x l2 > 1; a coupled weight decay by (1 - lr x wd),
+    past -1 once lr x wd > 2. The weights, and the gradients with them, then grow geometrically
+    whatever the task's loss does (a usual coefficient of 1e-5-1e-1 under a rate of at most 0.1
+    gives a product far under 1). Only under SGD (with or without momentum): an adaptive optimizer
+    normalises the penalty's gradient with the rest, and AdamW's decoupled decay only shrinks."""
+    hit = run.config_value(*PENALTY_KEYS)
+    peak = peak_lr(run)
+    fam = optimizer_family(run)
+    if hit is None or hit.number is None or peak is None or fam is None or fam[0] != "sgd":
+        return None
+    limit = 2.0 if hit.key.rsplit(".", 1)[-1].lower() in ("weight_decay", "wd") else 1.0
+    product = hit.number * peak[0]
+    if product <= limit:
+        return None
+    return (hit.evidence(f"{hit.key} = {fmt(hit.number)} under SGD with a peak lr of {fmt(peak[0])}: the product "
+                         f"{fmt(product)} is over {fmt(limit)}, so the penalty alone moves each weight past zero "
+                         "by more than it started, and the weights grow at every step"),
+            f"Set {hit.key} to its intended scale (1e-5 to 1e-2; {fmt(hit.number)} looks like a typo)")
 
 
 def _runaway(run: Run, g, growth) -> bool:

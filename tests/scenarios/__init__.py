@@ -24,7 +24,7 @@ from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 
 from tests.scenarios import (data_runs, grid_data, grid_differential, grid_explode, grid_explode2, grid_explode3,
-                             grid_explode4, grid_explode5, grid_healthy, grid_healthy2, grid_optim, grid_slow, grid_stall, grid_system,
+                             grid_explode4, grid_explode5, grid_explode6, grid_healthy, grid_healthy2, grid_optim, grid_slow, grid_stall, grid_system,
                              healthy_runs, long_runs, measuring_data, measuring_healthy, measuring_long, measuring_optim, measuring_slow,
                              measuring_system, optim_runs, runs, system_runs)
 
@@ -77,7 +77,7 @@ SCENARIOS = {
 FAMILIES = [*long_runs.FAMILIES, *grid_system.FAMILIES, *grid_optim.FAMILIES, *grid_data.FAMILIES,
             *grid_healthy.FAMILIES, *grid_healthy2.FAMILIES, *grid_slow.FAMILIES, *grid_differential.FAMILIES,
             *grid_explode.FAMILIES, *grid_explode2.FAMILIES, *grid_explode3.FAMILIES,
-            *grid_explode4.FAMILIES, *grid_explode5.FAMILIES, *grid_stall.FAMILIES,
+            *grid_explode4.FAMILIES, *grid_explode5.FAMILIES, *grid_explode6.FAMILIES, *grid_stall.FAMILIES,
             # the measuring families live apart, so that no one reads them while tuning the others
             *measuring_long.FAMILIES, *measuring_system.FAMILIES, *measuring_optim.FAMILIES, *measuring_data.FAMILIES,
             *measuring_healthy.FAMILIES, *measuring_slow.FAMILIES]
