@@ -20,17 +20,21 @@ DATA = Path(__file__).parent / "data" / "calibration.toml"
 
 
 @cache
-def _knots() -> tuple[np.ndarray, np.ndarray]:
+def _knots() -> list[tuple[float, float]]:
     knots = tomllib.loads(DATA.read_text()).get("knots", []) if DATA.exists() else []
-    raw = [float(k[0]) for k in knots] + [1.0]
-    cal = [float(k[1]) for k in knots] + [1.0]
-    return np.array(raw), np.array(cal)
+    return [(float(k[0]), float(k[1])) for k in knots]
 
 
-def calibrated(confidence: float) -> float:
-    """The measured rate of being right for a raw confidence (two decimals, like every confidence)."""
-    raw, cal = _knots()
+def through(knots: list[tuple[float, float]], confidence: float) -> float:
+    """A raw confidence mapped through (raw, calibrated) knots, to two decimals like every confidence."""
+    raw = np.array([k[0] for k in knots] + [1.0])
+    cal = np.array([k[1] for k in knots] + [1.0])
     x = min(max(confidence, 0.0), 1.0)
     if x < raw[0]:
         return round(min(x, float(cal[0])), 2)
     return round(float(np.interp(x, raw, cal)), 2)
+
+
+def calibrated(confidence: float) -> float:
+    """The measured rate of being right for a raw confidence (two decimals, like every confidence)."""
+    return through(_knots(), confidence)

@@ -31,12 +31,31 @@ def test_fit_is_isotonic_and_shrunk(pairs, prior, knots):
     assert _calibrate_module().fit(pairs, prior) == knots
 
 
+def test_held_out_scores_say_when_shrinking_helps_a_new_group():
+    mod = _calibrate_module()
+    # every group finds the raw level 0.6 always right: the unshrunk map predicts the group left out
+    agree = mod.held_out_scores([[(0.6, True)] * 5] * 3)
+    assert agree[0.0] == 0.0 and all(agree[p] > 0 for p in mod.PRIORS[1:])
+    # groups that contradict each other at one level: each predicts the other badly unless the
+    # blocks are pulled hard toward the raw level
+    contradict = mod.held_out_scores([[(0.5, True)] * 4, [(0.5, False)] * 4])
+    assert contradict[0.0] == 1.0 and min(contradict, key=contradict.get) == max(mod.PRIORS)
+
+
+def test_a_family_written_name_slash_n_counts_its_first_runs():
+    mod = _calibrate_module()
+    fams = {f.name: f for f in FAMILIES}
+    fam = next(f for f in FAMILIES if f.split == "tuning" and len(f.variants) > 1)
+    assert mod.first_runs(fams, fam.name) == list(fam.writers())
+    assert mod.first_runs(fams, f"{fam.name}/1") == list(fam.writers())[:1]
+
+
 def test_stored_map_names_its_command_and_only_tuning_families():
     text = DATA.read_text()
     assert "python bench/calibrate.py --group" in text
     data = tomllib.loads(text)
     split = {f.name: f.split for f in FAMILIES}
-    families = [name for group in data["groups"] for name in group["families"]]
+    families = [name.partition("/")[0] for group in data["groups"] for name in group["families"]]
     assert families and all(split[name] == "tuning" for name in families)
     raws = [k[0] for k in data["knots"]]
     cals = [k[1] for k in data["knots"]]
