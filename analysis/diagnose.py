@@ -117,7 +117,7 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
         used.append(analyzer.NAME)
     causes = add_rivals(combine(findings, list(symptoms)), run)
     for c in causes:            # ranked on the raw confidences; said as how often such a cause is right
-        c.confidence = calibrated(c.confidence)
+        c.raw_confidence, c.confidence = c.confidence, calibrated(c.confidence)
     crashes = [e for e in run.events if e.signature == "traceback"]   # a crash no signature explains
     questions: list[str] = []
     if not run.artifacts:
@@ -132,7 +132,7 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
                or next((c for c in causes if c.code == "healthy"), None))):
         # minor notes stay below it
         if not any(c is verdict for c in causes):
-            verdict.confidence = calibrated(verdict.confidence)
+            verdict.raw_confidence, verdict.confidence = verdict.confidence, calibrated(verdict.confidence)
         causes, status = [verdict] + [c for c in causes if c.code != "healthy"], "no_failure_found"
     elif not causes:
         status = "needs_more_data"

@@ -29,7 +29,9 @@ ALARM_SEVERITIES = ("critical", "high")
 # On a prefix of a run, the post-mortem's findings under CONFIDENT are too often wrong to interrupt
 # someone (a noisy loss reads as a divergence, an early plateau as a loss at chance: nine false
 # warnings on the suite's healthy runs at 0.5); the precursor rules give the early warning instead.
-# A NaN or an OOM is an event, not a reading of a trend: it warns from EVENT_CONFIDENCE.
+# A NaN or an OOM is an event, not a reading of a trend: it warns from EVENT_CONFIDENCE on the rules'
+# own scale (a NaN loss reads 0.5 on a short curve, 0.7 on a longer one), not on the calibrated
+# one, which pools every code's post-mortems and moves with each refit of the map.
 ALARM_CONFIDENCE = CONFIDENT
 EVENT_CODES = ("numerical_instability", "out_of_memory")
 EVENT_CONFIDENCE = 0.5
@@ -136,12 +138,16 @@ class LiveRun:
         return diagnose_run(self.snapshot(), symptoms)
 
 
+def _raw(c: Finding) -> float:
+    return c.confidence if c.raw_confidence is None else c.raw_confidence
+
+
 def alarms(diagnosis: Diagnosis, loss_points: int) -> list[Finding]:
     """The root causes worth interrupting someone for: at a critical or high severity, sure enough,
     and, unless acute, seen over a settled stretch of the run."""
     return [c for c in diagnosis.root_causes
             if c.code != "healthy" and c.severity in ALARM_SEVERITIES
-            and c.confidence >= (EVENT_CONFIDENCE if c.code in EVENT_CODES else ALARM_CONFIDENCE)
+            and (_raw(c) >= EVENT_CONFIDENCE if c.code in EVENT_CODES else c.confidence >= ALARM_CONFIDENCE)
             and (c.code in ACUTE_CODES or loss_points >= SETTLED_POINTS)]
 
 

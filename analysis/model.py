@@ -56,6 +56,7 @@ class Finding:
     quick_fix: str | None = None
     settle: str = ""          # the artifact or number that would confirm this cause over its rivals
     rules_out: tuple[str, ...] = ()   # rival codes this finding's own evidence excludes (ranking demotes them)
+    raw_confidence: float | None = field(default=None, compare=False)   # the rules' own, before calibration
 
     def __post_init__(self) -> None:
         if self.code not in CODES:
