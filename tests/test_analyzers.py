@@ -104,6 +104,14 @@ def test_lr_above_the_range_of_its_optimizer(scenario, capsys):
     assert "-lr: 0.2\n+lr: 0.05" in cause["patch"]
 
 
+@pytest.mark.parametrize("name", ["warmup_peak_high_3", "warmup_peak_high_4"])
+def test_a_rate_far_above_range_that_throws_the_loss_back_to_its_start(scenario, capsys, name):
+    # Adam(W) warmed up to 0.3: no divergence for good, the loss keeps jumping back above its start
+    cause, _ = top(scenario, name, capsys)
+    assert cause["code"] == "lr_too_high" and "30x the top of the usual range" in cause["issue"]
+    assert "back above its first value" in texts(cause) and "-  lr: 0.3\n+  lr: 0.005" in cause["patch"]
+
+
 def test_zero_lr_from_an_integer_warmup(scenario, capsys):
     cause, _ = top(scenario, "lr_zero_lstm", capsys)
     assert cause["code"] == "no_parameter_updates" and "warmup_steps = 500" in texts(cause)

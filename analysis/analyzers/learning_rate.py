@@ -53,6 +53,7 @@ JUMP = 2.0            # a step of the LR by this factor or more between two logg
 RESTART_MARGIN = 1.5  # ...to over this many times the highest rate before it (else it is a restart)
 JUMP_LEAD = 0.25      # a jump up to this share of the run before the loss's onset explains it
 JUMP_LAG = 0.02       # ... or this share after it (the LR is often logged more sparsely than the loss)
+THROWN_BACK = 2       # reports of the loss back above its first value that a rate far above range explains
 STUCK_MOVE = 0.1      # a loss that moved less than this (relative) over the run has not learned
 DECAYED_BY = 0.5      # a rate below its range for more than half the run: the run was trained at ~0
 STILL_AFTER = 0.1     # the loss moved under 10% once the rate was below range: nothing left moved it
@@ -204,6 +205,17 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str, given_back: float
     if value >= FAR_ABOVE * high and onset is None and _from_the_start(lr, value) \
             and _moved_while_high(lr, loss, FAR_ABOVE * high) < STUCK_MOVE:
         return [_pinned(run, family, fam_evs, value, lr_ev, high, loss_ev, _spread(loss.values))]
+    if value >= FAR_ABOVE * high and onset is None and (thrown := _thrown_back(lr, loss, FAR_ABOVE * high)):
+        patch, cfg_ev, _ = _config_lr_patch(run, value, high / 2)
+        return [Finding(code="lr_too_high",
+                        issue=f"Learning rate {fmt(value)} is {value / high:.0f}x the top of the usual range for "
+                              f"{family} (~{fmt(high)}); the loss keeps being thrown back above where training "
+                              "started",
+                        severity="high", confidence=0.8, evidence=[lr_ev, *fam_evs, thrown[0]] + cfg_ev,
+                        fix=f"Lower the learning rate to ~{fmt(high / 2)} for {family}", patch=patch,
+                        expected_impact="the loss settles instead of jumping back to where it started",
+                        analyzer=NAME, onset_step=thrown[1], quick_fix=f"Lower the LR to {fmt(high / 2)}",
+                        rules_out=_explained_by(value, high))]
     shown = value >= FAR_ABOVE * high or (given_back >= GIVEN_BACK and not (
         lr is not None and len(lr) >= 2 and onset is not None and _restart_bump(lr, loss, onset)))
     if value > high and onset is not None and shown:
@@ -225,6 +237,30 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str, given_back: float
                         quick_fix=f"Lower the LR to {fmt(high / 2)} with warm-up",
                         rules_out=_explained_by(value, high))]
     return []
+
+
+def _thrown_back(lr, loss, far: float) -> tuple[Evidence, float] | None:
+    """A rate far above its range that keeps throwing the loss back above its first value, after
+    the first tenth of the run (the first descent), at THROWN_BACK reports or more while the rate
+    was at or above `far`: the weights are knocked out of what they learned, again and again, with
+    no divergence to date. A bad batch does this too, once in a while; under a rate in its range
+    (the loss analyzer reads those as spikes). The evidence cites the highest, and the step of the
+    first."""
+    v = loss.values
+    if lr is not None and len(lr) >= 2 and np.isfinite(lr.values).all():
+        at = np.searchsorted(lr.steps, loss.steps, side="right") - 1
+        high = (at >= 0) & (lr.values[np.clip(at, 0, None)] >= far)
+    else:
+        high = np.ones(len(v), dtype=bool)     # the config's rate, from the first step
+    high[: max(3, len(v) // 10)] = False
+    above = high & np.isfinite(v) & (v > v[0])
+    if int(above.sum()) < THROWN_BACK:
+        return None
+    hits = np.flatnonzero(above)
+    i = int(hits[np.argmax(v[hits])])
+    return (Evidence(f"loss back above its first value ({fmt(float(v[0]))}) at {len(hits)} reports while the LR "
+                     f"was at or above {fmt(far)}, up to {fmt(float(v[i]))} at {loss.step_kind} "
+                     f"{fmt_step(loss.steps[i])}", loss.artifact, loss.locator(i)), float(loss.steps[hits[0]]))
 
 
 def _share_shown(lr) -> float:
