@@ -166,7 +166,8 @@ def analyze(run: Run) -> list[Finding]:
             issue = (f"Gradient norm grew geometrically{' (' + rise + ')' if rise else ''} from {g.step_kind} "
                      f"{fmt_step(g.steps[a])} to {fmt_step(g.steps[top])}") if b > a else (
                 f"Gradient norm already {fmt(float(v[a]))} at {g.step_kind} {fmt_step(g.steps[a])}, then "
-                "Inf/NaN at the next logged point: a blow-up between two sparse logged points")
+                "Inf/NaN at the next logged point" + (": a blow-up between two sparse logged points"
+                                                      if a + 1 < len(g) and g.steps[a + 1] - g.steps[a] > 1 else ""))
             out.append(Finding(code="exploding_gradients",
                                issue=issue,
                                severity="critical",
@@ -207,10 +208,12 @@ def _rise_evidence(g, a: int, top: int, b: int, rise: str) -> Evidence:
         return Evidence(f"grad_norm rose{' ' + rise if rise else ''} from {fmt(float(g.values[a]))} at "
                         f"{g.step_kind} {fmt_step(g.steps[a])} to {fmt(float(g.values[top]))} at "
                         f"{g.step_kind} {fmt_step(g.steps[top])}", g.artifact, g.span_locator(a, b))
-    gap = fmt_step(g.steps[a + 1] - g.steps[a]) if a + 1 < len(g) else "?"
+    gap = float(g.steps[a + 1] - g.steps[a]) if a + 1 < len(g) else 0.0
+    between = (f" (logged every {fmt_step(gap)} {g.step_kind}s: the run-up fell between two logged points)"
+               if gap > 1 else "")
     return Evidence(f"grad_norm {fmt(float(g.values[a]))} at {g.step_kind} {fmt_step(g.steps[a])}, its last "
-                    f"finite value, {fmt(float(g.values[a]) / HUGE_NORM)}x past {fmt(HUGE_NORM)} (logged every "
-                    f"{gap} {g.step_kind}s: the run-up fell between two logged points)", g.artifact, g.locator(a))
+                    f"finite value, {fmt(float(g.values[a]) / HUGE_NORM)}x past {fmt(HUGE_NORM)}{between}",
+                    g.artifact, g.locator(a))
 
 
 def _huge_before_overflow(v: np.ndarray, nf: int) -> Growth | None:
@@ -224,7 +227,8 @@ def _huge_before_overflow(v: np.ndarray, nf: int) -> Growth | None:
         return None
     if finite[-1] < HUGE_NORM:
         return None
-    return Growth(0, nf - 1, float(finite[-1] / max(finite[0], 1e-12)), 1.0)
+    # the blow-up is caught at that last point: a point before it says where the norm was, not where it turned
+    return Growth(nf - 1, nf - 1, float(finite[-1] / max(finite[0], 1e-12)), 1.0)
 
 
 def _rising_to_overflow(v: np.ndarray, nf: int) -> Growth | None:
