@@ -494,14 +494,16 @@ def _penalty_overshoots(run: Run) -> tuple[Evidence, str] | None:
     (1 - 2 x lr x l2) a step, past -1 once lr x l2 > 1; a coupled weight decay by (1 - lr x wd),
     past -1 once lr x wd > 2. The weights, and the gradients with them, then grow geometrically
     whatever the task's loss does (a usual coefficient of 1e-5-1e-1 under a rate of at most 0.1
-    gives a product far under 1). Only under SGD (with or without momentum): an adaptive optimizer
-    normalises the penalty's gradient with the rest, and AdamW's decoupled decay only shrinks."""
+    gives a product far under 1). Only under SGD: an adaptive optimizer normalises the penalty's
+    gradient with the rest, and AdamW's decoupled decay only shrinks. A momentum mu the config
+    states moves the limit: heavy-ball momentum stays stable up to (1 + mu) times it, Nesterov's
+    only up to (1 + mu) / (1 + 2 mu) times it (the stability of either on a quadratic)."""
     hit = run.config_value(*PENALTY_KEYS)
     peak = peak_lr(run)
     fam = optimizer_family(run)
     if hit is None or hit.number is None or peak is None or fam is None or fam[0] != "sgd":
         return None
-    limit = 2.0 if hit.key.rsplit(".", 1)[-1].lower() in ("weight_decay", "wd") else 1.0
+    limit = (2.0 if hit.key.rsplit(".", 1)[-1].lower() in ("weight_decay", "wd") else 1.0) * _momentum_scale(run)
     product = hit.number * peak[0]
     if product <= limit:
         return None
@@ -509,6 +511,14 @@ def _penalty_overshoots(run: Run) -> tuple[Evidence, str] | None:
                          f"{fmt(product)} is over {fmt(limit)}, so the penalty alone moves each weight past zero "
                          "by more than it started, and the weights grow at every step"),
             f"Set {hit.key} to its intended scale (1e-5 to 1e-2; {fmt(hit.number)} looks like a typo)")
+
+
+def _momentum_scale(run: Run) -> float:
+    """How far the config's momentum moves an SGD penalty's overshoot limit (1 without one)."""
+    m = run.config_value("momentum")
+    mu = m.number if m is not None and m.number is not None and 0 <= m.number < 1 else 0.0
+    nesterov = run.config_value("nesterov")
+    return (1 + mu) / (1 + 2 * mu) if nesterov is not None and nesterov.value is True else 1 + mu
 
 
 def _runaway(run: Run, g, growth) -> bool:
