@@ -102,7 +102,8 @@ def _lr_high(run: Run, leader: Finding) -> Evidence | None:
     if peak[0] * NEAR_TOP < top:
         return None
     name = fam[0] if fam else "an adaptive optimizer"
-    return Evidence(f"{peak[1].text}: within {NEAR_TOP:g}x of the top of {name}'s usual range ({fmt(top)}), "
+    where = "above" if peak[0] > top else f"within {NEAR_TOP:g}x of"
+    return Evidence(f"{peak[1].text}: {where} the top of {name}'s usual range ({fmt(top)}), "
                     "high enough to be too high for a deep or unnormalised model", peak[1].artifact, peak[1].locator)
 
 

@@ -135,3 +135,9 @@ def test_a_weak_leader_keeps_its_look_alikes_under_it(scenario):
     lead.confidence = 0.2
     out = add_rivals([lead], run)
     assert len(out) > 1 and all(c.confidence < lead.confidence for c in out[1:])
+
+
+def test_an_lr_above_its_range_is_said_above_it_not_near_it(scenario):
+    d, run = diagnose(scenario("negative_bias_mlp"))        # lr 0.05 in the config, no optimizer named
+    lr = next(c for c in d.root_causes if c.code == "lr_too_high" and c.analyzer == "rivals")
+    assert "lr = 0.05: above the top" in lr.evidence[0].text
