@@ -16,6 +16,7 @@ stays first and what the reply says the leader's confidence means does not chang
 """
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 import numpy as np
@@ -35,6 +36,8 @@ STALLED = 0.8         # a loss whose best stayed above this share of its start l
 STILL = 0.01           # ...and one that moved less than this share of it was not updated at all
 LOW_END = 10.0         # an LR within this factor of its optimizer's range bottom barely moves the weights
 SURE = 0.9             # a leader this sure (its own evidence excludes the rest) leaves no room to list any
+RELU = re.compile(r"\brelu\b|ReLU\(", re.I)                  # a ReLU in code, as the weights analyzer reads it
+MODEL = re.compile(r"nn\.(Module|Sequential)\b|keras\.")     # code that builds the model
 
 
 def _losses(run: Run) -> list[Series]:
@@ -43,11 +46,12 @@ def _losses(run: Run) -> list[Series]:
 
 
 def _upto(s: Series, leader: Finding) -> np.ndarray:
-    """The series' values up to the leader's onset (its whole length when the onset is unknown or
-    past it): what the artifacts show before the failure the leader explains."""
+    """The series' values before the leader's onset (its whole length when the onset is unknown or
+    past it): what the artifacts show before the failure the leader explains. The onset's own point
+    is the failure's consequence, not its cause (a NaN loss backpropagates a NaN norm)."""
     if leader.onset_step is None:
         return s.values
-    n = int(np.searchsorted(s.steps, leader.onset_step, side="right"))
+    n = int(np.searchsorted(s.steps, leader.onset_step, side="left"))
     return s.values[:max(n, 2)]
 
 
@@ -57,17 +61,21 @@ def _symptom(leader: Finding, why: str) -> Evidence:
 
 
 def _gradients(run: Run, leader: Finding) -> Evidence | None:
-    """Open where no gradient norm is logged; pointed to by norms that grew GREW-fold or went
-    non-finite before the failure; excluded by norms that stayed calm up to it."""
+    """Open where no gradient norm is logged; pointed to by norms that grew GREW-fold before the
+    failure, or went non-finite and stayed so up to it; excluded by norms that stayed calm up to it.
+    An Inf the norms came back from is a loss scaler's skipped step (fp16), which it takes by design."""
     g = run.metrics.get("grad_norm")
     if g is None or len(g) < 2:
         return _symptom(leader, "no gradient norm is logged, so gradients blowing up behind this are not excluded")
     v = _upto(g, leader)
     bad = first_nonfinite(v)
-    if bad is not None:
+    if bad is not None and not np.isfinite(v[bad:]).any():
         return point(g, bad, "grad_norm non-finite")
-    base = float(np.median(v[:3]))
-    top = int(np.argmax(v))
+    ok = np.flatnonzero(np.isfinite(v))
+    if not len(ok):
+        return None
+    base = float(np.median(v[ok[:3]]))
+    top = int(ok[np.argmax(v[ok])])
     if base > 0 and v[top] >= GREW * base:
         return Evidence(f"grad_norm rose from {fmt(base)} to {fmt(float(v[top]))} before it",
                         g.artifact, g.locator(top))
@@ -94,7 +102,8 @@ def _lr_high(run: Run, leader: Finding) -> Evidence | None:
     if peak[0] * NEAR_TOP < top:
         return None
     name = fam[0] if fam else "an adaptive optimizer"
-    return Evidence(f"{peak[1].text}: within {NEAR_TOP:g}x of the top of {name}'s usual range ({fmt(top)}), "
+    where = "above" if peak[0] > top else f"within {NEAR_TOP:g}x of"
+    return Evidence(f"{peak[1].text}: {where} the top of {name}'s usual range ({fmt(top)}), "
                     "high enough to be too high for a deep or unnormalised model", peak[1].artifact, peak[1].locator)
 
 
@@ -169,6 +178,14 @@ def _unread_layers(why: str) -> Callable[[Run, Finding], Evidence | None]:
     return check
 
 
+def _dead_units(run: Run, leader: Finding) -> Evidence | None:
+    """As `_unread_layers`, and excluded where the code that builds the model was shared and names no
+    ReLU (tanh, an LSTM's gates): there are no ReLU units to die."""
+    if any(MODEL.search(c.text) for c in run.code) and not any(RELU.search(c.text) for c in run.code):
+        return None
+    return _unread_layers("the units (ReLUs that no input switches on)")(run, leader)
+
+
 CHECKS: dict[str, Callable[[Run, Finding], Evidence | None]] = {
     "exploding_gradients": _gradients,
     "numerical_instability": _nonfinite,
@@ -177,7 +194,7 @@ CHECKS: dict[str, Callable[[Run, Finding], Evidence | None]] = {
     "lr_too_low": _lr_low,
     "no_parameter_updates": _still,
     "vanishing_gradients": _unread_layers("the signal layer by layer (a signal that fades towards the input)"),
-    "dead_relu": _unread_layers("the units (ReLUs that no input switches on)"),
+    "dead_relu": _dead_units,
 }
 ISSUE = {
     "exploding_gradients": "Also possible: gradients blowing up (an architecture or an initialisation can explode "
@@ -212,7 +229,8 @@ def add_rivals(causes: list[Finding], run: Run) -> list[Finding]:
             found.append((code, ev))
     if not found:
         return causes
-    share = round(max(FLOOR, (1 - leader.confidence) / (len(found) + 1)), 2)
+    # never above the leader: a weak leader leaves more than it holds, and its look-alikes stay under it
+    share = round(min(max(FLOOR, (1 - leader.confidence) / (len(found) + 1)), leader.confidence - 0.01), 2)
     added = [Finding(code=code, issue=ISSUE[code], severity="medium", confidence=share, evidence=[ev],
                      fix=f"Check before changing anything: {pair_text(leader.code, code) or settle_text(code)}",
                      analyzer="rivals", settle=settle_text(code)) for code, ev in found]

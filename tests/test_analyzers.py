@@ -854,3 +854,19 @@ def test_a_penalty_is_read_only_where_it_overshoots(tmp_path):
         assert _penalty_overshoots(load_run(tmp_path)) is None, config
     (tmp_path / "config.yaml").write_text("optimizer: {name: sgd, lr: 0.05, weight_decay: 60}\n")
     assert _penalty_overshoots(load_run(tmp_path)) is not None
+
+
+def test_a_penalty_s_limit_moves_with_the_momentum_the_config_states(tmp_path):
+    """On the penalty's quadratic, heavy-ball momentum 0.9 stays stable up to lr x wd = 3.8 (a coupled
+    decay of 60 under 0.05, a product of 3, shrinks the weights under torch's SGD), Nesterov's only
+    up to 2 x 1.9 / 2.8 = 1.36 (a product of 2, under plain SGD's limit of 2, blows up)."""
+    from analysis.analyzers.gradients import _penalty_overshoots
+    from analysis.ingest import load_run
+    (tmp_path / "train.log").write_text("step=1 loss=2.0\nstep=2 loss=1.9\n")
+    (tmp_path / "config.yaml").write_text("optimizer: {name: sgd, lr: 0.05, weight_decay: 60, momentum: 0.9}\n")
+    assert _penalty_overshoots(load_run(tmp_path)) is None
+    (tmp_path / "config.yaml").write_text("optimizer: {name: sgd, lr: 0.05, weight_decay: 40}\n")
+    assert _penalty_overshoots(load_run(tmp_path)) is None
+    (tmp_path / "config.yaml").write_text("optimizer: {name: sgd, lr: 0.05, weight_decay: 40, momentum: 0.9, "
+                                          "nesterov: true}\n")
+    assert _penalty_overshoots(load_run(tmp_path)) is not None

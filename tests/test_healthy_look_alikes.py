@@ -32,3 +32,12 @@ def test_a_validation_loss_below_zero_is_measured_on_its_descent(scenario, name)
     d, run = diagnose(scenario(name))                # a Gaussian NLL: the losses end below zero
     assert float(run.metrics.get("val_loss").values.min()) < 0
     assert _healthy(d) and "overfitting" not in [c.code for c in d.root_causes]
+
+
+@pytest.mark.parametrize("name", ["no_zero_grad_0", "loss_summed_4"])
+def test_a_rise_the_gradients_blew_up_over_is_not_called_a_data_change(scenario, name):
+    """Gradients never cleared, a summed loss: the loss rises and comes back under the same LR, but
+    the gradient norm rose over 100x over that rise; the data did not change, the gradients blew up."""
+    d, run = diagnose(scenario(name))
+    assert d.root_causes[0].code == "exploding_gradients"
+    assert not any("the data changed" in c.issue for c in d.root_causes)

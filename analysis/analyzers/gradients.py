@@ -166,7 +166,8 @@ def analyze(run: Run) -> list[Finding]:
             issue = (f"Gradient norm grew geometrically{' (' + rise + ')' if rise else ''} from {g.step_kind} "
                      f"{fmt_step(g.steps[a])} to {fmt_step(g.steps[top])}") if b > a else (
                 f"Gradient norm already {fmt(float(v[a]))} at {g.step_kind} {fmt_step(g.steps[a])}, then "
-                "Inf/NaN at the next logged point: a blow-up between two sparse logged points")
+                "Inf/NaN at the next logged point" + (": a blow-up between two sparse logged points"
+                                                      if a + 1 < len(g) and g.steps[a + 1] - g.steps[a] > 1 else ""))
             out.append(Finding(code="exploding_gradients",
                                issue=issue,
                                severity="critical",
@@ -207,10 +208,12 @@ def _rise_evidence(g, a: int, top: int, b: int, rise: str) -> Evidence:
         return Evidence(f"grad_norm rose{' ' + rise if rise else ''} from {fmt(float(g.values[a]))} at "
                         f"{g.step_kind} {fmt_step(g.steps[a])} to {fmt(float(g.values[top]))} at "
                         f"{g.step_kind} {fmt_step(g.steps[top])}", g.artifact, g.span_locator(a, b))
-    gap = fmt_step(g.steps[a + 1] - g.steps[a]) if a + 1 < len(g) else "?"
+    gap = float(g.steps[a + 1] - g.steps[a]) if a + 1 < len(g) else 0.0
+    between = (f" (logged every {fmt_step(gap)} {g.step_kind}s: the run-up fell between two logged points)"
+               if gap > 1 else "")
     return Evidence(f"grad_norm {fmt(float(g.values[a]))} at {g.step_kind} {fmt_step(g.steps[a])}, its last "
-                    f"finite value, {fmt(float(g.values[a]) / HUGE_NORM)}x past {fmt(HUGE_NORM)} (logged every "
-                    f"{gap} {g.step_kind}s: the run-up fell between two logged points)", g.artifact, g.locator(a))
+                    f"finite value, {fmt(float(g.values[a]) / HUGE_NORM)}x past {fmt(HUGE_NORM)}{between}",
+                    g.artifact, g.locator(a))
 
 
 def _huge_before_overflow(v: np.ndarray, nf: int) -> Growth | None:
@@ -224,7 +227,8 @@ def _huge_before_overflow(v: np.ndarray, nf: int) -> Growth | None:
         return None
     if finite[-1] < HUGE_NORM:
         return None
-    return Growth(0, nf - 1, float(finite[-1] / max(finite[0], 1e-12)), 1.0)
+    # the blow-up is caught at that last point: a point before it says where the norm was, not where it turned
+    return Growth(nf - 1, nf - 1, float(finite[-1] / max(finite[0], 1e-12)), 1.0)
 
 
 def _rising_to_overflow(v: np.ndarray, nf: int) -> Growth | None:
@@ -490,14 +494,16 @@ def _penalty_overshoots(run: Run) -> tuple[Evidence, str] | None:
     (1 - 2 x lr x l2) a step, past -1 once lr x l2 > 1; a coupled weight decay by (1 - lr x wd),
     past -1 once lr x wd > 2. The weights, and the gradients with them, then grow geometrically
     whatever the task's loss does (a usual coefficient of 1e-5-1e-1 under a rate of at most 0.1
-    gives a product far under 1). Only under SGD (with or without momentum): an adaptive optimizer
-    normalises the penalty's gradient with the rest, and AdamW's decoupled decay only shrinks."""
+    gives a product far under 1). Only under SGD: an adaptive optimizer normalises the penalty's
+    gradient with the rest, and AdamW's decoupled decay only shrinks. A momentum mu the config
+    states moves the limit: heavy-ball momentum stays stable up to (1 + mu) times it, Nesterov's
+    only up to (1 + mu) / (1 + 2 mu) times it (the stability of either on a quadratic)."""
     hit = run.config_value(*PENALTY_KEYS)
     peak = peak_lr(run)
     fam = optimizer_family(run)
     if hit is None or hit.number is None or peak is None or fam is None or fam[0] != "sgd":
         return None
-    limit = 2.0 if hit.key.rsplit(".", 1)[-1].lower() in ("weight_decay", "wd") else 1.0
+    limit = (2.0 if hit.key.rsplit(".", 1)[-1].lower() in ("weight_decay", "wd") else 1.0) * _momentum_scale(run)
     product = hit.number * peak[0]
     if product <= limit:
         return None
@@ -505,6 +511,14 @@ def _penalty_overshoots(run: Run) -> tuple[Evidence, str] | None:
                          f"{fmt(product)} is over {fmt(limit)}, so the penalty alone moves each weight past zero "
                          "by more than it started, and the weights grow at every step"),
             f"Set {hit.key} to its intended scale (1e-5 to 1e-2; {fmt(hit.number)} looks like a typo)")
+
+
+def _momentum_scale(run: Run) -> float:
+    """How far the config's momentum moves an SGD penalty's overshoot limit (1 without one)."""
+    m = run.config_value("momentum")
+    mu = m.number if m is not None and m.number is not None and 0 <= m.number < 1 else 0.0
+    nesterov = run.config_value("nesterov")
+    return (1 + mu) / (1 + 2 * mu) if nesterov is not None and nesterov.value is True else 1 + mu
 
 
 def _runaway(run: Run, g, growth) -> bool:

@@ -40,6 +40,7 @@ ACCUMULATION_KEYS = ("gradient_accumulation_steps", "accumulate_grad_batches", "
 WORLD_SIZE_KEYS = ("world_size", "num_gpus", "n_gpus", "num_processes")
 CAME_BACK = 0.6             # of a rise under an unchanged LR, the share the loss must fall back by
 SAME_RATE = 0.2             # an LR that moved less than this share between a rise and its undoing did not undo it
+BLEW_UP = 100.0             # a grad norm this many times its level before a rise made the rise, not the data
 
 
 def analyze(run: Run) -> list[Finding]:
@@ -131,10 +132,12 @@ def _came_back_under_the_same_lr(run: Run, s, d) -> Finding | None:
     unstable rate builds its divergence over many steps and may come back part way under the same
     rate); or the loss came all the way back to its level before the rise, and ended the run under
     it, with the LR within `SAME_RATE` of what it was at the onset when it did (a rate too high is
-    not undone while it stays)."""
+    not undone while it stays). Neither where the gradient norm blew up over the rise (`_norms_blew_up`)."""
     lr = run.metrics.get("lr")
     v = s.values
     if lr is None or not len(lr) or not np.isfinite(v).all() or not np.isfinite(lr.values).all():
+        return None
+    if _norms_blew_up(run, s, d):
         return None
     window = max(5, len(v) // 40)
     sm = rolling_median(v, window)
@@ -155,6 +158,22 @@ def _came_back_under_the_same_lr(run: Run, s, d) -> Finding | None:
     if i is None or j is None or lr.values[i] <= 0 or abs(lr.values[j] / lr.values[i] - 1) > SAME_RATE:
         return None
     return _data_changed(s, d, lr, i, j)
+
+
+def _norms_blew_up(run: Run, s, d) -> bool:
+    """The gradient norm, where logged, went non-finite or reached BLEW_UP times its median before
+    the rise somewhere from the rise's onset to its peak: the gradients made that rise (a summed
+    loss, gradients never cleared), whatever the data did; a harder batch moves the norm tens of
+    times over at most."""
+    g = run.metrics.get("grad_norm")
+    if g is None:
+        return False
+    before = g.values[g.steps < s.steps[d.onset]]
+    before = before[np.isfinite(before)]
+    over = g.values[(g.steps >= s.steps[d.onset]) & (g.steps <= s.steps[d.peak])]
+    if not len(before) or not len(over):
+        return False
+    return not np.isfinite(over).all() or float(over.max()) >= BLEW_UP * max(float(np.median(before)), 1e-12)
 
 
 def _data_changed(s, d, lr, i: int, j: int | None = None) -> Finding:
