@@ -567,7 +567,8 @@ FAMILIES = [
     Family("curriculum", curriculum, "healthy", "tuning", (
         V("mlp", "adam", fmt="colon", steps=300, seed=2141), V("cnn", "rmsprop", fmt="csv", steps=300, seed=2142),
         V("cnn", "momentum", fmt="hf", steps=300, seed=2143),
-        V("cnn", "rmsprop", fmt="mlflow", steps=300, seed=2243))),
+        V("cnn", "rmsprop", fmt="mlflow", steps=300, seed=2243),
+        V("cnn", "rmsprop", fmt="lightning", steps=300, seed=2543))),
     Family("smoothed_floor", smoothed, "healthy", "tuning", (
         V("mlp", "adamw", fmt="tb", seed=2151), V("lm", "adam", fmt="nanogpt", steps=300, seed=2152),
         V("regression", "rmsprop", fmt="lightning", seed=2153))),
