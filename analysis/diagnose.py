@@ -115,7 +115,11 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
         except Exception as exc:   # an analyzer bug costs its findings, not the reply, and is said
             failed.append({"analyzer": analyzer.NAME, "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
         used.append(analyzer.NAME)
-    causes = add_rivals(combine(findings, list(symptoms)), run)
+    causes = combine(findings, list(symptoms))
+    try:
+        causes = add_rivals(causes, run)
+    except Exception as exc:   # like an analyzer's: the look-alikes are lost, the reply is not
+        failed.append({"analyzer": "rivals", "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
     for c in causes:            # ranked on the raw confidences; said as how often such a cause is right
         c.raw_confidence, c.confidence = c.confidence, calibrated(c.confidence)
     crashes = [e for e in run.events if e.signature == "traceback"]   # a crash no signature explains

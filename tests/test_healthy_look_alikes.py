@@ -27,6 +27,11 @@ def test_a_curriculum_jump_trained_down_under_a_constant_rate_is_the_data(scenar
     assert float(run.metrics.get("train_loss").values.max()) > 20 * float(run.metrics.get("train_loss").values.min())
 
 
+def test_lightnings_lr_column_named_for_the_optimizer_is_the_lr(scenario):
+    d, run = diagnose(scenario("curriculum_4"))      # the curriculum jump, logged by Lightning: lr-RMSprop
+    assert "lr" in run.metrics and _healthy(d)
+
+
 @pytest.mark.parametrize("name", ["unbounded_loss_3"])
 def test_a_validation_loss_below_zero_is_measured_on_its_descent(scenario, name):
     d, run = diagnose(scenario(name))                # a Gaussian NLL: the losses end below zero
