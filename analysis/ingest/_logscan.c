@@ -141,12 +141,15 @@ static inline int is_keych(unsigned char ch) { return cls[ch] & KEYCH; }
 static inline int is_digit(unsigned char ch) { return ch >= '0' && ch <= '9'; }
 static inline int is_blank(unsigned char ch) { return ch == ' ' || ch == '\t'; }
 
-/* A number at s[i..n): [-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?, nan, inf or infinity (not the start of a word),
+/* A number at s[i..n): [-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?, nan, inf or infinity (not the start of a word; YAML's `.nan`),
    or MSVC's spelling of a non-finite value (`1.#INF`, `-1.#IND`, `1.#QNAN`, `1.#SNAN`, digits after). */
 static inline __attribute__((always_inline)) int parse_number(const char *s, Py_ssize_t i, Py_ssize_t n, double *out, Py_ssize_t *end) {
     Py_ssize_t j = i;
     int neg = 0;
     if (j < n && (s[j] == '-' || s[j] == '+')) { neg = s[j] == '-'; j++; }
+    Py_ssize_t sp = j + (j < n && s[j] == '.');      /* YAML spells them `.nan`, `.inf`, `-.inf` (RLlib's result dump) */
+    if (sp + 3 <= n && (!memcmp(s + sp, "nan", 3) || !memcmp(s + sp, "NaN", 3) || !memcmp(s + sp, "NAN", 3) ||
+                        !memcmp(s + sp, "inf", 3) || !memcmp(s + sp, "Inf", 3) || !memcmp(s + sp, "INF", 3))) j = sp;
     if (j + 3 <= n && (!memcmp(s + j, "nan", 3) || !memcmp(s + j, "NaN", 3) || !memcmp(s + j, "NAN", 3) ||
                        !memcmp(s + j, "inf", 3) || !memcmp(s + j, "Inf", 3) || !memcmp(s + j, "INF", 3))) {
         Py_ssize_t k = j + 3;
@@ -521,8 +524,9 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
             if (fam > 0 && !moved && end + 1 < n && s[end] == '/' && fam != family(c, "epoch", 5))
                 count_ratio(s, n, j, &end, &v);
             /* `lb=nan` under a name no alias knows: kept from its first non-finite value on (a NaN is news
-               whatever its name; a value finite again after it says the model's state was not NaN) */
-            if (fam == -1 && (sep == '=' || sep == ':')) {
+               whatever its name; a value finite again after it says the model's state was not NaN; SB3's
+               `|    ep_rew_mean     | nan      |` table cell too) */
+            if (fam == -1 && (sep == '=' || sep == ':' || sep == '|')) {
                 if (!isfinite(v)) fam = family_in(c, NONFINITE, s + ws, we - ws);
                 else {
                     c->key.len = 0;

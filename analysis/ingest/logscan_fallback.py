@@ -34,11 +34,13 @@ _INF = float("inf")
 
 def parse_number(s: bytes, i: int) -> tuple[float, int] | None:
     """A number at s[i:] and where it ends: [-+]?(\\d+\\.?\\d*|\\.\\d+)([eE][-+]?\\d+)?, nan, inf or
-    infinity (not the start of a longer word), or MSVC's `1.#INF`, `-1.#IND`, `1.#QNAN`, `1.#SNAN`."""
+    infinity (not the start of a longer word; YAML's `.nan`), or MSVC's `1.#INF`, `-1.#IND`, `1.#QNAN`, `1.#SNAN`."""
     n, j = len(s), i
     neg = False
     if j < n and s[j] in b"-+":
         neg = s[j] == 45
+        j += 1
+    if s[j:j + 1] == b"." and s[j + 1:j + 4] in _SPECIAL:      # YAML spells them `.nan`, `.inf`, `-.inf`
         j += 1
     if s[j:j + 3] in _SPECIAL:
         k = j + 3
@@ -271,7 +273,8 @@ class Scanner:
                     total = parse_number(s, num[1] + 1) if s[j:num[1]].isdigit() else None
                     if total is not None and s[num[1] + 1:total[1]].isdigit() and total[0] >= num[0] and total[0] > 0:
                         num = (num[0] / total[0], total[1])
-                if fam == -1 and sep in b"=:":   # `lb=nan`: a NaN is news whatever its name, kept from there
+                # `lb=nan`, SB3's `| ep_rew_mean | nan |`: a NaN is news whatever its name, kept from there
+                if fam == -1 and sep in b"=:|":
                     if num[0] != num[0] or abs(num[0]) == _INF:
                         fam = self.family(b"nonfinite|" + s[ws:we])
                     else:                        # finite again: the model's state was not NaN
