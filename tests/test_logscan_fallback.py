@@ -125,6 +125,9 @@ TRICKY = [
     "epoch,acc,loss,val_loss", "0,0.5,0.69,0.7", "1,0.6,nan,", ",epoch,loss,acc", "0,1,0.9,0.5",
     "       loss  accuracy  val_loss", "0  0.419479  0.850200  0.330585", "12  0.3  0.8  0.2",
     "epoch loss acc val_loss", "1 0.9 0.5 1.0", "2 nan 0.1", "3 0.5 0.5 0.5 0.5", "Plot loss and acc curves",
+    # YAML's non-finite values (RLlib's result dump) and SB3's `| key | value |` cells, beside look-alikes
+    "episode_reward_mean: .nan", "lb: -.inf", "x: .Inf y: .NAN z: .info w: .5 v: .nanx", "model.inf: 3",
+    "|    ep_rew_mean     | nan      |", "|    loss            | 0.52     |", "| a | inf | b |.nan|",
 ]
 
 
