@@ -693,3 +693,21 @@ def test_lightnings_wording_of_unused_ddp_parameters(tmp_path):
             "`strategy='ddp_find_unused_parameters_true'` or by setting the flag in the strategy with "
             "`strategy=DDPStrategy(find_unused_parameters=True)`.\n")
     assert _top(tmp_path, text, "output.txt").root_causes[0].code == "distributed_failure"
+
+
+def test_espnets_grad_norm_of_inf_reads_as_its_nan(tmp_path):
+    # espnet2/train/trainer.py logs f"The grad norm is {grad_norm}. Skipping updating the model." for nan
+    # and inf alike (tests/wild espnet-ctc-nan-grad-3630 shows the nan wording)
+    d = _top(tmp_path, "(trainer:582) WARNING: The grad norm is inf. Skipping updating the model.\n", "output.txt")
+    assert d.root_causes and d.root_causes[0].code in ("numerical_instability", "data_pipeline_bug"), _read(d)
+
+
+@pytest.mark.parametrize("tail, oom", [("Current allocation summary follows.", True),
+                                       ("The caller indicates that this is not a failure, but may mean that "
+                                        "there could be performance gains if more memory were available.", False)])
+def test_tfs_bfc_allocator_running_out_is_an_oom_unless_it_says_it_is_not_a_failure(tmp_path, tail, oom):
+    # tensorflow/core/common_runtime/bfc_allocator.cc's two endings of the same announcement
+    line = ("2019-01-01 12:00:00.000000: W tensorflow/core/common_runtime/bfc_allocator.cc:275] Allocator "
+            f"(GPU_0_bfc) ran out of memory trying to allocate 2.00GiB.  {tail}\n")
+    codes = [c.code for c in _top(tmp_path, line, "output.txt").root_causes]
+    assert (codes[:1] == ["out_of_memory"]) if oom else ("out_of_memory" not in codes), codes
