@@ -128,6 +128,9 @@ TRICKY = [
     # YAML's non-finite values (RLlib's result dump) and SB3's `| key | value |` cells, beside look-alikes
     "episode_reward_mean: .nan", "lb: -.inf", "x: .Inf y: .NAN z: .info w: .5 v: .nanx", "model.inf: 3",
     "|    ep_rew_mean     | nan      |", "|    loss            | 0.52     |", "| a | inf | b |.nan|",
+    # a two-column pandas frame (its index under the header's blanks) beside two-name lines that are none
+    "    loss  accuracy", "0  1.0637  0.9642", "1  nan  nan", "loss acc", "1 2", "loss,acc", "0.5,0.9",
+    "  loss  prose words", "3  4", "| loss | acc |", "| 0.5 | 0.9 |",
 ]
 
 

@@ -664,8 +664,9 @@ static int table_row(Ctx *c, Out *o, const Header *t, const char *s, Py_ssize_t 
 }
 
 /* A header row: 3 to MAX_COLUMNS names apart by `|`, tabs, commas (a CSV's, as Keras' CSVLogger writes it;
-   one word each) or two blanks, two of them metrics; or names one blank apart, half of them metrics
-   (a print loop's `print('epoch', 'loss', 'acc')`; prose names fewer). */
+   one word each) or two blanks, two of them metrics, or just two names that are both metrics (pandas'
+   `pd.DataFrame(history.history)` of `loss` and `accuracy`); or names one blank apart, at least 3, half of
+   them metrics (a print loop's `print('epoch', 'loss', 'acc')`; prose names fewer). */
 static int table_header(Ctx *c, Header *t, const char *s, Py_ssize_t n) {
     int how = memchr(s, '|', n) || memchr(s, '\t', n) ? PIPES : memchr(s, ',', n) ? COMMAS : BLANKS;
     Cell cells[MAX_COLUMNS + 1];
@@ -690,7 +691,7 @@ static int table_header(Ctx *c, Header *t, const char *s, Py_ssize_t n) {
             k = split_cells(s, n, BLANKS, cells, MAX_COLUMNS + 1);
         }
     }
-    if (k < 3 || k > MAX_COLUMNS) return 0;
+    if (k < 2 || k > MAX_COLUMNS || (k == 2 && how == WORDS)) return 0;
     int known = 0, fams[MAX_COLUMNS];
     for (int i = 0; i < k; i++) {
         Cell x = cells[i];

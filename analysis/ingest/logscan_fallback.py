@@ -386,14 +386,15 @@ class Scanner:
 
     def header(self, s: bytes) -> _Table | None:
         """A table's header row: three or more names apart by `|`, tabs, commas (a CSV's, one word each) or
-        two spaces, two of them metrics; or names one blank apart, half of them metrics."""
+        two spaces, two of them metrics, or just two that are both metrics (a pandas frame of `loss` and
+        `accuracy`); or three or more names one blank apart, half of them metrics."""
         how = PIPES if b"|" in s or b"\t" in s else COMMAS if b"," in s else BLANKS
         cells = _cells(s, how) if how != BLANKS else re.split(rb"[ \t]{2,}", s.strip(b" \t"))
         if how == BLANKS and len(cells) == 1:
             how, cells = WORDS, s.split()
         if how != BLANKS and cells and not cells[-1]:
             cells.pop()
-        if not 3 <= len(cells) <= MAX_COLUMNS:
+        if not 2 <= len(cells) <= MAX_COLUMNS or (len(cells) == 2 and how == WORDS):
             return None
         fams = []
         for i, c in enumerate(cells):
