@@ -711,3 +711,23 @@ def test_tfs_bfc_allocator_running_out_is_an_oom_unless_it_says_it_is_not_a_fail
             f"(GPU_0_bfc) ran out of memory trying to allocate 2.00GiB.  {tail}\n")
     codes = [c.code for c in _top(tmp_path, line, "output.txt").root_causes]
     assert (codes[:1] == ["out_of_memory"]) if oom else ("out_of_memory" not in codes), codes
+
+
+@pytest.mark.parametrize("line, code", [
+    # torch/nn/functional.py _verify_spatial_size (InstanceNorm on a 1x1 map): BatchNorm's batch-of-one twin
+    ("ValueError: Expected more than 1 spatial element when training, got input size torch.Size([1, 512, 1, 1])",
+     "zero_variance"),
+    # numpy/core/_exceptions.py _ArrayMemoryError: the host has no room for the array
+    ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.20 GiB for an array with shape "
+     "(50000, 128, 128, 1) and data type float32", "out_of_memory"),
+    # TensorFlow's conv op when cuDNN cannot get its handle: the GPU memory is gone (allow_growth fixes it)
+    ("tensorflow.python.framework.errors_impl.UnknownError:  Failed to get convolution algorithm. This is "
+     "probably because cuDNN failed to initialize, so try looking to see if a warning log message was printed "
+     "above.", "out_of_memory"),
+    # sklearn/utils/validation.py _assert_all_finite, old and new wordings: the features hold the NaN
+    ("ValueError: Input contains NaN, infinity or a value too large for dtype('float32').", "data_pipeline_bug"),
+    ("ValueError: Input X contains NaN.", "data_pipeline_bug"),
+])
+def test_library_wordings_of_known_failures(tmp_path, line, code):
+    d = _top(tmp_path, line + "\n", "output.txt")
+    assert d.root_causes and d.root_causes[0].code == code, _read(d)
