@@ -731,3 +731,33 @@ def test_tfs_bfc_allocator_running_out_is_an_oom_unless_it_says_it_is_not_a_fail
 def test_library_wordings_of_known_failures(tmp_path, line, code):
     d = _top(tmp_path, line + "\n", "output.txt")
     assert d.root_causes and d.root_causes[0].code == code, _read(d)
+
+
+def test_a_printed_loss_tensor_is_the_training_loss(tmp_path):
+    # `print(loss)` every 200 epochs of a PyG GCN, as a public notebook shows its output (code search)
+    text = ("tensor(1.9477, device='cuda:0', grad_fn=<NllLossBackward0>)\n"
+            "tensor(0.7640, device='cuda:0', grad_fn=<NllLossBackward0>)\n"
+            "tensor(0.5391, device='cuda:0', grad_fn=<NllLossBackward0>)\n"
+            "tensor(0.5730, device='cuda:0', grad_fn=<NllLossBackward0>)\n"
+            "tensor(0.5447, device='cuda:0', grad_fn=<NllLossBackward0>)\n")
+    run = load_run(_write(tmp_path, text))
+    assert list(run.metrics.get("train_loss").values) == [1.9477, 0.764, 0.5391, 0.573, 0.5447]
+    assert _top(tmp_path, text).root_causes[0].code == "healthy"
+
+
+def test_dashes_drawn_around_a_loss_name_are_no_part_of_it(tmp_path):
+    # a public repository's training notes (code search) print `-----Step N --LOSS-- tensor(...)`, and
+    # BHui97/PLeak#2 `-----------loss------------:  tensor(nan, ...)`: both went NaN
+    steps = ["21.2340", "4.0840", "2.3075", "0.9804", "23.8030", "nan", "nan"]
+    text = "".join(f"-----Step {i} --LOSS-- tensor({v}, device='cuda:0', grad_fn=<AddBackward0>)\n"
+                   for i, v in enumerate(steps, 1))
+    d = _top(tmp_path, text)
+    assert d.root_causes[0].code in ("numerical_instability", "lr_too_high"), _read(d)
+    pleak = "".join(f"-----------loss------------:  tensor({v}, device='cuda:3', dtype=torch.float16)\n"
+                    for v in ("0.1054", "nan", "nan"))
+    assert list(load_run(_write(tmp_path, pleak)).metrics.get("train_loss").values[:1]) == [0.1054]
+
+
+def _write(tmp_path, text: str):
+    (tmp_path / "train.log").write_text(text)
+    return tmp_path

@@ -131,6 +131,11 @@ TRICKY = [
     # a two-column pandas frame (its index under the header's blanks) beside two-name lines that are none
     "    loss  accuracy", "0  1.0637  0.9642", "1  nan  nan", "loss acc", "1 2", "loss,acc", "0.5,0.9",
     "  loss  prose words", "3  4", "| loss | acc |", "| 0.5 | 0.9 |",
+    # dashes drawn around a name (public threads' print loops) beside a CLI's `--lr 0.1` and a negative
+    "-----Step 3 --LOSS-- tensor(2.3075, device='cuda:0', grad_fn=<AddBackward0>)",
+    "-----------loss------------:  tensor(nan, device='cuda:3', dtype=torch.float16)",
+    "python train.py --lr 0.1 --batch-size 32", "x --lr-- 0.5 -loss 3 ---acc: 0.5 -- --- ---- -1 --2 ---3e4",
+    "--a--b-- 1 ---_x: 2 ---",
 ]
 
 

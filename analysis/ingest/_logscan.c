@@ -147,9 +147,9 @@ static inline __attribute__((always_inline)) int parse_number(const char *s, Py_
     Py_ssize_t j = i;
     int neg = 0;
     if (j < n && (s[j] == '-' || s[j] == '+')) { neg = s[j] == '-'; j++; }
-    Py_ssize_t sp = j + (j < n && s[j] == '.');      /* YAML spells them `.nan`, `.inf`, `-.inf` (RLlib's result dump) */
-    if (sp + 3 <= n && (!memcmp(s + sp, "nan", 3) || !memcmp(s + sp, "NaN", 3) || !memcmp(s + sp, "NAN", 3) ||
-                        !memcmp(s + sp, "inf", 3) || !memcmp(s + sp, "Inf", 3) || !memcmp(s + sp, "INF", 3))) j = sp;
+    /* YAML spells them `.nan`, `.inf`, `-.inf` (RLlib's result dump); a `.` before anything else still
+       fails below, as it did (no digit follows it) */
+    if (j + 4 <= n && s[j] == '.' && (s[j + 1] == 'n' || s[j + 1] == 'N' || s[j + 1] == 'i' || s[j + 1] == 'I')) j++;
     if (j + 3 <= n && (!memcmp(s + j, "nan", 3) || !memcmp(s + j, "NaN", 3) || !memcmp(s + j, "NAN", 3) ||
                        !memcmp(s + j, "inf", 3) || !memcmp(s + j, "Inf", 3) || !memcmp(s + j, "INF", 3))) {
         Py_ssize_t k = j + 3;
@@ -426,6 +426,15 @@ static __attribute__((noinline)) int to_value(const char *s, Py_ssize_t n, Py_ss
     return parse_number(s, k + 4, n, v, end);
 }
 
+/* Where a name starts inside the dashes drawn around it (`-----loss-----:`, `--LOSS--`: three dashes
+   before it, or two on both sides; a CLI's `--lr` is none), or ws where the run [ws, i) is no such name. */
+static __attribute__((noinline, cold)) Py_ssize_t framed_name(const char *s, Py_ssize_t ws, Py_ssize_t i) {
+    Py_ssize_t d = ws;
+    while (d < i && s[d] == '-') d++;
+    int framed = i - d >= 2 && s[i - 1] == '-' && s[i - 2] == '-';
+    return d < i && is_start((unsigned char)s[d]) && (d - ws >= 3 || (d - ws == 2 && framed)) ? d : ws;
+}
+
 /* The pairs of one cleaned line (`ln`: its index within the chunk) into o's current line. */
 static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
     Py_ssize_t i = 0, prev = -1;   /* prev: start of the word before, when a single space joins them */
@@ -438,6 +447,10 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
         if (!is_keych(ch)) { i++; prev = -1; continue; }
         Py_ssize_t ws = i;
         while (i < n && is_keych((unsigned char)s[i])) i++;
+        if (ch == '-' && i - ws > 2) {
+            Py_ssize_t d = framed_name(s, ws, i);
+            if (d != ws) { ws = d; ch = (unsigned char)s[d]; prev = -1; }
+        }
         if (!is_start(ch)) {
             prev = -1;
             Py_ssize_t k = value_first(c, o, s, n, ws, i, ln);

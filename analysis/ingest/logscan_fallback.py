@@ -195,6 +195,13 @@ class Scanner:
             if m.start() != i:
                 prev = -1
             ws, i = m.span()
+            if s[ws] == 45:      # dashes drawn around a name (`-----loss-----:`, `--LOSS--`) are no part of it
+                d = ws
+                while d < i and s[d] == 45:
+                    d += 1
+                framed = i - d >= 2 and s[i - 2:i] == b"--"
+                if d < i and s[d] in _START and (d - ws >= 3 or (d - ws == 2 and framed)):
+                    ws, prev = d, -1
             if s[ws] not in _START:
                 prev = -1
                 i = self.value_first(s, ws, i, out, seen) or i
