@@ -624,3 +624,140 @@ def test_a_logged_and_retried_error_followed_by_more_training_is_no_crash(tmp_pa
         if e == 5:
             lines.append("2024-03-01 10:05:04,000 - ERROR - ConnectionError: wandb upload failed, retrying\n")
     assert _top(tmp_path, "".join(lines)).root_causes[0].code == "healthy"
+
+
+# The eighth round's tune-half cases (tests/wild), each a mechanism rather than a case.
+
+def test_a_yaml_nan_episode_reward_is_no_episode_ended_not_a_nan_in_the_model(tmp_path):
+    # tests/wild rllib-episode-reward-nan-no-done-10416 (ray #10416), as posted: no episode ended, so the
+    # reward means are over nothing; the thread settled it with done=True in the env
+    text = ("episode_len_mean: .nan\nepisode_reward_max: .nan\nepisode_reward_mean: .nan\n"
+            "episode_reward_min: .nan\nepisodes_this_iter: 0\nepisodes_total: 0\n")
+    d = _top(tmp_path, text, "output.txt")
+    assert d.root_causes[0].code == "data_pipeline_bug", _read(d)
+    assert "episode" in d.root_causes[0].issue
+    assert all(c.code != "numerical_instability" for c in d.root_causes)
+
+
+def test_an_sb3_table_with_a_nan_episode_reward_reads_the_same(tmp_path):
+    # stable-baselines3's logger table prints the same statistic as `| ep_rew_mean | nan |` until an
+    # episode ends (its `rollout/` block, sb3 common/logger.py HumanOutputFormat)
+    text = ("-----------------------------\n| rollout/           |      |\n|    ep_len_mean     | nan  |\n"
+            "|    ep_rew_mean     | nan  |\n| time/              |      |\n|    fps             | 1021 |\n"
+            "|    total_timesteps | 2048 |\n-----------------------------\n")
+    assert _top(tmp_path, text).root_causes[0].code == "data_pipeline_bug"
+
+
+def test_a_keras_epoch_line_at_ln10_on_both_sides_is_at_chance(tmp_path):
+    # tests/wild keras-tcn-mnist-pixel-chance-unnormalized-27 (keras-tcn #27): one full epoch, training and
+    # validation losses at ln(10) = 2.3026, accuracies at the commonest digit's share; fixed by normalising
+    text = ("55000/55000 [==============================] - 164s 3ms/step - loss: 2.3037 - accuracy: 0.1120 - "
+            "val_loss: 2.3015 - val_accuracy: 0.1135\n")
+    d = _top(tmp_path, text)
+    assert d.root_causes[0].code == "data_pipeline_bug", _read(d)
+    assert "ln(10)" in d.root_causes[0].issue
+
+
+def test_a_single_report_at_ln_k_without_validation_is_no_verdict_of_chance(tmp_path):
+    # the same numbers at step 0 of a print loop are an untrained model's, as they should be
+    d = _top(tmp_path, "step 0 loss 2.3037 acc 0.1120\n")
+    assert all(c.code != "data_pipeline_bug" for c in d.root_causes), _read(d)
+
+
+def test_an_accuracy_of_one_at_step_zero_is_too_good_whatever_the_loss(tmp_path):
+    # tests/wild kittiseg-acc-one-label-colour-off-155 (KittiSeg #155): label colours off by one (254 for
+    # 255) left one class; the total loss is a weight-decay term, the cross-entropy prints 0.00
+    text = ("2018-01-26 21:11:36,775 INFO Step 0/2000: loss = 0.46; lr = 1.00e-03; 0.082 sec (per Batch); "
+            "12.2 imgs/sec\n"
+            "2018-01-26 21:11:37,892 INFO       (raw)  Acc. : 1.00, xentropy: 0.00, weight_loss: 0.38\n"
+            "2018-01-26 21:11:37,892 INFO    (smooth)  Acc. : 1.00, xentropy: 0.00, weight_loss: 0.38\n")
+    d = _top(tmp_path, text)
+    assert d.root_causes[0].code == "data_pipeline_bug", _read(d)
+    assert "step 0" in d.root_causes[0].issue
+
+
+def test_an_objective_is_a_loss(tmp_path):
+    # tests/wild ssd-pytorch-bs1-lr-nan-275's numbers under the name optimisation code gives its loss
+    losses = ["3.2635", "14.6995", "12.2860", "14.0080", "20.0848", "29821698048.0", "nan", "nan"]
+    text = "".join(f"iter {i * 10} || objective: {v}\n" for i, v in enumerate(losses))
+    d = _top(tmp_path, text)
+    assert d.root_causes[0].code == "lr_too_high", _read(d)
+
+
+def test_lightnings_wording_of_unused_ddp_parameters(tmp_path):
+    # the RuntimeError Lightning 2.x raises in place of torch's "Expected to have finished reduction",
+    # as quoted verbatim in public repositories' comments and issue notes
+    text = ("RuntimeError: It looks like your LightningModule has parameters that were not used in producing "
+            "the loss returned by training_step. If this is intentional, you must enable the detection of "
+            "unused parameters in DDP, either by setting the string value "
+            "`strategy='ddp_find_unused_parameters_true'` or by setting the flag in the strategy with "
+            "`strategy=DDPStrategy(find_unused_parameters=True)`.\n")
+    assert _top(tmp_path, text, "output.txt").root_causes[0].code == "distributed_failure"
+
+
+def test_espnets_grad_norm_of_inf_reads_as_its_nan(tmp_path):
+    # espnet2/train/trainer.py logs f"The grad norm is {grad_norm}. Skipping updating the model." for nan
+    # and inf alike (tests/wild espnet-ctc-nan-grad-3630 shows the nan wording)
+    d = _top(tmp_path, "(trainer:582) WARNING: The grad norm is inf. Skipping updating the model.\n", "output.txt")
+    assert d.root_causes and d.root_causes[0].code in ("numerical_instability", "data_pipeline_bug"), _read(d)
+
+
+@pytest.mark.parametrize("tail, oom", [("Current allocation summary follows.", True),
+                                       ("The caller indicates that this is not a failure, but may mean that "
+                                        "there could be performance gains if more memory were available.", False)])
+def test_tfs_bfc_allocator_running_out_is_an_oom_unless_it_says_it_is_not_a_failure(tmp_path, tail, oom):
+    # tensorflow/core/common_runtime/bfc_allocator.cc's two endings of the same announcement
+    line = ("2019-01-01 12:00:00.000000: W tensorflow/core/common_runtime/bfc_allocator.cc:275] Allocator "
+            f"(GPU_0_bfc) ran out of memory trying to allocate 2.00GiB.  {tail}\n")
+    codes = [c.code for c in _top(tmp_path, line, "output.txt").root_causes]
+    assert (codes[:1] == ["out_of_memory"]) if oom else ("out_of_memory" not in codes), codes
+
+
+@pytest.mark.parametrize("line, code", [
+    # torch/nn/functional.py _verify_spatial_size (InstanceNorm on a 1x1 map): BatchNorm's batch-of-one twin
+    ("ValueError: Expected more than 1 spatial element when training, got input size torch.Size([1, 512, 1, 1])",
+     "zero_variance"),
+    # numpy/core/_exceptions.py _ArrayMemoryError: the host has no room for the array
+    ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.20 GiB for an array with shape "
+     "(50000, 128, 128, 1) and data type float32", "out_of_memory"),
+    # TensorFlow's conv op when cuDNN cannot get its handle: the GPU memory is gone (allow_growth fixes it)
+    ("tensorflow.python.framework.errors_impl.UnknownError:  Failed to get convolution algorithm. This is "
+     "probably because cuDNN failed to initialize, so try looking to see if a warning log message was printed "
+     "above.", "out_of_memory"),
+    # sklearn/utils/validation.py _assert_all_finite, old and new wordings: the features hold the NaN
+    ("ValueError: Input contains NaN, infinity or a value too large for dtype('float32').", "data_pipeline_bug"),
+    ("ValueError: Input X contains NaN.", "data_pipeline_bug"),
+])
+def test_library_wordings_of_known_failures(tmp_path, line, code):
+    d = _top(tmp_path, line + "\n", "output.txt")
+    assert d.root_causes and d.root_causes[0].code == code, _read(d)
+
+
+def test_a_printed_loss_tensor_is_the_training_loss(tmp_path):
+    # `print(loss)` every 200 epochs of a PyG GCN, as a public notebook shows its output (code search)
+    text = ("tensor(1.9477, device='cuda:0', grad_fn=<NllLossBackward0>)\n"
+            "tensor(0.7640, device='cuda:0', grad_fn=<NllLossBackward0>)\n"
+            "tensor(0.5391, device='cuda:0', grad_fn=<NllLossBackward0>)\n"
+            "tensor(0.5730, device='cuda:0', grad_fn=<NllLossBackward0>)\n"
+            "tensor(0.5447, device='cuda:0', grad_fn=<NllLossBackward0>)\n")
+    run = load_run(_write(tmp_path, text))
+    assert list(run.metrics.get("train_loss").values) == [1.9477, 0.764, 0.5391, 0.573, 0.5447]
+    assert _top(tmp_path, text).root_causes[0].code == "healthy"
+
+
+def test_dashes_drawn_around_a_loss_name_are_no_part_of_it(tmp_path):
+    # a public repository's training notes (code search) print `-----Step N --LOSS-- tensor(...)`, and
+    # BHui97/PLeak#2 `-----------loss------------:  tensor(nan, ...)`: both went NaN
+    steps = ["21.2340", "4.0840", "2.3075", "0.9804", "23.8030", "nan", "nan"]
+    text = "".join(f"-----Step {i} --LOSS-- tensor({v}, device='cuda:0', grad_fn=<AddBackward0>)\n"
+                   for i, v in enumerate(steps, 1))
+    d = _top(tmp_path, text)
+    assert d.root_causes[0].code in ("numerical_instability", "lr_too_high"), _read(d)
+    pleak = "".join(f"-----------loss------------:  tensor({v}, device='cuda:3', dtype=torch.float16)\n"
+                    for v in ("0.1054", "nan", "nan"))
+    assert list(load_run(_write(tmp_path, pleak)).metrics.get("train_loss").values[:1]) == [0.1054]
+
+
+def _write(tmp_path, text: str):
+    (tmp_path / "train.log").write_text(text)
+    return tmp_path

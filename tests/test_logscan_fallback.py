@@ -125,6 +125,17 @@ TRICKY = [
     "epoch,acc,loss,val_loss", "0,0.5,0.69,0.7", "1,0.6,nan,", ",epoch,loss,acc", "0,1,0.9,0.5",
     "       loss  accuracy  val_loss", "0  0.419479  0.850200  0.330585", "12  0.3  0.8  0.2",
     "epoch loss acc val_loss", "1 0.9 0.5 1.0", "2 nan 0.1", "3 0.5 0.5 0.5 0.5", "Plot loss and acc curves",
+    # YAML's non-finite values (RLlib's result dump) and SB3's `| key | value |` cells, beside look-alikes
+    "episode_reward_mean: .nan", "lb: -.inf", "x: .Inf y: .NAN z: .info w: .5 v: .nanx", "model.inf: 3",
+    "|    ep_rew_mean     | nan      |", "|    loss            | 0.52     |", "| a | inf | b |.nan|",
+    # a two-column pandas frame (its index under the header's blanks) beside two-name lines that are none
+    "    loss  accuracy", "0  1.0637  0.9642", "1  nan  nan", "loss acc", "1 2", "loss,acc", "0.5,0.9",
+    "  loss  prose words", "3  4", "| loss | acc |", "| 0.5 | 0.9 |",
+    # dashes drawn around a name (public threads' print loops) beside a CLI's `--lr 0.1` and a negative
+    "-----Step 3 --LOSS-- tensor(2.3075, device='cuda:0', grad_fn=<AddBackward0>)",
+    "-----------loss------------:  tensor(nan, device='cuda:3', dtype=torch.float16)",
+    "python train.py --lr 0.1 --batch-size 32", "x --lr-- 0.5 -loss 3 ---acc: 0.5 -- --- ---- -1 --2 ---3e4",
+    "--a--b-- 1 ---_x: 2 ---",
 ]
 
 

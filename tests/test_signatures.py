@@ -10,6 +10,19 @@ from analysis.ingest.events import build_event, match_benign, prefilter_literals
 
 # (signature name, line as posted, where it was posted)
 REAL_LINES = [
+    # wordings the wild-paste probes met (session 28)
+    ("input_contains_nan", "ValueError: Input contains NaN, infinity or a value too large for dtype('float64').",
+     "github.com/craymichael/CNN_LCD/issues/15"),
+    ("batchnorm_single", "`ValueError: Expected more than 1 spatial element when training, got input size "
+     "torch.Size([32, 512, 1, 1])`", "github.com/liufeng2915/CFSM/issues/4"),
+    ("host_oom", "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 1.61 GiB for an array with shape "
+     "(753, 536, 536) and data type float64", "github.com/MIC-DKFZ/nnUNet/issues/2213"),
+    ("cudnn_oom_in_disguise", "  (0) Unknown: Failed to get convolution algorithm. This is probably because cuDNN "
+     "failed to initialize, so try looking to see if a warning log message was printed above.",
+     "github.com/tensorflow/tensorflow/issues/38929"),
+    ("tf_oom", "2017-07-31 11:36:02.747322: W tensorflow/core/common_runtime/bfc_allocator.cc:273] Allocator "
+     "(cuda_host_bfc) ran out of memory trying to allocate 3.72GiB.  Current allocation summary follows.",
+     "github.com/tensorflow/tensorflow/issues/11915"),
     ("cuda_oom", "CUDA out of memory. Tried to allocate 4.00 GiB (GPU 0; 10.73 GiB total capacity; 4.41 GiB already "
      "allocated; 1.75 GiB free; 3.78 GiB cached)", "tests/wild gtad-oom-30"),
     ("cuda_oom", "RuntimeError: CUDA error: out of memory", "github.com/danieltan07/spatialaffinitynetwork/issues/7"),

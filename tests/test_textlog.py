@@ -179,3 +179,18 @@ def test_a_step_counter_that_restarts_each_epoch_keeps_the_lines_in_order(tmp_pa
         assert np.all(np.diff(loss.steps) > 0)
         assert loss.steps[:7].tolist() == [100, 200, 300, 400, 500, 600, 700]
         assert loss.values[-1] == float(lines[-1].rsplit(" ", 1)[1])
+
+
+def test_a_two_column_pandas_frame_is_a_table(tmp_path):
+    # `print(pd.DataFrame(history.history))` of a Keras model that fits loss and accuracy only: two named
+    # columns, the frame's index under the header's blanks (the numbers are those of tests/wild
+    # keras-int-normalize-zero-input-255, a tune-half case)
+    _, s = _parse(tmp_path, "        loss  accuracy\n0   0.235597  0.968750\n1  17.269388  0.500000\n"
+                            "2  17.269388  0.500000\n")
+    assert list(s["train_loss"].values) == [0.235597, 17.269388, 17.269388]
+    assert list(s["train_acc"].values) == [0.96875, 0.5, 0.5]
+
+
+def test_two_names_one_blank_apart_are_no_table(tmp_path):
+    _, s = _parse(tmp_path, "loss acc\n1 2\n3 4\n")
+    assert "train_loss" not in s

@@ -193,6 +193,10 @@ _FIXES = {
                 "from collapsing to one value"),
     "batchnorm_single": ("BatchNorm saw one value per channel (batch of 1)", "Drop the last incomplete batch "
                          "(drop_last=True), use batch size >= 2, or switch to GroupNorm/LayerNorm"),
+    "input_contains_nan": ("The input data holds NaN or Inf values (the library checked it before fitting)",
+                           "Find the rows with non-finite features (np.isnan(X).any(axis=1)) and impute or drop "
+                           "them; check the step that made them (a division by a zero std, a log of 0, a "
+                           "failed parse)"),
     "anomaly_nan": ("Autograd anomaly detection named the op that produced NaN", "Fix the named op's inputs: "
                     "clamp before log/sqrt/div, add eps, compute it in fp32"),
     "loss_scale_overflow": ("fp16 loss-scale overflows: gradients exceed fp16 range", "Use bf16 "

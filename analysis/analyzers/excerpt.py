@@ -237,7 +237,7 @@ def _nameless_nonfinite(run: Run, losses: list[Series]) -> list[Series]:
     first non-finite report on. NaN weights never heal: a value finite again at its last report (an
     RL reward before the first episode ends), or a loss printed finite on a later line (an AUC of a
     one-class batch), says the model's state held no NaN."""
-    named = [n for n in run.metrics.names() if n.startswith(NONFINITE_PREFIX)]
+    named = [n for n in run.metrics.names() if n.startswith(NONFINITE_PREFIX) and not _EPISODIC.search(n)]
     out = []
     for s in (s for n in named if (s := run.metrics.get(n)) is not None and len(s)):
         at = int(s.lines[0]) if s.lines is not None else 0
@@ -246,6 +246,50 @@ def _nameless_nonfinite(run: Run, losses: list[Series]) -> list[Series]:
         if not np.isfinite(s.values[-1]) and not outlived:
             out.append(s)
     return out
+
+
+# an RL statistic averaged over the episodes that ended (`episode_reward_mean`, SB3's `ep_rew_mean`)
+_EPISODIC = re.compile(r"episode|reward|ep_rew|ep_len")
+
+
+def _no_episode_ended(run: Run) -> list[Finding]:
+    """An RL episode statistic printed NaN at its last report (RLlib's `episode_reward_mean: .nan`) is
+    a mean over no episodes, not a NaN in the model: no episode ended in the iteration. An
+    environment that never returns `done` (or `terminated`/`truncated`) never closes one, so no
+    reward is ever counted, whatever the policy learns; a horizon longer than the rollout does the
+    same. The policy's own loss, where one is printed NaN too, is read by `_nan_loss` instead; a
+    statistic the log stops printing while other values go on (two or more reports of one after its
+    last) says nothing of the paste's end."""
+    if any(not np.isfinite(s.values).all() for s in _losses(run)):
+        return []
+    stats = [s for n in run.metrics.names() if n.startswith(NONFINITE_PREFIX) and _EPISODIC.search(n)
+             and (s := run.metrics.get(n)) is not None and len(s) and np.isnan(s.values[-1])
+             and not _printed_on(run, s)]
+    if not stats:
+        return []
+    s = stats[0]
+    names = ", ".join(_shown(x) for x in stats)
+    return [Finding(code="data_pipeline_bug",
+                    issue=f"{names} {'is' if len(stats) == 1 else 'are'} NaN: the mean over no finished "
+                          "episodes; the environment never ended an episode",
+                    severity="high",
+                    confidence=0.6,
+                    evidence=[point(s, len(s) - 1, f"{_shown(s)} (no episode finished)")],
+                    fix="Make the environment's step() return done=True (terminated or truncated) when an "
+                        "episode ends, or cap it with a time limit (gymnasium's TimeLimit, RLlib's horizon) "
+                        "shorter than the rollout; episodes_total should then rise above 0",
+                    expected_impact="episodes finish and the reward statistics are finite",
+                    analyzer=NAME,
+                    quick_fix="Return done=True at the end of an episode")]
+
+
+def _printed_on(run: Run, s: Series) -> bool:
+    """Whether some other series has two or more reports after `s`'s last: the log went on without it."""
+    if s.lines is None:
+        return False
+    last = int(s.lines[-1])
+    return any(x.lines is not None and int((x.lines > last).sum()) >= 2
+               for n in run.metrics.names() if (x := run.metrics.get(n)) is not None and x is not s)
 
 
 def _shown(s: Series) -> str:
@@ -655,20 +699,24 @@ def _zero_loss(run: Run) -> list[Finding]:
 def _too_good(run: Run) -> list[Finding]:
     """A loss near zero with an accuracy of 1.0 from the first report: too good to be true. The
     model sees the answer (a label leaked into the inputs, validation overlapping training) or the
-    labels are constant."""
+    labels are constant. An accuracy of 1.0 at step 0, before training moved the weights, is too
+    good whatever the loss beside it (a weight-decay term keeps the total above 0): an untrained
+    model scores every sample right only when every label is the class it happens to predict."""
     loss = _main_loss(run)
     for name in ("train_acc", "val_acc"):
         acc = run.metrics.get(name)
-        if (acc is None or not len(acc) or loss is None
-                or not np.isfinite(loss.values[0]) or not np.isfinite(acc.values[0])):
+        if acc is None or not len(acc) or not np.isfinite(acc.values[0]) or _as_share(acc.values)[0] < 0.999:
             continue
         if acc.step_kind != "index" and acc.steps[0] > 1:
             continue             # the paste starts mid-training: a model may well be that good by then
-        if _as_share(acc.values)[0] >= 0.999 and 0 <= float(loss.values[0]) <= TOO_GOOD_LOSS:
-            ev = [point(loss, 0, f"first {loss.name}"), point(acc, 0, f"first {name}")]
+        untrained = acc.step_kind == "step" and acc.steps[0] == 0
+        low = loss if loss is not None and 0 <= loss.values[0] <= TOO_GOOD_LOSS else None
+        if untrained or low is not None:
+            ev = ([point(low, 0, f"first {low.name}")] if low is not None else []) + [point(acc, 0, f"first {name}")]
+            beside = (f" and {low.name} {fmt(float(low.values[0]))} from the first report" if low is not None
+                      else " at step 0, before any update")
             return [Finding(code="data_pipeline_bug",
-                            issue=f"Too good to be true: {name} is {fmt(float(acc.values[0]))} and "
-                                  f"{loss.name} {fmt(float(loss.values[0]))} from the first report",
+                            issue=f"Too good to be true: {name} is {fmt(float(acc.values[0]))}{beside}",
                             severity="high",
                             confidence=0.65,
                             evidence=ev,
@@ -909,6 +957,7 @@ def _no_fault_read(run: Run) -> list[Finding]:
 
 def analyze(run: Run) -> list[Finding]:
     readings = (_gap, _absurd_lr, _nan_loss, _rising_loss, _stuck_accuracy, _flat_loss, _frozen_loss,
-                _too_good, _one_column, _growing_gradients, _short_spike, _zero_loss, _no_labels)
+                _too_good, _one_column, _growing_gradients, _short_spike, _zero_loss, _no_labels,
+                _no_episode_ended)
     found = [f for reading in readings for f in reading(run)]
     return found or _no_fault_read(run)

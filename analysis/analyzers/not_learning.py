@@ -10,10 +10,12 @@ the outputs. A loss that fell to its level and stays there converged instead, wh
 level below every earlier report is not read here.
 
 An accuracy at chance for a class count the same report gives on its own (top-k accuracies that
-bound it on both sides, or a loss at ln(K) beside it): one report after the first epoch is enough.
+bound it on both sides, or a loss at ln(K) beside it): one report after the first epoch is enough, or
+one report whose training and validation losses are both at ln(K) (validation runs after training).
 
 Thresholds: FROZEN_POINTS = 4 reports, equal to the last digit both print; ABOVE_BEST = 2%;
-CHANCE_REPORTS = 3; a loss within LN_BAND = 1% of ln(K), K <= 10.
+CHANCE_REPORTS = 3; a loss within LN_BAND = 1% of ln(K), K <= 10; beside such a loss, an accuracy within
+TIE_SHARE = 20% of 1/K.
 """
 from __future__ import annotations
 
@@ -30,6 +32,10 @@ ABOVE_BEST = 0.02            # a frozen level this far above the best reached, a
 TOP_K = (5, 10)             # the top-k accuracies the metric names know (`acc_top5`, `top_k_accuracy_10`)
 MAX_CLASSES, LN_BAND = 10, 0.01   # a loss within 1% of ln(K), K <= 10, is a uniform guess's
 CHANCE_REPORTS = 3          # an accuracy at chance at 3 reports, or after the first epoch, is no early guess
+# a loss at ln(K) says the outputs are uniform: the accuracy is then the share of whichever class wins
+# the ties, 1/K on a balanced set, up to TIE_SHARE/K from it on a mildly unbalanced one (MNIST's
+# commonest digit is 11.35% of its test set)
+TIE_SHARE = 0.2
 
 
 def _frozen_tail(v: np.ndarray) -> int:
@@ -104,7 +110,7 @@ def chance_accuracy(metrics: MetricTable, loss: Series | None,
     and the top-1 is within `band` of 1/K."""
     epoch = metrics.get("epoch")
     seen = epoch.values[np.isfinite(epoch.values)] if epoch is not None else np.array([])
-    trained_epoch = bool(len(seen)) and float(seen.max()) >= 1
+    trained_epoch = bool(len(seen)) and float(seen.max()) >= 1 or _both_sides_uniform(metrics, loss)
     for acc_name in ("val_acc", "train_acc"):
         acc = metrics.get(acc_name)
         if acc is None or not len(acc) or not np.isfinite(acc.values[-1]):
@@ -112,16 +118,36 @@ def chance_accuracy(metrics: MetricTable, loss: Series | None,
         if not (trained_epoch or len(acc) >= CHANCE_REPORTS):
             continue
         a = _share(float(acc.values[-1]))
-        found = _count_by_top_k(metrics, acc_name) or _count_by_loss(loss, acc)
+        by_top_k = _count_by_top_k(metrics, acc_name)
+        found = by_top_k or _count_by_loss(loss, acc)
         if found is None:
             continue
         (least, most), why, ev = found
-        k = next((k for k in range(least, most + 1) if abs(a - 1 / k) <= band), None)
+        wide = band if by_top_k else max(band, TIE_SHARE / most)
+        k = next((k for k in range(least, most + 1) if abs(a - 1 / k) <= wide), None)
         if k is not None:
             shown = fmt(float(acc.values[-1])) + ("%" if acc.values[-1] > 1 else "")
             return (f"{acc_name} is {shown}, chance for {k} classes ({why})",
                     [point(acc, len(acc) - 1, acc_name), ev])
     return None
+
+
+def _both_sides_uniform(metrics: MetricTable, loss: Series | None) -> bool:
+    """Whether the training loss and the validation loss both sit at ln(K) for the same K at their
+    last reports: a validation pass beside a training loss is made after training ran (Keras prints
+    `val_loss` at an epoch's end), so a uniform guess on both sides is no model at initialisation."""
+    val = metrics.get("val_loss")
+    if loss is None or val is None or loss is val or not len(loss) or not len(val):
+        return False
+    k = _ln_count(float(loss.values[-1]))
+    return k is not None and k == _ln_count(float(val.values[-1]))
+
+
+def _ln_count(v: float) -> int | None:
+    """The K whose ln(K) the loss `v` is within LN_BAND of: a uniform guess over K classes."""
+    if not np.isfinite(v):
+        return None
+    return next((k for k in range(2, MAX_CLASSES + 1) if abs(v - math.log(k)) <= LN_BAND * math.log(k)), None)
 
 
 def _count_by_top_k(metrics: MetricTable, acc_name: str):
@@ -144,7 +170,7 @@ def _count_by_loss(loss: Series | None, acc: Series):
         return None
     i = int(at[-1])
     v = float(loss.values[i])
-    k = next((k for k in range(2, MAX_CLASSES + 1) if abs(v - math.log(k)) <= LN_BAND * math.log(k)), None)
+    k = _ln_count(v)
     if k is None:
         return None
     return ((k, k), f"{loss.name} {fmt(v)} beside it is ln({k}), a uniform guess over {k} classes",

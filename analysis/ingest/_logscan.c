@@ -141,12 +141,15 @@ static inline int is_keych(unsigned char ch) { return cls[ch] & KEYCH; }
 static inline int is_digit(unsigned char ch) { return ch >= '0' && ch <= '9'; }
 static inline int is_blank(unsigned char ch) { return ch == ' ' || ch == '\t'; }
 
-/* A number at s[i..n): [-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?, nan, inf or infinity (not the start of a word),
+/* A number at s[i..n): [-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?, nan, inf or infinity (not the start of a word; YAML's `.nan`),
    or MSVC's spelling of a non-finite value (`1.#INF`, `-1.#IND`, `1.#QNAN`, `1.#SNAN`, digits after). */
 static inline __attribute__((always_inline)) int parse_number(const char *s, Py_ssize_t i, Py_ssize_t n, double *out, Py_ssize_t *end) {
     Py_ssize_t j = i;
     int neg = 0;
     if (j < n && (s[j] == '-' || s[j] == '+')) { neg = s[j] == '-'; j++; }
+    /* YAML spells them `.nan`, `.inf`, `-.inf` (RLlib's result dump); a `.` before anything else still
+       fails below, as it did (no digit follows it) */
+    if (j + 4 <= n && s[j] == '.' && (s[j + 1] == 'n' || s[j + 1] == 'N' || s[j + 1] == 'i' || s[j + 1] == 'I')) j++;
     if (j + 3 <= n && (!memcmp(s + j, "nan", 3) || !memcmp(s + j, "NaN", 3) || !memcmp(s + j, "NAN", 3) ||
                        !memcmp(s + j, "inf", 3) || !memcmp(s + j, "Inf", 3) || !memcmp(s + j, "INF", 3))) {
         Py_ssize_t k = j + 3;
@@ -423,6 +426,15 @@ static __attribute__((noinline)) int to_value(const char *s, Py_ssize_t n, Py_ss
     return parse_number(s, k + 4, n, v, end);
 }
 
+/* Where a name starts inside the dashes drawn around it (`-----loss-----:`, `--LOSS--`: three dashes
+   before it, or two on both sides; a CLI's `--lr` is none), or ws where the run [ws, i) is no such name. */
+static __attribute__((noinline, cold)) Py_ssize_t framed_name(const char *s, Py_ssize_t ws, Py_ssize_t i) {
+    Py_ssize_t d = ws;
+    while (d < i && s[d] == '-') d++;
+    int framed = i - d >= 2 && s[i - 1] == '-' && s[i - 2] == '-';
+    return d < i && is_start((unsigned char)s[d]) && (d - ws >= 3 || (d - ws == 2 && framed)) ? d : ws;
+}
+
 /* The pairs of one cleaned line (`ln`: its index within the chunk) into o's current line. */
 static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
     Py_ssize_t i = 0, prev = -1;   /* prev: start of the word before, when a single space joins them */
@@ -435,6 +447,10 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
         if (!is_keych(ch)) { i++; prev = -1; continue; }
         Py_ssize_t ws = i;
         while (i < n && is_keych((unsigned char)s[i])) i++;
+        if (ch == '-' && i - ws > 2) {
+            Py_ssize_t d = framed_name(s, ws, i);
+            if (d != ws) { ws = d; ch = (unsigned char)s[d]; prev = -1; }
+        }
         if (!is_start(ch)) {
             prev = -1;
             Py_ssize_t k = value_first(c, o, s, n, ws, i, ln);
@@ -521,8 +537,9 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
             if (fam > 0 && !moved && end + 1 < n && s[end] == '/' && fam != family(c, "epoch", 5))
                 count_ratio(s, n, j, &end, &v);
             /* `lb=nan` under a name no alias knows: kept from its first non-finite value on (a NaN is news
-               whatever its name; a value finite again after it says the model's state was not NaN) */
-            if (fam == -1 && (sep == '=' || sep == ':')) {
+               whatever its name; a value finite again after it says the model's state was not NaN; SB3's
+               `|    ep_rew_mean     | nan      |` table cell too) */
+            if (fam == -1 && (sep == '=' || sep == ':' || sep == '|')) {
                 if (!isfinite(v)) fam = family_in(c, NONFINITE, s + ws, we - ws);
                 else {
                     c->key.len = 0;
@@ -660,8 +677,9 @@ static int table_row(Ctx *c, Out *o, const Header *t, const char *s, Py_ssize_t 
 }
 
 /* A header row: 3 to MAX_COLUMNS names apart by `|`, tabs, commas (a CSV's, as Keras' CSVLogger writes it;
-   one word each) or two blanks, two of them metrics; or names one blank apart, half of them metrics
-   (a print loop's `print('epoch', 'loss', 'acc')`; prose names fewer). */
+   one word each) or two blanks, two of them metrics, or just two names that are both metrics (pandas'
+   `pd.DataFrame(history.history)` of `loss` and `accuracy`); or names one blank apart, at least 3, half of
+   them metrics (a print loop's `print('epoch', 'loss', 'acc')`; prose names fewer). */
 static int table_header(Ctx *c, Header *t, const char *s, Py_ssize_t n) {
     int how = memchr(s, '|', n) || memchr(s, '\t', n) ? PIPES : memchr(s, ',', n) ? COMMAS : BLANKS;
     Cell cells[MAX_COLUMNS + 1];
@@ -686,7 +704,7 @@ static int table_header(Ctx *c, Header *t, const char *s, Py_ssize_t n) {
             k = split_cells(s, n, BLANKS, cells, MAX_COLUMNS + 1);
         }
     }
-    if (k < 3 || k > MAX_COLUMNS) return 0;
+    if (k < 2 || k > MAX_COLUMNS || (k == 2 && how == WORDS)) return 0;
     int known = 0, fams[MAX_COLUMNS];
     for (int i = 0; i < k; i++) {
         Cell x = cells[i];

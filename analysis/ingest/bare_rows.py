@@ -39,6 +39,10 @@ AGREE_REL = 5e-4               # printed to 3 decimals or more (`2.303`, Keras' 
 _CELL = r"[-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+|nan|NaN|NAN|inf|Inf|INF)"
 _ROW = re.compile(rf"^\s*{_CELL}(?:(?:\s*,\s*|\s+){_CELL})+\s*(?:,\s*)?$")
 _SPLIT = re.compile(r"\s*,\s*|\s+")
+# `print(loss)` of a scalar tensor autograd made: `tensor(2.3026, device='cuda:0', grad_fn=<NllLossBackward0>)`
+_PRINTED_TENSOR = re.compile(rf"^\s*tensor\(\s*({_CELL})\s*"
+                             r"(?:,\s*device='[\w:]{1,16}')?,\s*grad_fn=<\w{1,64}>\)\s*$")
+PRINTED_LOSS = "train_loss"
 
 
 @dataclass
@@ -234,3 +238,23 @@ def _step_before(s: Series, line: int) -> float:
         return 0.0
     earlier = np.flatnonzero(s.lines < line)
     return float(s.steps[earlier[-1]] if len(earlier) else s.steps[0])
+
+
+def with_printed_loss(path: Path, series: list[Series], artifact: str) -> list[Series]:
+    """A small log whose lines print a scalar tensor with a `grad_fn` and nothing else: autograd
+    computed it from the weights, and the one such value a loop prints at each step is its loss
+    (`print(loss)`). Read as the training loss, in line order, at TABLE_ROWS lines or more, where the
+    log names no training loss of its own."""
+    if any(s.name == PRINTED_LOSS for s in series) or path.stat().st_size > BARE_MAX_BYTES:
+        return series
+    lines, values = [], []
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            m = _PRINTED_TENSOR.match(undress(raw.decode("utf-8", "replace"))) if len(raw) <= LINE_MAX else None
+            if m:
+                lines.append(n)
+                values.append(float(m.group(1)))
+    if len(lines) < TABLE_ROWS:
+        return series
+    return series + [Series(PRINTED_LOSS, artifact, np.arange(len(lines), dtype=np.float64),
+                            np.array(values), np.array(lines, dtype=np.int64), "index")]

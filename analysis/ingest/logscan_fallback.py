@@ -34,11 +34,13 @@ _INF = float("inf")
 
 def parse_number(s: bytes, i: int) -> tuple[float, int] | None:
     """A number at s[i:] and where it ends: [-+]?(\\d+\\.?\\d*|\\.\\d+)([eE][-+]?\\d+)?, nan, inf or
-    infinity (not the start of a longer word), or MSVC's `1.#INF`, `-1.#IND`, `1.#QNAN`, `1.#SNAN`."""
+    infinity (not the start of a longer word; YAML's `.nan`), or MSVC's `1.#INF`, `-1.#IND`, `1.#QNAN`, `1.#SNAN`."""
     n, j = len(s), i
     neg = False
     if j < n and s[j] in b"-+":
         neg = s[j] == 45
+        j += 1
+    if s[j:j + 1] == b"." and s[j + 1:j + 4] in _SPECIAL:      # YAML spells them `.nan`, `.inf`, `-.inf`
         j += 1
     if s[j:j + 3] in _SPECIAL:
         k = j + 3
@@ -193,6 +195,13 @@ class Scanner:
             if m.start() != i:
                 prev = -1
             ws, i = m.span()
+            if s[ws] == 45:      # dashes drawn around a name (`-----loss-----:`, `--LOSS--`) are no part of it
+                d = ws
+                while d < i and s[d] == 45:
+                    d += 1
+                framed = i - d >= 2 and s[i - 2:i] == b"--"
+                if d < i and s[d] in _START and (d - ws >= 3 or (d - ws == 2 and framed)):
+                    ws, prev = d, -1
             if s[ws] not in _START:
                 prev = -1
                 i = self.value_first(s, ws, i, out, seen) or i
@@ -271,7 +280,8 @@ class Scanner:
                     total = parse_number(s, num[1] + 1) if s[j:num[1]].isdigit() else None
                     if total is not None and s[num[1] + 1:total[1]].isdigit() and total[0] >= num[0] and total[0] > 0:
                         num = (num[0] / total[0], total[1])
-                if fam == -1 and sep in b"=:":   # `lb=nan`: a NaN is news whatever its name, kept from there
+                # `lb=nan`, SB3's `| ep_rew_mean | nan |`: a NaN is news whatever its name, kept from there
+                if fam == -1 and sep in b"=:|":
                     if num[0] != num[0] or abs(num[0]) == _INF:
                         fam = self.family(b"nonfinite|" + s[ws:we])
                     else:                        # finite again: the model's state was not NaN
@@ -383,14 +393,15 @@ class Scanner:
 
     def header(self, s: bytes) -> _Table | None:
         """A table's header row: three or more names apart by `|`, tabs, commas (a CSV's, one word each) or
-        two spaces, two of them metrics; or names one blank apart, half of them metrics."""
+        two spaces, two of them metrics, or just two that are both metrics (a pandas frame of `loss` and
+        `accuracy`); or three or more names one blank apart, half of them metrics."""
         how = PIPES if b"|" in s or b"\t" in s else COMMAS if b"," in s else BLANKS
         cells = _cells(s, how) if how != BLANKS else re.split(rb"[ \t]{2,}", s.strip(b" \t"))
         if how == BLANKS and len(cells) == 1:
             how, cells = WORDS, s.split()
         if how != BLANKS and cells and not cells[-1]:
             cells.pop()
-        if not 3 <= len(cells) <= MAX_COLUMNS:
+        if not 2 <= len(cells) <= MAX_COLUMNS or (len(cells) == 2 and how == WORDS):
             return None
         fams = []
         for i, c in enumerate(cells):
