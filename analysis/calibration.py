@@ -3,10 +3,11 @@
 The rules give each cause a raw confidence from the strength of its evidence. How often a raw
 level is right on a run of a shape the rules were never fitted to is measured by
 bench/calibrate.py (first-sight runs: the rules as they were before some tuning families existed,
-on those families) and stored as knots in analysis/data/calibration.toml; `calibrated` maps a raw
-confidence through them, piecewise linearly up to 1. Below the lowest knot no run was measured (the
-folders' causes start near 0.7; a pasted excerpt's go lower): a confidence there is kept, only
-capped at the lowest knot's calibrated value so that the map stays monotone.
+on those families; or out-of-suite probes: the current rules on tuning families' variants written
+under seeds and formats no rule was tuned on) and stored as knots in analysis/data/calibration.toml;
+`calibrated` maps a raw confidence through them, piecewise linearly up to 1. Below the lowest knot
+no run was measured (the folders' causes start near 0.7; a pasted excerpt's go lower): a confidence
+there is kept, only capped at the lowest knot's calibrated value so that the map stays monotone.
 """
 from __future__ import annotations
 

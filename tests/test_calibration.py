@@ -1,6 +1,7 @@
-"""The confidence map: fitted on first-sight runs (bench/calibrate.py), stored as data, applied to
-every diagnosis."""
+"""The confidence map: fitted on first-sight runs or on out-of-suite probes (bench/calibrate.py),
+stored as data, applied to every diagnosis."""
 import importlib.util
+import sys
 import tomllib
 from pathlib import Path
 
@@ -15,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def _calibrate_module():
     spec = importlib.util.spec_from_file_location("calibrate", ROOT / "bench" / "calibrate.py")
     mod = importlib.util.module_from_spec(spec)
+    sys.modules["calibrate"] = mod      # a dataclass looks its module up while it is built
     spec.loader.exec_module(mod)
     return mod
 
@@ -52,10 +54,15 @@ def test_a_family_written_name_slash_n_counts_its_first_runs():
 
 def test_stored_map_names_its_command_and_only_tuning_families():
     text = DATA.read_text()
-    assert "python bench/calibrate.py --group" in text
     data = tomllib.loads(text)
     split = {f.name: f.split for f in FAMILIES}
-    families = [name.partition("/")[0] for group in data["groups"] for name in group["families"]]
+    if "probes" in data:
+        assert "python bench/calibrate.py --probes" in text and "must NEVER be tuned on" in text
+        assert data["probes"]["shifts"] and _calibrate_module().RESERVED not in data["probes"]["shifts"]
+        families = data["probes"]["families"]
+    else:
+        assert "python bench/calibrate.py --group" in text
+        families = [name.partition("/")[0] for group in data["groups"] for name in group["families"]]
     assert families and all(split[name] == "tuning" for name in families)
     raws = [k[0] for k in data["knots"]]
     cals = [k[1] for k in data["knots"]]
@@ -77,4 +84,24 @@ def test_calibrate_refuses_measuring_families(monkeypatch):
     measuring = next(f.name for f in FAMILIES if f.split == "measuring")
     monkeypatch.setattr("sys.argv", ["calibrate.py", "--group", f"HEAD:{measuring}"])
     with pytest.raises(SystemExit, match="never looked at"):
+        mod.main()
+
+
+def test_probes_are_tuning_variants_the_suite_does_not_hold():
+    mod = _calibrate_module()
+    suite = {(f.name, v) for f in FAMILIES for v in f.variants}
+    tuned = {(p.family, p.variant) for p in mod.probes([mod.RESERVED])}
+    split = {f.name: f.split for f in FAMILIES}
+    got = mod.probes([2, 3])
+    assert got and all(split[p.family] == "tuning" for p in got)
+    assert not {(p.family, p.variant) for p in got} & (suite | tuned)
+    assert len({p.folder for p in got}) == len(got)
+    # the run's folder names neither the family nor the code
+    assert not any(p.family in str(p.folder) or p.code in str(p.folder) for p in got)
+
+
+def test_calibrate_refuses_the_tuning_shift(monkeypatch):
+    mod = _calibrate_module()
+    monkeypatch.setattr("sys.argv", ["calibrate.py", "--probes", f"2,{mod.RESERVED}"])
+    with pytest.raises(SystemExit, match="tuned on"):
         mod.main()
