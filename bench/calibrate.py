@@ -264,6 +264,7 @@ def from_probes(args: argparse.Namespace) -> tuple[list[list[tuple[float, bool]]
         with ThreadPoolExecutor(args.jobs) as pool:
             got = list(pool.map(lambda p: sight(Path(tmp), p.folder, p.code), runs))
     report(runs, got, skipped)
+    checks = sum(why.startswith("RuntimeError: scenario check failed") for why in skipped.values())
     modules = sorted({p.module for p in runs})
     by_group = [[g for p, g in zip(runs, got) if p.module == m and g[0] > 0] for m in modules]
     right = sum(r for _, r in got)
@@ -278,8 +279,11 @@ def from_probes(args: argparse.Namespace) -> tuple[list[list[tuple[float, bool]]
               f"# Shifts {', '.join(map(str, shifts))} must NEVER be tuned on (shift {RESERVED} is the tuning one): "
               "a map fitted on runs the",
               "# rules were tuned to measures a fit, not how often a confidence is right.",
-              f"# {len(todo)} probes, {len(skipped)} skipped (generation check failed), {len(runs)} diagnosed, "
-              f"{right} right at top-1; each generator module predicted by the map fitted on the others."]
+              f"# {len(todo)} probes: {checks} skipped for a generation check the variant failed, "
+              f"{len(skipped) - checks} that the writer",
+              f"# could not write at all (a seed or format it has no setting for); {len(runs)} diagnosed, {right} "
+              "right at top-1.",
+              "# Held out: one generator module (families added together) at a time."]
     table = ["# the probes: rules, shifts, families (all tuning), runs diagnosed and right",
              "[probes]", f'rules = "{sha}"', f"shifts = {json.dumps(shifts)}",
              f"families = {json.dumps(sorted({p.family for p in todo}))}",
