@@ -7,7 +7,7 @@ from pathlib import Path
 from analysis.analyzers import ANALYZERS, healthy
 from analysis.analyzers.error_readings import setup_error
 from analysis.budget import DEFAULT, Budget
-from analysis.calibration import calibrated
+from analysis.calibration import calibrated, thin_paste
 from analysis.ingest import load_run
 from analysis.metrics import clip
 from analysis.model import Diagnosis, Event, Evidence, Finding
@@ -116,12 +116,13 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
             failed.append({"analyzer": analyzer.NAME, "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
         used.append(analyzer.NAME)
     causes = combine(findings, list(symptoms))
+    paste = thin_paste(run)
     try:
         causes = add_rivals(causes, run)
     except Exception as exc:   # like an analyzer's: the look-alikes are lost, the reply is not
         failed.append({"analyzer": "rivals", "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
     for c in causes:            # ranked on the raw confidences; said as how often such a cause is right
-        c.raw_confidence, c.confidence = c.confidence, calibrated(c.confidence)
+        c.raw_confidence, c.confidence = c.confidence, calibrated(c.confidence, paste)
     crashes = [e for e in run.events if e.signature == "traceback"]   # a crash no signature explains
     questions: list[str] = []
     if not run.artifacts:
@@ -136,7 +137,7 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
                or next((c for c in causes if c.code == "healthy"), None))):
         # minor notes stay below it
         if not any(c is verdict for c in causes):
-            verdict.raw_confidence, verdict.confidence = verdict.confidence, calibrated(verdict.confidence)
+            verdict.raw_confidence, verdict.confidence = verdict.confidence, calibrated(verdict.confidence, paste)
         causes, status = [verdict] + [c for c in causes if c.code != "healthy"], "no_failure_found"
     elif not causes:
         status = "needs_more_data"

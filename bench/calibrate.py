@@ -45,6 +45,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -342,10 +343,24 @@ def main() -> None:
         *[f"    [{raw}, {cal}, {n}]," for raw, cal, n in knots],
         "]",
         "",
+        *paste_section(),
         *table,
     ]
     OUT.write_text("\n".join(lines))
     print("\n".join(lines))
+
+
+def paste_section() -> list[str]:
+    """The thin pastes' own knots (analysis/calibration.thin_paste), carried over unchanged: a fit on
+    run folders says nothing of a few pasted lines."""
+    doc = tomllib.loads(OUT.read_text()) if OUT.exists() else {}
+    paste = doc.get("paste", {})
+    if not paste.get("knots"):
+        return []
+    return ["# A thin paste (no config, no checkpoint, no curve of 12 points) keeps its own knots, carried over",
+            f"# by each refit on run folders: {paste.get('source', 'see this file history')}.",
+            "[paste]", f"source = {json.dumps(paste.get('source', ''))}",
+            "knots = [", *[f"    {k}," for k in paste["knots"]], "]", ""]
 
 
 if __name__ == "__main__":

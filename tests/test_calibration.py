@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.calibration import DATA, calibrated
+from analysis.calibration import DATA, calibrated, thin_paste
 from tests.scenarios import FAMILIES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,6 +77,21 @@ def test_map_is_monotone_and_keeps_unmeasured_low_levels():
     unmeasured = round(min(lowest[0], lowest[1]) / 2, 2)     # under the lowest knot: kept as it is
     assert calibrated(unmeasured) == unmeasured
     assert calibrated(lowest[0]) == round(lowest[1], 2) and calibrated(1.0) == 1.0
+
+
+def test_a_thin_paste_keeps_its_own_map_and_a_refit_carries_it_over(tmp_path, scenario):
+    from analysis.diagnose import diagnose
+    from analysis.ingest import load_run
+    paste = tomllib.loads(DATA.read_text())["paste"]["knots"]
+    ys = [calibrated(i / 100, paste=True) for i in range(101)]
+    assert all(a <= b for a, b in zip(ys, ys[1:])) and calibrated(paste[0][0], paste=True) == round(paste[0][1], 2)
+    # one Keras epoch pasted (kerastuner #167, tests/wild tune half): a paste, read through its own knots
+    (tmp_path / "train.log").write_text("Epoch 50/50\n45000/45000 [====] - 449s 10ms/sample - loss: 0.0350 - "
+                                        "acc: 0.9890 - val_loss: 1.6329 - val_acc: 0.7362\n")
+    d, run = diagnose(tmp_path)
+    assert thin_paste(run) and d.root_causes[0].confidence == calibrated(d.root_causes[0].raw_confidence, paste=True)
+    assert not thin_paste(load_run(scenario("lr_above_range_2")))          # a run folder
+    assert "[paste]" in "\n".join(_calibrate_module().paste_section())
 
 
 def test_calibrate_refuses_measuring_families(monkeypatch):
