@@ -761,3 +761,10 @@ def test_dashes_drawn_around_a_loss_name_are_no_part_of_it(tmp_path):
 def _write(tmp_path, text: str):
     (tmp_path / "train.log").write_text(text)
     return tmp_path
+
+
+def test_apex_numbering_its_loss_scaler_is_no_loss_at_zero(tmp_path):
+    # lasnet #3 (tests/wild, tune half): apex's first skipped steps, "loss scaler 0" is the scaler's index
+    d = _top(tmp_path, "Gradient overflow. Skipping step, loss scaler 0 reducing loss scale to 1024.0\n"
+                       "Gradient overflow. Skipping step, loss scaler 0 reducing loss scale to 512.0\n")
+    assert d.root_causes[0].code == "healthy" and d.status == "no_failure_found"

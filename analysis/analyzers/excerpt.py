@@ -92,6 +92,11 @@ QUIET_EVENTS = ("benign", "warning")   # messages that leave a paste's numbers t
 BOOKKEEPING = ("epoch", "step", "iter", "iteration", "global_step", "time", "eta")   # counters, not readings
 
 
+# names that hold a loss word and no loss: a mixed-precision scaler's scale (apex prints "loss scaler 0",
+# its scaler's index)
+NOT_LOSSES = ("loss_scale",)
+
+
 def _short(run: Run, name: str):
     s = run.metrics.get(name)
     return s if s is not None and 1 <= len(s) < SHORT else None
@@ -102,7 +107,7 @@ def _losses(run: Run) -> list[Series]:
     any name the reader kept. The parts of a summed loss (`train_loss/cls`) count only where no whole
     loss is printed: then the one part a paste shows is the loss it has."""
     others = [n for n in run.metrics.names()
-              if any(w in n for w in LOSS_WORDS) and n not in LOSS_FIRST and "/" not in n]
+              if any(w in n for w in LOSS_WORDS) and n not in LOSS_FIRST and "/" not in n and n not in NOT_LOSSES]
     names = [n for n in LOSS_FIRST if n in run.metrics] + sorted(others)
     if not names:
         names = sorted(n for n in run.metrics.names() if n.startswith(PART_PREFIX))
