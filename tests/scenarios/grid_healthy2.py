@@ -560,7 +560,7 @@ FAMILIES = [
     Family("warm_restarts", warm_restarts, "healthy", "tuning", (
         V("mlp", "momentum", fmt="kv", steps=320, seed=2121), V("lstm", "adam", fmt="mlflow", steps=480, seed=2122),
         V("cnn", "sgd", fmt="jsonl", steps=320, seed=2123),
-        V("mlp", "momentum", fmt="colon", steps=320, seed=2221))),
+        V("mlp", "momentum", fmt="colon", steps=320, seed=2221), V("mlp", "momentum", fmt="tb", steps=320, seed=2521))),
     Family("unfrozen_midway", unfrozen_midway, "healthy", "tuning", (
         V("cnn", "adam", fmt="colon", steps=300, seed=2131), V("lm", "adamw", fmt="hf", steps=300, seed=2132),
         V("regression", "adam", fmt="jsonl", steps=300, seed=2133))),
