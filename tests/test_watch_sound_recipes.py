@@ -12,7 +12,7 @@ from tests.scenarios import ALL, SPLIT
 from tests.watching import replay
 
 SOUND = ["amp_scaler_0", "amp_scaler_1", "amp_scaler_2", "large_rate_bn_0", "large_rate_bn_1",
-         "large_rate_bn_02_0", "large_rate_bn_02_1", "one_cycle_1", "warm_restarts_2"]
+         "large_rate_bn_02_0", "large_rate_bn_02_1", "one_cycle_1", "warm_restarts_2", "warm_restarts_4"]
 
 
 @pytest.mark.parametrize("name", SOUND)

@@ -120,12 +120,22 @@ def _restart_bump(lr, loss, onset: float) -> bool:
     return bool(near) and bool(np.isfinite(since).all()) and float(since.max()) < start
 
 
-def _lasting(values: np.ndarray, best: float) -> bool:
-    """A rise the run kept: the loss over its last tenth stays above the best before the rise (or
-    turns non-finite). An early bump the run later undid entirely did no lasting harm, so no
-    missing warm-up is read from it."""
+def _lasting(values: np.ndarray, best: float, after: int = 0) -> bool:
+    """A rise the run kept: the loss over its last tenth stays above the best before the rise by more
+    than three times the curve's batch noise (or turns non-finite), and its smoothed curve from
+    `after` (the rise) on never came back to within the noise of that best. An early bump the run
+    later undid did no lasting harm, so no missing warm-up is read from it, even where the last
+    tenth sits on a later bump (a warm restart's), or where the batches are so noisy that the
+    smoothed best before the rise is one lucky stretch."""
     tail = values[-max(3, len(values) // 10):]
-    return not np.isfinite(tail).all() or float(np.median(tail)) > best
+    if not np.isfinite(tail).all():
+        return True
+    v = values[np.isfinite(values)]
+    noise = 1.4826 * float(np.median(np.abs(v - rolling_median(v, max(9, len(v) // 10))))) if len(v) else 0.0
+    rest = values[after:]
+    rest = rest[np.isfinite(rest)]
+    undone = len(rest) > 0 and float(rolling_median(rest, max(5, len(values) // 40)).min()) <= best + noise
+    return float(np.median(tail)) > best + 3 * noise and not undone
 
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")
@@ -592,7 +602,7 @@ def analyze(run: Run) -> list[Finding]:
             # under where the loss was, and a tail at the old level would read as a kept rise
             best_before = (float(rolling_median(pre_onset, max(5, len(loss) // 40)).min()) if len(pre_onset)
                            else np.inf)
-            kept = _lasting(loss.values, best_before)
+            kept = _lasting(loss.values, best_before, index_at_or_after(loss, onset) or 0)
             if early and learned_first and kept and _warmup_matters(run, float(v[0])):
                 out.append(Finding(code="lr_too_high",
                                    issue=f"Loss {how} at {loss.step_kind} {fmt_step(onset)}, "

@@ -132,13 +132,17 @@ def _came_back_under_the_same_lr(run: Run, s, d) -> Finding | None:
     unstable rate builds its divergence over many steps and may come back part way under the same
     rate); or the loss came all the way back to its level before the rise, and ended the run under
     it, with the LR within `SAME_RATE` of what it was at the onset when it did (a rate too high is
-    not undone while it stays). Neither where the gradient norm blew up over the rise (`_norms_blew_up`)."""
+    not undone while it stays). Neither where the gradient norm blew up over the rise (`_norms_blew_up`),
+    nor while the peak is in the run's last tenth: a rise still under way has not come back, whatever
+    a median over its first high points says."""
     lr = run.metrics.get("lr")
     v = s.values
     if lr is None or not len(lr) or not np.isfinite(v).all() or not np.isfinite(lr.values).all():
         return None
     if _norms_blew_up(run, s, d):
         return None
+    if d.peak >= len(v) - max(5, len(v) // 10):
+        return None               # the rise is still under way at the end: nothing has come back yet
     window = max(5, len(v) // 40)
     sm = rolling_median(v, window)
     peak = float(sm[d.peak])
