@@ -57,6 +57,8 @@ PREFLIGHT_LR_FACTOR = 5.0
 RUNAWAY_RISES = 5
 RUNAWAY_GROWTH = 2.0
 RUNAWAY_NEW_HIGH = 1.5
+STEP_SHARE = 0.45          # of a runaway's rise (log scale), the most one step may carry...
+DATA_JUMP = 3.0            # ...where the loss jumped this many times over at that same step
 NONFINITE_GRAD_STREAK = 3
 HUGE_START_RISES = 2
 LOSS_SCALE_FALL = 2.0 ** SCALER_HALVINGS
@@ -133,7 +135,12 @@ def config_lr_far_above_range(run: Run, step: float) -> Finding | None:
 
 
 class _GradRunaway:
-    __slots__ = ("prev", "rises", "start", "high_before", "high")
+    """A rise that is mostly one jump (more than `STEP_SHARE` of it, on a log scale) made at the step
+    the loss itself jumped `DATA_JUMP`x at once is a step change of the data (a curriculum stage, a
+    harder shard), which the loss and the post-mortem read, not a runaway: geometric growth, or the
+    steady growth of gradients never cleared, compounds over its steps while the loss follows."""
+
+    __slots__ = ("prev", "prev_loss", "rises", "start", "high_before", "high", "jump", "data_jump")
 
     def __init__(self) -> None:
         self.prev = math.nan
@@ -141,21 +148,31 @@ class _GradRunaway:
         self.start = math.nan          # the value the current rise started from
         self.high_before = math.nan    # the largest value before the current rise
         self.high = -math.inf          # the largest value so far
+        self.jump = 1.0                # the largest one-step factor within the current rise
+        self.prev_loss = math.nan
+        self.data_jump = False         # ...made at a step where the loss jumped DATA_JUMP x at once
 
-    def feed(self, step: float, g: float, artifact: str) -> Finding | None:
+    def feed(self, step: float, g: float, artifact: str, loss: float | None = None) -> Finding | None:
+        prev_loss, self.prev_loss = self.prev_loss, loss if loss is not None else math.nan
         if not math.isfinite(g):
             self.rises = 0
             return None
         if g > self.prev:
             if self.rises == 0:
-                self.start, self.high_before = self.prev, max(self.high, self.prev)
+                self.start, self.high_before, self.jump = self.prev, max(self.high, self.prev), 1.0
             self.rises += 1
+            ratio = g / self.prev if self.prev > 0 else math.inf
+            if ratio > self.jump:
+                self.jump = ratio
+                self.data_jump = (loss is not None and math.isfinite(loss) and prev_loss > 0
+                                  and loss >= DATA_JUMP * prev_loss)
         else:
             self.rises = 0
         self.prev, self.high = g, max(self.high, g)
         # a rise from a zero gradient norm (nothing flowing yet) has no growth factor to speak of
         if (self.rises >= RUNAWAY_RISES and self.start > 0 and g >= RUNAWAY_GROWTH * self.start
-                and g >= RUNAWAY_NEW_HIGH * self.high_before):
+                and g >= RUNAWAY_NEW_HIGH * self.high_before
+                and not (self.data_jump and math.log(self.jump) > STEP_SHARE * math.log(g / self.start))):
             ev = [Evidence(f"grad_norm rose {self.rises} points in a row, {fmt(self.start)} -> {fmt(g)} "
                            f"({g / self.start:.1f}x), a new high, at step {fmt_step(step)}",
                            artifact, f"step {fmt_step(step)}")]
@@ -327,7 +344,7 @@ class Precursors:
             if (v := values.get(name)) is not None:
                 out.append(start.feed(name, step, v, self.artifact))
         if g is not None:
-            out.append(self._grad.feed(step, g, self.artifact))
+            out.append(self._grad.feed(step, g, self.artifact, loss))
             finite_loss = loss is not None and math.isfinite(loss)
             self._bad_grads = self._bad_grads + 1 if not math.isfinite(g) and finite_loss else 0
             self._finite_seen = self._finite_seen or math.isfinite(g)

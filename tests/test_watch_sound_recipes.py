@@ -2,7 +2,8 @@
 tuning families): replayed step by step with the config and code a run starts with, none of them
 warns. fp16 under a GradScaler started at 2**24 (its first steps overflow and are skipped, by
 design); SGD at 0.2-0.4 with BatchNorm and warm-up (2-4x the usual top, batch noise at a low loss);
-a one-cycle peak at 2x Adam's top; an SGDR restart back to 0.2 and the loss bump it brings."""
+a one-cycle peak at 2x Adam's top; an SGDR restart back to 0.2 and the loss bump it brings; a curriculum
+stage that jumps the loss and the gradient norm at once."""
 from __future__ import annotations
 
 import pytest
@@ -12,7 +13,8 @@ from tests.scenarios import ALL, SPLIT
 from tests.watching import replay
 
 SOUND = ["amp_scaler_0", "amp_scaler_1", "amp_scaler_2", "large_rate_bn_0", "large_rate_bn_1",
-         "large_rate_bn_02_0", "large_rate_bn_02_1", "one_cycle_1", "warm_restarts_2", "warm_restarts_4"]
+         "large_rate_bn_02_0", "large_rate_bn_02_1", "one_cycle_1", "warm_restarts_2", "warm_restarts_4",
+         "curriculum_3"]
 
 
 @pytest.mark.parametrize("name", SOUND)
