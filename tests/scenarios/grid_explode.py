@@ -23,6 +23,7 @@ from torch import nn
 
 from tests.scenarios import training
 from tests.scenarios.grid import (
+    schedule,
     nonfinite_at,
     Family,
     Knobs,
@@ -100,17 +101,23 @@ def residual_stack_unnormalised(dest: Path, v: Variant) -> None:
     write(dest, v.with_(depth=depth), k, rows, None, code=(ResidualStack, residual_stack_unnormalised, _fit))
 
 
-def _fit(v: Variant, model: nn.Module, opt, x, y, loss_fn, lr: float) -> list[dict]:
+def _fit(v: Variant, model: nn.Module, opt, x, y, loss_fn, lr: float, sched: str = "constant") -> list[dict]:
+    """SGD-style steps over random batches, logging the loss, the rate and the gradient norm; under
+    a schedule other than constant, the optimizer's rate follows grid.schedule."""
     g = torch.Generator().manual_seed(v.seed + 7)
     rows = []
     for step in range(1, v.steps + 1):
+        rate = lr * schedule(sched, step, v.steps)
+        if sched != "constant":
+            for group in opt.param_groups:
+                group["lr"] = rate
         idx = torch.randint(0, len(x), (v.batch,), generator=g)
         loss = loss_fn(model(x[idx]), y[idx])
         opt.zero_grad()
         loss.backward()
         gn = float(nn.utils.clip_grad_norm_(model.parameters(), float("inf")))
         opt.step()
-        rows.append({"step": step, "loss": loss.item(), "lr": lr, "grad_norm": gn})
+        rows.append({"step": step, "loss": loss.item(), "lr": rate, "grad_norm": gn})
     return rows
 
 

@@ -35,11 +35,11 @@ from tests.scenarios.grid import (
     build_model,
     nonfinite_at,
     require,
-    schedule,
     train,
     write,
 )
 from tests.scenarios import training
+from tests.scenarios.grid_explode import _fit
 from tests.scenarios.grid_explode3 import TARGET_OFFSET, TARGET_SCALE, task_loss_summed
 
 V = Variant
@@ -116,11 +116,9 @@ def _task_loss(v: Variant):
     return nn.functional.mse_loss if v.arch == "regression" else nn.functional.cross_entropy
 
 
-def l2_typo_scheduled(dest: Path, v: Variant) -> None:
-    """loss = task + l2 * sum(w ** 2) with l2 three orders too large, under a cosine or a warm-up:
-    each step moves every weight past zero by more than it started, and the weights (and the
-    gradients) grow geometrically while the LR stays small. The loop logs no gradient norm."""
-    lr, l2 = L2[v.opt]
+def _l2_on_weights(v: Variant, l2: float):
+    """The task's loss plus l2 * sum(w ** 2) over the model's weights, and the Knobs hook that hands
+    the loss the model."""
     holder: dict[str, nn.Module] = {}
 
     def prepare(model: nn.Module) -> None:
@@ -132,6 +130,15 @@ def l2_typo_scheduled(dest: Path, v: Variant) -> None:
         return task(out, target) + l2 * sum((p ** 2).sum() for n, p in holder["model"].named_parameters()
                                             if n.endswith("weight"))
 
+    return prepare, task_and_l2
+
+
+def l2_typo_scheduled(dest: Path, v: Variant) -> None:
+    """loss = task + l2 * sum(w ** 2) with l2 three orders too large, under a cosine or a warm-up:
+    each step moves every weight past zero by more than it started, and the weights (and the
+    gradients) grow geometrically while the LR stays small. The loop logs no gradient norm."""
+    lr, l2 = L2[v.opt]
+    prepare, task_and_l2 = _l2_on_weights(v, l2)
     k = Knobs(lr=lr, prepare=prepare, loss=task_and_l2, extra_config={"regularization": {"l2": l2}})
     model, rows, _ = train(v, k, dest)
     _blew_up(rows, "L2 typo")
@@ -149,28 +156,11 @@ def weight_decay_typo(dest: Path, v: Variant) -> None:
     x, y, loss_fn, classes = dataset(v, 1024)
     model = build_model(v, classes)
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9 if v.opt == "momentum" else 0.0, weight_decay=wd)
-    rows = _loop(v, model, opt, x, y, loss_fn, lr)
+    rows = _fit(v, model, opt, x, y, loss_fn, lr, v.sched)
     _blew_up(rows, "weight decay typo")
     k = Knobs(lr=lr)
     k.extra_config["optimizer"] = {**config(v, k)["optimizer"], "weight_decay": wd}
-    write(dest, v, k, _without(rows, "grad_norm"), None, code=(weight_decay_typo, _loop))
-
-
-def _loop(v: Variant, model: nn.Module, opt, x, y, loss_fn, lr: float) -> list[dict]:
-    g = torch.Generator().manual_seed(v.seed + 7)
-    rows = []
-    for step in range(1, v.steps + 1):
-        rate = lr * schedule(v.sched, step, v.steps)
-        for group in opt.param_groups:
-            group["lr"] = rate
-        idx = torch.randint(0, len(x), (v.batch,), generator=g)
-        loss = loss_fn(model(x[idx]), y[idx])
-        opt.zero_grad()
-        loss.backward()
-        gn = float(nn.utils.clip_grad_norm_(model.parameters(), float("inf")))
-        opt.step()
-        rows.append({"step": step, "loss": loss.item(), "lr": rate, "grad_norm": gn})
-    return rows
+    write(dest, v, k, _without(rows, "grad_norm"), None, code=(weight_decay_typo, _fit))
 
 
 # --- one hidden layer initialised far too wide -----------------------------------------------------------
@@ -242,17 +232,7 @@ def l2_typo_per_epoch(dest: Path, v: Variant) -> None:
     """An L2 weight three orders too large, just past where SGD's step overshoots: the weights grow
     a few percent a step, and the loop logs the epoch's mean loss and gradient norm per epoch."""
     lr, l2 = SLOW_L2[v.opt]
-    holder: dict[str, nn.Module] = {}
-
-    def prepare(model: nn.Module) -> None:
-        holder["model"] = model
-
-    task = _task_loss(v)
-
-    def task_and_l2(out, target):
-        return task(out, target) + l2 * sum((p ** 2).sum() for n, p in holder["model"].named_parameters()
-                                            if n.endswith("weight"))
-
+    prepare, task_and_l2 = _l2_on_weights(v, l2)
     k = Knobs(lr=lr, prepare=prepare, loss=task_and_l2, extra_config={"regularization": {"l2": l2}})
     model, rows, _ = train(v, k, dest)
     bad = nonfinite_at(rows)
