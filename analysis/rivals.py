@@ -22,6 +22,7 @@ from typing import Callable
 import numpy as np
 
 from analysis.analyzers.common import LR_RANGE, optimizer_family, peak_lr, point, train_loss
+from analysis.analyzers.weights import RELU
 from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.rank import LEADING, pair_text, rivals_of, settle_text
@@ -36,7 +37,6 @@ STALLED = 0.8         # a loss whose best stayed above this share of its start l
 STILL = 0.01           # ...and one that moved less than this share of it was not updated at all
 LOW_END = 10.0         # an LR within this factor of its optimizer's range bottom barely moves the weights
 SURE = 0.9             # a leader this sure (its own evidence excludes the rest) leaves no room to list any
-RELU = re.compile(r"\brelu\b|ReLU\(", re.I)                  # a ReLU in code, as the weights analyzer reads it
 MODEL = re.compile(r"nn\.(Module|Sequential)\b|keras\.")     # code that builds the model
 
 

@@ -55,6 +55,12 @@ LOW_NOISE_POINTS = 9      # the low part's noise is read from this many points o
 DEEP_DESCENT = 5.0        # ...after a descent this many times the whole curve's noise
 
 
+def wide_residuals(v: np.ndarray) -> np.ndarray:
+    """How far each point sits from a wide rolling median: minibatch noise, not the trend (1.4826 x
+    their median is the noise's robust scale)."""
+    return np.abs(v - rolling_median(v, max(9, len(v) // 10)))
+
+
 def divergence(values: np.ndarray, *, min_points: int = 12, min_rise: float = 0.15,
                sustain: int = 3, min_drop: float = 0.05) -> Divergence | None:
     """A loss that first falls (by `min_drop` of its start) and then rises by `min_rise` above its
@@ -71,7 +77,7 @@ def divergence(values: np.ndarray, *, min_points: int = 12, min_rise: float = 0.
     # minibatch noise, measured against a wide median: a rise must clear three times it. After a descent
     # far deeper than that noise, also over the low part (from where the curve first came halfway
     # down), whichever is larger: the quiet steep descent would set the bar for the noisy level below
-    resid = np.abs(v - rolling_median(v, max(9, len(v) // 10)))
+    resid = wide_residuals(v)
     noise = 1.4826 * float(np.median(resid))
     low = int(np.argmax(running_min <= (start + running_min[-1]) / 2))
     if len(v) - low >= LOW_NOISE_POINTS and start - running_min[-1] > DEEP_DESCENT * noise:

@@ -37,7 +37,7 @@ from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.patches import format_value, replace_in_config
 from analysis.run import Run
-from analysis.signals import divergence, first_nonfinite, relative_change, rolling_median
+from analysis.signals import divergence, first_nonfinite, relative_change, rolling_median, wide_residuals
 
 NAME = "learning_rate"
 FAR_ABOVE = 3.0       # an LR this many times its optimizer's upper bound is the cause of what blows up
@@ -131,7 +131,7 @@ def _lasting(values: np.ndarray, best: float, after: int = 0) -> bool:
     if not np.isfinite(tail).all():
         return True
     v = values[np.isfinite(values)]
-    noise = 1.4826 * float(np.median(np.abs(v - rolling_median(v, max(9, len(v) // 10))))) if len(v) else 0.0
+    noise = 1.4826 * float(np.median(wide_residuals(v))) if len(v) else 0.0
     rest = values[after:]
     rest = rest[np.isfinite(rest)]
     undone = len(rest) > 0 and float(rolling_median(rest, max(5, len(values) // 40)).min()) <= best + noise

@@ -34,7 +34,7 @@ SAMPLES = 4096
 ACTIVATION_ELEMENTS = 16 << 20
 MIN_SAMPLES = 256
 CONV_SIDE = 8          # a convolution is probed on 8x8 inputs: a unit that fires anywhere fires there
-_RELU = re.compile(r"\brelu\b|ReLU\(", re.I)
+RELU = re.compile(r"\brelu\b|ReLU\(", re.I)
 _BIAS_INIT = re.compile(r"(init\.\w+_\(|\.fill_\(|\.constant_\().*bias|bias.*(\.fill_\(|init\.\w+_\()")
 _OTHER_ACT = re.compile(r"Sigmoid|Tanh|GELU|SiLU|ELU\(|tanh\(|sigmoid\(|gelu\(")
 
@@ -250,7 +250,7 @@ def forward_spread(chain, samples: int, conv: bool, f) -> list[float]:
 
 def _dead_units(run: Run) -> list[Finding]:
     texts = [c.text for c in run.code]
-    if not texts or not any(_RELU.search(t) for t in texts) or any(_OTHER_ACT.search(t) for t in texts):
+    if not texts or not any(RELU.search(t) for t in texts) or any(_OTHER_ACT.search(t) for t in texts):
         return []
     if any(isinstance(v, str) and (_OTHER_ACT.search(v + "(") or _OTHER_ACT.search(v.capitalize() + "("))
            for c in run.configs for v in c.values.values()):
