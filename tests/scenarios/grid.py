@@ -398,10 +398,30 @@ def nonfinite_at(rows) -> int | None:
                 None)
 
 
+class CheckFailed(RuntimeError):
+    """A variant whose injected change did not show."""
+
+
 def require(ok: bool, what: str) -> None:
     """A variant whose change does not show is a broken scenario, whatever the seed: fail the build."""
     if not ok:
-        raise RuntimeError(f"scenario check failed: {what}")
+        raise CheckFailed(f"scenario check failed: {what}")
+
+
+def first_that_shows(strengths, attempt):
+    """`attempt(strength)` at the first strength on the ladder whose fault shows (its checks pass).
+
+    A fault that rides on chaotic float dynamics (an initialisation just wide enough to blow up late)
+    sits on an edge that moves with the CPU's kernels: a strength that blows up at step 120 on one
+    machine stays finite, or blows up at step 45, on another. The ladder starts at the strength the
+    family was written with, so a machine where it shows writes the same run, and steps outward."""
+    why = []
+    for strength in strengths:
+        try:
+            return attempt(strength)
+        except CheckFailed as exc:
+            why.append(f"{strength}: {exc}")
+    raise CheckFailed("no strength on the ladder showed the fault: " + "; ".join(why))
 
 
 @dataclass(frozen=True)
