@@ -8,7 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import yaml
+
+from analysis.ingest import load_run
+from analysis.metrics import fmt
 
 
 def write(dest: Path, *, stage2_lr: float, seed: int = 3) -> Path:
@@ -56,3 +60,10 @@ if __name__ == "__main__":
     torch.set_num_threads(1)
     out = write(Path(sys.argv[1]), stage2_lr=float(sys.argv[2]), seed=int(sys.argv[3]))
     (out / ".complete").write_text("ok")
+
+
+def window_max(run_dir, metric: str, lo: float, hi: float) -> str:
+    """The largest value of `metric` between two steps, read from the run's files independently."""
+    s = load_run(run_dir).metrics.get(metric)
+    inside = s.values[(s.steps >= lo) & (s.steps <= hi)]
+    return fmt(float(np.nanmax(inside)))
