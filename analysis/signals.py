@@ -88,8 +88,10 @@ def divergence(values: np.ndarray, *, min_points: int = 12, min_rise: float = 0.
         return None
     i = int(held[0])         # the first point from which the rise holds for `sustain` points
     best = int(np.argmin(sm[: i + 1]))
-    if start - sm[best] < min_drop * abs(start):
-        return None          # it never learned: not a divergence after a good start
+    if start - sm[best] < max(min_drop * abs(start), 3 * noise):
+        # it never learned: not a divergence after a good start. A dip inside the batch noise is no
+        # descent either (a loss pinned at chance and thrown around by a huge LR dips and rises by chance)
+        return None
     # onset: the first point after the best where the curve leaves its floor for good
     floor = sm[best] + 0.25 * (sm[i] - sm[best])
     onset = best + int(np.argmax(sm[best: i + 1] > floor))

@@ -72,10 +72,21 @@ def test_a_norm_huge_before_any_update_rules_the_lr_out(scenario):
 
 def test_an_adaptive_optimizer_at_an_sgd_rate_pins_the_loss(scenario, capsys):
     """Adam at 0.1 from the first step: the loss never moves off chance, and the LR (30x its range's
-    top) leads the data-bug reading, which stays listed with its own evidence."""
+    top) leads the data-bug reading. That reading stays listed with its own evidence unless the loss
+    hovers batch to batch by 5% or more of its level (weights thrown around, not a model guessing the
+    label prior), which the leader then cites. How widely it hovers moves with the CPU's kernels, so
+    the spread is read here from the run's own file and the branch checked against it."""
+    from analysis.ingest import load_run
+
+    run = scenario("sgd_rate_adaptive_1")
     cause, doc = top(scenario, "sgd_rate_adaptive_1", capsys)
     assert cause["code"] == "lr_too_high" and "from the first step" in cause["issue"]
-    assert "data_pipeline_bug" in [c["code"] for c in doc["root_causes"][1:3]]
+    loss = load_run(run).metrics.get("train_loss").values
+    late = loss[len(loss) // 5:]
+    spread = 1.4826 * np.median(np.abs(late - np.median(late))) / np.median(late)
+    listed = "data_pipeline_bug" in [c["code"] for c in doc["root_causes"][1:3]]
+    assert listed == (spread < 0.05), spread
+    assert ("spread around its level" in texts(cause)) == (spread >= 0.05)
 
 
 def test_dead_units_from_the_checkpoint(scenario, capsys):

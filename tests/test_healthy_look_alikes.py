@@ -17,14 +17,16 @@ def _healthy(d) -> bool:
 def test_a_noisy_bump_undone_under_the_same_rate_is_no_divergence(scenario):
     d, _ = diagnose(scenario("warm_restarts_3"))     # momentum SGD at 0.08, batch noise from step 1
     assert _healthy(d)
-    note = next(c for c in d.root_causes if c.code == "lr_too_high")
-    assert note.severity == "low" and "came back down under the same learning rate" in note.issue
+    # at most a note: a bump inside the batch noise, or one the run undid under the same rate
+    assert all(c.severity == "low" for c in d.root_causes if c.code == "lr_too_high")
 
 
 def test_a_curriculum_jump_trained_down_under_a_constant_rate_is_the_data(scenario):
     d, run = diagnose(scenario("curriculum_3"))      # harder rows from step ~120: the loss jumps 25x
     assert _healthy(d)
     assert float(run.metrics.get("train_loss").values.max()) > 20 * float(run.metrics.get("train_loss").values.min())
+    note = next(c for c in d.root_causes if c.code == "lr_too_high")
+    assert note.severity == "low" and "came back down under the same learning rate" in note.issue
 
 
 def test_lightnings_lr_column_named_for_the_optimizer_is_the_lr(scenario):

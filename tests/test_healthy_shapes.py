@@ -133,3 +133,23 @@ def test_an_inf_gradient_where_the_loss_jumped_and_stayed_is_no_skipped_step(tmp
     d = _diagnose(tmp_path, [{"step": 100 * (i + 1), "loss": x, "grad_norm": g}
                              for i, (x, g) in enumerate(zip(loss, norm))])
     assert d.root_causes and _alarms(d)
+
+
+def test_a_dip_inside_the_batch_noise_is_no_descent_to_diverge_from():
+    """A loss pinned at chance and thrown around batch to batch (a rate far above range) dips and
+    rises by chance: a dip within three times that noise is not a descent, so the rise after it is no
+    divergence. The same curve after a real descent, rising past its noise, is one."""
+    import numpy as np
+
+    from analysis.signals import divergence
+
+    rng = np.random.default_rng(0)
+    noise = rng.normal(0.0, 0.1, 240)
+    pinned = np.full(240, 1.22) + noise
+    pinned[:20] = 1.3 + noise[:20]                       # a dip of 0.08 (6%) from its start, a third of 3x noise
+    pinned[210:] += 0.5                                  # then a late rise by 5x the noise
+    assert divergence(pinned) is None
+    learned = np.concatenate([np.linspace(2.5, 0.3, 120), np.full(120, 0.3)]) + 0.02 * noise
+    learned[200:] += 1.0
+    d = divergence(learned)
+    assert d is not None and 190 <= d.onset <= 205
