@@ -260,7 +260,9 @@ FAMILIES = [
     Family("warmup_peak_high", warmup_to_a_peak_too_high, "lr_too_high", "tuning", (
         V("mlp", "adamw", "warmup", fmt="hf", seed=8131), V("mlp", "adam", "warmup", fmt="lightning", seed=8132, width=48),
         V("cnn", "adam", "warmup", fmt="tb", seed=8133), V("mlp", "adamw", "warmup", fmt="kv", seed=8231),
-        V("mlp", "adam", "warmup", fmt="nanogpt", seed=8233, width=48))),
+        V("mlp", "adam", "warmup", fmt="nanogpt", seed=8233, width=48),
+        # a probe (shift 6) read healthy: the CNN's loss stops improving at a noisy level under 0.1
+        V("cnn", "adam", "warmup", fmt="tb", seed=8735))),
     Family("one_cycle_high", one_cycle_peak_too_high, "lr_too_high", "tuning", (
         V("mlp", "sgd", fmt="csv", seed=8141), V("regression", "momentum", fmt="jsonl", seed=8142),
         V("cnn", "sgd", fmt="mlflow", seed=8143))),
