@@ -123,6 +123,20 @@ def test_a_rate_far_above_range_that_throws_the_loss_back_to_its_start(scenario,
     assert "back above its first value" in texts(cause) and "-  lr: 0.3\n+  lr: 0.005" in cause["patch"]
 
 
+def test_a_rate_far_above_range_under_which_the_loss_stops_improving(scenario, capsys):
+    # Adam warmed up to 0.1 on a CNN: it learns during the warm-up, then bounces around a level
+    cause, _ = top(scenario, "warmup_peak_high_5", capsys)
+    assert cause["code"] == "lr_too_high" and "stopped improving" in cause["issue"]
+    assert "10x the top" in cause["issue"] and "bouncing by" in texts(cause)
+
+
+def test_a_large_rate_the_model_tolerates_is_not_stuck(scenario, capsys):
+    # SGD at 0.4 with BatchNorm: 4x the range's top, and the loss keeps falling
+    cause, doc = top(scenario, "large_rate_bn_0", capsys)
+    assert cause["code"] == "healthy"
+    assert "lr_too_high" not in [c["code"] for c in doc["root_causes"]]
+
+
 def test_zero_lr_from_an_integer_warmup(scenario, capsys):
     cause, _ = top(scenario, "lr_zero_lstm", capsys)
     assert cause["code"] == "no_parameter_updates" and "warmup_steps = 500" in texts(cause)

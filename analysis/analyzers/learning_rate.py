@@ -55,6 +55,7 @@ JUMP_LEAD = 0.25      # a jump up to this share of the run before the loss's ons
 JUMP_LAG = 0.02       # ... or this share after it (the LR is often logged more sparsely than the loss)
 THROWN_BACK = 2       # reports of the loss back above its first value that a rate far above range explains
 STUCK_MOVE = 0.1      # a loss that moved less than this (relative) over the run has not learned
+STALL_POINTS = 50     # reports under a rate far above range needed to call the loss stuck under it
 DECAYED_BY = 0.5      # a rate below its range for more than half the run: the run was trained at ~0
 STILL_AFTER = 0.1     # the loss moved under 10% once the rate was below range: nothing left moved it
 # A loss that had fallen this share of its start before the rate left its range was converging: the
@@ -226,6 +227,17 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str, given_back: float
                         expected_impact="the loss settles instead of jumping back to where it started",
                         analyzer=NAME, onset_step=thrown[1], quick_fix=f"Lower the LR to {fmt(high / 2)}",
                         rules_out=_explained_by(value, high))]
+    if value >= FAR_ABOVE * high and onset is None and (stuck := _stalled_while_high(lr, loss, FAR_ABOVE * high)):
+        patch, cfg_ev, _ = _config_lr_patch(run, value, high / 2)
+        return [Finding(code="lr_too_high",
+                        issue=f"Learning rate {fmt(value)} is {value / high:.0f}x the top of the usual range for "
+                              f"{family} (~{fmt(high)}); the loss stopped improving while the rate stayed there "
+                              "and bounces around a level it cannot get under",
+                        severity="high", confidence=0.65, evidence=[lr_ev, *fam_evs, stuck] + cfg_ev,
+                        fix=f"Lower the learning rate to ~{fmt(high / 2)} for {family}", patch=patch,
+                        expected_impact="the loss falls below the level it bounces around now",
+                        analyzer=NAME, onset_step=float(loss.steps[0]),
+                        quick_fix=f"Lower the LR to {fmt(high / 2)}")]
     shown = value >= FAR_ABOVE * high or (given_back >= GIVEN_BACK and not (
         lr is not None and len(lr) >= 2 and onset is not None and _restart_bump(lr, loss, onset)))
     if value > high and onset is not None and shown:
@@ -271,6 +283,35 @@ def _thrown_back(lr, loss, far: float) -> tuple[Evidence, float] | None:
     return (Evidence(f"loss back above its first value ({fmt(float(v[0]))}) at {len(hits)} reports while the LR "
                      f"was at or above {fmt(far)}, up to {fmt(float(v[i]))} at {loss.step_kind} "
                      f"{fmt_step(loss.steps[i])}", loss.artifact, loss.locator(i)), float(loss.steps[hits[0]]))
+
+
+def _stalled_while_high(lr, loss, far: float) -> Evidence | None:
+    """A rate at or above `far` that the loss stopped improving under: over the stretch the rate
+    stayed that high (the whole run when only the config gives it), the loss's level in its last
+    fifth is no more than STUCK_MOVE under its level in its second fifth, and it bounces batch to
+    batch by HOVER_SPREAD of that level or more. Each step overshoots the minimum the model could
+    reach, so the loss hovers around a level instead of going under it. A large rate that the model
+    tolerates (BatchNorm under SGD) keeps the loss falling, and a quiet plateau is a model that has
+    converged or a data bug, not this."""
+    v = loss.values
+    if lr is not None and len(lr) >= 2 and np.isfinite(lr.values).all():
+        at = np.searchsorted(lr.steps, loss.steps, side="right") - 1
+        high = (at >= 0) & (lr.values[np.clip(at, 0, None)] >= far)
+    else:
+        high = np.ones(len(v), dtype=bool)
+    idx = np.flatnonzero(high & np.isfinite(v))
+    if len(idx) < STALL_POINTS:
+        return None
+    fifth = len(idx) // 5
+    second, last = v[idx[fifth:2 * fifth]], v[idx[-fifth:]]
+    level = float(np.median(second))
+    if level <= 0 or float(np.median(last)) < (1 - STUCK_MOVE) * level or _spread(v[idx]) < HOVER_SPREAD:
+        return None
+    i, j = int(idx[fifth]), int(idx[-1])
+    return Evidence(f"loss at a median {fmt(level)} early in the {len(idx)} reports with the rate at or above "
+                    f"{fmt(far)}, and {fmt(float(np.median(last)))} at their end, bouncing by "
+                    f"{_spread(v[idx]):.0%} of its level batch to batch",
+                    loss.artifact, loss.span_locator(i, j))
 
 
 def _share_shown(lr) -> float:
