@@ -152,6 +152,11 @@ _FIXES = {
     "elastic_teardown": ("torchrun is stopping the other ranks because one failed", "Read the first "
                          "failing rank's own error above the SIGTERM lines (or torchrun's error file): the "
                          "SIGTERMs are its consequence"),
+    "horovod_shutdown": ("Horovod shut down: a rank raised, or finished while the others still called "
+                         "collectives", "Read the first rank's own exception above the first shutdown "
+                         "message; if none raised, make every rank run the same number of steps and "
+                         "collectives (an early stop or a last batch decided on one rank only must be "
+                         "broadcast to all)"),
     "rank_failure": ("A worker rank failed and took the job down", "Read the first failing rank's own "
                      "traceback (torchrun's error file); the other ranks' errors are consequences"),
     "dataloader_killed": ("A DataLoader worker died", "The worker was killed (often the host OOM killer or a "
@@ -163,6 +168,10 @@ _FIXES = {
                             "(--shm-size) or use torch.multiprocessing.set_sharing_strategy('file_system') "
                             "(also the fix when the process runs out of file descriptors: ancdata, too many "
                             "open files; or raise ulimit -n), and check the sample the worker was loading"),
+    "spawn_without_main_guard": ("DataLoader workers started under spawn (Windows, macOS) from a script "
+                                 "without the `if __name__ == '__main__':` guard",
+                                 "Put the training code under `if __name__ == '__main__':` (each spawned worker "
+                                 "re-imports the script), or set num_workers=0 to load in the main process"),
     "dataloader_worker_error": ("A DataLoader worker failed while loading a sample", "The worker's own error "
                                 "names the record: fix or skip it in the dataset's __getitem__ (catch the "
                                 "decode error, log the index, filter the file list); num_workers=0 "
