@@ -768,3 +768,40 @@ def test_apex_numbering_its_loss_scaler_is_no_loss_at_zero(tmp_path):
     d = _top(tmp_path, "Gradient overflow. Skipping step, loss scaler 0 reducing loss scale to 1024.0\n"
                        "Gradient overflow. Skipping step, loss scaler 0 reducing loss scale to 512.0\n")
     assert d.root_causes[0].code == "healthy" and d.status == "no_failure_found"
+
+
+# mar #69 (tests/wild, tune half): a MetricLogger line with its LR, the loop's NaN, then torchrun's report
+MAR_LINES = ("[11:41:33.534863] Epoch: [8]  [ 200/2293]  eta: 1:52:52  lr: 0.000004  loss: 0.2606 (0.2654)  time: "
+             "3.0808  data: 0.0002  max mem: 32637\n"
+             "[11:41:59.064379] Loss is nan, stopping training\n")
+MAR_LAUNCHER = ("E1030 11:42:16.325000 140014536193856 torch/distributed/elastic/multiprocessing/api.py:833] failed "
+                "(exitcode: 1) local_rank: 0 (pid: 155690) of binary: /data/taohu/anaconda3/envs/vae/bin/python3.10\n")
+
+
+def test_a_nan_under_an_lr_too_small_to_overflow_the_weights_is_not_read_as_the_lr(tmp_path):
+    d = _top(tmp_path, MAR_LINES)
+    codes = _read(d)
+    assert codes[0] == "numerical_instability", codes
+    lr = next(c for c in d.root_causes if c.code == "lr_too_high")
+    assert lr.confidence <= 0.3 and any("too small" in e.text for e in lr.evidence)
+    # the same lines with an LR of 0.04: the LR reading is not held down
+    d = _top(tmp_path, MAR_LINES.replace("lr: 0.000004", "lr: 0.040000"))
+    assert next(c for c in d.root_causes if c.code == "lr_too_high").confidence > 0.3
+
+
+def test_the_launchers_report_of_a_failed_rank_is_the_rank_errors_consequence(tmp_path):
+    d = _top(tmp_path, MAR_LINES + MAR_LAUNCHER)
+    assert "distributed_failure" not in _read(d) and _read(d)[0] == "numerical_instability"
+    # alone, it is still the failure the paste shows
+    d = _top(tmp_path, MAR_LAUNCHER)
+    assert _read(d)[0] == "distributed_failure"
+
+
+def test_a_nan_accuracy_beside_a_nan_loss_is_no_sample_counted(tmp_path):
+    # Hands-On-Deep-Learning-for-Finance #11 (tests/wild, tune half): validation set smaller than one batch
+    d = _top(tmp_path, "Epoch: 79/100 Iteration: 80 Validation loss:    nan Validation acc: nan\n")
+    top = d.root_causes[0]
+    assert top.code == "data_pipeline_bug" and any("0/0" in e.text for e in top.evidence)
+    # a finite accuracy beside it says nothing of the kind
+    d = _top(tmp_path, "Epoch: 79/100 Iteration: 80 Validation loss:    nan Validation acc: 0.51\n")
+    assert not any("0/0" in e.text for c in d.root_causes for e in c.evidence)
