@@ -805,3 +805,16 @@ def test_a_nan_accuracy_beside_a_nan_loss_is_no_sample_counted(tmp_path):
     # a finite accuracy beside it says nothing of the kind
     d = _top(tmp_path, "Epoch: 79/100 Iteration: 80 Validation loss:    nan Validation acc: 0.51\n")
     assert not any("0/0" in e.text for c in d.root_causes for e in c.evidence)
+
+
+def test_a_loss_growing_under_an_accuracy_that_holds_is_no_divergence(tmp_path):
+    # LNL-SR #1 (tests/wild, tune half): the maintainer's own healthy log, its loss (with a growing norm term)
+    # rising ~2% per iteration while the test accuracy holds near 0.53
+    loss = [4526359.4326 * 1.02 ** k for k in range(30)]
+    acc = [0.5439, 0.5391, 0.5572, 0.5359, 0.5347, 0.5240, 0.5387, 0.5320, 0.5358, 0.5492] * 3
+    held = "".join(f"Iter {126 + k}: loss={v:.4f}, test_acc={a:.4f}\n" for k, (v, a) in enumerate(zip(loss, acc)))
+    d = _top(tmp_path, held)
+    assert "lr_too_high" not in _read(d), _read(d)
+    # the same loss with the accuracy falling away: the updates overshoot
+    falling = "".join(f"Iter {126 + k}: loss={v:.4f}, test_acc={0.54 - 0.01 * k:.4f}\n" for k, v in enumerate(loss))
+    assert _read(_top(tmp_path, falling))[:1] == ["lr_too_high"]

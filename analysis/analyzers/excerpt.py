@@ -70,6 +70,7 @@ RISE_LONG = 1.5
 RISE_FAR = 2.0              # ...or one that ends at twice its first report within 2-3 reports
 RISE_FEW, RISE_SOME = 0.35, 0.45   # a loss up at each of 2 (or 3+) reports, below the divergence thresholds
 RISE_RANK = 0.7
+ACC_HELD = 0.05             # an accuracy within 5% of its start over a rising loss holds: no divergence
 FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
 TOO_GOOD_LOSS = 0.01
 ZERO_REPORTS = 2            # a loss of exactly 0 at two reports is no loss at all...
@@ -498,6 +499,8 @@ def _rising_loss(run: Run) -> list[Finding]:
         if first <= 0 or last < RISE_LONG * first or _spearman(sm) < RISE_RANK:
             return []
         said = f"the median {s.name} of the last {k} reports is {last / first:.1f}x that of the first {k}"
+    if _accuracy_holds(run, s, len(v)):
+        return []                # updates that overshoot would take the accuracy down with them
     ev = [Evidence(f"{said}, from {fmt(first)} to {fmt(last)} ({s.step_kind}s {fmt_step(s.steps[0])}-"
                    f"{fmt_step(s.steps[len(v) - 1])})", s.artifact, s.span_locator(0, len(v) - 1))]
     return [Finding(code="lr_too_high",
@@ -512,6 +515,27 @@ def _rising_loss(run: Run) -> list[Finding]:
                     analyzer=NAME,
                     onset_step=float(s.steps[0]),
                     quick_fix="Lower the LR 10x")]
+
+
+def _accuracy_holds(run: Run, s: Series, n: int) -> bool:
+    """Whether an accuracy printed on the loss's own lines, over its first `n` reports (RISE_POINTS or
+    more of them), ends within ACC_HELD of where it started: a loss that grows under an accuracy that
+    holds is a term the accuracy does not see (a regulariser, a norm growing), not updates that overshoot."""
+    if s.lines is None:
+        return False
+    lines = s.lines[:n]
+    for name in ("train_acc", "val_acc", "test_acc"):
+        a = run.metrics.get(name)
+        if a is None or a.lines is None or a.artifact != s.artifact:
+            continue
+        vals = a.values[np.isin(a.lines, lines)]
+        if len(vals) < max(RISE_POINTS, n // 2) or not np.isfinite(vals).all():
+            continue
+        k = max(2, len(vals) // 5)
+        start, end = float(np.median(vals[:k])), float(np.median(vals[-k:]))
+        if start > 0 and end >= start * (1 - ACC_HELD):
+            return True
+    return False
 
 
 def _climbs_a_little(v: np.ndarray) -> bool:
