@@ -797,6 +797,20 @@ def test_the_launchers_report_of_a_failed_rank_is_the_rank_errors_consequence(tm
     assert _read(d)[0] == "distributed_failure"
 
 
+HOROVOD_SHUTDOWN = ("[1,3]<stderr>:Horovod has been shut down. This was caused by an exception on one of the ranks "
+                    "or an attempt to allreduce, allgather or broadcast a tensor after one of the ranks finished "
+                    "execution. If the shutdown was caused by an exception, you should see the exception in the log "
+                    "before the first shutdown message.\n")
+
+
+def test_horovods_shutdown_is_a_distributed_failure_unless_a_ranks_own_error_names_the_cause(tmp_path):
+    # OpenNMT-tf #985 (tests/wild, tune half): one rank stopped early, the others still called allreduce
+    assert _read(_top(tmp_path, HOROVOD_SHUTDOWN))[:1] == ["distributed_failure"]
+    oom = "[1,0]<stderr>:RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB\n"
+    d = _top(tmp_path, oom + HOROVOD_SHUTDOWN)
+    assert _read(d)[0] == "out_of_memory" and "distributed_failure" not in _read(d)
+
+
 def test_a_nan_accuracy_beside_a_nan_loss_is_no_sample_counted(tmp_path):
     # Hands-On-Deep-Learning-for-Finance #11 (tests/wild, tune half): validation set smaller than one batch
     d = _top(tmp_path, "Epoch: 79/100 Iteration: 80 Validation loss:    nan Validation acc: nan\n")

@@ -242,9 +242,10 @@ _FIXES = {
 }
 
 
-# A launcher's report that a rank exited (torchrun's `failed (exitcode: 1)`, its SIGTERMs to the others)
-# says where, not why: beside the rank's own error naming another cause, it is that error's consequence.
-LAUNCHER_REPORTS = ("rank_failure", "elastic_teardown")
+# A launcher's report that a rank exited (torchrun's `failed (exitcode: 1)`, its SIGTERMs to the others;
+# Horovod's shutdown after a rank raised) says where, not why: beside the rank's own error naming another
+# cause, it is that error's consequence.
+LAUNCHER_REPORTS = ("rank_failure", "elastic_teardown", "horovod_shutdown")
 
 
 def analyze(run: Run) -> list[Finding]:
@@ -321,6 +322,8 @@ _CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "targ
                "duplicate_gpu": 0.92,
                # a launcher's report that a rank exited says where, not why: the rank's own error is the cause
                "rank_failure": 0.7, "elastic_teardown": 0.6,
+               # Horovod's shutdown: a rank that raised (its own error elsewhere) or one that finished early
+               "horovod_shutdown": 0.7,
                # a closed peer is most often a rank that died first (its own error is the cause), less
                # often the network itself
                "nccl_network": 0.7}
