@@ -42,3 +42,18 @@ def test_a_headerless_csv_is_read_up_to_its_cells_and_says_so(tmp_path, monkeypa
     run = load_run(tmp_path)
     assert len(run.metrics.get("column_2")) == 100
     assert any("first 300 numbers" in n for n in run.notes)
+
+
+def test_a_headerless_table_whose_last_column_is_a_duration_in_seconds_is_read(tmp_path):
+    # Lasagne/nolearn #241 (tests/wild, tune half): nolearn's epoch table without its header, `dur` as `419.85s`
+    rows = ["     10       0.29652       0.29630      1.00077      0.62489  419.86s",
+            "     11       0.29002       0.28839      1.00566      0.62501  419.37s",
+            "     12           nan           nan          nan      0.62500  419.85s",
+            "     13           nan           nan          nan      0.62500  419.30s",
+            "     14           nan           nan          nan      0.62500  421.47s"]
+    (tmp_path / "train.log").write_text("\n".join(rows) + "\n")
+    run = load_run(tmp_path)
+    col = run.metrics.get(f"{br.UNNAMED}2")
+    assert col is not None and list(col.steps) == [10, 11, 12, 13, 14] and col.values[1] == 0.29002
+    assert run.metrics.get(f"{br.UNNAMED}6").values[0] == 419.86
+    assert br._ROW.match("1 2 3 4x") is None           # no other word rides on a row

@@ -398,6 +398,13 @@ DIALECTS = [
         "[epoch 3/100][batch 200/600] loss: 0.512 acc: 0.81",
         f"Epoch 4:  45%|{BAR}| 45/100 [00:01<00:01, 40.00it/s, loss=nan, lr=1e-3]",
     ]), {"epoch": [3, 4], "train_loss": [0.512, np.nan], "train_acc": [0.81], "lr": [1e-3]}),
+    ("a counter inside the label, the value after it (tensorflow_cookbook #129, tests/wild tune half; "
+     "word2vec_basic's `Average loss at step`; ours for an epoch)", "\n".join([
+        "Loss at step 100 : nan",
+        "Average loss at step  2000 :  4.37",
+        "val loss at epoch 3: 0.5",
+        "at step 5: 3",
+    ]), {"train_loss": [np.nan, 4.37], "steps": [100, 2000], "val_loss": [0.5], "epoch": [3]}),
 ]
 
 

@@ -27,6 +27,9 @@ REAL = [
      "(batch size 1 runs, larger fails; the cuda_error context signature names no cause)", "out_of_memory", {"data_pipeline_bug"}),
     ("RuntimeError: expected scalar type Float but found Half\n", "github.com/hiyouga/LlamaFactory/issues/1233",
      "numerical_instability", {"data_pipeline_bug"}),
+    # a GPU index the machine does not have: four processes per node on two GPUs (not memory, not data)
+    ("RuntimeError: cuda runtime error (101) : invalid device ordinal at /pytorch/torch/csrc/cuda/Module.cpp:59\n",
+     "tests/wild pick-invalid-device-ordinal-nproc-4-on-2-14 (nproc_per_node=4 on 2 GPUs)", "distributed_failure", set()),
 ]
 
 

@@ -768,3 +768,67 @@ def test_apex_numbering_its_loss_scaler_is_no_loss_at_zero(tmp_path):
     d = _top(tmp_path, "Gradient overflow. Skipping step, loss scaler 0 reducing loss scale to 1024.0\n"
                        "Gradient overflow. Skipping step, loss scaler 0 reducing loss scale to 512.0\n")
     assert d.root_causes[0].code == "healthy" and d.status == "no_failure_found"
+
+
+# mar #69 (tests/wild, tune half): a MetricLogger line with its LR, the loop's NaN, then torchrun's report
+MAR_LINES = ("[11:41:33.534863] Epoch: [8]  [ 200/2293]  eta: 1:52:52  lr: 0.000004  loss: 0.2606 (0.2654)  time: "
+             "3.0808  data: 0.0002  max mem: 32637\n"
+             "[11:41:59.064379] Loss is nan, stopping training\n")
+MAR_LAUNCHER = ("E1030 11:42:16.325000 140014536193856 torch/distributed/elastic/multiprocessing/api.py:833] failed "
+                "(exitcode: 1) local_rank: 0 (pid: 155690) of binary: /data/taohu/anaconda3/envs/vae/bin/python3.10\n")
+
+
+def test_a_nan_under_an_lr_too_small_to_overflow_the_weights_is_not_read_as_the_lr(tmp_path):
+    d = _top(tmp_path, MAR_LINES)
+    codes = _read(d)
+    assert codes[0] == "numerical_instability", codes
+    lr = next(c for c in d.root_causes if c.code == "lr_too_high")
+    assert lr.confidence <= 0.3 and any("too small" in e.text for e in lr.evidence)
+    # the same lines with an LR of 0.04: the LR reading is not held down
+    d = _top(tmp_path, MAR_LINES.replace("lr: 0.000004", "lr: 0.040000"))
+    assert next(c for c in d.root_causes if c.code == "lr_too_high").confidence > 0.3
+
+
+def test_the_launchers_report_of_a_failed_rank_is_the_rank_errors_consequence(tmp_path):
+    d = _top(tmp_path, MAR_LINES + MAR_LAUNCHER)
+    assert "distributed_failure" not in _read(d) and _read(d)[0] == "numerical_instability"
+    # alone, it is still the failure the paste shows
+    d = _top(tmp_path, MAR_LAUNCHER)
+    assert _read(d)[0] == "distributed_failure"
+
+
+HOROVOD_SHUTDOWN = ("[1,3]<stderr>:Horovod has been shut down. This was caused by an exception on one of the ranks "
+                    "or an attempt to allreduce, allgather or broadcast a tensor after one of the ranks finished "
+                    "execution. If the shutdown was caused by an exception, you should see the exception in the log "
+                    "before the first shutdown message.\n")
+
+
+def test_horovods_shutdown_is_a_distributed_failure_unless_a_ranks_own_error_names_the_cause(tmp_path):
+    # OpenNMT-tf #985 (tests/wild, tune half): one rank stopped early, the others still called allreduce
+    assert _read(_top(tmp_path, HOROVOD_SHUTDOWN))[:1] == ["distributed_failure"]
+    oom = "[1,0]<stderr>:RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB\n"
+    d = _top(tmp_path, oom + HOROVOD_SHUTDOWN)
+    assert _read(d)[0] == "out_of_memory" and "distributed_failure" not in _read(d)
+
+
+def test_a_nan_accuracy_beside_a_nan_loss_is_no_sample_counted(tmp_path):
+    # Hands-On-Deep-Learning-for-Finance #11 (tests/wild, tune half): validation set smaller than one batch
+    d = _top(tmp_path, "Epoch: 79/100 Iteration: 80 Validation loss:    nan Validation acc: nan\n")
+    top = d.root_causes[0]
+    assert top.code == "data_pipeline_bug" and any("0/0" in e.text for e in top.evidence)
+    # a finite accuracy beside it says nothing of the kind
+    d = _top(tmp_path, "Epoch: 79/100 Iteration: 80 Validation loss:    nan Validation acc: 0.51\n")
+    assert not any("0/0" in e.text for c in d.root_causes for e in c.evidence)
+
+
+def test_a_loss_growing_under_an_accuracy_that_holds_is_no_divergence(tmp_path):
+    # LNL-SR #1 (tests/wild, tune half): the maintainer's own healthy log, its loss (with a growing norm term)
+    # rising ~2% per iteration while the test accuracy holds near 0.53
+    loss = [4526359.4326 * 1.02 ** k for k in range(30)]
+    acc = [0.5439, 0.5391, 0.5572, 0.5359, 0.5347, 0.5240, 0.5387, 0.5320, 0.5358, 0.5492] * 3
+    held = "".join(f"Iter {126 + k}: loss={v:.4f}, test_acc={a:.4f}\n" for k, (v, a) in enumerate(zip(loss, acc)))
+    d = _top(tmp_path, held)
+    assert "lr_too_high" not in _read(d), _read(d)
+    # the same loss with the accuracy falling away: the updates overshoot
+    falling = "".join(f"Iter {126 + k}: loss={v:.4f}, test_acc={0.54 - 0.01 * k:.4f}\n" for k, v in enumerate(loss))
+    assert _read(_top(tmp_path, falling))[:1] == ["lr_too_high"]

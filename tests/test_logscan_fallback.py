@@ -136,6 +136,11 @@ TRICKY = [
     "-----------loss------------:  tensor(nan, device='cuda:3', dtype=torch.float16)",
     "python train.py --lr 0.1 --batch-size 32", "x --lr-- 0.5 -loss 3 ---acc: 0.5 -- --- ---- -1 --2 ---3e4",
     "--a--b-- 1 ---_x: 2 ---",
+    # a counter inside the label, the value after it (tf cookbook's print loop, word2vec's `Average loss at step`)
+    "Loss at step 100 : nan", "Average loss at step  2000 :  4.37", "loss at epoch 3: 0.5", "at step 5: 3",
+    "Loss at step 100", "the loss at step 7 = 2.5", "| valid | loss at step 4 : 2", "Loss at step 1 : x",
+    "Loss RPN classifier at step 3: 0.2", "x at step 3 : nan", "loss at  step 3: 1", "loss  at step 3: 1",
+    "loss at step 3 :: 1", "loss at step 3 : 1 acc: 0.5", "lr at iter 3: 0.1 loss at step 4: 2",
 ]
 
 
@@ -170,7 +175,8 @@ def test_same_on_random_lines():
               "=", ":", "|", " ", "  ", "\t", " - ", ", ", "[", "]", "(", ")", "(val)", "tensor(", "%", "ms", "G",
               "1", "0.5", "-2.5e-3", "1/100", "nan", "-inf", "Infinity", "7.", ".5", "1e", "12:00:00", "\r", "\x1b[32m",
               "100%|##|", "\u2588", "\uff1a", "np.float64(", "', '", "Traceback", "CUDA out of memory",
-              ",", " from ", " to ", "Val.", "980/10000", "improved", "Loss RPN classifier"]
+              ",", " from ", " to ", "Val.", "980/10000", "improved", "Loss RPN classifier",
+              " at ", "at step ", " at epoch "]
     rng = np.random.default_rng(14)
     lines = ["".join(rng.choice(pieces, rng.integers(0, 14))) for _ in range(3000)]
     _same("\n".join(lines).encode())

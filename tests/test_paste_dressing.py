@@ -21,7 +21,8 @@ T2T_ROWS = ["206,4.359750032424927,4.154387146377563,7.619999943542481,24.040000
             "212,nan,nan,1.0,5.0"]
 DRESSES = {"quote": "> ", "rank": "[rank0]: ", "torchrun": "[default1]:", "iso": "2024-03-01T10:22:17.721Z ",
            "logging": "2024-03-01 10:22:03,120 - INFO - ", "bracketed": "[2024-03-01 10:22:03] ",
-           "clock": "10:22:03 ", "srun": "3: ", "glog": "I0301 10:22:32.389 1234 train.py:88] "}
+           "clock": "10:22:03 ", "srun": "3: ", "mpirun": "[1,3]<stderr>:",
+           "glog": "I0301 10:22:32.389 1234 train.py:88] "}
 
 
 def _codes(tmp_path, text: str, name: str = "train.log") -> list[str]:
@@ -48,6 +49,8 @@ def test_undress_keeps_what_follows_the_prefix_and_the_indentation_of_a_frame():
     assert undress("\x1b[1;31mloss: nan\x1b[0m") == "loss: nan"
     assert undress("209,nan,4.16") == "209,nan,4.16"          # a row that starts with its step stays whole
     assert undress("12:30 loss 2.0") == "12:30 loss 2.0"      # no clock without seconds
+    # mpirun --tag-output's `[job,rank]<stream>:` (Horovod, tests/wild opennmt-tf-horovod-shutdown-early-stopping-985)
+    assert undress("[1,2]<stderr>:Traceback (most recent call last):") == "Traceback (most recent call last):"
 
 
 def test_undress_is_linear_in_a_long_run_of_digits():

@@ -230,6 +230,21 @@ REAL_LINES = [
     ("device_assert", '/pytorch/aten/src/ATen/native/cuda/ScatterGatherKernel.cu:115: operator(): block: [0,0,0], '
      'thread: [1,0,0] Assertion `idx_dim >= 0 && idx_dim < index_size && "index out of bounds"` failed.',
      "github.com/xhw205/GPLinker_torch/issues/14 (maintainer: a data problem)"),
+    # PaddlePaddle's allocator, its message on a line of its own after the operator's BadAlloc line
+    ("cuda_oom", "Out of memory error on GPU 0. Cannot allocate 18.062744MB memory on GPU 0, available memory is "
+     "only 17.537501MB.", "tests/wild ppdet-yolov3-roadsign-oom-batch-8-3100"),
+    ("cuda_oom", "Out of memory error on GPU 0. Cannot allocate 6.933594GB memory on GPU 0, available memory is only "
+     "726.750000MB.", "tests/wild pgl-node2vec-gpu-oom-batch-1024-26"),
+    # a process started under spawn from a script without the __main__ guard: one line, or wrapped as posted
+    ("spawn_without_main_guard", "RuntimeError: An attempt has been made to start a new process before the current "
+     "process has finished its bootstrapping phase.", "tests/wild bpr-pytorch-spawn-bootstrapping-num-workers-1"),
+    ("spawn_without_main_guard", "        current process has finished its bootstrapping phase.",
+     "tests/wild dbpn-windows-dataloader-spawn-no-main-guard-36"),
+    # Horovod stopping every rank after one raised or finished early
+    ("horovod_shutdown", "[1,3]<stderr>:Horovod has been shut down. This was caused by an exception on one of the ranks "
+     "or an attempt to allreduce, allgather or broadcast a tensor after one of the ranks finished execution. If the "
+     "shutdown was caused by an exception, you should see the exception in the log before the first shutdown "
+     "message.", "tests/wild opennmt-tf-horovod-shutdown-early-stopping-985"),
     # Keras's TerminateOnNaN callback
     ("nonfinite_loss", "  3/234 [..............................] - ETA: 33:37:24 - loss: 44.4110Batch 3: Invalid loss, "
      "terminating training", "github.com/manishsoni1908/Mobilenet-ssd-keras/issues/21"),
@@ -414,6 +429,12 @@ def test_an_xla_allocation_failure_is_an_oom_in_any_case_and_cut_anywhere_after_
 def test_a_quota_that_is_exhausted_is_no_oom():
     event, _ = build_event("train.log", 1, ["grpc: RESOURCE_EXHAUSTED: Quota exceeded for quota metric 'Requests'"])
     assert event is None or event.code != "out_of_memory"
+
+
+def test_paddle_oom_sizes_are_read():
+    event, _ = build_event("output.txt", 1, ["Out of memory error on GPU 0. Cannot allocate 6.933594GB memory on GPU 0, "
+                                             "available memory is only 726.750000MB."])
+    assert event.fields["tried"] == 6.933594e9 and event.fields["free"] == 726.75e6 and event.fields["gpu"] == 0
 
 
 def test_xla_oom_sizes_are_read():

@@ -113,6 +113,20 @@ def loss_scaler(run: Run) -> bool:
     return scale is not None and bool(np.nanmax(scale.values, initial=0.0) > 1)
 
 
+# An LR at or under this, at its peak, cannot be what drove the weights to overflow: 100x under the
+# lowest top of any family's range (Lion's 1e-3). A NaN under it is the arithmetic's or the data's.
+SMALL_LR = 1e-5
+
+
+def small_lr(run: Run) -> Evidence | None:
+    """The run's peak LR where it is at most SMALL_LR, as evidence against an LR too high."""
+    peak = peak_lr(run)
+    if peak is None or not 0 < peak[0] <= SMALL_LR:
+        return None
+    return Evidence(f"{peak[1].text}: at most {fmt(SMALL_LR)}, far too small to drive the weights to overflow",
+                    peak[1].artifact, peak[1].locator)
+
+
 def peak_lr(run: Run) -> tuple[float, Evidence] | None:
     """The run's peak LR: from the logged series, else from the config."""
     lr = run.metrics.get("lr")

@@ -4,7 +4,7 @@ overflows. The signature table is data: analysis/data/signatures.toml."""
 from __future__ import annotations
 
 from analysis.analyzers import error_readings
-from analysis.analyzers.common import NAN_DATA_SETTLE, train_loss
+from analysis.analyzers.common import NAN_DATA_SETTLE, small_lr, train_loss
 from analysis.metrics import clip
 from analysis.model import Event, Evidence, Finding
 from analysis.patches import set_config_value
@@ -152,6 +152,11 @@ _FIXES = {
     "elastic_teardown": ("torchrun is stopping the other ranks because one failed", "Read the first "
                          "failing rank's own error above the SIGTERM lines (or torchrun's error file): the "
                          "SIGTERMs are its consequence"),
+    "horovod_shutdown": ("Horovod shut down: a rank raised, or finished while the others still called "
+                         "collectives", "Read the first rank's own exception above the first shutdown "
+                         "message; if none raised, make every rank run the same number of steps and "
+                         "collectives (an early stop or a last batch decided on one rank only must be "
+                         "broadcast to all)"),
     "rank_failure": ("A worker rank failed and took the job down", "Read the first failing rank's own "
                      "traceback (torchrun's error file); the other ranks' errors are consequences"),
     "dataloader_killed": ("A DataLoader worker died", "The worker was killed (often the host OOM killer or a "
@@ -163,6 +168,10 @@ _FIXES = {
                             "(--shm-size) or use torch.multiprocessing.set_sharing_strategy('file_system') "
                             "(also the fix when the process runs out of file descriptors: ancdata, too many "
                             "open files; or raise ulimit -n), and check the sample the worker was loading"),
+    "spawn_without_main_guard": ("DataLoader workers started under spawn (Windows, macOS) from a script "
+                                 "without the `if __name__ == '__main__':` guard",
+                                 "Put the training code under `if __name__ == '__main__':` (each spawned worker "
+                                 "re-imports the script), or set num_workers=0 to load in the main process"),
     "dataloader_worker_error": ("A DataLoader worker failed while loading a sample", "The worker's own error "
                                 "names the record: fix or skip it in the dataset's __getitem__ (catch the "
                                 "decode error, log the index, filter the file list); num_workers=0 "
@@ -233,10 +242,17 @@ _FIXES = {
 }
 
 
+# A launcher's report that a rank exited (torchrun's `failed (exitcode: 1)`, its SIGTERMs to the others;
+# Horovod's shutdown after a rank raised) says where, not why: beside the rank's own error naming another
+# cause, it is that error's consequence.
+LAUNCHER_REPORTS = ("rank_failure", "elastic_teardown", "horovod_shutdown")
+
+
 def analyze(run: Run) -> list[Finding]:
     out: list[Finding] = []
+    own_error = any(e.code not in (None, "distributed_failure") for e in run.events)
     for e in run.events:
-        if e.code is None:
+        if e.code is None or (own_error and e.signature in LAUNCHER_REPORTS):
             continue
         if e.code == "out_of_memory":
             out.append(_oom(run, e))
@@ -278,7 +294,7 @@ def analyze(run: Run) -> list[Finding]:
         out.append(Finding(code=e.code, issue=issue, severity=sev, confidence=conf, evidence=ev, fix=fix,
                            patch=patch, analyzer=NAME, quick_fix=quick_fix))
         if e.signature in _LR_READING:
-            out.append(_lr_reading(e))
+            out.append(_lr_reading(e, small_lr(run)))
         if _loss_nan_message(e):
             out.append(_data_reading(e))
     return out + error_readings.analyze_events(run.events, train_loss(run))
@@ -306,6 +322,8 @@ _CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "targ
                "duplicate_gpu": 0.92,
                # a launcher's report that a rank exited says where, not why: the rank's own error is the cause
                "rank_failure": 0.7, "elastic_teardown": 0.6,
+               # Horovod's shutdown: a rank that raised (its own error elsewhere) or one that finished early
+               "horovod_shutdown": 0.7,
                # a closed peer is most often a rank that died first (its own error is the cause), less
                # often the network itself
                "nccl_network": 0.7}
@@ -318,6 +336,7 @@ _LR_READING = {"nonfinite_loss": 0.5, "loss_scale_overflow": 0.45}
 # overflow reading leads without confidence, the LR's is next (first where the trainer itself says
 # the training diverged), and bad data (a NaN input, a broken target) is listed after them.
 NAN_LOSS_MESSAGE, LR_OVER_NAN_LOSS, LR_DIVERGED, DATA_OVER_NAN_LOSS = 0.65, 0.6, 0.7, 0.45
+LR_SMALL = 0.3            # the LR reading where the run's LR is at most common.SMALL_LR
 
 
 def _loss_nan_message(e: Event) -> bool:
@@ -339,21 +358,25 @@ def _data_reading(e: Event) -> Finding:
                    settle=NAN_DATA_SETTLE)
 
 
-def _lr_reading(e: Event) -> Finding:
+def _lr_reading(e: Event, small: Evidence | None = None) -> Finding:
     """The LR reading of a reported NaN or overflow: close behind the numerical reading where the
     trainer says the loss (not a gradient) became NaN, ahead of it where it says the training
-    diverged, and well below it for a NaN gradient or a loss-scale overflow."""
+    diverged, and well below it for a NaN gradient or a loss-scale overflow, or where the run's LR
+    (`small`) is too small to drive the weights to overflow."""
     loss_msg = _loss_nan_message(e)
     if loss_msg:
         conf = LR_DIVERGED if "diverg" in e.text.lower() else LR_OVER_NAN_LOSS
     else:
         conf = _LR_READING[e.signature]
+    ev = [_ev(e, f"{e.text.strip()} (a learning rate too high ends this way as often as an overflow does)")]
+    if small is not None:
+        conf = min(conf, LR_SMALL)
+        ev.append(small)
     return Finding(code="lr_too_high",
                    issue="Updates too large for the weights: " + clip(e.text, 120),
-                   severity="critical" if loss_msg else "high",
+                   severity="critical" if loss_msg and small is None else "high",
                    confidence=conf,
-                   evidence=[_ev(e, f"{e.text.strip()} (a learning rate too high ends this way as "
-                                    "often as an overflow does)")],
+                   evidence=ev,
                    fix="Lower the learning rate 10x (or lengthen the warm-up) and clip gradients (max_norm "
                        "1.0); if the NaN stops, raise it back gradually",
                    expected_impact="the loss stays finite",

@@ -40,9 +40,11 @@ from analysis.analyzers.common import (
     NAN_DATA_SETTLE,
     SCALER_HALVINGS,
     SHORT_CURVE,
+    index_at_or_before,
     loss_scaler,
     optimizer_family,
     point,
+    small_lr,
 )
 from analysis.analyzers.not_learning import chance_accuracy, frozen_loss
 from analysis.ingest.bare_rows import UNNAMED
@@ -68,6 +70,7 @@ RISE_LONG = 1.5
 RISE_FAR = 2.0              # ...or one that ends at twice its first report within 2-3 reports
 RISE_FEW, RISE_SOME = 0.35, 0.45   # a loss up at each of 2 (or 3+) reports, below the divergence thresholds
 RISE_RANK = 0.7
+ACC_HELD = 0.05             # an accuracy within 5% of its start over a rising loss holds: no divergence
 FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
 TOO_GOOD_LOSS = 0.01
 ZERO_REPORTS = 2            # a loss of exactly 0 at two reports is no loss at all...
@@ -77,6 +80,7 @@ FINITE_BEFORE = 2           # an unnamed column finite at 2 rows, then NaN to it
 SPIKE_POINTS, SPIKE_RATIO, SPIKE_BACK = 5, 3.0, 1.5
 SKIP_JUMP = 2.0         # a loss this many times its last value at a non-finite norm: no skipped step
 LONG_NAN_LR = 0.45          # the LR reading of a NaN in a long curve stays below the loss analyzer's
+SMALL_LR_CONF = 0.3         # the LR reading of a NaN under an LR too small to overflow the weights (common.small_lr)
 EXCERPT_MAX = 0.75          # a few lines never make a confident diagnosis on their own
 MATRIX_MAX_BYTES = 256 * 1024
 MATRIX_LINE_MAX = 400       # a confusion-matrix row is short; longer lines are not tried (bounded regex work)
@@ -346,6 +350,9 @@ def _nan_loss(run: Run) -> list[Finding]:
                                 f"its last report) while {s.name} is NaN: the evaluation data, not "
                                 "the weights, carry the NaN",
                                 train.artifact, train.locator(len(train) - 1)))
+    empty = _empty_count(run, s, i)
+    if empty is not None:
+        ev_data.append(empty)
     high_lr = _high_lr(run)
     if high_lr is not None:
         ev_lr.append(high_lr)
@@ -354,9 +361,9 @@ def _nan_loss(run: Run) -> list[Finding]:
         # a long curve has the trend analyzers: the loss analyzer reads the NaN and the climb before
         # it; here only the LR reading is added, below theirs
         return [_nan_lr(s, i, ev_lr[:1] + ([high_lr] if high_lr else []), LONG_NAN_LR, step, False)]
-    c_num = 0.5 if val_only else (0.45 if rose else 0.55)
+    c_num = 0.5 if val_only else (0.45 if rose or empty is not None else 0.55)
     c_lr = min(EXCERPT_MAX, 0.5 + (0.2 if rose else 0) + (0.1 if high_lr is not None else 0))
-    c_data = 0.6 if val_only else (0.5 if len(before) == 0 and not nameless else 0.45)
+    c_data = 0.6 if val_only or empty is not None else (0.5 if len(before) == 0 and not nameless else 0.45)
     out = [
         Finding(code="numerical_instability", issue=f"{_shown(s)} turned {fmt(float(s.values[i]))} at "
                 f"{s.step_kind} {fmt_step(s.steps[i])}: a value overflowed (fp16, a log of 0, a division by "
@@ -370,7 +377,7 @@ def _nan_loss(run: Run) -> list[Finding]:
                 issue=f"{_shown(s)} turned {fmt(float(s.values[i]))}: a NaN or Inf in the inputs, or a "
                       "target the loss cannot score (an empty or inverted box, a label out of range), "
                       "gives a NaN whatever the LR",
-                severity="critical" if val_only else "high",
+                severity="critical" if val_only or empty is not None else "high",
                 confidence=c_data,
                 evidence=ev_data,
                 fix="Check the data for non-finite values and broken targets: assert torch.isfinite(x).all() "
@@ -381,9 +388,32 @@ def _nan_loss(run: Run) -> list[Finding]:
                 onset_step=step,
                 quick_fix="Assert the inputs are finite",
                 settle=NAN_DATA_SETTLE)]
-    if not val_only:        # an LR too high would break the training loss first
+    small = small_lr(run)
+    if small is not None:   # an LR too small to overflow the weights: listed, below the others
+        ev_lr.append(small)
+        c_lr = min(c_lr, SMALL_LR_CONF)
+    if not val_only and empty is None:   # an LR too high would break the training loss first
         out.append(_nan_lr(s, i, ev_lr, c_lr, step, rose))
     return out
+
+
+# the accuracy beside each loss: counted over the same samples
+_ACC_OF = {"train_loss": "train_acc", "train_loss_epoch": "train_acc", "val_loss": "val_acc", "test_loss": "test_acc"}
+
+
+def _empty_count(run: Run, s: Series, i: int) -> Evidence | None:
+    """The accuracy beside a NaN loss, NaN at the same report: correct/total is NaN only as 0/0 (a model's
+    NaN outputs still get an argmax, so an overflow leaves the accuracy a number): no sample was
+    counted, an evaluation set smaller than one batch with the last batch dropped, an empty split."""
+    acc = run.metrics.get(_ACC_OF.get(s.name, ""))
+    if acc is None or not len(acc):
+        return None
+    j = index_at_or_before(acc, float(s.steps[i]))
+    if j is None or acc.steps[j] != s.steps[i] or np.isfinite(acc.values[j]):
+        return None
+    at = point(acc, j)
+    return Evidence(f"{at.text}, beside the NaN loss: an accuracy is NaN only as 0/0, so no sample was counted "
+                    "(a set smaller than one batch with drop_last, an empty split)", at.artifact, at.locator)
 
 
 def _high_lr(run: Run) -> Evidence | None:
@@ -469,6 +499,8 @@ def _rising_loss(run: Run) -> list[Finding]:
         if first <= 0 or last < RISE_LONG * first or _spearman(sm) < RISE_RANK:
             return []
         said = f"the median {s.name} of the last {k} reports is {last / first:.1f}x that of the first {k}"
+    if _accuracy_holds(run, s, len(v)):
+        return []                # updates that overshoot would take the accuracy down with them
     ev = [Evidence(f"{said}, from {fmt(first)} to {fmt(last)} ({s.step_kind}s {fmt_step(s.steps[0])}-"
                    f"{fmt_step(s.steps[len(v) - 1])})", s.artifact, s.span_locator(0, len(v) - 1))]
     return [Finding(code="lr_too_high",
@@ -483,6 +515,27 @@ def _rising_loss(run: Run) -> list[Finding]:
                     analyzer=NAME,
                     onset_step=float(s.steps[0]),
                     quick_fix="Lower the LR 10x")]
+
+
+def _accuracy_holds(run: Run, s: Series, n: int) -> bool:
+    """Whether an accuracy printed on the loss's own lines, over its first `n` reports (RISE_POINTS or
+    more of them), ends within ACC_HELD of where it started: a loss that grows under an accuracy that
+    holds is a term the accuracy does not see (a regulariser, a norm growing), not updates that overshoot."""
+    if s.lines is None:
+        return False
+    lines = s.lines[:n]
+    for name in ("train_acc", "val_acc", "test_acc"):
+        a = run.metrics.get(name)
+        if a is None or a.lines is None or a.artifact != s.artifact:
+            continue
+        vals = a.values[np.isin(a.lines, lines)]
+        if len(vals) < max(RISE_POINTS, n // 2) or not np.isfinite(vals).all():
+            continue
+        k = max(2, len(vals) // 5)
+        start, end = float(np.median(vals[:k])), float(np.median(vals[-k:]))
+        if start > 0 and end >= start * (1 - ACC_HELD):
+            return True
+    return False
 
 
 def _climbs_a_little(v: np.ndarray) -> bool:

@@ -571,6 +571,26 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
                     if (line_add(o, fam, v, idx)) return -1;
                 }
             }
+            /* a counter inside the label, the value after it: `Loss at step 100 : nan`, word2vec's
+               `Average loss at step  2000 :  4.37` (the words before `at` name it) */
+            if (!sep && prev >= 0 && words >= 2 && ws - 1 - prev == 2 && !memcmp(s + prev, "at", 2) &&
+                (fam == 0 || fam == family(c, "epoch", 5))) {
+                Py_ssize_t k = end, ns = run_start(starts, words, MAX_WORDS), end2;
+                double v2;
+                while (k < n && is_blank((unsigned char)s[k])) k++;
+                if (ns < prev && k < n && (s[k] == ':' || s[k] == '=')) {
+                    k++;
+                    while (k < n && is_blank((unsigned char)s[k])) k++;
+                    if (parse_number(s, k, n, &v2, &end2)) {
+                        int f2 = family_in(c, section, s + ns, prev - 1 - ns);
+                        if (f2 > 0 && c->last_line[f2] != ln) {
+                            c->last_line[f2] = ln;
+                            if (line_add(o, f2, v2, 0)) return -1;
+                        }
+                        end = end2;
+                    }
+                }
+            }
             i = end;
             prev = -1;
             continue;

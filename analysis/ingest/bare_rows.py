@@ -37,7 +37,8 @@ NAMING_RUNS = 64               # ...in its first 64 runs: a log of more loops na
 UNNAMED = "column_"            # the prefix of a metric whose name the table did not print
 AGREE_REL = 5e-4               # printed to 3 decimals or more (`2.303`, Keras' `17.2694`): within half a 3rd place
 _CELL = r"[-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+|nan|NaN|NAN|inf|Inf|INF)"
-_ROW = re.compile(rf"^\s*{_CELL}(?:(?:\s*,\s*|\s+){_CELL})+\s*(?:,\s*)?$")
+# the last cell may carry a duration's unit: nolearn's table ends each row with its `dur` (`419.85s`)
+_ROW = re.compile(rf"^\s*{_CELL}(?:(?:\s*,\s*|\s+){_CELL})+(?P<unit>m?s)?\s*(?:,\s*)?$")
 _SPLIT = re.compile(r"\s*,\s*|\s+")
 # `print(loss)` of a scalar tensor autograd made: `tensor(2.3026, device='cuda:0', grad_fn=<NllLossBackward0>)`
 _PRINTED_TENSOR = re.compile(rf"^\s*tensor\(\s*({_CELL})\s*"
@@ -73,10 +74,13 @@ def bare_rows(path: Path, whole: bool = False) -> BareRows:
                 text = undress(raw.decode("utf-8", "replace").rsplit("\r", 1)[-1])
                 if not text.strip():
                     continue
-                if len(raw) > LINE_MAX or not _ROW.match(text):
+                m = _ROW.match(text) if len(raw) <= LINE_MAX else None
+                if m is None:
                     if not whole:
                         others.append(n)
                     continue
+                if m.group("unit"):
+                    text = text[:m.start("unit")] + text[m.end("unit"):]
                 values = [float(c) for c in _SPLIT.split(text.strip().rstrip(",").strip()) if c]
                 kept += len(values)
                 if whole and kept > CELLS_MAX:

@@ -1,5 +1,6 @@
 """What a paste adds in front of the lines a trainer printed, taken off again: Markdown quote
-markers (`> `), a launcher's rank prefix (`[rank0]:`, torchrun's `[default1]:`, srun's `3: `), a logger's
+markers (`> `), a launcher's rank prefix (`[rank0]:`, torchrun's `[default1]:`, srun's `3: `, mpirun's
+`[1,3]<stderr>:`), a logger's
 timestamp and level (`2024-03-01 10:22:03,120 - INFO - `, `[2024-03-01 10:22:03]`, `10:22:03`,
 glog's `I0301 10:22:32.389 1234 train.py:88]`), and ANSI colour anywhere in the line.
 
@@ -22,7 +23,7 @@ _LEVEL = r"(?:\[?(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\]?:?)"
 _PREFIX = re.compile(
     r"(?:>[ \t]?"
     r"|\d{1,6}:[ \t]"                 # srun --label's `3: `: a colon and a blank, never a clock
-    r"|\[(?:rank|default)\d{0,6}\]:?[ \t]?|rank\d{1,6}:[ \t]?|\[\d{1,6}\]<std(?:err|out)>:[ \t]?"
+    r"|\[(?:rank|default)\d{0,6}\]:?[ \t]?|rank\d{1,6}:[ \t]?|\[(?:\d{1,6},)?\d{1,6}\]<std(?:err|out)>:[ \t]?"
     rf"|(?:\[{_DATE}\]|{_DATE}|\[{_CLOCK}\]|{_CLOCK}|{_GLOG})(?:[ \t]{{0,4}}[-|][ \t]{{0,4}}|[ \t]{{1,4}})"
     rf"(?:{_LEVEL}(?:[ \t]{{0,4}}[-|][ \t]{{0,4}}|[ \t]{{1,4}}))?"
     rf"|{_LEVEL}[ \t]{{0,4}}[-|][ \t]{{0,4}})")

@@ -96,9 +96,11 @@ _OOM_FIELDS = {
     # 1.23 GiB is free. ... Of the allocated memory 75.10 GiB is allocated by PyTorch, and 1.20 GiB
     # is reserved by PyTorch but unallocated."
     # XLA: "Out of memory while trying to allocate 5520758552 bytes.", "Failed to allocate request for 176.00MiB"
-    "tried": rf"Tried to allocate {_SIZE}|trying to allocate {_SIZE}|allocate request for {_SIZE}",
+    # PaddlePaddle: "Cannot allocate 6.933594GB memory on GPU 0, available memory is only 726.750000MB."
+    "tried": rf"Tried to allocate {_SIZE}|trying to allocate {_SIZE}|allocate request for {_SIZE}"
+             rf"|Cannot allocate {_SIZE}",
     "capacity": rf"total capacity of {_SIZE}|{_SIZE} total capacity",
-    "free": rf"of which {_SIZE} is free|{_SIZE} free",
+    "free": rf"of which {_SIZE} is free|{_SIZE} free|available memory is only {_SIZE}",
     "in_use": rf"this process has {_SIZE} memory in use",
     "allocated": rf"{_SIZE} is allocated by PyTorch|{_SIZE} already allocated",
     "reserved_unallocated": rf"{_SIZE} is reserved by PyTorch but unallocated",

@@ -298,6 +298,10 @@ class Scanner:
                     out.append((fam, num[0], 0))
                     if quoted and sep == 58 and listed:   # Keras' history.history; `lr=[a, b]` is param groups
                         num = self.rest_of_list(s, num, fam, out)
+                # a counter inside the label, the value after it: `Loss at step 100 : nan` (see the C file)
+                if (not sep and prev >= 0 and len(starts) >= 2 and s[prev:ws - 1] == b"at"
+                        and (fam == 0 or fam == self.family(b"epoch"))):
+                    num = self.after_counter(s, num, starts[0], prev, section, out, seen)
                 i = num[1]
                 prev = -1
                 continue
@@ -317,6 +321,28 @@ class Scanner:
             if two_word:
                 i = we + 1
         return out, bad
+
+    def after_counter(self, s: bytes, num: tuple[float, int], ns: int, at: int, section: int, out: list,
+                      seen: set[int]) -> tuple[float, int]:
+        """After `<name> at step N`: ` : value`, the value of the name s[ns:at - 1]; the counter's number
+        moved past it (or unchanged)."""
+        n, k = len(s), num[1]
+        while k < n and s[k] in _BLANK:
+            k += 1
+        if not (ns < at and k < n and s[k] in b":="):
+            return num
+        k += 1
+        while k < n and s[k] in _BLANK:
+            k += 1
+        val = parse_number(s, k)
+        if val is None:
+            return num
+        key = s[ns:at - 1]
+        fam = self.family(_PREFIX[section] + key if section in _PREFIX else key)
+        if fam > 0 and fam not in seen:
+            seen.add(fam)
+            out.append((fam, val[0], 0))
+        return num[0], val[1]
 
     def split_accuracy(self, s: bytes, end: int, seen: set[int]) -> bool:
         """A section word's number is its accuracy where it is a percentage on a line that counts epochs or
