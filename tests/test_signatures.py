@@ -47,6 +47,8 @@ REAL_LINES = [
      "tried to allocate 31850496000 bytes.", "github.com/Comfy-Org/Nvidia_RTX_Nodes_ComfyUI/issues/13"),
     ("host_oom", "[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python3', '-u', "
      "'main.py', '--local_rank=0'] exits with return code = -9", "github.com/deepspeedai/DeepSpeed/issues/3232"),
+    ("anomaly_nan", "RuntimeError :  Function  'SqrtBackward'  returned nan values in its 0th output.",
+     "github.com/xuelunshen/rfnet/issues/4"),
     ("nccl_shm", "node08:27106:27302 [0] include/shm.h:27 NCCL WARN Call to shm_open failed : Permission denied",
      "github.com/pytorch/pytorch/issues/37004"),
     ("nccl_shm", "[3] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device",
