@@ -139,9 +139,12 @@ class Growth:
     monotone: float      # fraction of smoothed steps that rise
 
 
-def geometric_growth(values: np.ndarray, *, min_factor: float = 100.0, min_points: int = 8) -> Growth | None:
+def geometric_growth(values: np.ndarray, *, min_factor: float = 100.0, min_points: int = 8,
+                     to_peak: bool = False) -> Growth | None:
     """Growth by `min_factor` or more, mostly monotone on a log scale, ending at the last finite
-    value (or the series end): the signature of gradients exploding."""
+    value (or the series end): the signature of gradients exploding. With `to_peak`, ending at the
+    smoothed peak instead: an explosion the run came back from (the weights it blew up shrank back,
+    a schedule took the rate down) is the same growth up to where it turned."""
     end = first_nonfinite(values)
     v = values[:end] if end is not None else values
     v = v[np.isfinite(v) & (v > 0)]     # a norm printed as 0.000 is rounding, not a value
@@ -149,12 +152,12 @@ def geometric_growth(values: np.ndarray, *, min_factor: float = 100.0, min_point
         return None
     lv = np.log10(v)
     sm = rolling_median(lv, max(3, len(v) // 30))
-    hi = len(sm) - 1
+    hi = int(np.argmax(sm)) if to_peak else len(sm) - 1
     lo = int(np.argmin(sm[: hi + 1]))
     factor = float(10 ** (sm[hi] - sm[lo]))
     if factor < min_factor or hi - lo < min_points // 2:
         return None
-    early = float(np.median(lv[: max(3, len(lv) // 5)]))
+    early = float(np.median(lv[: max(3, (hi if to_peak else len(lv)) // 5)]))
     if sm[hi] < early + 1.0:       # it must end well above where training started, not just recover
         return None
     seg = np.diff(sm[lo: hi + 1])

@@ -137,6 +137,28 @@ def test_a_large_rate_the_model_tolerates_is_not_stuck(scenario, capsys):
     assert "lr_too_high" not in [c["code"] for c in doc["root_causes"]]
 
 
+def test_an_explosion_the_run_came_back_from_is_still_one(scenario, capsys):
+    # an L2 coefficient of 1100 under SGD at 1e-3: the norm grows 180x, then comes back down
+    cause, _ = top(scenario, "l2_weight_typo_5", capsys)
+    assert cause["code"] == "exploding_gradients" and "grew geometrically" in cause["issue"]
+    assert "regularization.l2 = 1100.0" in texts(cause)
+
+
+def test_growth_to_a_peak_the_series_came_back_from():
+    """`to_peak` reads growth up to the smoothed peak; without it a series that came back down has
+    no growth (it must end high). (A norm that jumped once, an outlier batch, is told apart by the
+    gradients analyzer: test_units_killed_by_one_batch_explain_the_rise.)"""
+    import numpy as np
+
+    from analysis.signals import geometric_growth
+
+    up = np.logspace(0, 3, 40)                          # 1000x over 40 steps
+    back = np.concatenate([up, up[::-1][1:], np.full(60, 1.0)])
+    assert geometric_growth(back) is None
+    g = geometric_growth(back, to_peak=True)
+    assert g is not None and 35 <= g.end <= 42 and g.factor > 100
+
+
 def test_zero_lr_from_an_integer_warmup(scenario, capsys):
     cause, _ = top(scenario, "lr_zero_lstm", capsys)
     assert cause["code"] == "no_parameter_updates" and "warmup_steps = 500" in texts(cause)

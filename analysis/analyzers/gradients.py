@@ -51,6 +51,7 @@ CONSTANT_LR = 1.01        # an LR whose max/min up to the blow-up stays under th
 # initialisation and the loss made it, not the LR (a mean-reduced loss on a sane init gives O(1)).
 LARGE_AT_START = 100.0
 BURST = 100.0             # ...and that rises this many times over within the first FROM_THE_START of the run
+ONE_JUMP = 0.45           # a rise with more than this share of it (log scale) in one step is a jump, not growth
 EXPLODED_LOSS = 10.0     # a loss rising at every step to Inf/NaN by this factor or more blew up
 FACTOR_IN_WORDS = 1e4     # a rise past this reads as orders of magnitude, not as a factor of many digits
 # A norm logged every few steps can hold fewer than SHORT_RUNUP finite points before its Inf/NaN; its last
@@ -131,6 +132,8 @@ def analyze(run: Run) -> list[Finding]:
             growth = _burst_from_the_start(g)
         if growth is None and nf is not None:
             growth = _huge_before_overflow(v, nf)
+        if growth is None:
+            growth = _survived(run, g)
         if growth is not None and not _runaway(run, g, growth):
             growth = None
         if growth is not None:
@@ -367,6 +370,27 @@ def _burst_from_the_start(g) -> Growth | None:
     if top < 2 or v[window[top]] < BURST * v[0]:
         return None
     return Growth(0, top, float(v[window[top]] / v[0]), 1.0)
+
+
+def _survived(run: Run, g) -> Growth | None:
+    """An explosion the run came back from: the norm grew BURST-fold or more step after step, then
+    turned back down (a penalty that shrank the weights it blew up, a schedule that took the rate
+    down). Only as the gradients' story where the rise is gradual (no one step carries ONE_JUMP of
+    it on a log scale: one outlier batch is the data's) and the LR stayed inside its optimizer's
+    range up to the peak (one above it overshoots, which is the LR analyzer's reading). The loss
+    rising with it is checked by the caller (`_runaway`)."""
+    growth = geometric_growth(g.values, min_factor=BURST, to_peak=True)
+    if growth is None:
+        return None
+    v = g.values
+    lv = np.log10(v[np.isfinite(v) & (v > 0)][growth.start: growth.end + 1])
+    rise = float(lv[-1] - lv[0])
+    if rise <= 0 or float(np.diff(lv).max()) > ONE_JUMP * rise:
+        return None
+    idx = np.flatnonzero(np.isfinite(v))
+    if _calm_lr(run, g, int(idx[growth.start]), int(idx[growth.end]), from_start=False) is None:
+        return None
+    return growth
 
 
 def _large_before_any_update(run: Run, g) -> Evidence | None:
