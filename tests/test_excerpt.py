@@ -524,6 +524,8 @@ def test_a_learning_split_accuracy_and_a_data_split_are_no_guess(tmp_path):
     # the same mechanism under other names, separators and lengths: a long run whose `elbo` overflows
     "".join(f"iter {i}: elbo: {-300 + i:.2f}, kl_term: {3 + i / 100:.3f}, val_acc: {0.5 + i / 200:.3f}\n"
             for i in range(60)) + "iter 60: elbo: -inf, kl_term: nan, val_acc: 0.811\n",
+    # tests/wild namas-err-nan-lr-21: Lua Torch prints the training error and its value apart by blanks
+    "err     nan\nNaN\n{\n  1 : CudaTensor - size: 64x291\n  2 : CudaTensor - size: 64x291\n}\nerr     nan\n",
 ])
 def test_a_nan_under_a_name_no_alias_knows_is_never_healthy(tmp_path, text):
     d = _top(tmp_path, text)
@@ -535,6 +537,8 @@ def test_a_nan_under_a_name_no_alias_knows_is_never_healthy(tmp_path, text):
 def test_a_name_no_alias_knows_that_stays_finite_adds_no_series(tmp_path):
     (tmp_path / "train.log").write_text("epoch=1; lb=196.7; validation=2.5%;\n"
                                         "epoch=2; lb=nanometre; validation=2.4%;\n"
+                                        # a name and a NaN on a line of prose are no such pair
+                                        "NaN or Inf found in input tensor.\n"
                                         # a rate over a zero duration is no overflow of the model's
                                         "{'eval_runtime': 0.0, 'eval_steps_per_second': inf, 'fwd_ms': nan}\n")
     run = load_run(tmp_path)

@@ -55,6 +55,7 @@ TRICKY = [
     "step=4 lr=-Infinity grad_norm=INFINITY loss=+inf",
     "loss= lr=, grad_norm: ; acc=} | loss | lr:",
     "info inflation nanny loss: nanometer lr: 1e5x",
+    "err     nan", "  err\t-inf  \r", "err     0.5", "NaN or Inf found in input tensor", "word nan more",
     "step 1 loss 1e 2 lr 1.e-3 grad_norm .5 acc 5. ppl 1" + "0" * 70 + ".5 wps 9007199254740993",
     "loss: " + "9" * 63 + " lr: 1e-400 grad_norm: 1e400 acc: 0.1234567890123456789e-5",
     "\x00\xff garbage \x80 loss=1.5 \xe2\x96\x88\xe2\x96\x88 lr=2",

@@ -141,6 +141,13 @@ static inline int is_keych(unsigned char ch) { return cls[ch] & KEYCH; }
 static inline int is_digit(unsigned char ch) { return ch >= '0' && ch <= '9'; }
 static inline int is_blank(unsigned char ch) { return ch == ' ' || ch == '\t'; }
 
+/* A line that is one name and one value apart by blanks (Lua Torch's `err     nan`): nothing else on it. */
+static int lone_pair(const char *s, Py_ssize_t n, Py_ssize_t ws, Py_ssize_t end) {
+    for (Py_ssize_t k = 0; k < ws; k++) if (!is_blank((unsigned char)s[k])) return 0;
+    for (Py_ssize_t k = end; k < n; k++) if (!is_blank((unsigned char)s[k]) && s[k] != '\r') return 0;
+    return 1;
+}
+
 /* A number at s[i..n): [-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?, nan, inf or infinity (not the start of a word; YAML's `.nan`),
    or MSVC's spelling of a non-finite value (`1.#INF`, `-1.#IND`, `1.#QNAN`, `1.#SNAN`, digits after). */
 static inline __attribute__((always_inline)) int parse_number(const char *s, Py_ssize_t i, Py_ssize_t n, double *out, Py_ssize_t *end) {
@@ -538,8 +545,8 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
                 count_ratio(s, n, j, &end, &v);
             /* `lb=nan` under a name no alias knows: kept from its first non-finite value on (a NaN is news
                whatever its name; a value finite again after it says the model's state was not NaN; SB3's
-               `|    ep_rew_mean     | nan      |` table cell too) */
-            if (fam == -1 && (sep == '=' || sep == ':' || sep == '|')) {
+               `|    ep_rew_mean     | nan      |` table cell too; a line that is only `err     nan`) */
+            if (fam == -1 && (sep == '=' || sep == ':' || sep == '|' || (!sep && prev < 0 && lone_pair(s, n, ws, end)))) {
                 if (!isfinite(v)) fam = family_in(c, NONFINITE, s + ws, we - ws);
                 else {
                     c->key.len = 0;

@@ -280,8 +280,10 @@ class Scanner:
                     total = parse_number(s, num[1] + 1) if s[j:num[1]].isdigit() else None
                     if total is not None and s[num[1] + 1:total[1]].isdigit() and total[0] >= num[0] and total[0] > 0:
                         num = (num[0] / total[0], total[1])
-                # `lb=nan`, SB3's `| ep_rew_mean | nan |`: a NaN is news whatever its name, kept from there
-                if fam == -1 and sep in b"=:|":
+                # `lb=nan`, SB3's `| ep_rew_mean | nan |`, a line that is only `err     nan`: a NaN is news
+                # whatever its name, kept from there
+                lone = not sep and prev < 0 and not s[:ws].strip(b" \t") and not s[num[1]:].strip(b" \t\r")
+                if fam == -1 and (sep in b"=:|" or lone):
                     if num[0] != num[0] or abs(num[0]) == _INF:
                         fam = self.family(b"nonfinite|" + s[ws:we])
                     else:                        # finite again: the model's state was not NaN
