@@ -797,6 +797,15 @@ def test_the_launchers_report_of_a_failed_rank_is_the_rank_errors_consequence(tm
     assert _read(d)[0] == "distributed_failure"
 
 
+def test_a_warning_that_names_no_fault_does_not_silence_the_launchers_report(tmp_path):
+    # a target-size warning whose shapes hold one element each is dropped as saying nothing: it is no
+    # rank's own error either, so torchrun's report of the failed rank stays the failure the paste shows
+    warning = ("/usr/lib/python3/site-packages/torch/nn/modules/loss.py:536: UserWarning: Using a target size "
+               "(torch.Size([1, 1])) that is different to the input size (torch.Size([1])). This will likely lead "
+               "to incorrect results due to broadcasting.\n")
+    assert _read(_top(tmp_path, warning + MAR_LAUNCHER))[:1] == ["distributed_failure"]
+
+
 HOROVOD_SHUTDOWN = ("[1,3]<stderr>:Horovod has been shut down. This was caused by an exception on one of the ranks "
                     "or an attempt to allreduce, allgather or broadcast a tensor after one of the ranks finished "
                     "execution. If the shutdown was caused by an exception, you should see the exception in the log "
