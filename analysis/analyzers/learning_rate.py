@@ -261,6 +261,16 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str, given_back: float
     return []
 
 
+def _while_at_or_above(lr, loss, far: float) -> np.ndarray:
+    """Which of the loss's reports came while the logged rate (the last logged at or before each) was
+    at or above `far`; every report where no usable series is logged (the config's rate, from the
+    first step)."""
+    if lr is not None and len(lr) >= 2 and np.isfinite(lr.values).all():
+        at = np.searchsorted(lr.steps, loss.steps, side="right") - 1
+        return np.asarray((at >= 0) & (lr.values[np.clip(at, 0, None)] >= far))
+    return np.ones(len(loss.values), dtype=bool)
+
+
 def _thrown_back(lr, loss, far: float) -> tuple[Evidence, float] | None:
     """A rate far above its range that keeps throwing the loss back above its first value, after
     the first tenth of the run (the first descent), at THROWN_BACK reports or more while the rate
@@ -269,11 +279,7 @@ def _thrown_back(lr, loss, far: float) -> tuple[Evidence, float] | None:
     (the loss analyzer reads those as spikes). The evidence cites the highest, and the step of the
     first."""
     v = loss.values
-    if lr is not None and len(lr) >= 2 and np.isfinite(lr.values).all():
-        at = np.searchsorted(lr.steps, loss.steps, side="right") - 1
-        high = (at >= 0) & (lr.values[np.clip(at, 0, None)] >= far)
-    else:
-        high = np.ones(len(v), dtype=bool)     # the config's rate, from the first step
+    high = _while_at_or_above(lr, loss, far)
     high[: max(3, len(v) // 10)] = False
     above = high & np.isfinite(v) & (v > v[0])
     if int(above.sum()) < THROWN_BACK:
@@ -295,12 +301,7 @@ def _stalled_while_high(lr, loss, far: float) -> tuple[Evidence, float] | None:
     converged or a data bug, not this. The step is the first report under that rate (a warm-up
     below it, while the loss still fell, is no part of the failure)."""
     v = loss.values
-    if lr is not None and len(lr) >= 2 and np.isfinite(lr.values).all():
-        at = np.searchsorted(lr.steps, loss.steps, side="right") - 1
-        high = (at >= 0) & (lr.values[np.clip(at, 0, None)] >= far)
-    else:
-        high = np.ones(len(v), dtype=bool)
-    idx = np.flatnonzero(high & np.isfinite(v))
+    idx = np.flatnonzero(_while_at_or_above(lr, loss, far) & np.isfinite(v))
     if len(idx) < STALL_POINTS:
         return None
     fifth = len(idx) // 5
