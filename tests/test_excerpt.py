@@ -789,6 +789,16 @@ def test_a_nan_under_an_lr_too_small_to_overflow_the_weights_is_not_read_as_the_
     assert next(c for c in d.root_causes if c.code == "lr_too_high").confidence > 0.3
 
 
+def test_a_nan_under_an_lr_too_small_is_not_read_as_the_lr_on_a_long_curve_either(tmp_path):
+    # the same MetricLogger lines, forty of them before the NaN: the trend analyzers read the curve,
+    # and the LR reading this analyzer adds is held down as on a short one
+    line = MAR_LINES.splitlines()[0] + "\n"
+    lines = "".join(line.replace("loss: 0.2606", f"loss: {0.2606 - 0.001 * k:.4f}") for k in range(40))
+    d = _top(tmp_path, lines + line.replace("loss: 0.2606 (0.2654)", "loss: nan (nan)"))
+    lr = next(c for c in d.root_causes if c.code == "lr_too_high")
+    assert lr.confidence <= 0.3 and any("too small" in e.text for e in lr.evidence)
+
+
 def test_the_launchers_report_of_a_failed_rank_is_the_rank_errors_consequence(tmp_path):
     d = _top(tmp_path, MAR_LINES + MAR_LAUNCHER)
     assert "distributed_failure" not in _read(d) and _read(d)[0] == "numerical_instability"

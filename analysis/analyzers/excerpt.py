@@ -357,10 +357,13 @@ def _nan_loss(run: Run) -> list[Finding]:
     if high_lr is not None:
         ev_lr.append(high_lr)
     step = float(s.steps[i])
+    small = small_lr(run)
     if len(s) >= SHORT and not s.name.startswith((UNNAMED, NONFINITE_PREFIX)):
         # a long curve has the trend analyzers: the loss analyzer reads the NaN and the climb before
-        # it; here only the LR reading is added, below theirs
-        return [_nan_lr(s, i, ev_lr[:1] + ([high_lr] if high_lr else []), LONG_NAN_LR, step, False)]
+        # it; here only the LR reading is added, below theirs (held down as below)
+        ev_long = ev_lr[:1] + ([high_lr] if high_lr else []) + ([small] if small else [])
+        return [_nan_lr(s, i, ev_long, LONG_NAN_LR if small is None else min(LONG_NAN_LR, SMALL_LR_CONF),
+                        step, False)]
     c_num = 0.5 if val_only else (0.45 if rose or empty is not None else 0.55)
     c_lr = min(EXCERPT_MAX, 0.5 + (0.2 if rose else 0) + (0.1 if high_lr is not None else 0))
     c_data = 0.6 if val_only or empty is not None else (0.5 if len(before) == 0 and not nameless else 0.45)
@@ -388,7 +391,6 @@ def _nan_loss(run: Run) -> list[Finding]:
                 onset_step=step,
                 quick_fix="Assert the inputs are finite",
                 settle=NAN_DATA_SETTLE)]
-    small = small_lr(run)
     if small is not None:   # an LR too small to overflow the weights: listed, below the others
         ev_lr.append(small)
         c_lr = min(c_lr, SMALL_LR_CONF)
