@@ -840,6 +840,16 @@ def test_a_nan_accuracy_beside_a_nan_loss_is_no_sample_counted(tmp_path):
     assert not any("0/0" in e.text for c in d.root_causes for e in c.evidence)
 
 
+def test_a_nan_accuracy_beside_a_nan_loss_after_a_long_curve_is_no_sample_counted_too(tmp_path):
+    # forty evaluations first: the 0/0 reading holds as on one line, and no LR reading is added
+    lines = "".join(f"Epoch: {k}/100 Iteration: {k} Validation loss:    {0.9 - 0.005 * k:.4f} Validation acc: "
+                    f"{0.5 + 0.005 * k:.3f}\n" for k in range(1, 41))
+    d = _top(tmp_path, lines + "Epoch: 41/100 Iteration: 41 Validation loss:    nan Validation acc: nan\n")
+    top = d.root_causes[0]
+    assert top.code == "data_pipeline_bug" and any("0/0" in e.text for e in top.evidence)
+    assert "lr_too_high" not in _read(d)
+
+
 def test_a_loss_growing_under_an_accuracy_that_holds_is_no_divergence(tmp_path):
     # LNL-SR #1 (tests/wild, tune half): the maintainer's own healthy log, its loss (with a growing norm term)
     # rising ~2% per iteration while the test accuracy holds near 0.53

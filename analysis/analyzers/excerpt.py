@@ -358,9 +358,10 @@ def _nan_loss(run: Run) -> list[Finding]:
         ev_lr.append(high_lr)
     step = float(s.steps[i])
     small = small_lr(run)
-    if len(s) >= SHORT and not s.name.startswith((UNNAMED, NONFINITE_PREFIX)):
+    if len(s) >= SHORT and not s.name.startswith((UNNAMED, NONFINITE_PREFIX)) and empty is None:
         # a long curve has the trend analyzers: the loss analyzer reads the NaN and the climb before
-        # it; here only the LR reading is added, below theirs (held down as below)
+        # it; here only the LR reading is added, below theirs (held down as below). An accuracy NaN
+        # beside it (no sample counted) is no trend's to read: the readings below, without the LR's
         ev_long = ev_lr[:1] + ([high_lr] if high_lr else []) + ([small] if small else [])
         return [_nan_lr(s, i, ev_long, LONG_NAN_LR if small is None else min(LONG_NAN_LR, SMALL_LR_CONF),
                         step, False)]
