@@ -70,7 +70,7 @@ RISE_LONG = 1.5
 RISE_FAR = 2.0              # ...or one that ends at twice its first report within 2-3 reports
 RISE_FEW, RISE_SOME = 0.35, 0.45   # a loss up at each of 2 (or 3+) reports, below the divergence thresholds
 RISE_RANK = 0.7
-ACC_HELD = 0.05             # an accuracy within 5% of its start over a rising loss holds: no divergence
+ACC_HELD = 0.05             # an accuracy no more than 5% under its start over a rising loss holds: no divergence
 FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
 TOO_GOOD_LOSS = 0.01
 ZERO_REPORTS = 2            # a loss of exactly 0 at two reports is no loss at all...
@@ -522,8 +522,9 @@ def _rising_loss(run: Run) -> list[Finding]:
 
 def _accuracy_holds(run: Run, s: Series, n: int) -> bool:
     """Whether an accuracy printed on the loss's own lines, over its first `n` reports (RISE_POINTS or
-    more of them), ends within ACC_HELD of where it started: a loss that grows under an accuracy that
-    holds is a term the accuracy does not see (a regulariser, a norm growing), not updates that overshoot."""
+    more of them), ends no more than ACC_HELD under where it started (or above it): a loss that grows
+    under an accuracy that holds or rises is a term the accuracy does not see (a regulariser, a norm
+    growing), not updates that overshoot."""
     if s.lines is None:
         return False
     lines = s.lines[:n]
