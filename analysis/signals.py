@@ -63,9 +63,9 @@ def wide_residuals(v: np.ndarray) -> np.ndarray:
 
 def divergence(values: np.ndarray, *, min_points: int = 12, min_rise: float = 0.15,
                sustain: int = 3, min_drop: float = 0.05) -> Divergence | None:
-    """A loss that first falls (by `min_drop` of its start) and then rises by `min_rise` above its
-    best smoothed value, staying up for `sustain` smoothed points. Values past the first non-finite
-    one are ignored (that is the NaN analyzer's concern)."""
+    """A loss that first falls (by `min_drop` of its start, and by three times its batch noise) and
+    then rises by `min_rise` above its best smoothed value, staying up for `sustain` smoothed points.
+    Values past the first non-finite one are ignored (that is the NaN analyzer's concern)."""
     end = first_nonfinite(values)
     v = values[:end] if end is not None else values
     if len(v) < min_points:

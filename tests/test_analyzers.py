@@ -130,6 +130,24 @@ def test_a_rate_far_above_range_under_which_the_loss_stops_improving(scenario, c
     assert "10x the top" in cause["issue"] and "bouncing by" in texts(cause)
 
 
+def test_a_stall_under_a_rate_far_above_range_starts_where_the_rate_got_there(tmp_path):
+    # Adam warmed up to 0.1 by step 85 (3x its range's top, 0.03, from step 26): the loss falls until step 60,
+    # then hovers. The failure starts where the rate got far above range, not at the first report
+    from analysis.diagnose import diagnose
+
+    rng = np.random.default_rng(1)
+    steps = np.arange(1, 301)
+    lr = np.minimum(0.1, 0.1 * steps / 85)
+    loss = np.where(steps < 60, 2.3 - 1.6 * steps / 60, 0.7) * (1 + 0.12 * rng.standard_normal(len(steps)))
+    (tmp_path / "config.yaml").write_text("optimizer:\n  name: adam\n  lr: 0.1\n")
+    rows = [f"step={s} loss={x:.4f} lr={r:.6g}\n" for s, x, r in zip(steps, loss, lr)]
+    (tmp_path / "train.log").write_text("".join(rows))
+    d, _ = diagnose(tmp_path)
+    cause = d.root_causes[0]
+    assert cause.code == "lr_too_high" and "stopped improving" in cause.issue
+    assert cause.onset_step == 26
+
+
 def test_a_large_rate_the_model_tolerates_is_not_stuck(scenario, capsys):
     # SGD at 0.4 with BatchNorm: 4x the range's top, and the loss keeps falling
     cause, doc = top(scenario, "large_rate_bn_0", capsys)

@@ -59,6 +59,24 @@ def test_a_known_error_in_the_paste_needs_no_differential(tmp_path):
     assert [c.code for c in d.root_causes] == ["out_of_memory"]
 
 
+def test_a_distribution_refusing_finite_values_is_no_nan_output(tmp_path):
+    # the same refusal as the VAE's above, but the values it prints are finite (a scale taken from a linear
+    # layer without softplus goes negative): no weights went NaN, so neither the LR nor an overflow is read,
+    # and the shapes the message names make no shape error either
+    text = ("ValueError: Expected parameter scale (Tensor of shape (64, 1)) of distribution Normal(loc: torch.Size([64, "
+            "1]), scale: torch.Size([64, 1])) to satisfy the constraint GreaterThan(lower_bound=0.0), but found invalid "
+            "values:\ntensor([[-0.0123],\n        [ 0.5120]], grad_fn=<AddmmBackward0>)\n")
+    (tmp_path / "traceback.txt").write_text(text)
+    d, _ = diagnose(tmp_path)
+    codes = [c.code for c in d.root_causes]
+    assert "lr_too_high" not in codes and "numerical_instability" not in codes
+    assert all(c.confidence <= 0.3 for c in d.root_causes), codes        # the fallback's: nothing known of it
+    # NaN values in the same message are the model's output gone NaN
+    (tmp_path / "traceback.txt").write_text(text.replace("-0.0123", "nan").replace(" 0.5120", "nan"))
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "lr_too_high"
+
+
 UNIPOSE = """Traceback (most recent call last):
   File "unipose.py", line 270, in <module>
     trainer = Trainer(args)

@@ -793,12 +793,31 @@ def test_a_nan_under_an_lr_too_small_to_overflow_the_weights_is_not_read_as_the_
     assert next(c for c in d.root_causes if c.code == "lr_too_high").confidence > 0.3
 
 
+def test_a_nan_under_an_lr_too_small_is_not_read_as_the_lr_on_a_long_curve_either(tmp_path):
+    # the same MetricLogger lines, forty of them before the NaN: the trend analyzers read the curve,
+    # and the LR reading this analyzer adds is held down as on a short one
+    line = MAR_LINES.splitlines()[0] + "\n"
+    lines = "".join(line.replace("loss: 0.2606", f"loss: {0.2606 - 0.001 * k:.4f}") for k in range(40))
+    d = _top(tmp_path, lines + line.replace("loss: 0.2606 (0.2654)", "loss: nan (nan)"))
+    lr = next(c for c in d.root_causes if c.code == "lr_too_high")
+    assert lr.confidence <= 0.3 and any("too small" in e.text for e in lr.evidence)
+
+
 def test_the_launchers_report_of_a_failed_rank_is_the_rank_errors_consequence(tmp_path):
     d = _top(tmp_path, MAR_LINES + MAR_LAUNCHER)
     assert "distributed_failure" not in _read(d) and _read(d)[0] == "numerical_instability"
     # alone, it is still the failure the paste shows
     d = _top(tmp_path, MAR_LAUNCHER)
     assert _read(d)[0] == "distributed_failure"
+
+
+def test_a_warning_that_names_no_fault_does_not_silence_the_launchers_report(tmp_path):
+    # a target-size warning whose shapes hold one element each is dropped as saying nothing: it is no
+    # rank's own error either, so torchrun's report of the failed rank stays the failure the paste shows
+    warning = ("/usr/lib/python3/site-packages/torch/nn/modules/loss.py:536: UserWarning: Using a target size "
+               "(torch.Size([1, 1])) that is different to the input size (torch.Size([1])). This will likely lead "
+               "to incorrect results due to broadcasting.\n")
+    assert _read(_top(tmp_path, warning + MAR_LAUNCHER))[:1] == ["distributed_failure"]
 
 
 HOROVOD_SHUTDOWN = ("[1,3]<stderr>:Horovod has been shut down. This was caused by an exception on one of the ranks "
@@ -823,6 +842,16 @@ def test_a_nan_accuracy_beside_a_nan_loss_is_no_sample_counted(tmp_path):
     # a finite accuracy beside it says nothing of the kind
     d = _top(tmp_path, "Epoch: 79/100 Iteration: 80 Validation loss:    nan Validation acc: 0.51\n")
     assert not any("0/0" in e.text for c in d.root_causes for e in c.evidence)
+
+
+def test_a_nan_accuracy_beside_a_nan_loss_after_a_long_curve_is_no_sample_counted_too(tmp_path):
+    # forty evaluations first: the 0/0 reading holds as on one line, and no LR reading is added
+    lines = "".join(f"Epoch: {k}/100 Iteration: {k} Validation loss:    {0.9 - 0.005 * k:.4f} Validation acc: "
+                    f"{0.5 + 0.005 * k:.3f}\n" for k in range(1, 41))
+    d = _top(tmp_path, lines + "Epoch: 41/100 Iteration: 41 Validation loss:    nan Validation acc: nan\n")
+    top = d.root_causes[0]
+    assert top.code == "data_pipeline_bug" and any("0/0" in e.text for e in top.evidence)
+    assert "lr_too_high" not in _read(d)
 
 
 def test_a_loss_growing_under_an_accuracy_that_holds_is_no_divergence(tmp_path):

@@ -250,7 +250,7 @@ LAUNCHER_REPORTS = ("rank_failure", "elastic_teardown", "horovod_shutdown")
 
 def analyze(run: Run) -> list[Finding]:
     out: list[Finding] = []
-    own_error = any(e.code not in (None, "distributed_failure") for e in run.events)
+    own_error = any(e.code not in (None, "distributed_failure") and not _says_nothing(e) for e in run.events)
     for e in run.events:
         if e.code is None or (own_error and e.signature in LAUNCHER_REPORTS):
             continue
@@ -277,11 +277,9 @@ def analyze(run: Run) -> list[Finding]:
                 lines = code.calls.get("var", []) + code.calls.get("std", [])
                 for ln in lines[:2]:
                     ev.append(Evidence(code.text.splitlines()[ln - 1].strip(), code.artifact, f"line {ln}"))
-        if e.signature == "target_size_mismatch" and not _broadcasts(e.text):
-            continue              # [1] against [] has one element either way: nothing is paired wrongly
+        if _says_nothing(e):
+            continue
         if e.signature == "store_barrier" and "world_size" in e.fields:
-            if e.fields["world_size"] == e.fields["worker_count"]:
-                continue          # every rank arrived: the barrier is just being passed
             title = (f"{title}: {e.fields['worker_count']} workers registered for world_size "
                      f"{e.fields['world_size']}")
         conf = (_CONFIDENCE.get(e.signature) or (NAN_LOSS_MESSAGE if _loss_nan_message(e) else None)
@@ -298,6 +296,17 @@ def analyze(run: Run) -> list[Finding]:
         if _loss_nan_message(e):
             out.append(_data_reading(e))
     return out + error_readings.analyze_events(run.events, train_loss(run))
+
+
+def _says_nothing(e: Event) -> bool:
+    """An event its signature matched that names no fault: a target-size warning whose shapes pair no
+    element wrongly ([1, 1] against [1] holds one element either way), a store barrier every rank
+    arrived at (it is just being passed). Neither is reported, nor is either a rank's own error that
+    would make a launcher's report of the failure its consequence."""
+    if e.signature == "target_size_mismatch":
+        return not _broadcasts(e.text)
+    return (e.signature == "store_barrier" and "world_size" in e.fields
+            and e.fields["world_size"] == e.fields["worker_count"])
 
 
 def _broadcasts(text: str) -> bool:

@@ -28,9 +28,13 @@ def _table() -> tuple[list[tuple[dict, re.Pattern | None]], dict]:
     doc = tomllib.loads(READINGS.read_text())
     out = []
     for r in doc["reading"]:
-        words = "|".join(rf"(?<![a-z0-9_]){re.escape(w.lower())}(?![a-z0-9_])" for w in r.get("match", []))
+        words = _words(r.get("match", []))
         out.append((r, re.compile(words) if words else None))
     return out, doc["fallback"]
+
+
+def _words(words: list[str]) -> str:
+    return "|".join(rf"(?<![a-z0-9_]){re.escape(w.lower())}(?![a-z0-9_])" for w in words)
 
 
 def _frame_place(path: str) -> str:
@@ -49,9 +53,15 @@ def _hits(e: Event) -> list[tuple[dict, str]]:
     text = e.text.lower()
     places = [_frame_place(f["file"]) for f in e.fields.get("frames", [])]
     table, _ = _table()
-    out = []
+    out, muted = [], False
     for r, words in table:
         m = words.search(text) if words else None
+        shown = f"{text} {e.fields.get('values', '')}".lower()
+        if m and r.get("requires") and not re.search(_words(r["requires"]), shown):
+            # the message is this reading's, but what it must also show (the values it printed) is not
+            # there: no reading of it, and an exclusive one still says what the message is not
+            muted = muted or bool(r.get("exclusive"))
+            continue
         if m:
             out.append((r, f"the message says {m.group(0)!r}"))
             continue
@@ -59,7 +69,7 @@ def _hits(e: Event) -> list[tuple[dict, str]]:
         if lib:
             out.append((r, f"it passed through {lib}"))
     exclusive = [h for h in out if h[0].get("exclusive")]
-    return exclusive or out
+    return exclusive or ([] if muted else out)
 
 
 def _findings(e: Event) -> list[Finding]:

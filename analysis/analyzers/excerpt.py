@@ -70,7 +70,7 @@ RISE_LONG = 1.5
 RISE_FAR = 2.0              # ...or one that ends at twice its first report within 2-3 reports
 RISE_FEW, RISE_SOME = 0.35, 0.45   # a loss up at each of 2 (or 3+) reports, below the divergence thresholds
 RISE_RANK = 0.7
-ACC_HELD = 0.05             # an accuracy within 5% of its start over a rising loss holds: no divergence
+ACC_HELD = 0.05             # an accuracy no more than 5% under its start over a rising loss holds: no divergence
 FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
 TOO_GOOD_LOSS = 0.01
 ZERO_REPORTS = 2            # a loss of exactly 0 at two reports is no loss at all...
@@ -357,10 +357,14 @@ def _nan_loss(run: Run) -> list[Finding]:
     if high_lr is not None:
         ev_lr.append(high_lr)
     step = float(s.steps[i])
-    if len(s) >= SHORT and not s.name.startswith((UNNAMED, NONFINITE_PREFIX)):
+    small = small_lr(run)
+    if len(s) >= SHORT and not s.name.startswith((UNNAMED, NONFINITE_PREFIX)) and empty is None:
         # a long curve has the trend analyzers: the loss analyzer reads the NaN and the climb before
-        # it; here only the LR reading is added, below theirs
-        return [_nan_lr(s, i, ev_lr[:1] + ([high_lr] if high_lr else []), LONG_NAN_LR, step, False)]
+        # it; here only the LR reading is added, below theirs (held down as below). An accuracy NaN
+        # beside it (no sample counted) is no trend's to read: the readings below, without the LR's
+        ev_long = ev_lr[:1] + ([high_lr] if high_lr else []) + ([small] if small else [])
+        return [_nan_lr(s, i, ev_long, LONG_NAN_LR if small is None else min(LONG_NAN_LR, SMALL_LR_CONF),
+                        step, False)]
     c_num = 0.5 if val_only else (0.45 if rose or empty is not None else 0.55)
     c_lr = min(EXCERPT_MAX, 0.5 + (0.2 if rose else 0) + (0.1 if high_lr is not None else 0))
     c_data = 0.6 if val_only or empty is not None else (0.5 if len(before) == 0 and not nameless else 0.45)
@@ -388,7 +392,6 @@ def _nan_loss(run: Run) -> list[Finding]:
                 onset_step=step,
                 quick_fix="Assert the inputs are finite",
                 settle=NAN_DATA_SETTLE)]
-    small = small_lr(run)
     if small is not None:   # an LR too small to overflow the weights: listed, below the others
         ev_lr.append(small)
         c_lr = min(c_lr, SMALL_LR_CONF)
@@ -519,8 +522,9 @@ def _rising_loss(run: Run) -> list[Finding]:
 
 def _accuracy_holds(run: Run, s: Series, n: int) -> bool:
     """Whether an accuracy printed on the loss's own lines, over its first `n` reports (RISE_POINTS or
-    more of them), ends within ACC_HELD of where it started: a loss that grows under an accuracy that
-    holds is a term the accuracy does not see (a regulariser, a norm growing), not updates that overshoot."""
+    more of them), ends no more than ACC_HELD under where it started (or above it): a loss that grows
+    under an accuracy that holds or rises is a term the accuracy does not see (a regulariser, a norm
+    growing), not updates that overshoot."""
     if s.lines is None:
         return False
     lines = s.lines[:n]

@@ -233,10 +233,10 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str, given_back: float
                         issue=f"Learning rate {fmt(value)} is {value / high:.0f}x the top of the usual range for "
                               f"{family} (~{fmt(high)}); the loss stopped improving while the rate stayed there "
                               "and bounces around a level it cannot get under",
-                        severity="high", confidence=0.65, evidence=[lr_ev, *fam_evs, stuck] + cfg_ev,
+                        severity="high", confidence=0.65, evidence=[lr_ev, *fam_evs, stuck[0]] + cfg_ev,
                         fix=f"Lower the learning rate to ~{fmt(high / 2)} for {family}", patch=patch,
                         expected_impact="the loss falls below the level it bounces around now",
-                        analyzer=NAME, onset_step=float(loss.steps[0]),
+                        analyzer=NAME, onset_step=stuck[1],
                         quick_fix=f"Lower the LR to {fmt(high / 2)}")]
     shown = value >= FAR_ABOVE * high or (given_back >= GIVEN_BACK and not (
         lr is not None and len(lr) >= 2 and onset is not None and _restart_bump(lr, loss, onset)))
@@ -261,6 +261,16 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str, given_back: float
     return []
 
 
+def _while_at_or_above(lr, loss, far: float) -> np.ndarray:
+    """Which of the loss's reports came while the logged rate (the last logged at or before each) was
+    at or above `far`; every report where no usable series is logged (the config's rate, from the
+    first step)."""
+    if lr is not None and len(lr) >= 2 and np.isfinite(lr.values).all():
+        at = np.searchsorted(lr.steps, loss.steps, side="right") - 1
+        return np.asarray((at >= 0) & (lr.values[np.clip(at, 0, None)] >= far))
+    return np.ones(len(loss.values), dtype=bool)
+
+
 def _thrown_back(lr, loss, far: float) -> tuple[Evidence, float] | None:
     """A rate far above its range that keeps throwing the loss back above its first value, after
     the first tenth of the run (the first descent), at THROWN_BACK reports or more while the rate
@@ -269,11 +279,7 @@ def _thrown_back(lr, loss, far: float) -> tuple[Evidence, float] | None:
     (the loss analyzer reads those as spikes). The evidence cites the highest, and the step of the
     first."""
     v = loss.values
-    if lr is not None and len(lr) >= 2 and np.isfinite(lr.values).all():
-        at = np.searchsorted(lr.steps, loss.steps, side="right") - 1
-        high = (at >= 0) & (lr.values[np.clip(at, 0, None)] >= far)
-    else:
-        high = np.ones(len(v), dtype=bool)     # the config's rate, from the first step
+    high = _while_at_or_above(lr, loss, far)
     high[: max(3, len(v) // 10)] = False
     above = high & np.isfinite(v) & (v > v[0])
     if int(above.sum()) < THROWN_BACK:
@@ -285,21 +291,17 @@ def _thrown_back(lr, loss, far: float) -> tuple[Evidence, float] | None:
                      f"{fmt_step(loss.steps[i])}", loss.artifact, loss.locator(i)), float(loss.steps[hits[0]]))
 
 
-def _stalled_while_high(lr, loss, far: float) -> Evidence | None:
+def _stalled_while_high(lr, loss, far: float) -> tuple[Evidence, float] | None:
     """A rate at or above `far` that the loss stopped improving under: over the stretch the rate
     stayed that high (the whole run when only the config gives it), the loss's level in its last
     fifth is no more than STUCK_MOVE under its level in its second fifth, and it bounces batch to
     batch by HOVER_SPREAD of that level or more. Each step overshoots the minimum the model could
     reach, so the loss hovers around a level instead of going under it. A large rate that the model
     tolerates (BatchNorm under SGD) keeps the loss falling, and a quiet plateau is a model that has
-    converged or a data bug, not this."""
+    converged or a data bug, not this. The step is the first report under that rate (a warm-up
+    below it, while the loss still fell, is no part of the failure)."""
     v = loss.values
-    if lr is not None and len(lr) >= 2 and np.isfinite(lr.values).all():
-        at = np.searchsorted(lr.steps, loss.steps, side="right") - 1
-        high = (at >= 0) & (lr.values[np.clip(at, 0, None)] >= far)
-    else:
-        high = np.ones(len(v), dtype=bool)
-    idx = np.flatnonzero(high & np.isfinite(v))
+    idx = np.flatnonzero(_while_at_or_above(lr, loss, far) & np.isfinite(v))
     if len(idx) < STALL_POINTS:
         return None
     fifth = len(idx) // 5
@@ -308,10 +310,10 @@ def _stalled_while_high(lr, loss, far: float) -> Evidence | None:
     if level <= 0 or float(np.median(last)) < (1 - STUCK_MOVE) * level or _spread(v[idx]) < HOVER_SPREAD:
         return None
     i, j = int(idx[fifth]), int(idx[-1])
-    return Evidence(f"loss at a median {fmt(level)} early in the {len(idx)} reports with the rate at or above "
-                    f"{fmt(far)}, and {fmt(float(np.median(last)))} at their end, bouncing by "
-                    f"{_spread(v[idx]):.0%} of its level batch to batch",
-                    loss.artifact, loss.span_locator(i, j))
+    return (Evidence(f"loss at a median {fmt(level)} early in the {len(idx)} reports with the rate at or above "
+                     f"{fmt(far)}, and {fmt(float(np.median(last)))} at their end, bouncing by "
+                     f"{_spread(v[idx]):.0%} of its level batch to batch",
+                     loss.artifact, loss.span_locator(i, j)), float(loss.steps[idx[0]]))
 
 
 def _share_shown(lr) -> float:

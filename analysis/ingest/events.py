@@ -147,6 +147,7 @@ def build_event(artifact: str, line_no: int, lines: list[str]) -> tuple[Event | 
                       artifact=artifact, line=line_no + block.index(exc_line), text=exc_line.strip(),
                       context=block[-40:], fields=_fields(sig, "\n".join(block)))
         event.fields["frames"] = _frames(block)
+        _values_shown(event, lines, j)
         if "in DataLoader worker process" in exc_line:
             # the worker's own error follows, after "Original Traceback": it names the sample
             for k in range(j, min(len(lines), j + 200)):
@@ -168,8 +169,23 @@ def build_event(artifact: str, line_no: int, lines: list[str]) -> tuple[Event | 
             return None, 1
         if m.group(1).endswith("Warning"):
             return Event("warning", None, artifact, line_no, clip(first.strip(), 500)), 1
-        return Event("error", None, artifact, line_no, clip(first.strip(), 500)), 1
+        return _values_shown(Event("error", None, artifact, line_no, clip(first.strip(), 500)), lines, 1), 1
     return Event(sig.name, sig.code, artifact, line_no, clip(first.strip(), 500), fields=_fields(sig, first)), 1
+
+
+# torch.distributions refusing a parameter ends its message `..., but found invalid values:` and prints
+# the tensor on the lines after it; whether they are NaN or finite (a negative scale) is what tells why
+VALUES_FOLLOW = "found invalid values:"
+VALUES_LINES = 8
+
+
+def _values_shown(event: Event, lines: list[str], j: int) -> Event:
+    """`event` with the tensor printed after its message (lines[j:], up to VALUES_LINES) in
+    fields["values"], where the message says it follows."""
+    if event.text.rstrip().endswith(VALUES_FOLLOW):
+        shown = [strip_prefix(x).strip() for x in lines[j:j + VALUES_LINES]]
+        event.fields["values"] = clip(" ".join(x for x in shown if x), 300)
+    return event
 
 
 _BARRIER = re.compile(r"world_size=(\d+), worker_count=(\d+)")

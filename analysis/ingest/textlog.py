@@ -24,7 +24,7 @@ from typing import cast
 import numpy as np
 
 from analysis.ingest.bare_rows import with_bare_tables, with_printed_loss
-from analysis.ingest.events import build_event, fold, prefilter_literals
+from analysis.ingest.events import VALUES_FOLLOW, VALUES_LINES, build_event, fold, prefilter_literals
 from analysis.ingest.logscan_fallback import SECTION_TEST, SECTION_TRAIN, SECTION_VAL
 from analysis.metrics import Series, SeriesBuilder
 from analysis.model import Event
@@ -201,9 +201,12 @@ def _events(chunk: memoryview, hits: np.ndarray, base: int, artifact: str) -> li
         end = buf.find(b"\n", offset, limit)
         first = _clean(buf[offset:end if end >= 0 else limit])
         window = [first]
-        if "Traceback" in first:
+        # a traceback reads on, and so does a message whose values are printed after it
+        ahead = TRACEBACK_LINES if "Traceback" in first else VALUES_LINES + 1 if first.rstrip().endswith(
+            VALUES_FOLLOW) else 0
+        if ahead:
             stop = offset
-            for _ in range(TRACEBACK_LINES):
+            for _ in range(ahead):
                 stop = buf.find(b"\n", stop + 1, limit)
                 if stop < 0:
                     stop = limit
