@@ -217,27 +217,13 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str, given_back: float
             and _moved_while_high(lr, loss, FAR_ABOVE * high) < STUCK_MOVE:
         return [_pinned(run, family, fam_evs, value, lr_ev, high, loss_ev, _spread(loss.values))]
     if value >= FAR_ABOVE * high and onset is None and (thrown := _thrown_back(lr, loss, FAR_ABOVE * high)):
-        patch, cfg_ev, _ = _config_lr_patch(run, value, high / 2)
-        return [Finding(code="lr_too_high",
-                        issue=f"Learning rate {fmt(value)} is {value / high:.0f}x the top of the usual range for "
-                              f"{family} (~{fmt(high)}); the loss keeps being thrown back above where training "
-                              "started",
-                        severity="high", confidence=0.8, evidence=[lr_ev, *fam_evs, thrown[0]] + cfg_ev,
-                        fix=f"Lower the learning rate to ~{fmt(high / 2)} for {family}", patch=patch,
-                        expected_impact="the loss settles instead of jumping back to where it started",
-                        analyzer=NAME, onset_step=thrown[1], quick_fix=f"Lower the LR to {fmt(high / 2)}",
-                        rules_out=_explained_by(value, high))]
+        return [_far_above(run, family, fam_evs, value, lr_ev, high, thrown,
+                           "the loss keeps being thrown back above where training started", 0.8,
+                           "the loss settles instead of jumping back to where it started", _explained_by(value, high))]
     if value >= FAR_ABOVE * high and onset is None and (stuck := _stalled_while_high(lr, loss, FAR_ABOVE * high)):
-        patch, cfg_ev, _ = _config_lr_patch(run, value, high / 2)
-        return [Finding(code="lr_too_high",
-                        issue=f"Learning rate {fmt(value)} is {value / high:.0f}x the top of the usual range for "
-                              f"{family} (~{fmt(high)}); the loss stopped improving while the rate stayed there "
-                              "and bounces around a level it cannot get under",
-                        severity="high", confidence=0.65, evidence=[lr_ev, *fam_evs, stuck[0]] + cfg_ev,
-                        fix=f"Lower the learning rate to ~{fmt(high / 2)} for {family}", patch=patch,
-                        expected_impact="the loss falls below the level it bounces around now",
-                        analyzer=NAME, onset_step=stuck[1],
-                        quick_fix=f"Lower the LR to {fmt(high / 2)}")]
+        return [_far_above(run, family, fam_evs, value, lr_ev, high, stuck,
+                           "the loss stopped improving while the rate stayed there and bounces around a level it "
+                           "cannot get under", 0.65, "the loss falls below the level it bounces around now", ())]
     shown = value >= FAR_ABOVE * high or (given_back >= GIVEN_BACK and not (
         lr is not None and len(lr) >= 2 and onset is not None and _restart_bump(lr, loss, onset)))
     if value > high and onset is not None and shown:
@@ -269,6 +255,21 @@ def _while_at_or_above(lr, loss, far: float) -> np.ndarray:
         at = np.searchsorted(lr.steps, loss.steps, side="right") - 1
         return np.asarray((at >= 0) & (lr.values[np.clip(at, 0, None)] >= far))
     return np.ones(len(loss.values), dtype=bool)
+
+
+def _far_above(run: Run, family: str, fam_evs: list[Evidence], value: float, lr_ev: Evidence, high: float,
+               seen: tuple[Evidence, float], what: str, confidence: float, impact: str,
+               rules_out: tuple[str, ...]) -> Finding:
+    """lr_too_high for a rate `value` far above its range, with `seen` (the loss's evidence and the
+    step it dates the failure from) saying `what` the loss did under it."""
+    patch, cfg_ev, _ = _config_lr_patch(run, value, high / 2)
+    return Finding(code="lr_too_high",
+                   issue=f"Learning rate {fmt(value)} is {value / high:.0f}x the top of the usual range for "
+                         f"{family} (~{fmt(high)}); {what}",
+                   severity="high", confidence=confidence, evidence=[lr_ev, *fam_evs, seen[0]] + cfg_ev,
+                   fix=f"Lower the learning rate to ~{fmt(high / 2)} for {family}", patch=patch,
+                   expected_impact=impact, analyzer=NAME, onset_step=seen[1],
+                   quick_fix=f"Lower the LR to {fmt(high / 2)}", rules_out=rules_out)
 
 
 def _thrown_back(lr, loss, far: float) -> tuple[Evidence, float] | None:
