@@ -534,6 +534,46 @@ def test_a_nan_under_a_name_no_alias_knows_is_never_healthy(tmp_path, text):
     assert d.root_causes[0].evidence[0].locator.startswith("line")
 
 
+@pytest.mark.parametrize("text", [
+    # tests/wild namas-err-nan-lr-21 cut where a paste often starts: at Lua's `{` table of tensors (no JSON)
+    "{\n  1 : CudaTensor - size: 64x291\n  2 : CudaTensor - size: 64x291\n  3 : CudaTensor - size: 64x5\n}\n"
+    "err     nan\nNaN\n",
+    # ...behind a timestamp and a rank prefix the scanner does not take off
+    "[2024-03-01 10:22:42] err     nan\n[2024-03-01 10:22:43] NaN\n[2024-03-01 10:22:44] {\n",
+    "[rank0]:err     nan\n[rank0]:NaN\n[rank0]:{\n",
+    # ...and with the epoch's `LOSS: 0.000000` after it: a loss of exactly 0 scored no batch
+    "err     nan\nNaN\n{\n  1 : CudaTensor - size: 64x291\n}\n"
+    "[EPOCH : 20 LOSS: 0.000000 TOTAL: 850461 BATCHES: 13683]\n",
+    # tests/wild scatlasvae-normal-loc-nan-lr-13, the rows of the printed tensor without the error above them
+    "        [nan, nan, nan,  ..., nan, nan, nan],\n        ...,\n        [nan, nan, nan,  ..., nan, nan, nan]], "
+    "device='cuda:0',\n       grad_fn=<AddmmBackward0>)\n",
+    # numpy's print of the same
+    "[[nan nan nan]\n [nan nan nan]]\n",
+    # tests/wild lasagne-nolearn-loss-nan-epoch12-241 and t2tvit-timm-csv-nan-amp-26: three rows cut from a
+    # table printed without its header, one finite row before the NaN
+    "        11       0.29002       0.28839      1.00566      0.62501  419.37s\n"
+    "        12           nan           nan          nan      0.62500  419.85s\n"
+    "        13           nan           nan          nan      0.62500  419.30s\n",
+    "208,4.367704391479492,4.161868629837036,7.62000002746582,23.86000018310547\n"
+    "209,nan,4.160795520019532,7.7200000274658205,24.01999976196289\n210,nan,nan,1.0,5.0\n",
+])
+def test_a_short_paste_of_nan_rows_or_lone_pairs_gets_the_nan_readings(tmp_path, text):
+    d = _top(tmp_path, text)
+    codes = [c.code for c in d.root_causes]
+    assert codes[0] == "numerical_instability" and {"lr_too_high", "data_pipeline_bug"} <= set(codes[:3]), codes
+
+
+@pytest.mark.parametrize("text", [
+    # rows numbered from 0 or 1 are a listing per class, not three reports of a run
+    "0 0.512 0.611\n1 nan nan\n2 nan nan\n",
+    # an attention mask's rows hold -inf beside finite cells; a row of -inf alone holds no NaN
+    "tensor([[0., -inf, -inf],\n        [0., 0., -inf],\n        [-inf, -inf, -inf]])\n",
+])
+def test_nan_looking_rows_that_are_no_run_get_no_nan_reading(tmp_path, text):
+    d = _top(tmp_path, text)
+    assert not [c for c in d.root_causes if c.code == "numerical_instability"], d.root_causes
+
+
 def test_a_name_no_alias_knows_that_stays_finite_adds_no_series(tmp_path):
     (tmp_path / "train.log").write_text("epoch=1; lb=196.7; validation=2.5%;\n"
                                         "epoch=2; lb=nanometre; validation=2.4%;\n"

@@ -226,3 +226,25 @@ def test_mlflow_params_are_the_runs_config(tmp_path, capsys):
     top = json.loads(capsys.readouterr().out)["root_causes"][0]
     assert top["code"] == "lr_too_low"
     assert any(e["artifact"].endswith("params/optimizer") for e in top["evidence"])
+
+
+@pytest.mark.parametrize("text", [
+    # tests/wild rllib-episode-reward-nan-no-done-10416: RLlib's result dump prints YAML's `.nan`
+    "episode_len_mean: .nan\nepisode_reward_max: .nan\nepisode_reward_mean: .nan\n",
+    # tests/wild hhmarl-rllib-categorical-logits-nan-lower-lr-15: the rows of a printed tensor of NaN logits
+    "        [nan, nan, nan,  ..., nan, nan, nan],\n        [nan, nan, nan,  ..., nan, nan, nan]], "
+    "grad_fn=<SubBackward0>)\n\nIn tower 0 on device cpu\n",
+])
+def test_nan_values_in_output_txt_are_read_as_a_log(tmp_path, text):
+    (tmp_path / "output.txt").write_text(text)
+    (tmp_path / "predictions.txt").write_text("the cat sat on the mat\nlabel: 3 score: 0.93\n")
+    kinds = {a.path: a.kind for a in load_run(tmp_path).artifacts}
+    assert kinds == {"output.txt": "log", "predictions.txt": "samples"}
+
+
+def test_a_log_that_opens_with_a_lua_table_is_no_json_config(tmp_path):
+    # tests/wild namas-err-nan-lr-21 cut at Lua Torch's `{` table of tensors
+    (tmp_path / "train.log").write_text("{\n  1 : CudaTensor - size: 64x291\n}\nerr     nan\n")
+    (tmp_path / "settings.log").write_text('{\n  "lr": 0.001,\n  "batch_size": 32\n}\n')
+    kinds = {a.path: (a.kind, a.format) for a in load_run(tmp_path).artifacts}
+    assert kinds == {"train.log": ("log", "plain_text"), "settings.log": ("config", "json")}

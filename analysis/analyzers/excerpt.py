@@ -47,7 +47,7 @@ from analysis.analyzers.common import (
     small_lr,
 )
 from analysis.analyzers.not_learning import chance_accuracy, frozen_loss
-from analysis.ingest.bare_rows import UNNAMED
+from analysis.ingest.bare_rows import PRINTED_NAN, UNNAMED
 from analysis.ingest.dressing import undress
 from analysis.ingest.textlog import NONFINITE_PREFIX, PART_PREFIX
 from analysis.metrics import Series, fmt, fmt_step
@@ -76,7 +76,8 @@ TOO_GOOD_LOSS = 0.01
 ZERO_REPORTS = 2            # a loss of exactly 0 at two reports is no loss at all...
 ZERO_JUMP = 0.05            # ...when it drops there from above 0.05, not when it creeps down to it
 GRAD_GROWTH = 100.0         # a gradient norm 100x its first report within a short excerpt
-FINITE_BEFORE = 2           # an unnamed column finite at 2 rows, then NaN to its last, turned NaN
+FINITE_BEFORE = 2           # an unnamed column finite at 2 rows, then NaN to its last, turned NaN...
+NAN_AFTER = 2               # ...or finite at one row, then NaN at 2 or more to its last
 SPIKE_POINTS, SPIKE_RATIO, SPIKE_BACK = 5, 3.0, 1.5
 SKIP_JUMP = 2.0         # a loss this many times its last value at a non-finite norm: no skipped step
 LONG_NAN_LR = 0.45          # the LR reading of a NaN in a long curve stays below the loss analyzer's
@@ -225,14 +226,16 @@ def _jumped_at(s: Series, step: float) -> bool:
 
 
 def _turned_nan(v: np.ndarray) -> int | None:
-    """Where a column of unknown meaning turned NaN: finite for FINITE_BEFORE rows or more, then
-    non-finite at every row to the last. A NaN cell between finite ones is a value left out (a
-    class with no sample, a metric not computed that epoch), not a computation that overflowed."""
+    """Where a column of unknown meaning turned NaN: finite for FINITE_BEFORE rows or more (or one,
+    then NAN_AFTER NaN rows or more), then non-finite at every row to the last. A NaN cell between
+    finite ones is a value left out (a class with no sample, a metric not computed that epoch), not a
+    computation that overflowed."""
     finite = np.isfinite(v)
     if not len(v) or finite[-1]:
         return None
     i = int(np.flatnonzero(finite)[-1]) + 1 if finite.any() else 0
-    return i if finite[:i].sum() >= FINITE_BEFORE else None
+    held = finite[:i].sum() >= FINITE_BEFORE or (i and len(v) - i >= NAN_AFTER)
+    return i if held else None
 
 
 def _unnamed(run: Run) -> list[Series]:
@@ -244,17 +247,22 @@ def _unnamed(run: Run) -> list[Series]:
 def _nameless_nonfinite(run: Run, losses: list[Series]) -> list[Series]:
     """Values printed NaN/Inf under a name no alias knows (`lb=nan`), which the reader keeps from their
     first non-finite report on. NaN weights never heal: a value finite again at its last report (an
-    RL reward before the first episode ends), or a loss printed finite on a later line (an AUC of a
-    one-class batch), says the model's state held no NaN."""
+    RL reward before the first episode ends), or a loss printed finite (and not 0) on a later line (an
+    AUC of a one-class batch), says the model's state held no NaN."""
     named = [n for n in run.metrics.names() if n.startswith(NONFINITE_PREFIX) and not _EPISODIC.search(n)]
     out = []
     for s in (s for n in named if (s := run.metrics.get(n)) is not None and len(s)):
         at = int(s.lines[0]) if s.lines is not None else 0
-        outlived = any(x.lines is not None and bool(np.isfinite(x.values[x.lines > at]).any())
-                       for x in losses)
+        outlived = any(x.lines is not None and bool(_scored(x.values[x.lines > at]).any()) for x in losses)
         if not np.isfinite(s.values[-1]) and not outlived:
             out.append(s)
     return out
+
+
+def _scored(v: np.ndarray) -> np.ndarray:
+    """Values that score something: finite and not exactly 0 (a loss of 0.000000 after a NaN counted
+    no batch, Lua Torch's `LOSS: 0.000000` at an epoch's end)."""
+    return np.isfinite(v) & (v != 0)
 
 
 # an RL statistic averaged over the episodes that ended (`episode_reward_mean`, SB3's `ep_rew_mean`)
@@ -302,7 +310,8 @@ def _printed_on(run: Run, s: Series) -> bool:
 
 
 def _shown(s: Series) -> str:
-    return s.name.removeprefix(NONFINITE_PREFIX)
+    name = s.name.removeprefix(NONFINITE_PREFIX)
+    return "the printed tensor" if name == PRINTED_NAN else name
 
 
 def _nan_loss(run: Run) -> list[Finding]:

@@ -8,14 +8,16 @@ Two readings name their columns, and nothing beyond them is guessed:
   (`loss: 17.2694 - acc.: 0.5000`) takes that line's names, and so does the run of rows around it:
   the rows of its width that follow one another with only named lines between them (one loop's
   output). Rows of the same width elsewhere (`224 224`, an image size) are another loop's.
-A table needs TABLE_ROWS rows, and a counted one COUNTED_ROWS rows and a column with a fraction in it:
-a block of whole numbers is a confusion matrix or a shape, a few numbered rows a per-class listing,
-not a table of metrics. Only files up to BARE_MAX_BYTES are read again for them: pasted excerpts and
+A table needs TABLE_ROWS rows, and a counted one COUNTED_ROWS rows (TABLE_ROWS where its counter starts
+above 1: a paste cut from a run's table) and a column with a fraction in it: a block of whole numbers
+is a confusion matrix or a shape, a few rows numbered from 0 or 1 a per-class listing, not a table of
+metrics. Only files up to BARE_MAX_BYTES are read again for them: pasted excerpts and
 summaries; a trainer's long log names what it prints. A headerless CSV is read whole, up to CELLS_MAX
 numbers, and no line longer than LINE_MAX is matched (the row regex stays linear in a line).
 """
 from __future__ import annotations
 
+import math
 import re
 from array import array
 from dataclasses import dataclass
@@ -44,6 +46,17 @@ _SPLIT = re.compile(r"\s*,\s*|\s+")
 _PRINTED_TENSOR = re.compile(rf"^\s*tensor\(\s*({_CELL})\s*"
                              r"(?:,\s*device='[\w:]{1,16}')?,\s*grad_fn=<\w{1,64}>\)\s*$")
 PRINTED_LOSS = "train_loss"
+# a printed tensor's row (`tensor([[nan, nan,  ..., nan],`, numpy's `[nan nan nan]`): its cells, read
+# below; one that shows NaN and nothing finite holds no numbers, whatever tensor it is
+_TENSOR_ROW = re.compile(r"^\s*(?:tensor\(|array\()?\[+(?P<cells>[^\[\]()]{1,4000})")
+_NONFINITE_CELLS = {"nan", "-nan", "+nan", "inf", "-inf", "+inf"}
+PRINTED_NAN = "printed_tensor"
+# an exception's line: a tensor printed after one belongs to its message (torch.distributions' `found
+# invalid values:`), which the error readings read with the error
+_RAISED = re.compile(rb"^\s*(?:\[[^\]]{0,40}\]:?\s*)?[\w.]{0,100}(?:Error|Exception)\b[^:\n]{0,40}:")
+# a line that is one name and one non-finite value (Lua Torch's `err     nan`) behind a paste's prefix
+# (`[2024-03-01 10:22:42] err     nan`): the log scanner reads the bare line, not the dressed one
+_LONE_PAIR = re.compile(r"^[ \t]*([A-Za-z_][\w.]{0,64})[ \t]+([-+]?(?:nan|inf))[ \t]*$", re.I)
 
 
 @dataclass
@@ -194,7 +207,9 @@ def bare_tables(path: Path, series: list[Series], whole: bool = False) -> tuple[
                 left[at] = False
         lines, cells = lines[left], cells[left]
         fraction = bool(np.any(np.isfinite(cells) & (cells != np.round(cells))))
-        if len(lines) >= COUNTED_ROWS and _counter(cells) and fraction:
+        # a listing per class counts from 0 or 1; a few rows cut from a run's table start where the paste did
+        enough = len(lines) >= COUNTED_ROWS or (len(lines) >= TABLE_ROWS and len(cells) and cells[0, 0] > 1)
+        if enough and _counter(cells) and fraction:
             k = sum(t.counted for t in tables)      # a second table's columns are its own
             tag = f"_table{k + 1}" if k else ""
             tables.append(BareTable([""] + [f"{UNNAMED}{j + 1}{tag}" for j in range(1, width)], lines, cells, True))
@@ -262,3 +277,44 @@ def with_printed_loss(path: Path, series: list[Series], artifact: str) -> list[S
         return series
     return series + [Series(PRINTED_LOSS, artifact, np.arange(len(lines), dtype=np.float64),
                             np.array(values), np.array(lines, dtype=np.int64), "index")]
+
+
+def _nan_row(text: str) -> bool:
+    m = _TENSOR_ROW.match(text)
+    if m is None:
+        return False
+    cells = [c for c in re.split(r"[,\s]+", m.group("cells").lower()) if c and c != "..."]
+    return len(cells) >= 2 and "nan" in {c.lstrip("+-") for c in cells} and set(cells) <= _NONFINITE_CELLS
+
+
+def with_printed_nonfinite(path: Path, series: list[Series], artifact: str, prefix: str) -> list[Series]:
+    """A small log's non-finite values that no name of the scanner's holds: the rows of a printed tensor
+    that show only NaN/Inf (kept as `<prefix>printed_tensor`, one value per row), and a name with a
+    non-finite value alone on a line behind a paste's prefix (`<prefix><name>`, where the scanner kept
+    no such name from the bare lines). Rows printed after an exception's line are its message's."""
+    if path.stat().st_size > BARE_MAX_BYTES:
+        return series
+    have = {s.name for s in series}
+    found: dict[str, tuple[list[int], list[float]]] = {}
+    with open(path, "rb") as f:
+        raised = False
+        for n, raw in enumerate(f, 1):
+            if len(raw) > LINE_MAX:
+                continue
+            raised = raised or bool(_RAISED.match(raw))
+            if not re.search(rb"nan|inf", raw, re.I):
+                continue
+            line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            text = undress(line)
+            if _nan_row(text) and not raised:
+                name, value = PRINTED_NAN, math.nan
+            elif text != line and (m := _LONE_PAIR.match(text)):
+                name, value = m.group(1), float(m.group(2))
+            else:
+                continue
+            if prefix + name not in have:
+                at = found.setdefault(prefix + name, ([], []))
+                at[0].append(n)
+                at[1].append(value)
+    return series + [Series(name, artifact, np.arange(len(lines), dtype=np.float64), np.array(values),
+                            np.array(lines, dtype=np.int64), "index") for name, (lines, values) in found.items()]

@@ -30,7 +30,11 @@ class Found:
 # a metric word stands apart from letters, not from `_` or digits: `total_loss`, `loss_cls`, `lr0`, a
 # coloured `\x1b[31mloss` (the colour code is taken off first)
 _LOG_WORDS = re.compile(rb"Traceback|Error|Exception|Warning|NCCL|Killed|"
-                        rb"(?<![A-Za-z])(?:loss|epoch|step|iter|lr|acc(?:uracy)?)(?![A-Za-z])", re.I)
+                        rb"(?<![A-Za-z])(?:loss|epoch|step|iter|lr|acc(?:uracy)?)(?![A-Za-z])|"
+                        # a value printed NaN/Inf by name (RLlib's `episode_reward_mean: .nan`): a
+                        # model's outputs hold no such line...
+                        rb"^[ \t]*[A-Za-z_][\w./]{0,64}[ \t]*[:=][ \t]*[-+]?\.?(?:nan|inf)\b|"
+                        rb"\[[ \t]*nan,?[ \t]+nan\b", re.I | re.M)    # ...nor a printed tensor of NaN
 _ANSI = re.compile(ANSI.pattern.encode())     # the same colour codes, on raw bytes
 
 
@@ -72,11 +76,16 @@ def _sniff(path: Path) -> tuple[str, str]:
     if stripped.startswith("{'"):
         return "log", "plain_text"        # printed Python dicts: HF Trainer's `{'loss': 0.62, ...}`
     if stripped.startswith("{"):
-        first = stripped.splitlines()[0]
+        lines = stripped.splitlines()
         try:
-            json.loads(first)
+            json.loads(lines[0])
             return "metrics", "jsonl"
         except ValueError:
+            pass
+        # a JSON document's `{` is followed by a key or its `}`; Lua Torch prints a table of tensors
+        # (`{` then `  1 : CudaTensor - size: 64x291`) inside its training console
+        after = next((ln.lstrip() for ln in lines[1:] if ln.strip()), "")
+        if not after or after.startswith(('"', "}")):
             return "config", "json"
     if looks_like_csv_metrics(stripped):
         return "metrics", "csv"           # Keras' CSVLogger writes `training.log` as a CSV table
