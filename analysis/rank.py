@@ -180,8 +180,9 @@ def parameter_budget_explains_collapse(r: Ranking) -> None:
 
 def crash_outranks_trends(r: Ranking) -> None:
     """The job died of a crash (OOM, a rank, the DataLoader): a trend with no onset before it is
-    context, ranked below the crash."""
-    crash = [r.causes[k] for k in CRASH_CODES if k in r.causes]
+    context, ranked below the crash. A crash the differential of an unknown error only suggests
+    (medium) is no known crash: its rivals keep their own confidences."""
+    crash = [r.causes[k] for k in CRASH_CODES if k in r.causes and r.causes[k].severity in ("critical", "high")]
     if not crash:
         return
     top = max(crash, key=lambda f: f.confidence)

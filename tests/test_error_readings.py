@@ -20,8 +20,24 @@ File "/share/castor/home/leh/projects/MTPSL/model/mapfns.py", line 36, in forwar
 RuntimeError: mat1 and mat2 shapes cannot be multiplied (1x2 and 6x64)
 """
 
+YOLO_LABELS = """Traceback (most recent call last):
+  File "train.py", line 432, in <module>
+    train()  # train normally
+  File "train.py", line 195, in train
+    cache_images=False if opt.prebias else opt.cache_images)
+  File "/home/enrique/Documents/YoloPyTorch/yolov3/utils/datasets.py", line 335, in __init__
+    assert (l[:, 1:] <= 1).all(), 'non-normalized or out of bounds coordinate labels: %s' % file
+AssertionError: non-normalized or out of bounds coordinate labels:
+"""
+
 # (pasted text, where it was posted, the cause expected first, every cause expected in the top 3)
 REAL = [
+    # the message names the labels: the data first, though the dataset's frame also suggests the loader (a
+    # suggested loader failure is no known crash that outranks it)
+    (YOLO_LABELS, "tests/wild yolov3-non-normalized-labels-assert-569", "data_pipeline_bug", {"dataloader_failure"}),
+    # TensorFlow finds no path from the loss to any variable: the loss was computed outside the tape
+    ("ValueError: No gradients provided for any variable: ['dd:0'].\n",
+     "tests/wild tf-no-gradients-loss-outside-tape-42167", "no_parameter_updates", set()),
     (MTPSL, "github.com/VICO-UoE/MTPSL/issues/3", "data_pipeline_bug", {"architecture_imbalance"}),
     ("RuntimeError: CUDA error: an illegal memory access was encountered\n", "github.com/pytorch/pytorch/issues/34220 "
      "(batch size 1 runs, larger fails; the cuda_error context signature names no cause)", "out_of_memory", {"data_pipeline_bug"}),

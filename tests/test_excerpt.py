@@ -905,3 +905,46 @@ def test_a_loss_growing_under_an_accuracy_that_holds_is_no_divergence(tmp_path):
     # the same loss with the accuracy falling away: the updates overshoot
     falling = "".join(f"Iter {126 + k}: loss={v:.4f}, test_acc={0.54 - 0.01 * k:.4f}\n" for k, v in enumerate(loss))
     assert _read(_top(tmp_path, falling))[:1] == ["lr_too_high"]
+
+
+MMDET_NO_CLASSES = (  # tests/wild mmdet-custom-classes-unset-bbox-loss-zero-2744: `classes=` left out of data.train
+    "2020-05-16 14:56:28,250 - mmdet - INFO - Epoch [1][50/534]      lr: 0.00198, eta: 0:38:23, time: 0.362, "
+    "data_time: 0.013, memory: 3274, loss_rpn_cls: 0.2651, loss_rpn_bbox: 0.0000, loss_cls: 0.4077, acc: 91.1543, "
+    "loss_bbox: 0.0000, loss: 0.6728\n"
+    "2020-05-16 14:56:42,271 - mmdet - INFO - Epoch [1][100/534]     lr: 0.00398, eta: 0:33:46, time: 0.280, "
+    "data_time: 0.006, memory: 3274, loss_rpn_cls: 0.0000, loss_rpn_bbox: 0.0000, loss_cls: 0.4531, acc: 100.0000, "
+    "loss_bbox: 0.0000, loss: 0.4531\n"
+    "2020-05-16 14:56:57,230 - mmdet - INFO - Epoch [1][150/534]     lr: 0.00597, eta: 0:32:44, time: 0.299, "
+    "data_time: 0.007, memory: 3274, loss_rpn_cls: 0.0000, loss_rpn_bbox: 0.0000, loss_cls: 0.1650, acc: 100.0000, "
+    "loss_bbox: 0.0000, loss: 0.1650\n")
+
+
+def test_a_box_loss_at_exactly_zero_at_every_report_is_no_object_matched(tmp_path):
+    d = _top(tmp_path, MMDET_NO_CLASSES)
+    top = d.root_causes[0]
+    assert top.code == "data_pipeline_bug" and "no ground-truth object" in top.issue, top
+    # the same run with its boxes matched: a box loss that is small but not 0 is no such reading
+    matched = MMDET_NO_CLASSES.replace("loss_bbox: 0.0000", "loss_bbox: 0.1312").replace("loss_rpn_bbox: 0.0000",
+                                                                                         "loss_rpn_bbox: 0.0213")
+    assert not [c for c in _top(tmp_path, matched).root_causes if "no ground-truth object" in c.issue]
+
+
+FRCNN_ZERO_BASED = (  # tests/wild pytorch-faster-rcnn-zero-based-boxes-nan-105: 0-based boxes, the code wants 1-based
+    "iter: 100 / 10000, total loss: 1.232251\n >>> rpn_loss_cls: 0.071523\n >>> rpn_loss_box: 1.027229\n"
+    " >>> loss_cls: 0.096656\n >>> loss_box: 0.036843\n >>> lr: 0.001000\nspeed: 0.270s / iter\n"
+    "iter: 120 / 10000, total loss: 2.593077\n >>> rpn_loss_cls: 1.008498\n >>> rpn_loss_box: 1.346431\n"
+    " >>> loss_cls: 0.186908\n >>> loss_box: 0.051240\n >>> lr: 0.000100\nspeed: 0.270s / iter\n"
+    "iter: 140 / 10000, total loss: nan\n >>> rpn_loss_cls: 0.682706\n >>> rpn_loss_box: nan\n"
+    " >>> loss_cls: 0.000110\n >>> loss_box: 0.000000\n >>> lr: 0.000100\nspeed: 0.270s / iter\n")
+
+
+def test_a_nan_held_to_the_box_part_of_the_loss_puts_the_boxes_first(tmp_path):
+    codes = [c.code for c in _top(tmp_path, FRCNN_ZERO_BASED).root_causes]
+    assert codes[0] == "data_pipeline_bug" and "lr_too_high" in codes[:3], codes
+    # every part gone NaN at once is what an LR too high does: the climb before it keeps the LR first
+    spread = FRCNN_ZERO_BASED.replace("rpn_loss_cls: 0.682706", "rpn_loss_cls: nan").replace(
+        "loss_cls: 0.000110", "loss_cls: nan")
+    assert _top(tmp_path, spread).root_causes[0].code == "lr_too_high"
+    # the tail of the paste alone (one report): the box part's NaN still gets the readings
+    tail = FRCNN_ZERO_BASED.split("iter: 140 / 10000, total loss: nan\n")[1]
+    assert _top(tmp_path, tail).root_causes[0].code == "data_pipeline_bug"

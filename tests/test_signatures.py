@@ -10,6 +10,13 @@ from analysis.ingest.events import build_event, match_benign, prefilter_literals
 
 # (signature name, line as posted, where it was posted)
 REAL_LINES = [
+    # wordings the wild corpus's twelfth round met (session 30)
+    ("tf_oom", "  Compilation failure: Ran out of memory in memory space hbm. Used 8.38G of 8.00G hbm. Exceeded hbm "
+     "capacity by 385.25M.", "github.com/tensorflow/tpu/issues/385"),
+    ("tf_oom", "2020-10-22 02:48:58 10.128.0.33 [3]   (1) Resource exhausted: Attempting to allocate 180.59M. That was "
+     "not possible. There are 142.58M free.; (0x3x0_HBM1)", "github.com/pytorch/xla/issues/2569"),
+    ("elastic_teardown", "[2025-06-02 20:51:24,182] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 410126",
+     "github.com/QwenLM/Qwen2.5-VL/issues/135"),
     # wordings the wild-paste probes met (session 28)
     ("input_contains_nan", "ValueError: Input contains NaN, infinity or a value too large for dtype('float64').",
      "github.com/craymichael/CNN_LCD/issues/15"),

@@ -149,9 +149,9 @@ _FIXES = {
                      "Find the rank that died first (its own log, dmesg for the OOM killer): a closed peer "
                      "is usually its consequence; if every rank lived, test the transport (NCCL_DEBUG=INFO, "
                      "NCCL_SOCKET_IFNAME, NCCL_IB_DISABLE=1) and the links between the nodes"),
-    "elastic_teardown": ("torchrun is stopping the other ranks because one failed", "Read the first "
-                         "failing rank's own error above the SIGTERM lines (or torchrun's error file): the "
-                         "SIGTERMs are its consequence"),
+    "elastic_teardown": ("The launcher (torchrun, DeepSpeed) is stopping the other ranks because one failed",
+                         "Read the first failing rank's own error above the SIGTERM (or `Killing subprocess`) "
+                         "lines, or torchrun's error file: they are its consequence"),
     "horovod_shutdown": ("Horovod shut down: a rank raised, or finished while the others still called "
                          "collectives", "Read the first rank's own exception above the first shutdown "
                          "message; if none raised, make every rank run the same number of steps and "

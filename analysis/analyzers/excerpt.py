@@ -17,7 +17,8 @@ Thresholds (named below):
   before a NaN, RISE_MIN = 10% is a climb; a smaller or shorter rise at every report, or 2-3
   reports ending RISE_FAR = 2x their start, is a modest LR reading, RISE_FEW/RISE_SOME),
 - TOO_GOOD_LOSS = 0.01 with an accuracy of 1.0 at the first report; a loss of exactly 0 at
-  ZERO_REPORTS = 2 reports (nothing scored, or an fp16 underflow),
+  ZERO_REPORTS = 2 reports (nothing scored, or an fp16 underflow), and a detector's box (objectness,
+  mask) part of the loss exactly 0 at every report of 2 or more (no object matched),
 - GRAD_GROWTH = 100: a gradient norm that grows 100x over a few reports,
 - SPIKE_RATIO = 3, SPIKE_BACK = 1.5: one report 3x the median of the others, the next within 1.5x,
 - a confusion matrix: a square block of at least 2 rows of counts, MATRIX_MAX_BYTES of text read;
@@ -81,6 +82,7 @@ NAN_AFTER = 2               # ...or finite at one row, then NaN at 2 or more to 
 SPIKE_POINTS, SPIKE_RATIO, SPIKE_BACK = 5, 3.0, 1.5
 SKIP_JUMP = 2.0         # a loss this many times its last value at a non-finite norm: no skipped step
 LONG_NAN_LR = 0.45          # the LR reading of a NaN in a long curve stays below the loss analyzer's
+BOXED_DATA = 0.7            # a NaN held to the box parts of a detector's loss: the box targets first
 SMALL_LR_CONF = 0.3         # the LR reading of a NaN under an LR too small to overflow the weights (common.small_lr)
 EXCERPT_MAX = 0.75          # a few lines never make a confident diagnosis on their own
 MATRIX_MAX_BYTES = 256 * 1024
@@ -248,12 +250,14 @@ def _nameless_nonfinite(run: Run, losses: list[Series]) -> list[Series]:
     """Values printed NaN/Inf under a name no alias knows (`lb=nan`), which the reader keeps from their
     first non-finite report on. NaN weights never heal: a value finite again at its last report (an
     RL reward before the first episode ends), or a loss printed finite (and not 0) on a later line (an
-    AUC of a one-class batch), says the model's state held no NaN."""
+    AUC of a one-class batch), says the model's state held no NaN. A part of the loss does not (a
+    detector's classification part stays finite beside a box part gone NaN)."""
     named = [n for n in run.metrics.names() if n.startswith(NONFINITE_PREFIX) and not _EPISODIC.search(n)]
     out = []
     for s in (s for n in named if (s := run.metrics.get(n)) is not None and len(s)):
         at = int(s.lines[0]) if s.lines is not None else 0
-        outlived = any(x.lines is not None and bool(_scored(x.values[x.lines > at]).any()) for x in losses)
+        outlived = any(x.lines is not None and "/" not in x.name and bool(_scored(x.values[x.lines > at]).any())
+                       for x in losses)
         if not np.isfinite(s.values[-1]) and not outlived:
             out.append(s)
     return out
@@ -362,6 +366,9 @@ def _nan_loss(run: Run) -> list[Finding]:
     empty = _empty_count(run, s, i)
     if empty is not None:
         ev_data.append(empty)
+    boxed = _nan_in_boxes_only(run)
+    if boxed is not None:
+        ev_data.append(boxed)
     high_lr = _high_lr(run)
     if high_lr is not None:
         ev_lr.append(high_lr)
@@ -377,6 +384,8 @@ def _nan_loss(run: Run) -> list[Finding]:
     c_num = 0.5 if val_only else (0.45 if rose or empty is not None else 0.55)
     c_lr = min(EXCERPT_MAX, 0.5 + (0.2 if rose else 0) + (0.1 if high_lr is not None else 0))
     c_data = 0.6 if val_only or empty is not None else (0.5 if len(before) == 0 and not nameless else 0.45)
+    if boxed is not None:       # the boxes' own loss broke where the rest held: the boxes, not the LR
+        c_data, c_lr = BOXED_DATA, min(c_lr, BOXED_DATA - 0.1)
     out = [
         Finding(code="numerical_instability", issue=f"{_shown(s)} turned {fmt(float(s.values[i]))} at "
                 f"{s.step_kind} {fmt_step(s.steps[i])}: a value overflowed (fp16, a log of 0, a division by "
@@ -390,7 +399,7 @@ def _nan_loss(run: Run) -> list[Finding]:
                 issue=f"{_shown(s)} turned {fmt(float(s.values[i]))}: a NaN or Inf in the inputs, or a "
                       "target the loss cannot score (an empty or inverted box, a label out of range), "
                       "gives a NaN whatever the LR",
-                severity="critical" if val_only or empty is not None else "high",
+                severity="critical" if val_only or empty is not None or boxed is not None else "high",
                 confidence=c_data,
                 evidence=ev_data,
                 fix="Check the data for non-finite values and broken targets: assert torch.isfinite(x).all() "
@@ -407,6 +416,27 @@ def _nan_loss(run: Run) -> list[Finding]:
     if not val_only and empty is None:   # an LR too high would break the training loss first
         out.append(_nan_lr(s, i, ev_lr, c_lr, step, rose))
     return out
+
+
+def _nan_in_boxes_only(run: Run) -> Evidence | None:
+    """Every part of the loss that went non-finite scores boxes (regression, IoU, objectness) while a
+    classification part stays finite to its last report: a learning rate too high breaks every weight,
+    so every part; a NaN held to the boxes comes from box targets the loss cannot score (a zero or
+    negative width, coordinates of another convention)."""
+    parts = [x for n in run.metrics.names() if n.startswith(PART_PREFIX) or (n.startswith(NONFINITE_PREFIX)
+                                                                           and "loss" in n)
+             if (x := run.metrics.get(n)) is not None and len(x)]
+    broken = [x for x in parts if not np.isfinite(x.values).all()]
+    held = [x for x in parts if np.isfinite(x.values[-1]) and not _MATCHED_PARTS.search(x.name.split("/", 1)[1])
+            and x.values[-1] != 0]
+    if not broken or not held or not all(_MATCHED_PARTS.search(x.name.split("/", 1)[1]) for x in broken):
+        return None
+    b, h = broken[0], held[0]
+    j = int(np.flatnonzero(~np.isfinite(b.values))[0])
+    return Evidence(f"only the box part of the loss broke: {_shown(b)} is {fmt(float(b.values[j]))} while "
+                    f"{h.name} stays {fmt(float(h.values[-1]))}: box targets the loss cannot score (a zero or "
+                    "negative width, 0- vs 1-based coordinates) make a NaN a learning rate would spread to "
+                    "every part", b.artifact, b.locator(j))
 
 
 # the accuracy beside each loss: counted over the same samples
@@ -767,6 +797,42 @@ def _zero_loss(run: Run) -> list[Finding]:
                     quick_fix="Compute the loss in fp32")]
 
 
+# the parts of a detector's loss that score matched objects only: box regression, IoU, objectness, masks
+_MATCHED_PARTS = re.compile(r"bbox|box|reg|iou|dfl|obj|mask")
+
+
+def _unscored_part(run: Run) -> list[Finding]:
+    """A part of a detector's loss that scores matched objects only (box regression, objectness, a mask)
+    exactly 0 at every report, ZERO_REPORTS or more, while the whole loss is not: no ground-truth object
+    was matched in any batch, so none reached the loss. The class names the dataset was given do not
+    match the annotations' (every box dropped), the boxes were filtered out as empty or invalid, or the
+    annotation file is not the one the images go with."""
+    total = _main_loss(run)
+    if total is None or not len(total) or not np.all(np.isfinite(total.values)) or np.all(total.values == 0):
+        return []
+    parts = [s for n in run.metrics.names() if n.startswith(f"{total.name}/")
+             and _MATCHED_PARTS.search(n.split("/", 1)[1]) and (s := run.metrics.get(n)) is not None
+             and len(s) >= ZERO_REPORTS and np.all(s.values == 0)]
+    if not parts:
+        return []
+    names = ", ".join(s.name for s in parts)
+    s = parts[0]
+    return [Finding(code="data_pipeline_bug",
+                    issue=f"{names} {'is' if len(parts) == 1 else 'are'} exactly 0 at every report while "
+                          f"{total.name} is not: no ground-truth object is matched, so none reaches the loss",
+                    severity="high",
+                    confidence=0.6,
+                    evidence=[point(s, 0, f"first {s.name}"), point(s, len(s) - 1, f"last {s.name}"),
+                              point(total, len(total) - 1, total.name)],
+                    fix="Check that the annotations reach the model: the dataset's class names must be the "
+                        "annotation file's (mmdet: set `classes=` in data.train as well as num_classes), boxes "
+                        "must not all be filtered out as empty or invalid, and the annotation file must be the "
+                        "one the images go with; print the number of ground-truth boxes in one batch",
+                    expected_impact="the box (objectness, mask) loss is non-zero and falls",
+                    analyzer=NAME,
+                    quick_fix="Count the ground-truth boxes in a batch")]
+
+
 def _too_good(run: Run) -> list[Finding]:
     """A loss near zero with an accuracy of 1.0 from the first report: too good to be true. The
     model sees the answer (a label leaked into the inputs, validation overlapping training) or the
@@ -1029,6 +1095,6 @@ def _no_fault_read(run: Run) -> list[Finding]:
 def analyze(run: Run) -> list[Finding]:
     readings = (_gap, _absurd_lr, _nan_loss, _rising_loss, _stuck_accuracy, _flat_loss, _frozen_loss,
                 _too_good, _one_column, _growing_gradients, _short_spike, _zero_loss, _no_labels,
-                _no_episode_ended)
+                _no_episode_ended, _unscored_part)
     found = [f for reading in readings for f in reading(run)]
     return found or _no_fault_read(run)
