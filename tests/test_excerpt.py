@@ -556,6 +556,13 @@ def test_a_nan_under_a_name_no_alias_knows_is_never_healthy(tmp_path, text):
     "        13           nan           nan          nan      0.62500  419.30s\n",
     "208,4.367704391479492,4.161868629837036,7.62000002746582,23.86000018310547\n"
     "209,nan,4.160795520019532,7.7200000274658205,24.01999976196289\n210,nan,nan,1.0,5.0\n",
+    # ...cut after the NaN: every loss column NaN at every row, the valid accuracy and the time still numbers
+    "     13           nan           nan          nan      0.62500  419.30s\n"
+    "     14           nan           nan          nan      0.62500  421.47s\n"
+    "     15           nan           nan          nan      0.62500  420.63s\n",
+    # a value printed alone: Lua's `print(err)` (namas), Python's `print(loss.item())`
+    "NaN\n{\n  1 : CudaTensor - size: 64x291\n",
+    "0.693\n0.689\n0.652\nnan\n",
 ])
 def test_a_short_paste_of_nan_rows_or_lone_pairs_gets_the_nan_readings(tmp_path, text):
     d = _top(tmp_path, text)
@@ -568,6 +575,10 @@ def test_a_short_paste_of_nan_rows_or_lone_pairs_gets_the_nan_readings(tmp_path,
     "0 0.512 0.611\n1 nan nan\n2 nan nan\n",
     # an attention mask's rows hold -inf beside finite cells; a row of -inf alone holds no NaN
     "tensor([[0., -inf, -inf],\n        [0., 0., -inf],\n        [-inf, -inf, -inf]])\n",
+    # one column NaN at every row of a headerless table is a metric never computed
+    "     13       0.29002           nan      0.62500  419.30s\n"
+    "     14       0.28839           nan      0.62500  421.47s\n"
+    "     15       0.28712           nan      0.62500  420.63s\n",
 ])
 def test_nan_looking_rows_that_are_no_run_get_no_nan_reading(tmp_path, text):
     d = _top(tmp_path, text)

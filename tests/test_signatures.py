@@ -456,6 +456,19 @@ def test_xla_oom_sizes_are_read():
     assert event.fields.get("tried") == 5520758552
 
 
+def test_oom_sizes_printed_with_an_exponent_are_read_and_a_missing_size_breaks_nothing(tmp_path):
+    # tests/wild deepspeed-zero-offload-oom-3869's line, its numbers reprinted as the excerpt probe does
+    line = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 9.8e+02 MiB (GPU 0; 4.000e+00 GiB "
+            "total capacity; 1.680000 GiB already allocated; 0 bytes free; 2.7200000 GiB reserved in total by PyTorch)")
+    event, _ = build_event("traceback.txt", 1, [line])
+    assert event.fields["tried"] == 980 * 2**20 and event.fields["capacity"] == 4 * 2**30
+    # with no size read at all, the OOM is still named (the fragmentation check once raised a KeyError)
+    (tmp_path / "traceback.txt").write_text("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+                                            "lots (GPU 0; 0 bytes free)\n")
+    d, _ = diagnose(tmp_path)
+    assert [c.code for c in d.root_causes][:1] == ["out_of_memory"] and not d.engine.get("failed_analyzers")
+
+
 def test_a_grpc_quota_out_of_requests_is_no_oom():
     event, _ = build_event("train.log", 1, ["grpc: RESOURCE_EXHAUSTED: Out of quota for metric requests"])
     assert event is None or event.code != "out_of_memory"

@@ -44,7 +44,8 @@ def _oom(run: Run, e: Event) -> Finding:
         parts.append(f"{_gib(f['free'])} free of {_gib(f['capacity'])}")
     if "allocated" in f:
         parts.append(f"{_gib(f['allocated'])} allocated by PyTorch")
-    frag = f.get("reserved_unallocated", 0) >= max(f.get("tried", 0), 0.05 * f.get("capacity", 1e18))
+    frag = ("reserved_unallocated" in f
+            and f["reserved_unallocated"] >= max(f.get("tried", 0), 0.05 * f.get("capacity", 1e18)))
     if frag:
         parts.append(f"{_gib(f['reserved_unallocated'])} reserved but unallocated (fragmentation)")
     where = "host" if e.signature == "host_oom" else "GPU"

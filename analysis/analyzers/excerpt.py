@@ -48,7 +48,7 @@ from analysis.analyzers.common import (
     small_lr,
 )
 from analysis.analyzers.not_learning import chance_accuracy, frozen_loss
-from analysis.ingest.bare_rows import PRINTED_NAN, UNNAMED
+from analysis.ingest.bare_rows import PRINTED_NAN, PRINTED_VALUE, UNNAMED
 from analysis.ingest.dressing import undress
 from analysis.ingest.textlog import NONFINITE_PREFIX, PART_PREFIX
 from analysis.metrics import Series, fmt, fmt_step
@@ -79,6 +79,7 @@ ZERO_JUMP = 0.05            # ...when it drops there from above 0.05, not when i
 GRAD_GROWTH = 100.0         # a gradient norm 100x its first report within a short excerpt
 FINITE_BEFORE = 2           # an unnamed column finite at 2 rows, then NaN to its last, turned NaN...
 NAN_AFTER = 2               # ...or finite at one row, then NaN at 2 or more to its last
+NAN_COLUMNS = 2             # unnamed columns NaN at every row (3 or more), 2 of them, beside a finite one
 SPIKE_POINTS, SPIKE_RATIO, SPIKE_BACK = 5, 3.0, 1.5
 SKIP_JUMP = 2.0         # a loss this many times its last value at a non-finite norm: no skipped step
 LONG_NAN_LR = 0.45          # the LR reading of a NaN in a long curve stays below the loss analyzer's
@@ -195,6 +196,8 @@ def _first_nonfinite(run: Run) -> tuple[Series, int] | None:
         at = _turned_nan(s.values)
         if at is not None:
             hits.append((False, int(s.lines[at]) if s.lines is not None else 0, s, at))
+    for s in _nan_throughout(run):    # already NaN where the paste starts: nothing said of before
+        hits.append((True, int(s.lines[0]) if s.lines is not None else 0, s, 0))
     for s in _nameless_nonfinite(run, losses):   # starts at its first NaN/Inf report
         hits.append((True, int(s.lines[0]) if s.lines is not None else 0, s, 0))
     if not hits:
@@ -244,6 +247,15 @@ def _unnamed(run: Run) -> list[Series]:
     """The columns of a table printed without its header: a metric whose name is unknown, yet one
     that was finite and turns NaN is a computation that overflowed all the same."""
     return [s for n in run.metrics.names() if n.startswith(UNNAMED) and (s := run.metrics.get(n)) is not None]
+
+
+def _nan_throughout(run: Run) -> list[Series]:
+    """The columns of a headerless table NaN at every row, NAN_COLUMNS of them or more, beside a column
+    that stays finite (the counter's time, an accuracy held): a paste cut after the run went NaN. One
+    such column alone is a metric never computed."""
+    cols = _unnamed(run)
+    nan = [s for s in cols if len(s) >= FINITE_BEFORE + 1 and np.isnan(s.values).all()]
+    return nan if len(nan) >= NAN_COLUMNS and any(np.isfinite(s.values).all() for s in cols) else []
 
 
 def _nameless_nonfinite(run: Run, losses: list[Series]) -> list[Series]:
@@ -315,7 +327,7 @@ def _printed_on(run: Run, s: Series) -> bool:
 
 def _shown(s: Series) -> str:
     name = s.name.removeprefix(NONFINITE_PREFIX)
-    return "the printed tensor" if name == PRINTED_NAN else name
+    return {PRINTED_NAN: "the printed tensor", PRINTED_VALUE: "the printed value"}.get(name, name)
 
 
 def _nan_loss(run: Run) -> list[Finding]:
@@ -332,7 +344,9 @@ def _nan_loss(run: Run) -> list[Finding]:
     s, i = hit
     line = Evidence(f"{s.name} became {fmt(float(s.values[i]))} at {s.step_kind} {fmt_step(s.steps[i])}",
                     s.artifact, s.locator(i))
-    nameless = s.name.startswith(NONFINITE_PREFIX)
+    # a value mltd does not name, or a headerless column NaN from the paste's first row: nothing is known
+    # of before the NaN
+    nameless = s.name.startswith(NONFINITE_PREFIX) or (s.name.startswith(UNNAMED) and bool(np.isnan(s.values).all()))
     if nameless:
         line = Evidence(f"{_shown(s)} (a value mltd does not name) was printed as {fmt(float(s.values[i]))} "
                         f"at {s.step_kind} {fmt_step(s.steps[i])}", s.artifact, s.locator(i))

@@ -51,6 +51,9 @@ PRINTED_LOSS = "train_loss"
 _TENSOR_ROW = re.compile(r"^\s*(?:tensor\(|array\()?\[+(?P<cells>[^\[\]()]{1,4000})")
 _NONFINITE_CELLS = {"nan", "-nan", "+nan", "inf", "-inf", "+inf"}
 PRINTED_NAN = "printed_tensor"
+# a line that is a non-finite value and nothing else: `print(loss.item())` (or Lua's `print(err)`) of a NaN
+_BARE_NONFINITE = re.compile(r"^[ \t]*[-+]?(?:nan|inf)[ \t]*$", re.I)
+PRINTED_VALUE = "printed_value"
 # an exception's line: a tensor printed after one belongs to its message (torch.distributions' `found
 # invalid values:`), which the error readings read with the error
 _RAISED = re.compile(rb"^\s*(?:\[[^\]]{0,40}\]:?\s*)?[\w.]{0,100}(?:Error|Exception)\b[^:\n]{0,40}:")
@@ -289,7 +292,8 @@ def _nan_row(text: str) -> bool:
 
 def with_printed_nonfinite(path: Path, series: list[Series], artifact: str, prefix: str) -> list[Series]:
     """A small log's non-finite values that no name of the scanner's holds: the rows of a printed tensor
-    that show only NaN/Inf (kept as `<prefix>printed_tensor`, one value per row), and a name with a
+    that show only NaN/Inf (kept as `<prefix>printed_tensor`, one value per row), a line that is a NaN
+    or an Inf alone (`<prefix>printed_value`), and a name with a
     non-finite value alone on a line behind a paste's prefix (`<prefix><name>`, where the scanner kept
     no such name from the bare lines). Rows printed after an exception's line are its message's."""
     if path.stat().st_size > BARE_MAX_BYTES:
@@ -308,6 +312,8 @@ def with_printed_nonfinite(path: Path, series: list[Series], artifact: str, pref
             text = undress(line)
             if _nan_row(text) and not raised:
                 name, value = PRINTED_NAN, math.nan
+            elif _BARE_NONFINITE.match(text):
+                name, value = PRINTED_VALUE, float(text.strip())
             elif text != line and (m := _LONE_PAIR.match(text)):
                 name, value = m.group(1), float(m.group(2))
             else:

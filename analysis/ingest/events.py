@@ -89,8 +89,9 @@ def match_signature(text: str) -> Signature | None:
 _UNIT = {"b": 1, "bytes": 1, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
          "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12}
 # A number starts where no digit or dot precedes it: searched from every digit of a long run of
-# digits, `[\d.]+\s*UNIT` would be quadratic (a 30 KB line took 60 s).
-_SIZE = r"(?<![\d.])([\d.]+)\s*(bytes|[KMGT]i?B|B)"
+# digits, `[\d.]+\s*UNIT` would be quadratic (a 30 KB line took 60 s). An exponent's digits are no
+# number of their own (`9.8e+02 MiB` is 980 MiB, not 2).
+_SIZE = r"(?<![\d.])(?<![eE][+-])([\d.]+(?:[eE][-+]?\d{1,3})?)\s*(bytes|[KMGT]i?B|B)"
 _OOM_FIELDS = {
     # PyTorch >= 2.1: "Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which
     # 1.23 GiB is free. ... Of the allocated memory 75.10 GiB is allocated by PyTorch, and 1.20 GiB
