@@ -137,3 +137,30 @@ def test_an_installation_error_names_no_training_cause_and_says_what_to_check(tm
     assert d.root_causes == [], source
     assert d.status == "needs_more_data" and "installation, not the training" in d.questions[0]
     assert "Nothing in these artifacts" not in " ".join(d.questions)
+
+
+@pytest.mark.parametrize("text,first", [
+    # a test's assert quoted alone (github.com/harvard-edge/cs249r_book/issues/1334: requires_grad=False)
+    ('assert changed, "Parameters should change after optimizer update"\n', "no_parameter_updates"),
+    # an ipdb session counting NaNs (github.com/pytorch/pytorch/issues/795: log_softmax overflowing)
+    ("ipdb> np.isnan(input.data.cpu().numpy()).sum()\n0\nipdb> np.isnan((F.log_softmax(input).data.cpu().numpy()))"
+     ".sum()\n7733\n", "numerical_instability"),
+])
+def test_a_paste_with_nothing_read_still_gets_what_its_words_suggest(tmp_path, text, first):
+    (tmp_path / "output.txt").write_text(text)
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes and d.root_causes[0].code == first, d.root_causes
+    assert all(c.severity == "low" and c.confidence <= 0.35 for c in d.root_causes)   # words suggest, no more
+    assert d.root_causes[0].evidence[0].locator.startswith("line")
+
+
+@pytest.mark.parametrize("text", [
+    # a module's printout names no failure (github.com/pytorch/pytorch/issues/666)
+    "net (\n  (layer): Linear (1 -> 1)\n)\n",
+    # words that would suggest a cause, in a paste whose metrics were read: the metrics speak
+    "epoch 1 loss 0.9 acc 0.61\nepoch 2 loss 0.7 acc 0.70\nepoch 3 loss 0.6 acc 0.74\ncheck isnan: none\n",
+])
+def test_a_paste_without_failure_words_or_with_metrics_gets_no_words_reading(tmp_path, text):
+    (tmp_path / "train.log").write_text(text)
+    d, _ = diagnose(tmp_path)
+    assert not [c for c in d.root_causes if "Nothing in the paste was read" in c.issue]

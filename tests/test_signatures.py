@@ -272,6 +272,8 @@ HARMLESS_NCCL_WARNINGS = [
 ]
 
 BENIGN_LINES = [
+    ("tensorboard_nonfinite_scalar", " WARNING NaN or Inf found in input tensor", "tests/wild wenet-nan-inf-input-tensor-"
+     "warning-1472 (github.com/wenet-e2e/wenet/issues/1472)"),
     ("scheduler_before_optimizer", "/opt/conda/lib/python3.7/site-packages/torch/optim/lr_scheduler.py:100: UserWarning: "
      "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and later, you should call "
      "them in the opposite order", "tests/wild reid-strong-sched-warning-190"),

@@ -296,7 +296,7 @@ def analyze(run: Run) -> list[Finding]:
             out.append(_lr_reading(e, small_lr(run)))
         if _loss_nan_message(e):
             out.append(_data_reading(e))
-    return out + error_readings.analyze_events(run.events, train_loss(run))
+    return out + error_readings.analyze_events(run.events, train_loss(run)) + error_readings.analyze_words(run)
 
 
 def _says_nothing(e: Event) -> bool:

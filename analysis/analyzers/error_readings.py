@@ -14,6 +14,7 @@ import numpy as np
 
 from analysis.metrics import Series, clip
 from analysis.model import Event, Evidence, Finding
+from analysis.run import Run
 
 READINGS = Path(__file__).resolve().parents[1] / "data" / "error_readings.toml"
 # the event signatures of an error no cause is known for: a traceback or an exception line no
@@ -21,6 +22,12 @@ READINGS = Path(__file__).resolve().parents[1] / "data" / "error_readings.toml"
 # (signatures.toml, code "")
 UNKNOWN = ("traceback", "error", "cuda_error", "native_crash", "nan_checkpoint_metric")
 TRAINED_AFTER = 3     # loss reports after an error line: the run went on past it
+WORDS_ONLY = 0.6      # a reading's words in a line that is no error: suggested, less than by an error
+WORDS_MAX_BYTES = 256 * 1024    # a paste, not a run's log (a long log from which nothing was read is no paste)
+WORDS_LINE_MAX = 2000
+VALUES = ("nan", "inf")     # printed values, not words: a per-class row of nan, a mask of -inf say nothing alone
+# a line that says of itself it is no failure (TF's allocator: "The caller indicates that this is not a failure")
+_DISOWNED = re.compile(r"not a failure|can (?:safely )?be ignored|is harmless", re.I)
 
 
 @cache
@@ -120,6 +127,49 @@ def analyze_events(events: list[Event], loss: Series | None = None) -> list[Find
         return []
     unknown = [e for e in events if e.signature in UNKNOWN and not _trained_after(e, loss)]
     return _findings(unknown[-1]) if unknown else []
+
+
+def analyze_words(run: Run) -> list[Finding]:
+    """The last resort of a paste from which nothing was read: no metric, no error line, no warning
+    (a module's printout, a debugger session, an `assert` line quoted alone). Its words still point
+    somewhere: each reading whose words one of its lines holds adds its causes at WORDS_ONLY of their
+    confidence, with that line as the evidence, so the reply ranks what the words suggest and says what
+    would settle it instead of "nothing shows a fault"."""
+    if run.events or any(len(s) for n in run.metrics.names() if (s := run.metrics.get(n)) is not None):
+        return []
+    base = run.root if run.root.is_dir() else run.root.parent
+    table, _ = _table()
+    best: dict[str, Finding] = {}
+    for a in run.usable():
+        if a.kind not in ("log", "traceback", "samples") or a.size > WORDS_MAX_BYTES:
+            continue
+        try:
+            lines = (base / a.path).read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        for r, words in table:
+            if words is None or not r["causes"]:
+                continue
+            hit = next(((n, ln, m) for n, ln in enumerate(lines, 1)
+                        if len(ln) <= WORDS_LINE_MAX and not _DISOWNED.search(ln)
+                        and (m := next((m for m in words.finditer(ln.lower()) if m.group(0) not in VALUES), None))),
+                       None)
+            if hit is None:
+                continue
+            n, ln, m = hit
+            for c in r["causes"]:
+                conf = round(c["confidence"] * WORDS_ONLY, 2)
+                if c["code"] in best and best[c["code"]].confidence >= conf:
+                    continue
+                said = f"{clip(ln.strip(), 160)}: the words {m.group(0)!r}"
+                best[c["code"]] = Finding(code=c["code"],
+                                          issue=f"Nothing in the paste was read as a metric or an error, but "
+                                                f"{said} suggest it: {c['why']}",
+                                          severity="low", confidence=conf,
+                                          evidence=[Evidence(f"{said}; {c['why']}", a.path, f"line {n}")],
+                                          fix=r["tell"][0].upper() + r["tell"][1:], analyzer="crashes",
+                                          quick_fix=r["tell"].split(":")[0][:80], settle=r["tell"])
+    return list(best.values())
 
 
 def _trained_after(e: Event, loss: Series | None) -> bool:
