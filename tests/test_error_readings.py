@@ -164,3 +164,10 @@ def test_a_paste_without_failure_words_or_with_metrics_gets_no_words_reading(tmp
     (tmp_path / "train.log").write_text(text)
     d, _ = diagnose(tmp_path)
     assert not [c for c in d.root_causes if "Nothing in the paste was read" in c.issue]
+
+
+def test_model_outputs_beside_other_files_are_no_paste_to_read_words_from(tmp_path):
+    (tmp_path / "generations.txt").write_text("The worker could not find the label; memory of the annotation is NaN.\n")
+    (tmp_path / "notes.txt").write_text("baseline run, nothing to report\n")
+    d, _ = diagnose(tmp_path)
+    assert not [c for c in d.root_causes if "Nothing in the paste was read" in c.issue]

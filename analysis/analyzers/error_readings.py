@@ -140,8 +140,12 @@ def analyze_words(run: Run) -> list[Finding]:
     base = run.root if run.root.is_dir() else run.root.parent
     table, _ = _table()
     best: dict[str, Finding] = {}
-    for a in run.usable():
-        if a.kind not in ("log", "traceback", "samples") or a.size > WORDS_MAX_BYTES:
+    usable = run.usable()
+    for a in usable:
+        # a file of model outputs is read only when it is the paste itself (`output.txt` alone)
+        if a.kind not in ("log", "traceback") and not (a.kind == "samples" and len(usable) == 1):
+            continue
+        if a.size > WORDS_MAX_BYTES:
             continue
         try:
             lines = (base / a.path).read_text(errors="replace").splitlines()
