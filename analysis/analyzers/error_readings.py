@@ -91,17 +91,17 @@ def _findings(e: Event) -> list[Finding]:
             have = best.get(c["code"])
             if have is not None and have.confidence >= c["confidence"]:
                 continue
-            ev = [Evidence(f"{clip(e.text, 200)}: {why_here}; {c['why']}", e.artifact, e.locator)]
-            best[c["code"]] = Finding(code=c["code"],
-                                      issue=f"An error no signature names ({clip(e.text, 120)}): {c['why']}",
-                                      severity="medium",
-                                      confidence=c["confidence"],
-                                      evidence=ev,
-                                      fix=r["tell"][0].upper() + r["tell"][1:],
-                                      analyzer="crashes",
-                                      quick_fix=r["tell"].split(":")[0][:80],
-                                      settle=r["tell"])
+            ev = Evidence(f"{clip(e.text, 200)}: {why_here}; {c['why']}", e.artifact, e.locator)
+            best[c["code"]] = _finding(r, c["code"], f"An error no signature names ({clip(e.text, 120)}): {c['why']}",
+                                       "medium", c["confidence"], ev)
     return list(best.values())
+
+
+def _finding(r: dict, code: str, issue: str, severity: str, confidence: float, ev: Evidence) -> Finding:
+    """A cause a reading suggests, with what would settle it (its `tell`) as the fix."""
+    return Finding(code=code, issue=issue, severity=severity, confidence=confidence, evidence=[ev],
+                   fix=r["tell"][0].upper() + r["tell"][1:], analyzer="crashes",
+                   quick_fix=r["tell"].split(":")[0][:80], settle=r["tell"])
 
 
 def setup_error(events: list[Event]) -> str | None:
@@ -166,13 +166,9 @@ def analyze_words(run: Run) -> list[Finding]:
                 if c["code"] in best and best[c["code"]].confidence >= conf:
                     continue
                 said = f"{clip(ln.strip(), 160)}: the words {m.group(0)!r}"
-                best[c["code"]] = Finding(code=c["code"],
-                                          issue=f"Nothing in the paste was read as a metric or an error, but "
-                                                f"{said} suggest it: {c['why']}",
-                                          severity="low", confidence=conf,
-                                          evidence=[Evidence(f"{said}; {c['why']}", a.path, f"line {n}")],
-                                          fix=r["tell"][0].upper() + r["tell"][1:], analyzer="crashes",
-                                          quick_fix=r["tell"].split(":")[0][:80], settle=r["tell"])
+                best[c["code"]] = _finding(r, c["code"], f"Nothing in the paste was read as a metric or an error, "
+                                           f"but {said} suggest it: {c['why']}", "low", conf,
+                                           Evidence(f"{said}; {c['why']}", a.path, f"line {n}"))
     return list(best.values())
 
 
