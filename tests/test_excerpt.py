@@ -563,6 +563,8 @@ def test_a_nan_under_a_name_no_alias_knows_is_never_healthy(tmp_path, text):
     # a value printed alone: Lua's `print(err)` (namas), Python's `print(loss.item())`
     "NaN\n{\n  1 : CudaTensor - size: 64x291\n",
     "0.693\n0.689\n0.652\nnan\n",
+    # timm's summary rows cut after the NaN: the finite cells are whole numbers, printed as floats (`1.0`)
+    "210,nan,nan,1.0,5.0\n211,nan,nan,1.0,5.0\n212,nan,nan,1.0,5.0\n213,nan,nan,1.0,5.0\n",
 ])
 def test_a_short_paste_of_nan_rows_or_lone_pairs_gets_the_nan_readings(tmp_path, text):
     d = _top(tmp_path, text)
@@ -608,7 +610,7 @@ def _healthy_epochs(first_line_extra: str, n: int = 10) -> str:
 
 @pytest.mark.parametrize("pair", ["best_val=inf", "best_score=-inf", "best=inf", "best_metric=inf",
                                   "max_grad_norm=inf", "clip_grad=inf", "threshold=inf", "min_delta=-inf",
-                                  "auc=nan", "val_f1=nan", "reward_std=nan"])
+                                  "auc=nan", "val_f1=nan", "reward_std=nan", "best_episode_reward=-inf"])
 def test_a_bookkeeping_inf_or_a_nan_the_loss_outlives_is_no_nan_of_the_model(tmp_path, pair):
     # a best-so-far, a clip or a threshold starts at inf; an AUC of a one-class batch is NaN: the loss
     # stays finite for nine more epochs, so the weights never held a NaN
@@ -959,3 +961,10 @@ def test_a_nan_held_to_the_box_part_of_the_loss_puts_the_boxes_first(tmp_path):
     # the tail of the paste alone (one report): the box part's NaN still gets the readings
     tail = FRCNN_ZERO_BASED.split("iter: 140 / 10000, total loss: nan\n")[1]
     assert _top(tmp_path, tail).root_causes[0].code == "data_pipeline_bug"
+
+
+def test_an_rl_episode_statistics_min_printed_nan_is_no_episode_ended(tmp_path):
+    # tests/wild rllib-episode-reward-nan-no-done-10416 cut to its last three lines: a min of episode rewards is
+    # a statistic over the episodes that ended, not a limit that starts at inf
+    d = _top(tmp_path, "episode_reward_min: .nan\nepisodes_this_iter: 0\nepisodes_total: 0\n", "output.txt")
+    assert d.root_causes[0].code == "data_pipeline_bug" and "no finished episodes" in d.root_causes[0].issue

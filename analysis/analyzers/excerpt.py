@@ -303,7 +303,7 @@ def _no_episode_ended(run: Run) -> list[Finding]:
     s = stats[0]
     names = ", ".join(_shown(x) for x in stats)
     return [Finding(code="data_pipeline_bug",
-                    issue=f"{names} {'is' if len(stats) == 1 else 'are'} NaN: the mean over no finished "
+                    issue=f"{names} {'is' if len(stats) == 1 else 'are'} NaN: a statistic over no finished "
                           "episodes; the environment never ended an episode",
                     severity="high",
                     confidence=0.6,

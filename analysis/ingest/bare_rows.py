@@ -9,7 +9,8 @@ Two readings name their columns, and nothing beyond them is guessed:
   the rows of its width that follow one another with only named lines between them (one loop's
   output). Rows of the same width elsewhere (`224 224`, an image size) are another loop's.
 A table needs TABLE_ROWS rows, and a counted one COUNTED_ROWS rows (TABLE_ROWS where its counter starts
-above 1: a paste cut from a run's table) and a column with a fraction in it: a block of whole numbers
+above 1: a paste cut from a run's table) and a column with a fraction in it (or printed with a point,
+`1.0`): a block of whole numbers
 is a confusion matrix or a shape, a few rows numbered from 0 or 1 a per-class listing, not a table of
 metrics. Only files up to BARE_MAX_BYTES are read again for them: pasted excerpts and
 summaries; a trainer's long log names what it prints. A headerless CSV is read whole, up to CELLS_MAX
@@ -75,6 +76,7 @@ class BareRows:
     by_width: dict[int, tuple[np.ndarray, np.ndarray]]   # width -> (1-based lines, rows x width cells)
     others: np.ndarray        # lines neither blank nor a bare row (not kept for a CSV read whole)
     cut: bool                 # CELLS_MAX reached: the rows after it are not read
+    dotted: dict[int, np.ndarray]   # width -> whether each row prints a cell after its first with a point (`1.0`)
 
 
 def bare_rows(path: Path, whole: bool = False) -> BareRows:
@@ -82,6 +84,7 @@ def bare_rows(path: Path, whole: bool = False) -> BareRows:
     header), by width, streamed into arrays."""
     lines: dict[int, array] = {}
     cells: dict[int, array] = {}
+    dotted: dict[int, array] = {}
     others = array("q")
     kept, cut = 0, False
     if whole or path.stat().st_size <= BARE_MAX_BYTES:
@@ -97,16 +100,19 @@ def bare_rows(path: Path, whole: bool = False) -> BareRows:
                     continue
                 if m.group("unit"):
                     text = text[:m.start("unit")] + text[m.end("unit"):]
-                values = [float(c) for c in _SPLIT.split(text.strip().rstrip(",").strip()) if c]
+                texts = [c for c in _SPLIT.split(text.strip().rstrip(",").strip()) if c]
+                values = [float(c) for c in texts]
                 kept += len(values)
                 if whole and kept > CELLS_MAX:
                     cut = True
                     break
                 lines.setdefault(len(values), array("q")).append(n)
                 cells.setdefault(len(values), array("d")).extend(values)
+                dotted.setdefault(len(values), array("b")).append(any("." in c for c in texts[1:]))
     by_width = {w: (np.frombuffer(lines[w], dtype=np.int64).copy(),
                     np.frombuffer(cells[w], dtype=np.float64).reshape(-1, w).copy()) for w in lines}
-    return BareRows(by_width, np.frombuffer(others, dtype=np.int64).copy(), cut)
+    return BareRows(by_width, np.frombuffer(others, dtype=np.int64).copy(), cut,
+                    {w: np.frombuffer(dotted[w], dtype=np.int8).astype(bool) for w in dotted})
 
 
 def _counter(cells: np.ndarray) -> bool:
@@ -196,7 +202,7 @@ def bare_tables(path: Path, series: list[Series], whole: bool = False) -> tuple[
     for width, (lines, cells) in rows.by_width.items():
         ends = np.setdiff1d(stops, lines)
         keep = ~np.isin(lines, named_lines)
-        lines, cells = lines[keep], cells[keep]
+        lines, cells, dots = lines[keep], cells[keep], rows.dotted[width][keep]
         if len(lines) < TABLE_ROWS:
             continue
         run_of = np.searchsorted(ends, lines)        # rows with no end between them share a run
@@ -208,8 +214,9 @@ def bare_tables(path: Path, series: list[Series], whole: bool = False) -> tuple[
             if names is not None and len(at) >= TABLE_ROWS and _plausible(names, cells[at]):
                 tables.append(BareTable(names, lines[at], cells[at], False))
                 left[at] = False
-        lines, cells = lines[left], cells[left]
-        fraction = bool(np.any(np.isfinite(cells) & (cells != np.round(cells))))
+        lines, cells, dots = lines[left], cells[left], dots[left]
+        # a value with a fraction, or printed with a point (`1.0`): a float metric, not a count or a shape
+        fraction = bool(np.any(np.isfinite(cells) & (cells != np.round(cells)))) or bool(dots.any())
         # a listing per class counts from 0 or 1; a few rows cut from a run's table start where the paste did
         enough = len(lines) >= COUNTED_ROWS or (len(lines) >= TABLE_ROWS and len(cells) and cells[0, 0] > 1)
         if enough and _counter(cells) and fraction:

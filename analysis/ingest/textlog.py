@@ -101,6 +101,8 @@ _TIMING = re.compile(r"(?i)(?:^|[_.\-])(?:time|times|timing|runtime|sec|secs|sec
 # a best-so-far, a limit or a tolerance starts at +-inf by design: no state of the model's
 _BOOKKEEPING = re.compile(r"(?i)(?:^|[_.\-])(?:best|min|max|threshold|thresh|clip|patience|delta|tol)"
                           r"(?:$|[_.\-])")
+# ...but an RL episode statistic's min or max is a statistic (`episode_reward_min: .nan`: no episode ended)
+_EPISODE_STAT = re.compile(r"(?i)^(?!.*best).*episode")
 _SECTION_CODES = {"val": SECTION_VAL, "test": SECTION_TEST, "train": SECTION_TRAIN}
 
 
@@ -108,7 +110,7 @@ _SECTION_CODES = {"val": SECTION_VAL, "test": SECTION_TEST, "train": SECTION_TRA
 def _name_in(section: str, key: str) -> str | None:
     if section == "nonfinite":
         named = (_IDENTIFIER.fullmatch(key) and _metric_name(key) is None and not _TIMING.search(key)
-                 and not _BOOKKEEPING.search(key))
+                 and not (_BOOKKEEPING.search(key) and not _EPISODE_STAT.search(key)))
         return NONFINITE_PREFIX + key.lower() if named else None
     if section == "col":                  # a table's header cell: some names are metrics only there
         return table_columns().get(normalise(key)) or _name_in("", key)
