@@ -180,9 +180,11 @@ def _absurd_lr(run: Run) -> list[Finding]:
                     quick_fix="Lower the LR with a warm-up")]
 
 
-def _first_nonfinite(run: Run) -> tuple[Series, int] | None:
+def _first_nonfinite(run: Run) -> tuple[Series, int, bool] | None:
     """The series and index where a loss (or the gradient norm) first turns NaN/Inf, the earliest
-    line of all; a value mltd does not name only where no loss turns."""
+    line of all; a value mltd does not name only where no loss turns. The flag says the NaN is
+    nameless: a value mltd does not name, or a headerless column NaN from the paste's first row, of
+    which nothing is known before the NaN."""
     hits: list[tuple[bool, int, Series, int]] = []     # (nameless, line, series, index)
     losses = _losses(run)
     grad = run.metrics.get("grad_norm")
@@ -202,8 +204,8 @@ def _first_nonfinite(run: Run) -> tuple[Series, int] | None:
         hits.append((True, int(s.lines[0]) if s.lines is not None else 0, s, 0))
     if not hits:
         return None
-    _, _, s, i = min(hits, key=lambda h: h[:2])   # a loss's NaN outranks a nameless one, then the earliest
-    return s, i
+    nameless, _, s, i = min(hits, key=lambda h: h[:2])   # a loss's NaN outranks a nameless one, then the earliest
+    return s, i, nameless
 
 
 def _skipped_steps(grad: Series, losses: list[Series], scaler: bool) -> bool:
@@ -341,12 +343,9 @@ def _nan_loss(run: Run) -> list[Finding]:
     hit = _first_nonfinite(run)
     if hit is None:
         return []
-    s, i = hit
+    s, i, nameless = hit
     line = Evidence(f"{s.name} became {fmt(float(s.values[i]))} at {s.step_kind} {fmt_step(s.steps[i])}",
                     s.artifact, s.locator(i))
-    # a value mltd does not name, or a headerless column NaN from the paste's first row: nothing is known
-    # of before the NaN
-    nameless = s.name.startswith(NONFINITE_PREFIX) or (s.name.startswith(UNNAMED) and bool(np.isnan(s.values).all()))
     if nameless:
         line = Evidence(f"{_shown(s)} (a value mltd does not name) was printed as {fmt(float(s.values[i]))} "
                         f"at {s.step_kind} {fmt_step(s.steps[i])}", s.artifact, s.locator(i))
@@ -441,9 +440,8 @@ def _nan_in_boxes_only(run: Run) -> Evidence | None:
                                                                            and "loss" in n)
              if (x := run.metrics.get(n)) is not None and len(x)]
     broken = [x for x in parts if not np.isfinite(x.values).all()]
-    held = [x for x in parts if np.isfinite(x.values[-1]) and not _MATCHED_PARTS.search(x.name.split("/", 1)[1])
-            and x.values[-1] != 0]
-    if not broken or not held or not all(_MATCHED_PARTS.search(x.name.split("/", 1)[1]) for x in broken):
+    held = [x for x in parts if np.isfinite(x.values[-1]) and not _box_part(x.name) and x.values[-1] != 0]
+    if not broken or not held or not all(_box_part(x.name) for x in broken):
         return None
     b, h = broken[0], held[0]
     j = int(np.flatnonzero(~np.isfinite(b.values))[0])
@@ -815,6 +813,11 @@ def _zero_loss(run: Run) -> list[Finding]:
 _MATCHED_PARTS = re.compile(r"bbox|box|reg|iou|dfl|obj|mask")
 
 
+def _box_part(name: str) -> bool:
+    """Whether a loss part (`train_loss/rpn_bbox`, `nonfinite/rpn_loss_box`) scores matched objects."""
+    return bool(_MATCHED_PARTS.search(name.split("/", 1)[1]))
+
+
 def _unscored_part(run: Run) -> list[Finding]:
     """A part of a detector's loss that scores matched objects only (box regression, objectness, a mask)
     exactly 0 at every report, ZERO_REPORTS or more, while the whole loss is not: no ground-truth object
@@ -825,7 +828,7 @@ def _unscored_part(run: Run) -> list[Finding]:
     if total is None or not len(total) or not np.all(np.isfinite(total.values)) or np.all(total.values == 0):
         return []
     parts = [s for n in run.metrics.names() if n.startswith(f"{total.name}/")
-             and _MATCHED_PARTS.search(n.split("/", 1)[1]) and (s := run.metrics.get(n)) is not None
+             and _box_part(n) and (s := run.metrics.get(n)) is not None
              and len(s) >= ZERO_REPORTS and np.all(s.values == 0)]
     if not parts:
         return []

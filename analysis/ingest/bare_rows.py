@@ -269,26 +269,6 @@ def _step_before(s: Series, line: int) -> float:
     return float(s.steps[earlier[-1]] if len(earlier) else s.steps[0])
 
 
-def with_printed_loss(path: Path, series: list[Series], artifact: str) -> list[Series]:
-    """A small log whose lines print a scalar tensor with a `grad_fn` and nothing else: autograd
-    computed it from the weights, and the one such value a loop prints at each step is its loss
-    (`print(loss)`). Read as the training loss, in line order, at TABLE_ROWS lines or more, where the
-    log names no training loss of its own."""
-    if any(s.name == PRINTED_LOSS for s in series) or path.stat().st_size > BARE_MAX_BYTES:
-        return series
-    lines, values = [], []
-    with open(path, "rb") as f:
-        for n, raw in enumerate(f, 1):
-            m = _PRINTED_TENSOR.match(undress(raw.decode("utf-8", "replace"))) if len(raw) <= LINE_MAX else None
-            if m:
-                lines.append(n)
-                values.append(float(m.group(1)))
-    if len(lines) < TABLE_ROWS:
-        return series
-    return series + [Series(PRINTED_LOSS, artifact, np.arange(len(lines), dtype=np.float64),
-                            np.array(values), np.array(lines, dtype=np.int64), "index")]
-
-
 def _nan_row(text: str) -> bool:
     m = _TENSOR_ROW.match(text)
     if m is None:
@@ -297,15 +277,20 @@ def _nan_row(text: str) -> bool:
     return len(cells) >= 2 and "nan" in {c.lstrip("+-") for c in cells} and set(cells) <= _NONFINITE_CELLS
 
 
-def with_printed_nonfinite(path: Path, series: list[Series], artifact: str, prefix: str) -> list[Series]:
-    """A small log's non-finite values that no name of the scanner's holds: the rows of a printed tensor
-    that show only NaN/Inf (kept as `<prefix>printed_tensor`, one value per row), a line that is a NaN
-    or an Inf alone (`<prefix>printed_value`), and a name with a
-    non-finite value alone on a line behind a paste's prefix (`<prefix><name>`, where the scanner kept
-    no such name from the bare lines). Rows printed after an exception's line are its message's."""
+def with_printed_values(path: Path, series: list[Series], artifact: str, prefix: str) -> list[Series]:
+    """What a small log prints that no name of the scanner's holds, read in one pass:
+    - lines that print a scalar tensor with a `grad_fn` and nothing else: autograd computed it from the
+      weights, and the one such value a loop prints at each step is its loss (`print(loss)`). Read as
+      the training loss, in line order, at TABLE_ROWS lines or more, where the log names no training
+      loss of its own;
+    - the rows of a printed tensor that show only NaN/Inf (kept as `<prefix>printed_tensor`, one value
+      per row; rows printed after an exception's line are its message's), a line that is a NaN or an
+      Inf alone (`<prefix>printed_value`), and a name with a non-finite value alone on a line behind a
+      paste's prefix (`<prefix><name>`, where the scanner kept no such name from the bare lines)."""
     if path.stat().st_size > BARE_MAX_BYTES:
         return series
     have = {s.name for s in series}
+    losses: tuple[list[int], list[float]] = ([], [])
     found: dict[str, tuple[list[int], list[float]]] = {}
     with open(path, "rb") as f:
         raised = False
@@ -313,10 +298,14 @@ def with_printed_nonfinite(path: Path, series: list[Series], artifact: str, pref
             if len(raw) > LINE_MAX:
                 continue
             raised = raised or bool(_RAISED.match(raw))
-            if not re.search(rb"nan|inf", raw, re.I):
-                continue
             line = raw.decode("utf-8", "replace").rstrip("\r\n")
             text = undress(line)
+            if (m := _PRINTED_TENSOR.match(text)) is not None:
+                losses[0].append(n)
+                losses[1].append(float(m.group(1)))
+                continue
+            if not re.search(r"nan|inf", text, re.I):
+                continue
             if _nan_row(text) and not raised:
                 name, value = PRINTED_NAN, math.nan
             elif _BARE_NONFINITE.match(text):
@@ -329,5 +318,7 @@ def with_printed_nonfinite(path: Path, series: list[Series], artifact: str, pref
                 at = found.setdefault(prefix + name, ([], []))
                 at[0].append(n)
                 at[1].append(value)
+    if PRINTED_LOSS not in have and len(losses[0]) >= TABLE_ROWS:
+        found = {PRINTED_LOSS: losses, **found}
     return series + [Series(name, artifact, np.arange(len(lines), dtype=np.float64), np.array(values),
                             np.array(lines, dtype=np.int64), "index") for name, (lines, values) in found.items()]

@@ -23,7 +23,7 @@ from typing import cast
 
 import numpy as np
 
-from analysis.ingest.bare_rows import with_bare_tables, with_printed_loss, with_printed_nonfinite
+from analysis.ingest.bare_rows import with_bare_tables, with_printed_values
 from analysis.ingest.events import VALUES_FOLLOW, VALUES_LINES, build_event, fold, prefilter_literals
 from analysis.ingest.logscan_fallback import SECTION_TEST, SECTION_TRAIN, SECTION_VAL
 from analysis.metrics import Series, SeriesBuilder
@@ -301,8 +301,7 @@ def parse_text_log(path: Path, artifact: str) -> TextLogResult:
 
     kind = "step" if saw_step else "index"
     series = [s for s in (b.build(kind) for b in builders.values()) if s is not None]
-    series = with_printed_loss(path, with_bare_tables(path, series, artifact), artifact)
-    series = with_printed_nonfinite(path, series, artifact, NONFINITE_PREFIX)
+    series = with_printed_values(path, with_bare_tables(path, series, artifact), artifact, NONFINITE_PREFIX)
     notes = [f"{artifact}: {n:,} more names under {kind} past the first {MAX_FAMILIES_OF_A_KIND} are not read"
              for kind, n in families.dropped.items()]
     return TextLogResult(series=series, events=fold(events), lines=total, metric_lines=metric_lines,
