@@ -155,6 +155,24 @@ def test_a_flat_loss_at_chance_lists_the_causes_of_not_learning(tmp_path):
     assert codes[0] == "data_pipeline_bug" and "ln(10)" in d.root_causes[0].issue and "lr_too_high" in codes[:3]
 
 
+def test_a_loss_held_still_over_whole_epochs_is_not_being_trained(tmp_path):
+    # github.com/pytorch/pytorch/issues/2293 (a CIFAR run whose LR was 0): every epoch's mean loss within
+    # 0.05% of 2.331, 1.2% off ln(10), so neither the chance nor the exact-repeat reading fires
+    losses = ["2.33110598225", "2.33058553279", "2.33120793699", "2.33072890223", "2.33064097578",
+              "2.33016999603", "2.33080320681", "2.33087820165", "2.33066928387"]
+    text = "".join(f"[TRAIN Epoch {e}] Loss: {v}, Error: 44996/50000\n" for e, v in enumerate(losses, 1))
+    d = _top(tmp_path, text)
+    assert d.root_causes[0].code == "no_parameter_updates" and "over 9 epochs" in d.root_causes[0].issue
+    assert "lr_too_low" in [c.code for c in d.root_causes[:3]]
+    # a loss that still falls 0.5% an epoch is being trained, however slowly
+    falling = "".join(f"[TRAIN Epoch {e}] Loss: {2.33 * 0.995 ** e:.5f}\n" for e in range(1, 10))
+    (tmp_path / "f").mkdir(), (tmp_path / "s").mkdir()
+    assert "no_parameter_updates" not in [c.code for c in _top(tmp_path / "f", falling).root_causes]
+    # and four epochs are too few to call it
+    short = "".join(f"[TRAIN Epoch {e}] Loss: {v}\n" for e, v in enumerate(losses[:4], 1))
+    assert "no_parameter_updates" not in [c.code for c in _top(tmp_path / "s", short).root_causes]
+
+
 @pytest.mark.parametrize("text,code", [
     ("Epoch 2/10 - loss: nan - accuracy: 0.1000\n", "numerical_instability"),
     ("RuntimeError: CUDA error: out of memory\n", "out_of_memory"),

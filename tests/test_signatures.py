@@ -10,6 +10,9 @@ from analysis.ingest.events import build_event, match_benign, prefilter_literals
 
 # (signature name, line as posted, where it was posted)
 REAL_LINES = [
+    # session 31
+    ("numpy_invalid_value", "RuntimeWarning: invalid value encountered in log targets_dw = np.log(gt_widths / "
+     "ex_widths) Command terminated by signal 11", "github.com/endernewton/tf-faster-rcnn/issues/107"),
     # wordings the wild corpus's twelfth round met (session 30)
     ("tf_oom", "  Compilation failure: Ran out of memory in memory space hbm. Used 8.38G of 8.00G hbm. Exceeded hbm "
      "capacity by 385.25M.", "github.com/tensorflow/tpu/issues/385"),
@@ -437,6 +440,22 @@ def test_an_xla_allocation_failure_is_an_oom_in_any_case_and_cut_anywhere_after_
         assert _passes_prefilter(line)
         event, _ = build_event("train.log", 1, [line])
         assert event is not None and event.code == "out_of_memory", line
+
+
+def test_a_numpy_domain_warning_is_a_nan_source_but_no_crash_and_a_ratios_warning_is_nothing(tmp_path):
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "output.txt").write_text(
+        "/src/bbox_transform.py:26: RuntimeWarning: invalid value encountered in log\n"
+        "  targets_dw = np.log(gt_widths / ex_widths)\n")
+    d, _ = diagnose(tmp_path / "a")
+    top = d.root_causes[:2]
+    assert [c.code for c in top] == ["numerical_instability", "data_pipeline_bug"]
+    assert all(c.severity == "medium" for c in top)        # a warning: where a NaN comes from, not a failure
+    # metric code dividing 0 by 0 for a class never predicted: no reading
+    (tmp_path / "b" / "output.txt").write_text(
+        "metrics.py:12: RuntimeWarning: invalid value encountered in divide\n  precision = tp / (tp + fp)\n")
+    d, _ = diagnose(tmp_path / "b")
+    assert "numerical_instability" not in [c.code for c in d.root_causes]
 
 
 def test_a_quota_that_is_exhausted_is_no_oom():

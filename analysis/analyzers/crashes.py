@@ -238,6 +238,11 @@ _FIXES = {
                              "Make the shapes equal before the loss: squeeze the model's output "
                              "([N, 1] -> [N]) or unsqueeze the target; the model otherwise "
                              "learns only the labels' mean"),
+    "numpy_invalid_value": ("NumPy computed a math function outside its domain: the array holds NaN or -inf "
+                            "from here on", "Guard the input before the call (np.log(np.maximum(x, eps)), "
+                            "np.sqrt(np.clip(x, 0, None))) and find where it comes from: a width or count of 0 "
+                            "in the data (a box with x2 <= x1) is the usual source; np.seterr(all='raise') "
+                            "stops at the first one"),
     "nonfinite_loss": ("The training loop reported a non-finite loss", "Find the first op that overflows "
                        "(set_detect_anomaly for a few steps), compute the loss in fp32, add eps"),
 }
@@ -247,6 +252,8 @@ _FIXES = {
 # Horovod's shutdown after a rank raised) says where, not why: beside the rank's own error naming another
 # cause, it is that error's consequence.
 LAUNCHER_REPORTS = ("rank_failure", "elastic_teardown", "horovod_shutdown")
+# A warning the program went on after: it says where a NaN may come from, not that the run failed.
+WARNED_ONLY = ("numpy_invalid_value",)
 
 
 def analyze(run: Run) -> list[Finding]:
@@ -286,7 +293,7 @@ def analyze(run: Run) -> list[Finding]:
         conf = (_CONFIDENCE.get(e.signature) or (NAN_LOSS_MESSAGE if _loss_nan_message(e) else None)
                 or _CODE_CONFIDENCE.get(e.code, 0.7))
         critical = e.context or e.code in ("distributed_failure", "dataloader_failure", "data_pipeline_bug")
-        sev = "critical" if critical else "high"
+        sev = "critical" if critical else "medium" if e.signature in WARNED_ONLY else "high"
         count = f" ({e.count} times)" if e.count > 1 else ""
         issue = f"{title}{count}" if title else f"{clip(e.text, 160)}{count}"
         quick_fix = fix.split(";")[0].split(":")[0][:80]          # the fix's first clause
@@ -294,8 +301,8 @@ def analyze(run: Run) -> list[Finding]:
                            patch=patch, analyzer=NAME, quick_fix=quick_fix))
         if e.signature in _LR_READING:
             out.append(_lr_reading(e, small_lr(run)))
-        if _loss_nan_message(e):
-            out.append(_data_reading(e))
+        if _loss_nan_message(e) or e.signature in WARNED_ONLY:
+            out.append(_data_reading(e, "medium" if e.signature in WARNED_ONLY else "high"))
     return out + error_readings.analyze_events(run.events, train_loss(run)) + error_readings.analyze_words(run)
 
 
@@ -336,7 +343,9 @@ _CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "targ
                "horovod_shutdown": 0.7,
                # a closed peer is most often a rank that died first (its own error is the cause), less
                # often the network itself
-               "nccl_network": 0.7}
+               "nccl_network": 0.7,
+               # NumPy's domain warning makes a NaN; in metric code it may go nowhere
+               "numpy_invalid_value": 0.5}
 # The confidence of a crash by its code, where its signature has none of its own (otherwise 0.7).
 _CODE_CONFIDENCE = {"distributed_failure": 0.9, "dataloader_failure": 0.9, "zero_variance": 0.9,
                     "numerical_instability": 0.75, "data_pipeline_bug": 0.9}
@@ -354,12 +363,12 @@ def _loss_nan_message(e: Event) -> bool:
     return e.signature == "nonfinite_loss" and "grad" not in low and ("loss" in low or "diverg" in low)
 
 
-def _data_reading(e: Event) -> Finding:
-    """The data reading of a trainer's NaN loss: a non-finite input or a target the loss cannot
-    score makes the loss NaN at whatever LR."""
+def _data_reading(e: Event, severity: str = "high") -> Finding:
+    """The data reading of a trainer's NaN loss (or a NumPy domain warning): a non-finite input or a
+    target the loss cannot score makes the loss NaN at whatever LR."""
     return Finding(code="data_pipeline_bug", issue="A NaN or Inf in the inputs, or a "
                                                    "target the loss cannot score: "
-                   + clip(e.text, 120), severity="high", confidence=DATA_OVER_NAN_LOSS,
+                   + clip(e.text, 120), severity=severity, confidence=DATA_OVER_NAN_LOSS,
                    evidence=[_ev(e, f"{e.text.strip()} "
                            "(a NaN input or a broken target, such as an empty box, ends this way too)")],
                    fix="Assert torch.isfinite on each batch's inputs and targets, and drop samples with "

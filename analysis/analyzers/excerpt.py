@@ -73,6 +73,7 @@ RISE_FEW, RISE_SOME = 0.35, 0.45   # a loss up at each of 2 (or 3+) reports, bel
 RISE_RANK = 0.7
 ACC_HELD = 0.05             # an accuracy no more than 5% under its start over a rising loss holds: no divergence
 FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
+STILL_EPOCHS, STILL_REL = 5, 0.002   # ...and within 0.2% over 5 whole epochs or more, it is not being trained
 TOO_GOOD_LOSS = 0.01
 ZERO_REPORTS = 2            # a loss of exactly 0 at two reports is no loss at all...
 ZERO_JUMP = 0.05            # ...when it drops there from above 0.05, not when it creeps down to it
@@ -722,7 +723,9 @@ def _guessing(said: str, ev: list[Evidence]) -> list[Finding]:
 
 def _flat_loss(run: Run) -> list[Finding]:
     """A loss at one value at every report of a short excerpt, near ln(K) (a uniform guess over K
-    classes) or identical to the last digit: nothing is learned. A low loss that settled converged."""
+    classes), identical to the last digit, or held within STILL_REL over STILL_EPOCHS whole epochs or
+    more: nothing is learned. An epoch's mean loss moves by more than that while the weights change (a
+    run at lr=0 wavers only with the batches' order). A low loss that settled converged."""
     s = _main_loss(run)
     if not _finite(s, PLATEAU_POINTS) or np.unique(s.steps).size < STUCK_POINTS:
         return []
@@ -731,14 +734,19 @@ def _flat_loss(run: Run) -> list[Finding]:
     if level <= 0 or float(np.max(np.abs(v - level))) > FLAT_REL * level:
         return []
     chance = next((k for k in range(2, 1001) if abs(level - math.log(k)) <= 0.01 * math.log(k)), None)
+    exact = bool(np.all(v == v[0]))
+    epochs = _epochs_spanned(run, s)
+    still = epochs >= STILL_EPOCHS and float(np.max(np.abs(v - level))) <= STILL_REL * level
+    if not (chance or exact or still):
+        return []               # a low loss that settled (0.05, 0.051, 0.05) converged; it is not stuck
     ev = [point(s, 0, f"first {s.name}"), point(s, len(s) - 1, f"last {s.name}")]
     said = f"{s.name} stays at {fmt(level)} at every one of {len(v)} reports" + (
-        f", ln({chance}) = {math.log(chance):.3f}: a uniform guess over {chance} classes" if chance else "")
-    exact = bool(np.all(v == v[0]))
+        f", ln({chance}) = {math.log(chance):.3f}: a uniform guess over {chance} classes" if chance else
+        f" over {epochs} epochs, within {STILL_REL:.1%}" if still and not exact else "")
+    if still and not (chance or exact):
+        return _not_trained(said, ev)
     why_still = ("identical to the last digit, as if the weights never change" if exact
                  else "the updates are too small to move it")
-    if not (chance or exact):
-        return []               # a low loss that settled (0.05, 0.051, 0.05) converged; it is not stuck
     return [Finding(code="data_pipeline_bug",
                     issue=f"{said}: the model learns nothing from its inputs",
                     severity="medium",
@@ -766,6 +774,34 @@ def _flat_loss(run: Run) -> list[Finding]:
                         "Raise the learning rate toward its optimizer's usual range (Adam ~1e-4 to 1e-3)",
                     analyzer=NAME,
                     quick_fix="Verify optimizer.step() runs" if exact else "Raise the LR")]
+
+
+def _epochs_spanned(run: Run, s: Series) -> int:
+    """How many distinct epochs the reports of `s` were printed in (0 where the paste names none)."""
+    epoch = run.metrics.get("epoch")
+    if epoch is None or not len(epoch):
+        return 0
+    at = epoch.values[np.isin(epoch.steps, s.steps) & np.isfinite(epoch.values)]
+    return int(np.unique(at).size)
+
+
+def _not_trained(said: str, ev: list[Evidence]) -> list[Finding]:
+    """A loss that holds still over whole epochs without being at chance: the weights barely change."""
+    def finding(code: str, why: str, conf: float, fix: str, quick: str) -> Finding:
+        return Finding(code=code, issue=f"{said}: {why}", severity="medium", confidence=conf, evidence=ev,
+                       fix=fix, analyzer=NAME, quick_fix=quick)
+    return [finding("no_parameter_updates", "the weights are not being updated (an LR of 0 from the scheduler, "
+                    "frozen parameters, or an optimizer built over other parameters)", 0.45,
+                    "Print optimizer.param_groups[0]['lr'] at each epoch and check that the optimizer holds the "
+                    "model's trainable parameters (count the elements in optimizer.param_groups' params)",
+                    "Print the LR the optimizer uses at each epoch"),
+            finding("lr_too_low", "an LR far too small moves the weights too little to change the loss", 0.4,
+                    "Raise the learning rate toward its optimizer's usual range (Adam ~1e-4 to 1e-3, SGD ~1e-2)",
+                    "Raise the LR 10x"),
+            finding("data_pipeline_bug", "inputs that carry nothing about the labels leave the loss at the "
+                    "labels' own entropy", 0.35,
+                    "Print a batch of (input, label) pairs after the dataset and the collate function",
+                    "Print a batch of (input, label) pairs")]
 
 
 def _frozen_loss(run: Run) -> list[Finding]:
