@@ -38,6 +38,13 @@ REAL = [
     # TensorFlow finds no path from the loss to any variable: the loss was computed outside the tape
     ("ValueError: No gradients provided for any variable: ['dd:0'].\n",
      "tests/wild tf-no-gradients-loss-outside-tape-42167", "no_parameter_updates", set()),
+    # TensorFlow 1's minimize() over an empty var_list: trainable scopes that matched no variable
+    ("    raise ValueError(\"No variables to optimize.\")\nValueError: No variables to optimize.\n",
+     "tests/wild ssd-tensorflow-512-trainable-scopes-no-variables-311", "no_parameter_updates", set()),
+    # a Cholesky factorisation that lost positive-definiteness (fixed by a dense solver and a jitter)
+    ("torch._C._LinAlgError: torch.linalg_cholesky: (Batch element 11): The factorization could not be completed "
+     "because the input is not positive-definite (the leading minor of order 48 is not positive-definite).\n",
+     "tests/wild dipp-cholesky-not-positive-definite-dense-solver-6", "numerical_instability", {"data_pipeline_bug"}),
     (MTPSL, "github.com/VICO-UoE/MTPSL/issues/3", "data_pipeline_bug", {"architecture_imbalance"}),
     ("RuntimeError: CUDA error: an illegal memory access was encountered\n", "github.com/pytorch/pytorch/issues/34220 "
      "(batch size 1 runs, larger fails; the cuda_error context signature names no cause)", "out_of_memory", {"data_pipeline_bug"}),

@@ -13,6 +13,9 @@ REAL_LINES = [
     # session 31
     ("numpy_invalid_value", "RuntimeWarning: invalid value encountered in log targets_dw = np.log(gt_widths / "
      "ex_widths) Command terminated by signal 11", "github.com/endernewton/tf-faster-rcnn/issues/107"),
+    # icefall/ZipVoice's fp16 scaler giving up (`grad_scale is too small, exiting`), fixed in fp32
+    ("loss_scale_overflow", "RuntimeError: grad_scale is too small, exiting: 2.3283064365386963e-10",
+     "github.com/k2-fsa/ZipVoice/issues/17"),
     # wordings the wild corpus's twelfth round met (session 30)
     ("tf_oom", "  Compilation failure: Ran out of memory in memory space hbm. Used 8.38G of 8.00G hbm. Exceeded hbm "
      "capacity by 385.25M.", "github.com/tensorflow/tpu/issues/385"),
