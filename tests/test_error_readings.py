@@ -31,6 +31,16 @@ AssertionError: non-normalized or out of bounds coordinate labels:
 """
 
 # (pasted text, where it was posted, the cause expected first, every cause expected in the top 3)
+DETR_ASSERT = """Traceback (most recent call last):
+  File "main.py", line 248, in <module>
+    main(args)
+  File "/detr/models/matcher.py", line 74, in forward
+    cost_giou = -generalized_box_iou(box_cxcywh_to_xyxy(out_bbox), box_cxcywh_to_xyxy(tgt_bbox))
+  File "/detr/util/box_ops.py", line 51, in generalized_box_iou
+    assert (boxes?[:, 2:] >= boxes?[:, :2]).all()
+AssertionError
+"""
+
 REAL = [
     # the message names the labels: the data first, though the dataset's frame also suggests the loader (a
     # suggested loader failure is no known crash that outranks it)
@@ -45,6 +55,16 @@ REAL = [
     ("torch._C._LinAlgError: torch.linalg_cholesky: (Batch element 11): The factorization could not be completed "
      "because the input is not positive-definite (the leading minor of order 48 is not positive-definite).\n",
      "tests/wild dipp-cholesky-not-positive-definite-dense-solver-6", "numerical_instability", {"data_pipeline_bug"}),
+    # a bare AssertionError is read by the statement it printed: DETR's assert on the target boxes (the second
+    # set) fails on an annotation with x2 < x1; on the predicted boxes (the first), on predictions gone NaN
+    (DETR_ASSERT.replace("boxes?", "boxes2"), "github.com/facebookresearch/detr/issues/285 (the assert's two forms)",
+     "data_pipeline_bug", set()),
+    (DETR_ASSERT.replace("boxes?", "boxes1"), "github.com/facebookresearch/detr/issues/285", "lr_too_high",
+     {"numerical_instability", "data_pipeline_bug"}),
+    # glog's fatal check is an error: cuBLAS failing in Caffe (github.com/rbgirshick/py-faster-rcnn/issues/912)
+    ("F0827 19:55:39.568928 17377 math_functions.cu:26] Check failed: status == CUBLAS_STATUS_SUCCESS (13 vs. 0)  "
+     "CUBLAS_STATUS_EXECUTION_FAILED\n*** Check failure stack trace: ***\n", "tests/wild "
+     "faster-rcnn-matlab-cublas-two-classes-output-dim-24", "out_of_memory", {"data_pipeline_bug"}),
     (MTPSL, "github.com/VICO-UoE/MTPSL/issues/3", "data_pipeline_bug", {"architecture_imbalance"}),
     ("RuntimeError: CUDA error: an illegal memory access was encountered\n", "github.com/pytorch/pytorch/issues/34220 "
      "(batch size 1 runs, larger fails; the cuda_error context signature names no cause)", "out_of_memory", {"data_pipeline_bug"}),
@@ -152,6 +172,9 @@ def test_an_installation_error_names_no_training_cause_and_says_what_to_check(tm
     # an ipdb session counting NaNs (github.com/pytorch/pytorch/issues/795: log_softmax overflowing)
     ("ipdb> np.isnan(input.data.cpu().numpy()).sum()\n0\nipdb> np.isnan((F.log_softmax(input).data.cpu().numpy()))"
      ".sum()\n7733\n", "numerical_instability"),
+    # DETR's box assert quoted alone (github.com/facebookresearch/detr/issues/285: the predictions went NaN,
+    # fixed with a lower LR): the first box set is the model's
+    (" generalized_box_iou\n    assert (boxes1[:, 2:] >= boxes1[:, :2]).all()\n", "lr_too_high"),
 ])
 def test_a_paste_with_nothing_read_still_gets_what_its_words_suggest(tmp_path, text, first):
     (tmp_path / "output.txt").write_text(text)

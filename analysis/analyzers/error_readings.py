@@ -57,7 +57,7 @@ def _frame_place(path: str) -> str:
 
 def _hits(e: Event) -> list[tuple[dict, str]]:
     """The readings this error matches, each with what in it matched."""
-    text = e.text.lower()
+    text = f"{e.text} {_asserted(e)}".lower()
     places = [_frame_place(f["file"]) for f in e.fields.get("frames", [])]
     table, _ = _table()
     out, muted = [], False
@@ -77,6 +77,15 @@ def _hits(e: Event) -> list[tuple[dict, str]]:
             out.append((r, f"it passed through {lib}"))
     exclusive = [h for h in out if h[0].get("exclusive")]
     return exclusive or ([] if muted else out)
+
+
+def _asserted(e: Event) -> str:
+    """What a bare `AssertionError` checked: Python prints no message for `assert cond`, only the
+    statement's line as the traceback's last frame (`assert (boxes1[:, 2:] >= boxes1[:, :2]).all()`)."""
+    if e.text.strip() not in ("AssertionError", "AssertionError:") or not e.context:
+        return ""
+    code = [ln.strip() for ln in e.context[:-1] if ln.strip() and not ln.strip().startswith(("File ", "^", "~"))]
+    return code[-1] if code and code[-1].startswith("assert") else ""
 
 
 def _findings(e: Event) -> list[Finding]:

@@ -14,6 +14,9 @@ from analysis.model import Event
 TRACEBACK_START = "Traceback (most recent call last):"
 # An exception line: `module.Name: message` or `Name: message` at column 0 (after a rank prefix).
 _EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|Failure))(?::\s?(.*))?$")
+# glog's fatal check (Caffe, MXNet, TensorFlow's and Paddle's C++): `F0420 16:54:21.6 29735 math_functions.cu:26]
+# Check failed: status == CUBLAS_STATUS_SUCCESS (13 vs. 0)  CUBLAS_STATUS_EXECUTION_FAILED` ends the process
+_GLOG_CHECK = re.compile(r"\bCheck failed: ")
 
 
 @dataclass(frozen=True)
@@ -166,6 +169,8 @@ def build_event(artifact: str, line_no: int, lines: list[str]) -> tuple[Event | 
     sig = match_signature(first)
     if sig is None:
         m = _EXC_LINE.match(first.strip())
+        if not m and _GLOG_CHECK.search(first):
+            return _values_shown(Event("error", None, artifact, line_no, clip(first.strip(), 500)), lines, 1), 1
         if not m or m.group(1).endswith("Warning") and "Warning:" not in first:
             return None, 1
         if m.group(1).endswith("Warning"):
