@@ -13,6 +13,19 @@ REAL_LINES = [
     # session 31
     ("numpy_invalid_value", "RuntimeWarning: invalid value encountered in log targets_dw = np.log(gt_widths / "
      "ex_widths) Command terminated by signal 11", "github.com/endernewton/tf-faster-rcnn/issues/107"),
+    # lines a probe of public threads met (session 31), each with the cause its thread settled
+    ("label_out_of_range", "InvalidArgumentError (see above for traceback): Received a label value of 48 which is "
+     "outside the valid range of [0, 40).  Label values: 1 23 24 47 11 39 5 1", "github.com/vrenkens/nabu/issues/9"),
+    ("host_oom", "DefaultCPUAllocator: not enough memory: you tried to allocate 223045988 bytes.",
+     "github.com/tootouch/MemSeg/issues/3"),
+    ("fp16_params_unscale", 'ValueError("Attempting to unscale FP16 gradients.")',
+     "github.com/mk-minchul/AdaFace/issues/127 (an fp16 PReLU under GradScaler)"),
+    ("no_inf_checks", 'AssertionError: No inf checks were recorded for this optimizer.',
+     "github.com/SheldonTsui/GOF_NeurIPS2021/issues/2 (every parameter's grad was None)"),
+    ("dataloader_handover", "OSERROR: [Errno 24] Too many files open.",
+     "github.com/XiaohangZhan/face_recognition_framework/issues/5 (from reduction.py and resource_sharer.py)"),
+    ("nccl_timeout", "Rccl error, unhandled system error", "github.com/ROCm/rccl/issues/328 (fixed by NCCL_SOCKET_IFNAME)"),
+    ("native_crash", "Command terminated by signal 11", "github.com/endernewton/tf-faster-rcnn/issues/107"),
     # icefall/ZipVoice's fp16 scaler giving up (`grad_scale is too small, exiting`), fixed in fp32
     ("loss_scale_overflow", "RuntimeError: grad_scale is too small, exiting: 2.3283064365386963e-10",
      "github.com/k2-fsa/ZipVoice/issues/17"),
@@ -313,6 +326,16 @@ BENIGN_LINES = [
     ("tokenizer_length_notice", "Token indices sequence length is longer than the specified maximum sequence length "
      "for this model (2392 > 2048). Running this sequence through the model will result in indexing errors.",
      "tests/wild spin-token-len-warning-ok-8"),
+    ("nccl_optional_plugin", "Unable to load libnccl-net.so : libnccl-net.so: cannot open shared object file: No "
+     "such file or directory", "github.com/NVIDIA/nccl/issues/162 (maintainer: harmless)"),
+    ("nccl_optional_plugin", "h0913n-ubuntu:12877:12877 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open "
+     "libibverbs.so[.1]", "github.com/NVIDIA/nccl/issues/259 (maintainer: harmless)"),
+    ("tf_queue_cancelled_at_end", "2021-10-22 14:42:01.299352: W tensorflow/core/kernels/queue_base.cc:277] "
+     "_0_fifo_queue: Skipping cancelled enqueue attempt with queue not closed",
+     "github.com/DeepLabCut/DeepLabCut/issues/1557 (maintainer: expected when training ends)"),
+    ("cudnn_plan_failed", "/opt/conda/lib/python3.10/site-packages/torch/autograd/graph.py:744: UserWarning: Plan "
+     "failed with a cudnnException: CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: cudnnFinalize Descriptor Failed "
+     "cudnn_status: CUDNN_STATUS_NOT_SUPPORTED", "github.com/pytorch/pytorch/issues/121834 (maintainer: harmless)"),
     ("scalar_target_size", "model.py:210: UserWarning: Using a target size (torch.Size([1])) that is different to the "
      "input size (torch.Size([])). This will likely lead to incorrect results due to broadcasting. Please ensure they "
      "have the same size.", "github.com/namisan/mt-dnn/issues/115 (maintainer: it seems fine)"),
@@ -445,11 +468,11 @@ def test_an_xla_allocation_failure_is_an_oom_in_any_case_and_cut_anywhere_after_
         assert event is not None and event.code == "out_of_memory", line
 
 
-def test_a_numpy_domain_warning_is_a_nan_source_but_no_crash_and_a_ratios_warning_is_nothing(tmp_path):
+def test_a_numpy_domain_warning_before_a_crash_is_a_nan_source_and_a_ratios_warning_is_nothing(tmp_path):
     (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
     (tmp_path / "a" / "output.txt").write_text(
         "/src/bbox_transform.py:26: RuntimeWarning: invalid value encountered in log\n"
-        "  targets_dw = np.log(gt_widths / ex_widths)\n")
+        "  targets_dw = np.log(gt_widths / ex_widths)\nCommand terminated by signal 11\n")
     d, _ = diagnose(tmp_path / "a")
     top = d.root_causes[:2]
     assert [c.code for c in top] == ["numerical_instability", "data_pipeline_bug"]
@@ -459,6 +482,55 @@ def test_a_numpy_domain_warning_is_a_nan_source_but_no_crash_and_a_ratios_warnin
         "metrics.py:12: RuntimeWarning: invalid value encountered in divide\n  precision = tp / (tp + fp)\n")
     d, _ = diagnose(tmp_path / "b")
     assert "numerical_instability" not in [c.code for c in d.root_causes]
+
+
+def test_a_numpy_domain_warning_alone_is_expected_values(tmp_path):
+    # github.com/DiODeProject/MuMoT/issues/160 (maintainer: expected): a log of 0 in a plot's speed
+    (tmp_path / "output.txt").write_text(
+        "/srv/conda/lib/python3.5/site-packages/mumot/__init__.py:4160: RuntimeWarning: divide by zero encountered in "
+        "log\n  self._speed = np.log(np.sqrt(self._Xdot ** 2 + self._Ydot ** 2))\n")
+    d, _ = diagnose(tmp_path)
+    assert "numerical_instability" not in [c.code for c in d.root_causes]
+
+
+def test_a_target_size_warning_at_a_batch_of_one_is_a_mismatch_at_any_larger_batch(tmp_path):
+    # github.com/sunjesse/shape-attentive-unet/issues/8: masks [1, 256, 256] against outputs [1, 1, 256, 256]
+    (tmp_path / "output.txt").write_text(
+        "ValueError: Using a target size (torch.Size([1, 256, 256])) that is different to the input size "
+        "(torch.Size([1, 1, 256, 256])) is deprecated. Please ensure they have the same size.\n")
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "data_pipeline_bug"
+
+
+def test_an_oom_printed_as_a_row_of_a_batch_size_probe_is_no_fault(tmp_path):
+    # github.com/PetervanLunteren/AddaxAI/issues/27 (maintainer: YOLOv5 raises the batch until it fails)
+    table = ("      Params      GFLOPs  GPU_mem (GB)  forward (ms) backward (ms)                   input                  "
+             "output\n\n   140045044       835.1         2.233         125.5         52.49      (1, 3, 1280, 1280)      "
+             "              list\n\n")
+    oom = ("CUDA out of memory. Tried to allocate 126.00 MiB (GPU 0; 8.00 GiB total capacity; 13.08 GiB already "
+           "allocated; 0 bytes free; 13.51 GiB reserved in total by PyTorch)\n")
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "output.txt").write_text(table + oom)
+    d, _ = diagnose(tmp_path / "a")
+    assert all(c.code == "healthy" for c in d.root_causes)
+    # training that then runs out of memory raises a traceback: that one is the fault
+    (tmp_path / "b" / "output.txt").write_text(
+        table + "Traceback (most recent call last):\n  File \"train.py\", line 1, in <module>\n"
+        "torch.cuda.OutOfMemoryError: " + oom)
+    d, _ = diagnose(tmp_path / "b")
+    assert d.root_causes[0].code == "out_of_memory"
+
+
+def test_a_traceback_that_ends_in_a_harmless_message_is_harmless(tmp_path):
+    # github.com/DeepLabCut/DeepLabCut/issues/1557 (maintainer: the queue is cancelled when training ends)
+    (tmp_path / "output.txt").write_text(
+        "2021-10-22 14:42:01.299352: W tensorflow/core/kernels/queue_base.cc:277] _0_fifo_queue: Skipping cancelled "
+        "enqueue attempt with queue not closed\nException in thread Thread-1:\nTraceback (most recent call last):\n"
+        '  File "/ext3/lib/python3.8/site-packages/tensorflow/python/client/session.py", line 1365, in _do_call\n'
+        "    return fn(*args)\ntensorflow.python.framework.errors_impl.CancelledError: Enqueue operation was "
+        "cancelled\n\t [[{{node fifo_queue_enqueue}}]]\n")
+    d, _ = diagnose(tmp_path)
+    assert [c.code for c in d.root_causes] == ["healthy"]
 
 
 def test_a_quota_that_is_exhausted_is_no_oom():

@@ -3,8 +3,11 @@ failures, DataLoader worker deaths, zero-variance statistics, NaN detectors and 
 overflows. The signature table is data: analysis/data/signatures.toml."""
 from __future__ import annotations
 
+import numpy as np
+
 from analysis.analyzers import error_readings
 from analysis.analyzers.common import NAN_DATA_SETTLE, small_lr, train_loss
+from analysis.ingest.events import signatures
 from analysis.metrics import clip
 from analysis.model import Event, Evidence, Finding
 from analysis.patches import set_config_value
@@ -243,6 +246,13 @@ _FIXES = {
                             "np.sqrt(np.clip(x, 0, None))) and find where it comes from: a width or count of 0 "
                             "in the data (a box with x2 <= x1) is the usual source; np.seterr(all='raise') "
                             "stops at the first one"),
+    "fp16_params_unscale": ("GradScaler was given parameters kept in fp16: their gradients cannot be unscaled "
+                            "safely", "Keep the model's parameters in fp32 under AMP (drop model.half(); autocast "
+                            "runs the ops in fp16), or train in bf16 without a GradScaler"),
+    "no_inf_checks": ("GradScaler found no gradient to step: no parameter of this optimizer received a gradient",
+                      "Check that the optimizer's parameters have requires_grad=True and that the loss depends on "
+                      "them (no .detach(), no torch.no_grad() around the forward); print [n for n, p in "
+                      "model.named_parameters() if p.grad is None] after backward"),
     "nonfinite_loss": ("The training loop reported a non-finite loss", "Find the first op that overflows "
                        "(set_detect_anomaly for a few steps), compute the loss in fp32, add eps"),
 }
@@ -259,9 +269,12 @@ WARNED_ONLY = ("numpy_invalid_value",)
 def analyze(run: Run) -> list[Finding]:
     out: list[Finding] = []
     own_error = any(e.code not in (None, "distributed_failure") and not _says_nothing(e) for e in run.events)
+    failed = _failed_beside(run)
     for e in run.events:
         if e.code is None or (own_error and e.signature in LAUNCHER_REPORTS):
             continue
+        if e.signature in WARNED_ONLY and not failed:
+            continue            # NumPy's domain warning with nothing gone wrong beside it: expected values
         if e.code == "out_of_memory":
             out.append(_oom(run, e))
             continue
@@ -306,6 +319,19 @@ def analyze(run: Run) -> list[Finding]:
     return out + error_readings.analyze_events(run.events, train_loss(run)) + error_readings.analyze_words(run)
 
 
+def _failed_beside(run: Run) -> bool:
+    """Whether the paste shows a failure other than a warning: an error, a crash, or a metric gone
+    non-finite. A NumPy domain warning alone is often expected (a log of 0 in a plot or a statistic)."""
+    if any(e.signature not in WARNED_ONLY and (e.code or e.signature in ("traceback", "error", "native_crash"))
+           for e in run.events):
+        return True
+    crash = next(s.pattern for s in signatures() if s.name == "native_crash")
+    if any(e.signature in WARNED_ONLY and crash.search(e.text) for e in run.events):
+        return True             # the process died on the warning's own line (`... Command terminated by signal 11`)
+    return any(s is not None and len(s) and not np.isfinite(s.values).all()
+               for s in (run.metrics.get(n) for n in run.metrics.names()))
+
+
 def _says_nothing(e: Event) -> bool:
     """An event its signature matched that names no fault: a target-size warning whose shapes pair no
     element wrongly ([1, 1] against [1] holds one element either way), a store barrier every rank
@@ -319,7 +345,8 @@ def _says_nothing(e: Event) -> bool:
 
 def _broadcasts(text: str) -> bool:
     """Whether the two torch.Size shapes of a target-size warning pair elements wrongly: the
-    broadcast shape holds more elements than one of them (an unreadable pair counts as wrong)."""
+    broadcast shape holds more elements than one of them, at the batch printed or, for a batch of
+    one, at a larger one (an unreadable pair counts as wrong)."""
     import re
     from math import prod
 
@@ -327,10 +354,15 @@ def _broadcasts(text: str) -> bool:
     if len(shapes) != 2:
         return True
     a, b = shapes
-    n = max(len(a), len(b))
-    a, b = [1] * (n - len(a)) + a, [1] * (n - len(b)) + b
-    out = prod(max(x, y) for x, y in zip(a, b))
-    return not (out == prod(a) == prod(b))
+
+    def wrong(a: list[int], b: list[int]) -> bool:
+        n = max(len(a), len(b))
+        a, b = [1] * (n - len(a)) + a, [1] * (n - len(b)) + b
+        return not (prod(max(x, y) for x, y in zip(a, b)) == prod(a) == prod(b))
+    # a batch of one hides it ([1, 256, 256] against [1, 1, 256, 256]): at any larger batch the same shapes
+    # pair every mask with every prediction; a one-element pair is a scalar loss at any batch
+    batch_of_one = bool(a) and bool(b) and a[0] == b[0] == 1 and prod(a) > 1
+    return wrong(a, b) or batch_of_one and wrong([2] + a[1:], [2] + b[1:])
 
 
 # Signatures whose confidence differs from their code's: a device-side assert is most often, not

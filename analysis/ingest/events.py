@@ -147,6 +147,10 @@ def build_event(artifact: str, line_no: int, lines: list[str]) -> tuple[Event | 
         if exc_line is None:
             exc_line = block[-1] if len(block) > 1 else first
         sig = match_signature("\n".join(block))
+        benign = match_benign(exc_line) if sig is None else None
+        if benign is not None:      # a traceback that ends in a harmless message (a queue cancelled at shutdown)
+            return Event("benign", None, artifact, line_no + block.index(exc_line), clip(exc_line.strip(), 500),
+                         fields={"benign": benign.name, "why": benign.why}), j
         event = Event(signature=sig.name if sig else "traceback", code=sig.code if sig else None,
                       artifact=artifact, line=line_no + block.index(exc_line), text=exc_line.strip(),
                       context=block[-40:], fields=_fields(sig, "\n".join(block)))

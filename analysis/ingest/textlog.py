@@ -215,10 +215,29 @@ def _events(chunk: memoryview, hits: np.ndarray, base: int, artifact: str) -> li
                     break
             window = [_clean(raw) for raw in buf[offset:stop].split(b"\n")]
         event, span = build_event(artifact, n, window)
+        if event is not None and event.code == "out_of_memory" and not event.context and _batch_probe(buf, offset):
+            event = Event("benign", None, artifact, n, event.text, fields={"benign": "batch_size_probe",
+                                                                            "why": BATCH_PROBE_WHY})
         if event is not None:
             events.append(event)
         skip_until = n + span
     return events
+
+
+# YOLOv5/ultralytics profile batch sizes by doubling them until one fails (AutoBatch, `profile()`): the OOM is
+# printed as a row of its table, caught, and the largest batch that fitted is used
+_PROBE_HEADERS = (b"AutoBatch:", b"GPU_mem (GB)")
+PROBE_LOOKBACK = 2048
+BATCH_PROBE_WHY = ("YOLOv5's batch-size probe (AutoBatch, profile) raises the batch until memory runs out and "
+                   "prints that failure as a row of its table; training then uses the largest batch that fitted. "
+                   "A maintainer calls it standard practice: no fault unless training itself stops with this error.")
+
+
+def _batch_probe(buf: bytes, offset: int) -> bool:
+    """Whether an out-of-memory line at `offset` is a row of a batch-size probe's table (a line, not a
+    traceback: training that then runs out of memory raises one)."""
+    before = buf[max(0, offset - PROBE_LOOKBACK):offset]
+    return any(h in before for h in _PROBE_HEADERS)
 
 
 def _summed_parts(columns: list, families: _Families) -> list:
