@@ -65,6 +65,13 @@ REAL = [
     ("F0827 19:55:39.568928 17377 math_functions.cu:26] Check failed: status == CUBLAS_STATUS_SUCCESS (13 vs. 0)  "
      "CUBLAS_STATUS_EXECUTION_FAILED\n*** Check failure stack trace: ***\n", "tests/wild "
      "faster-rcnn-matlab-cublas-two-classes-output-dim-24", "out_of_memory", {"data_pipeline_bug"}),
+    # cv2.imread's None for an image path that does not exist (github.com/tslgithub/image_class/issues/23)
+    ('Traceback (most recent call last):\n  File "train.py", line 55, in load_data\n    _, w, h = img.shape[::-1]\n'
+     "AttributeError: 'NoneType' object has no attribute 'shape'\n", "github.com/tslgithub/image_class/issues/23",
+     "dataloader_failure", {"data_pipeline_bug"}),
+    # Docker's small /dev/shm (github.com/NVIDIA/Megatron-LM/issues/878)
+    ("OSError: [Errno 28] No space left on device\n", "github.com/NVIDIA/Megatron-LM/issues/878", "dataloader_failure",
+     set()),
     (MTPSL, "github.com/VICO-UoE/MTPSL/issues/3", "data_pipeline_bug", {"architecture_imbalance"}),
     ("RuntimeError: CUDA error: an illegal memory access was encountered\n", "github.com/pytorch/pytorch/issues/34220 "
      "(batch size 1 runs, larger fails; the cuda_error context signature names no cause)", "out_of_memory", {"data_pipeline_bug"}),
@@ -194,6 +201,22 @@ def test_a_paste_without_failure_words_or_with_metrics_gets_no_words_reading(tmp
     (tmp_path / "train.log").write_text(text)
     d, _ = diagnose(tmp_path)
     assert not [c for c in d.root_causes if "Nothing in the paste was read" in c.issue]
+
+
+@pytest.mark.parametrize("text,source", [
+    ("h0913n-ubuntu:12877:12877 [0] NCCL INFO NET/Socket : Using [0]enp0s31f6:192.168.97.149<0>\n"
+     "h0913n-ubuntu:12877:12877 [7] NCCL INFO nranks 8\n", "github.com/NVIDIA/nccl/issues/259"),
+    ("WARNING:absl:Unable to initialize backend 'tpu': INTERNAL: Failed to open libtpu.so\n",
+     "github.com/google-deepmind/alphafold3/issues/656"),
+    # a Python warning and the source line it prints under itself
+    ("/numpy/core/_methods.py:132: RuntimeWarning: invalid value encountered in double_scalars\n"
+     "  ret = ret.dtype.type(ret / rcount)\n", "github.com/virajbdeshpande/AmpliconArchitect/issues/65"),
+])
+def test_a_notice_is_no_paste_to_read_words_from(tmp_path, text, source):
+    # a line logged as INFO or WARNING, or a Python warning, says the program went on (maintainers: harmless)
+    (tmp_path / "output.txt").write_text(text)
+    d, _ = diagnose(tmp_path)
+    assert all(c.code == "healthy" for c in d.root_causes), (source, d.root_causes)
 
 
 def test_model_outputs_beside_other_files_are_no_paste_to_read_words_from(tmp_path):

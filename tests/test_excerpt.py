@@ -155,6 +155,34 @@ def test_a_flat_loss_at_chance_lists_the_causes_of_not_learning(tmp_path):
     assert codes[0] == "data_pipeline_bug" and "ln(10)" in d.root_causes[0].issue and "lr_too_high" in codes[:3]
 
 
+def test_a_nan_while_the_warm_up_still_raises_the_lr_puts_the_lr_first(tmp_path):
+    # github.com/facebookresearch/maskrcnn-benchmark/issues/721 (settled: the LR): NaN at iter 40 of the warm-up
+    head = "2019-04-27 12:59:06,432 maskrcnn_benchmark.trainer INFO: eta: 6:07:52  "
+    text = (head + "iter: 20  loss: 5.6908 (5.6908)  loss_mask: 3.5805 (3.5805)  time: 0.7274 (0.7362)  lr: 0.001793\n"
+            + head + "iter: 40  loss: nan (nan)  loss_mask: nan (nan)  time: 0.7273 (0.7264)  lr: 0.001927\n"
+            + head + "iter: 60  loss: nan (nan)  loss_mask: nan (nan)  time: 0.6303 (0.6973)  lr: 0.002060\n")
+    d = _top(tmp_path, text)
+    assert d.root_causes[0].code == "lr_too_high"
+    assert any("warm-up" in e.text for e in d.root_causes[0].evidence)
+    # the same NaN under an LR that holds still: the overflow reading leads
+    (tmp_path / "s").mkdir()
+    steady = text.replace("0.001793", "0.002").replace("0.001927", "0.002").replace("0.002060", "0.002")
+    assert _top(tmp_path / "s", steady).root_causes[0].code == "numerical_instability"
+
+
+def test_a_policy_gradient_loss_at_zero_beside_its_rewards_is_no_fault(tmp_path):
+    # github.com/huggingface/open-r1/issues/239 (maintainer: GRPO's loss is 0 at the start by construction)
+    rows = [("0.0", "0.95", "0.896", "8.5e-05"), ("0.0", "0.49", "0.711", "0.0001")]
+    text = "".join(f"{{'loss': {lo}, 'grad_norm': {g}, 'learning_rate': 5.5e-07, 'reward': {r}, 'kl': {k}, "
+                   f"'epoch': 0.0}}\n" for lo, g, r, k in rows)
+    assert all(c.code == "healthy" for c in _top(tmp_path, text).root_causes)
+    # without the rewards, a loss of exactly 0 is nothing being scored
+    (tmp_path / "s").mkdir()
+    plain = "".join(f"{{'loss': {lo}, 'grad_norm': {g}, 'learning_rate': 5.5e-07, 'epoch': 0.0}}\n"
+                    for lo, g, _, _ in rows)
+    assert _top(tmp_path / "s", plain).root_causes[0].code == "data_pipeline_bug"
+
+
 def test_a_loss_held_still_over_whole_epochs_is_not_being_trained(tmp_path):
     # github.com/pytorch/pytorch/issues/2293 (a CIFAR run whose LR was 0): every epoch's mean loss within
     # 0.05% of 2.331, 1.2% off ln(10), so neither the chance nor the exact-repeat reading fires

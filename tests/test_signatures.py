@@ -26,6 +26,22 @@ REAL_LINES = [
      "github.com/XiaohangZhan/face_recognition_framework/issues/5 (from reduction.py and resource_sharer.py)"),
     ("nccl_timeout", "Rccl error, unhandled system error", "github.com/ROCm/rccl/issues/328 (fixed by NCCL_SOCKET_IFNAME)"),
     ("native_crash", "Command terminated by signal 11", "github.com/endernewton/tf-faster-rcnn/issues/107"),
+    ("empty_epoch", "[WARNING|trainer.py:2013] ... >> There seems to be not a single sample in your epoch_iterator, "
+     "stopping training at step 0!", "github.com/RUC-GSAI/YuLan-IR/issues/5 (9 examples, batch size 64)"),
+    ("tf_oom", "2019-01-08 19:06:11.303639: E tensorflow/stream_executor/rocm/rocm_driver.cc:601] failed to allocate "
+     "7.35G (7889485824 bytes) from device: hipError_t(1002)", "github.com/ROCm/tensorflow-upstream/issues/82"),
+    ("host_oom", "OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "
+     '"D:\\Anaconda\\envs\\swin-train\\lib\\site-packages\\torch\\lib\\shm.dll" or one of its dependencies.',
+     "github.com/cszn/KAIR/issues/127"),
+    ("cudnn_oom_in_disguise", "tensorflow.python.framework.errors_impl.InternalError:  Blas GEMM launch failed : "
+     "a.shape=(32, 768), b.shape=(768, 768), m=32, n=768, k=768", "github.com/amaiya/ktrain/issues/141 (the GPU's "
+     "memory held by an earlier notebook)"),
+    ("nccl_timeout", "UnknownError (see above for traceback): ncclCommInitRank failed: unhandled cuda error",
+     "github.com/horovod/horovod/issues/108"),
+    ("nccl_timeout", "One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and "
+     "are waiting for remainder of ranks for more than 60 seconds. This may indicate that different ranks are trying "
+     "to submit different tensors or that only subset of ranks is submitting tensors, which will cause deadlock.",
+     "github.com/horovod/horovod/issues/100"),
     # icefall/ZipVoice's fp16 scaler giving up (`grad_scale is too small, exiting`), fixed in fp32
     ("loss_scale_overflow", "RuntimeError: grad_scale is too small, exiting: 2.3283064365386963e-10",
      "github.com/k2-fsa/ZipVoice/issues/17"),
@@ -336,6 +352,17 @@ BENIGN_LINES = [
     ("cudnn_plan_failed", "/opt/conda/lib/python3.10/site-packages/torch/autograd/graph.py:744: UserWarning: Plan "
      "failed with a cudnnException: CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: cudnnFinalize Descriptor Failed "
      "cudnn_status: CUDNN_STATUS_NOT_SUPPORTED", "github.com/pytorch/pytorch/issues/121834 (maintainer: harmless)"),
+    ("tf_end_of_sequence", "2018-11-29 13:20:56.276236: W tensorflow/core/framework/op_kernel.cc:1192] Out of range: "
+     "End of sequence", "github.com/tnybny/Frame-level-anomalies-in-videos/issues/6 (maintainer: expected)"),
+    ("deepspeed_scale_overflow_bare", "[deepspeed] fp16 dynamic loss scale overflow!",
+     "github.com/TsinghuaAI/CPM-1-Finetune/issues/28 (maintainer: normal)"),
+    ("process_group_not_destroyed", "[rank0]:[W602 08:42:46.129824551 ProcessGroupNCCL.cpp:1126] Warning: WARNING: "
+     "process group has NOT been destroyed before we destruct ProcessGroupNCCL. ",
+     "github.com/Lightning-AI/pytorch-lightning/pull/19931"),
+    ("bitsandbytes_dtype_override", "Overriding torch_dtype=None with `torch_dtype=torch.float16` due to requirements "
+     "of `bitsandbytes`", "github.com/bitsandbytes-foundation/bitsandbytes/issues/230"),
+    ("cuda_driver_shutting_down", "ERROR: Check failed: error == cudaSuccess (29 vs. 0) driver shutting down",
+     "github.com/NVIDIA/DIGITS/issues/1145 (at exit, after training)"),
     ("scalar_target_size", "model.py:210: UserWarning: Using a target size (torch.Size([1])) that is different to the "
      "input size (torch.Size([])). This will likely lead to incorrect results due to broadcasting. Please ensure they "
      "have the same size.", "github.com/namisan/mt-dnn/issues/115 (maintainer: it seems fine)"),

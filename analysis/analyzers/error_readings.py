@@ -28,6 +28,9 @@ WORDS_LINE_MAX = 2000
 VALUES = ("nan", "inf")     # printed values, not words: a per-class row of nan, a mask of -inf say nothing alone
 # a line that says of itself it is no failure (TF's allocator: "The caller indicates that this is not a failure")
 _DISOWNED = re.compile(r"not a failure|can (?:safely )?be ignored|is harmless", re.I)
+# A line logged at a notice's level says the program went on: `NCCL INFO ...`, `WARNING:absl:Unable to initialize
+# backend 'tpu'`, glog's `I0420`/`W0420`, TensorFlow's `W tensorflow/...`, a Python warning category
+_NOTICE = re.compile(r"\b(?:INFO|DEBUG|WARNING|WARN)\b|^\s*[IW]\d{4} |\b[IW] tensorflow/|\w+Warning: |warnings\.warn\(")
 
 
 @cache
@@ -143,7 +146,8 @@ def analyze_words(run: Run) -> list[Finding]:
     (a module's printout, a debugger session, an `assert` line quoted alone). Its words still point
     somewhere: each reading whose words one of its lines holds adds its causes at WORDS_ONLY of their
     confidence, with that line as the evidence, so the reply ranks what the words suggest and says what
-    would settle it instead of "nothing shows a fault"."""
+    would settle it instead of "nothing shows a fault". A line logged as a notice (INFO, WARNING, a Python
+    warning) is not read: the program went on after it."""
     if run.events or any(len(s) for n in run.metrics.names() if (s := run.metrics.get(n)) is not None):
         return []
     base = run.root if run.root.is_dir() else run.root.parent
@@ -160,12 +164,12 @@ def analyze_words(run: Run) -> list[Finding]:
             lines = (base / a.path).read_text(errors="replace").splitlines()
         except OSError:
             continue
+        readable = _readable(lines)
         for r, words in table:
             if words is None or not r["causes"]:
                 continue
-            hit = next(((n, ln, m) for n, ln in enumerate(lines, 1)
-                        if len(ln) <= WORDS_LINE_MAX and not _DISOWNED.search(ln)
-                        and (m := next((m for m in words.finditer(ln.lower()) if m.group(0) not in VALUES), None))),
+            hit = next(((n, ln, m) for n, ln in readable
+                        if (m := next((m for m in words.finditer(ln.lower()) if m.group(0) not in VALUES), None))),
                        None)
             if hit is None:
                 continue
@@ -179,6 +183,22 @@ def analyze_words(run: Run) -> list[Finding]:
                                            f"but {said} suggest it: {c['why']}", "low", conf,
                                            Evidence(f"{said}; {c['why']}", a.path, f"line {n}"))
     return list(best.values())
+
+
+def _readable(lines: list[str]) -> list[tuple[int, str]]:
+    """The numbered lines whose words may be read: not a notice (INFO, WARNING, a Python warning), nor
+    the source line a Python warning prints indented under it, nor one that disowns a failure."""
+    out, under_notice = [], False
+    for n, ln in enumerate(lines, 1):
+        if _NOTICE.search(ln):
+            under_notice = True
+            continue
+        if under_notice and ln[:1].isspace():
+            continue            # `  ret = ret.dtype.type(ret / rcount)` under its RuntimeWarning
+        under_notice = False
+        if len(ln) <= WORDS_LINE_MAX and not _DISOWNED.search(ln):
+            out.append((n, ln))
+    return out
 
 
 def _trained_after(e: Event, loss: Series | None) -> bool:

@@ -85,6 +85,7 @@ SPIKE_POINTS, SPIKE_RATIO, SPIKE_BACK = 5, 3.0, 1.5
 SKIP_JUMP = 2.0         # a loss this many times its last value at a non-finite norm: no skipped step
 LONG_NAN_LR = 0.45          # the LR reading of a NaN in a long curve stays below the loss analyzer's
 BOXED_DATA = 0.7            # a NaN held to the box parts of a detector's loss: the box targets first
+WARMING_REPORTS = 2         # an LR higher at the report of a NaN than at the one before: a warm-up still rising
 SMALL_LR_CONF = 0.3         # the LR reading of a NaN under an LR too small to overflow the weights (common.small_lr)
 EXCERPT_MAX = 0.75          # a few lines never make a confident diagnosis on their own
 MATRIX_MAX_BYTES = 256 * 1024
@@ -386,6 +387,9 @@ def _nan_loss(run: Run) -> list[Finding]:
     high_lr = _high_lr(run)
     if high_lr is not None:
         ev_lr.append(high_lr)
+    warming = _warming_lr(run, s, i)
+    if warming is not None:
+        ev_lr.append(warming)
     step = float(s.steps[i])
     small = small_lr(run)
     if len(s) >= SHORT and not s.name.startswith((UNNAMED, NONFINITE_PREFIX)) and empty is None:
@@ -396,7 +400,7 @@ def _nan_loss(run: Run) -> list[Finding]:
         return [_nan_lr(s, i, ev_long, LONG_NAN_LR if small is None else min(LONG_NAN_LR, SMALL_LR_CONF),
                         step, False)]
     c_num = 0.5 if val_only else (0.45 if rose or empty is not None else 0.55)
-    c_lr = min(EXCERPT_MAX, 0.5 + (0.2 if rose else 0) + (0.1 if high_lr is not None else 0))
+    c_lr = min(EXCERPT_MAX, 0.5 + (0.2 if rose else 0) + (0.1 if high_lr is not None or warming is not None else 0))
     c_data = 0.6 if val_only or empty is not None else (0.5 if len(before) == 0 and not nameless else 0.45)
     if boxed is not None:       # the boxes' own loss broke where the rest held: the boxes, not the LR
         c_data, c_lr = BOXED_DATA, min(c_lr, BOXED_DATA - 0.1)
@@ -486,6 +490,23 @@ def _high_lr(run: Run) -> Evidence | None:
                         f"{fam[0] if fam else 'every optimizer'}'s usual range)")
 
 
+def _warming_lr(run: Run, s: Series, i: int) -> Evidence | None:
+    """The LR still rising, report after report, up to the one where `s` turned non-finite: a warm-up
+    that had not ended. A NaN that comes as the LR grows points at the LR's level, not at an overflow a
+    steady LR would meet as well."""
+    lr = run.metrics.get("lr")
+    if lr is None or s.lines is None or lr.lines is None:
+        return None
+    upto = np.flatnonzero(lr.lines <= s.lines[i])
+    v = lr.values[upto][-WARMING_REPORTS:]
+    if len(v) < WARMING_REPORTS or not np.isfinite(v).all() or not np.all(np.diff(v) > 0):
+        return None
+    k = int(upto[-len(v)])
+    return Evidence(f"lr rose from {fmt(float(v[0]))} to {fmt(float(v[-1]))} over the {len(v)} reports up to the "
+                    f"NaN: a warm-up still raising the LR when the loss broke", lr.artifact,
+                    lr.span_locator(k, int(upto[-1])))
+
+
 def _nan_lr(s: Series, i: int, ev: list[Evidence], conf: float, step: float, rose: bool) -> Finding:
     return Finding(code="lr_too_high",
                    issue=f"{_shown(s)} turned {fmt(float(s.values[i]))} at {s.step_kind} "
@@ -508,8 +529,8 @@ def _rising_loss(run: Run) -> list[Finding]:
     smoothed loss of the last fifth at least RISE_LONG times that of the first fifth, rising in rank order
     (Spearman >= RISE_RANK)."""
     s = _main_loss(run)
-    if s is None:
-        return []
+    if s is None or _policy_gradient(run):
+        return []               # a policy-gradient loss rises as the policy moves from its reference
     end = np.flatnonzero(~np.isfinite(s.values))
     v = s.values[: int(end[0])] if len(end) else s.values
     if len(v) < 2 or v[0] <= 0:
@@ -808,10 +829,18 @@ def _frozen_loss(run: Run) -> list[Finding]:
     return frozen_loss(_main_loss(run), NAME) if _first_nonfinite(run) is None else []
 
 
+def _policy_gradient(run: Run) -> bool:
+    """Whether the loss is an RL policy's (GRPO, PPO: printed beside rewards and a KL to a reference),
+    whose level and trend say nothing of learning the way a supervised loss's do."""
+    names = run.metrics.names()
+    return any(n.startswith("reward") for n in names) and any(n == "kl" or n.startswith("kl") for n in names)
+
+
 def _zero_loss(run: Run) -> list[Finding]:
     """A loss that drops to exactly 0 and stays there for ZERO_REPORTS or more reports: no real loss
     is exactly zero. Either nothing is scored (every label masked, -100 everywhere, an empty target)
-    or the loss underflows in half precision."""
+    or the loss underflows in half precision. A policy-gradient loss printed beside its rewards and KL
+    (TRL's GRPO) is the exception: it is 0 by construction while the KL to the reference is."""
     s = _main_loss(run)
     if s is None or len(s) < ZERO_REPORTS:
         return []
@@ -820,6 +849,8 @@ def _zero_loss(run: Run) -> list[Finding]:
         return []                # zeros among other values are rounding, not a loss that stays at nothing
     if zero[0] > 0 and 0 <= s.values[zero[0] - 1] < ZERO_JUMP:
         return []                # a loss that crept down to a printed 0.0000 converged; it did not drop to 0
+    if _policy_gradient(run):
+        return []                # a GRPO loss is 0 while its KL term is (its advantages sum to 0 in a group)
     ev = [point(s, int(zero[0]), s.name), point(s, int(zero[-1]), s.name)]
     said = f"{s.name} is exactly 0 at {len(zero)} of {len(s)} reports"
     return [Finding(code="data_pipeline_bug",
