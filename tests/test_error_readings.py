@@ -182,6 +182,8 @@ def test_an_installation_error_names_no_training_cause_and_says_what_to_check(tm
     # DETR's box assert quoted alone (github.com/facebookresearch/detr/issues/285: the predictions went NaN,
     # fixed with a lower LR): the first box set is the model's
     (" generalized_box_iou\n    assert (boxes1[:, 2:] >= boxes1[:, :2]).all()\n", "lr_too_high"),
+    # a divergence said in words (github.com/barronalex/Tacotron/issues/7: fixed with a lower LR)
+    ("loss exploded\n", "lr_too_high"),
 ])
 def test_a_paste_with_nothing_read_still_gets_what_its_words_suggest(tmp_path, text, first):
     (tmp_path / "output.txt").write_text(text)
@@ -211,6 +213,9 @@ def test_a_paste_without_failure_words_or_with_metrics_gets_no_words_reading(tmp
     # a Python warning and the source line it prints under itself
     ("/numpy/core/_methods.py:132: RuntimeWarning: invalid value encountered in double_scalars\n"
      "  ret = ret.dtype.type(ret / rcount)\n", "github.com/virajbdeshpande/AmpliconArchitect/issues/65"),
+    # c10d's own notice while a rank waits for the store (maintainer: transient, not an error)
+    ("[W socket.cpp:634] The server socket on [localhost]:29501 is not yet listening (errno: 111 - Connection "
+     "refused).\n", "github.com/pytorch/pytorch/pull/71864"),
 ])
 def test_a_notice_is_no_paste_to_read_words_from(tmp_path, text, source):
     # a line logged as INFO or WARNING, or a Python warning, says the program went on (maintainers: harmless)

@@ -363,6 +363,8 @@ BENIGN_LINES = [
      "of `bitsandbytes`", "github.com/bitsandbytes-foundation/bitsandbytes/issues/230"),
     ("cuda_driver_shutting_down", "ERROR: Check failed: error == cudaSuccess (29 vs. 0) driver shutting down",
      "github.com/NVIDIA/DIGITS/issues/1145 (at exit, after training)"),
+    ("distributed_launch_deprecated", "The module torch.distributed.launch is deprecated and going to be removed in "
+     "future. Migrate to torch.distributed.run", "github.com/pytorch/pytorch/issues/60262"),
     ("scalar_target_size", "model.py:210: UserWarning: Using a target size (torch.Size([1])) that is different to the "
      "input size (torch.Size([])). This will likely lead to incorrect results due to broadcasting. Please ensure they "
      "have the same size.", "github.com/namisan/mt-dnn/issues/115 (maintainer: it seems fine)"),
@@ -558,6 +560,24 @@ def test_a_traceback_that_ends_in_a_harmless_message_is_harmless(tmp_path):
         "cancelled\n\t [[{{node fifo_queue_enqueue}}]]\n")
     d, _ = diagnose(tmp_path)
     assert [c.code for c in d.root_causes] == ["healthy"]
+
+
+def test_a_python_warning_printed_with_its_path_is_a_warning_and_its_lines_are_not_read_for_words(tmp_path):
+    # github.com/zhiyuanyou/UniAD/issues/7: the deprecation's lines name --local_rank, a distributed word
+    (tmp_path / "output.txt").write_text(
+        "home/ubuntu/anaconda3/envs/bisenet/lib/python3.6/site-packages/torch/distributed/launch.py:186: FutureWarning: "
+        "The module torch.distributed.launch is deprecated\nand will be removed in future. Use torchrun.\n"
+        "If your script expects `--local_rank` argument to be set, please\nchange it to read from "
+        "`os.environ['LOCAL_RANK']` instead.\n  FutureWarning,\n")
+    d, _ = diagnose(tmp_path)
+    assert [c.code for c in d.root_causes] == ["healthy"]
+
+
+def test_a_keras_checkpoint_that_cannot_improve_on_inf_saw_a_nan_loss(tmp_path):
+    # github.com/yu4u/age-gender-estimation/issues/97 (settled: the LR): any finite val_loss improves on inf
+    (tmp_path / "output.txt").write_text("Epoch 00001: val_loss did not improve from inf\n")
+    d, _ = diagnose(tmp_path)
+    assert {"numerical_instability", "lr_too_high"} <= {c.code for c in d.root_causes[:2]}
 
 
 def test_a_quota_that_is_exhausted_is_no_oom():

@@ -29,8 +29,11 @@ VALUES = ("nan", "inf")     # printed values, not words: a per-class row of nan,
 # a line that says of itself it is no failure (TF's allocator: "The caller indicates that this is not a failure")
 _DISOWNED = re.compile(r"not a failure|can (?:safely )?be ignored|is harmless", re.I)
 # A line logged at a notice's level says the program went on: `NCCL INFO ...`, `WARNING:absl:Unable to initialize
-# backend 'tpu'`, glog's `I0420`/`W0420`, TensorFlow's `W tensorflow/...`, a Python warning category
-_NOTICE = re.compile(r"\b(?:INFO|DEBUG|WARNING|WARN)\b|^\s*[IW]\d{4} |\b[IW] tensorflow/|\w+Warning: |warnings\.warn\(")
+# backend 'tpu'`, glog's `I0420`/`W0420`, TensorFlow's `W tensorflow/...`, a Python warning category. NCCL's
+# `WARN` is its error level (a failed connection is reported there): its words are read. c10d's own
+# `[W socket.cpp:634]` notices (a server socket not yet listening) are retried, not failures.
+_NOTICE = re.compile(r"\b(?:INFO|DEBUG|WARNING)\b|\[[IWD]\d*[^\]]*\.(?:cpp|hpp|cc|h):\d+\]|^\s*[IW]\d{4} "
+                     r"|\b[IW] tensorflow/|\w+Warning: |warnings\.warn\(")
 
 
 @cache

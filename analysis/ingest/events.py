@@ -17,6 +17,8 @@ _EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warn
 # glog's fatal check (Caffe, MXNet, TensorFlow's and Paddle's C++): `F0420 16:54:21.6 29735 math_functions.cu:26]
 # Check failed: status == CUBLAS_STATUS_SUCCESS (13 vs. 0)  CUBLAS_STATUS_EXECUTION_FAILED` ends the process
 _GLOG_CHECK = re.compile(r"\bCheck failed: ")
+# Python's warnings module prints `path.py:186: FutureWarning: message` (the message may go on below)
+_PY_WARNING = re.compile(r"^\S*\.py:\d+: [A-Za-z_]\w*Warning(?::|$)")
 
 
 @dataclass(frozen=True)
@@ -175,6 +177,8 @@ def build_event(artifact: str, line_no: int, lines: list[str]) -> tuple[Event | 
         m = _EXC_LINE.match(first.strip())
         if not m and _GLOG_CHECK.search(first):
             return _values_shown(Event("error", None, artifact, line_no, clip(first.strip(), 500)), lines, 1), 1
+        if not m and _PY_WARNING.match(first.strip()):
+            return Event("warning", None, artifact, line_no, clip(first.strip(), 500)), 1
         if not m or m.group(1).endswith("Warning") and "Warning:" not in first:
             return None, 1
         if m.group(1).endswith("Warning"):
