@@ -365,6 +365,9 @@ BENIGN_LINES = [
      "github.com/NVIDIA/DIGITS/issues/1145 (at exit, after training)"),
     ("distributed_launch_deprecated", "The module torch.distributed.launch is deprecated and going to be removed in "
      "future. Migrate to torch.distributed.run", "github.com/pytorch/pytorch/issues/60262"),
+    ("jax_backend_probe", "xla_bridge.py:841] Unable to initialize backend 'tpu': INTERNAL: Failed to open libtpu.so: "
+     "libtpu.so: cannot open shared object file: No such file or directory",
+     "github.com/google-deepmind/alphafold3/issues/656"),
     ("scalar_target_size", "model.py:210: UserWarning: Using a target size (torch.Size([1])) that is different to the "
      "input size (torch.Size([])). This will likely lead to incorrect results due to broadcasting. Please ensure they "
      "have the same size.", "github.com/namisan/mt-dnn/issues/115 (maintainer: it seems fine)"),
