@@ -183,6 +183,18 @@ def test_a_policy_gradient_loss_at_zero_beside_its_rewards_is_no_fault(tmp_path)
     assert _top(tmp_path / "s", plain).root_causes[0].code == "data_pipeline_bug"
 
 
+def test_a_nan_that_is_a_word_of_a_harmless_message_is_no_value(tmp_path):
+    # github.com/allenai/allennlp/issues/3116: tensorboardX's warning, quoted in the reporter's sentence and
+    # printed alone; `Warning: NaN` reads like a value named `warning`, but it is the message's words
+    text = ('When I am training my model, the message "Warning: NaN or Inf found in input tensor" is output to the '
+            "console.\n\nWarning: NaN or Inf found in input tensor.\n")
+    d = _top(tmp_path, text, "output.txt")
+    assert [c.code for c in d.root_causes] == ["healthy"]
+    # a NaN printed under an unknown name on a line of its own is still a value
+    (tmp_path / "v").mkdir()
+    assert _top(tmp_path / "v", "lb=nan\nlb=nan\n", "output.txt").root_causes[0].code != "healthy"
+
+
 def test_a_loss_held_still_over_whole_epochs_is_not_being_trained(tmp_path):
     # github.com/pytorch/pytorch/issues/2293 (a CIFAR run whose LR was 0): every epoch's mean loss within
     # 0.05% of 2.331, 1.2% off ln(10), so neither the chance nor the exact-repeat reading fires

@@ -267,10 +267,14 @@ def _nameless_nonfinite(run: Run, losses: list[Series]) -> list[Series]:
     first non-finite report on. NaN weights never heal: a value finite again at its last report (an
     RL reward before the first episode ends), or a loss printed finite (and not 0) on a later line (an
     AUC of a one-class batch), says the model's state held no NaN. A part of the loss does not (a
-    detector's classification part stays finite beside a box part gone NaN)."""
+    detector's classification part stays finite beside a box part gone NaN). A value read off a line that
+    is a harmless message (tensorboardX's `Warning: NaN or Inf found in input tensor.`) is that message."""
     named = [n for n in run.metrics.names() if n.startswith(NONFINITE_PREFIX) and not _EPISODIC.search(n)]
+    harmless = {(e.artifact, e.line) for e in run.events if e.signature == "benign"}
     out = []
     for s in (s for n in named if (s := run.metrics.get(n)) is not None and len(s)):
+        if s.lines is not None and all((s.artifact, int(ln)) in harmless for ln in s.lines):
+            continue            # `Warning: NaN or Inf found in input tensor.` is a harmless message's words
         at = int(s.lines[0]) if s.lines is not None else 0
         outlived = any(x.lines is not None and "/" not in x.name and bool(_scored(x.values[x.lines > at]).any())
                        for x in losses)
