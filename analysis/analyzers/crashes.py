@@ -269,11 +269,12 @@ WARNED_ONLY = ("numpy_invalid_value",)
 def analyze(run: Run) -> list[Finding]:
     out: list[Finding] = []
     own_error = any(e.code not in (None, "distributed_failure") and not _says_nothing(e) for e in run.events)
-    failed = _failed_beside(run)
+    failed = any(e.signature in WARNED_ONLY for e in run.events) and _failed_beside(run)
     for e in run.events:
         if e.code is None or (own_error and e.signature in LAUNCHER_REPORTS):
             continue
-        if e.signature in WARNED_ONLY and not failed:
+        warned = e.signature in WARNED_ONLY
+        if warned and not failed:
             continue            # NumPy's domain warning with nothing gone wrong beside it: expected values
         if e.code == "out_of_memory":
             out.append(_oom(run, e))
@@ -306,7 +307,7 @@ def analyze(run: Run) -> list[Finding]:
         conf = (_CONFIDENCE.get(e.signature) or (NAN_LOSS_MESSAGE if _loss_nan_message(e) else None)
                 or _CODE_CONFIDENCE.get(e.code, 0.7))
         critical = e.context or e.code in ("distributed_failure", "dataloader_failure", "data_pipeline_bug")
-        sev = "critical" if critical else "medium" if e.signature in WARNED_ONLY else "high"
+        sev = "critical" if critical else "medium" if warned else "high"
         count = f" ({e.count} times)" if e.count > 1 else ""
         issue = f"{title}{count}" if title else f"{clip(e.text, 160)}{count}"
         quick_fix = fix.split(";")[0].split(":")[0][:80]          # the fix's first clause
@@ -314,8 +315,8 @@ def analyze(run: Run) -> list[Finding]:
                            patch=patch, analyzer=NAME, quick_fix=quick_fix))
         if e.signature in _LR_READING:
             out.append(_lr_reading(e, small_lr(run)))
-        if _loss_nan_message(e) or e.signature in WARNED_ONLY:
-            out.append(_data_reading(e, "medium" if e.signature in WARNED_ONLY else "high"))
+        if _loss_nan_message(e) or warned:
+            out.append(_data_reading(e, "medium" if warned else "high"))
     return out + error_readings.analyze_events(run.events, train_loss(run)) + error_readings.analyze_words(run)
 
 

@@ -495,9 +495,9 @@ def _high_lr(run: Run) -> Evidence | None:
 
 
 def _warming_lr(run: Run, s: Series, i: int) -> Evidence | None:
-    """The LR still rising, report after report, up to the one where `s` turned non-finite: a warm-up
-    that had not ended. A NaN that comes as the LR grows points at the LR's level, not at an overflow a
-    steady LR would meet as well."""
+    """The LR higher at each of the last WARMING_REPORTS reports up to the one where `s` turned
+    non-finite: a warm-up that had not ended. A NaN that comes as the LR grows points at the LR's level,
+    not at an overflow a steady LR would meet as well."""
     lr = run.metrics.get("lr")
     if lr is None or s.lines is None or lr.lines is None:
         return None
@@ -756,12 +756,13 @@ def _flat_loss(run: Run) -> list[Finding]:
         return []
     v = s.values
     level = float(np.median(v))
-    if level <= 0 or float(np.max(np.abs(v - level))) > FLAT_REL * level:
+    spread = float(np.max(np.abs(v - level)))
+    if level <= 0 or spread > FLAT_REL * level:
         return []
     chance = next((k for k in range(2, 1001) if abs(level - math.log(k)) <= 0.01 * math.log(k)), None)
     exact = bool(np.all(v == v[0]))
     epochs = _epochs_spanned(run, s)
-    still = epochs >= STILL_EPOCHS and float(np.max(np.abs(v - level))) <= STILL_REL * level
+    still = epochs >= STILL_EPOCHS and spread <= STILL_REL * level
     if not (chance or exact or still):
         return []               # a low loss that settled (0.05, 0.051, 0.05) converged; it is not stuck
     ev = [point(s, 0, f"first {s.name}"), point(s, len(s) - 1, f"last {s.name}")]
@@ -837,7 +838,7 @@ def _policy_gradient(run: Run) -> bool:
     """Whether the loss is an RL policy's (GRPO, PPO: printed beside rewards and a KL to a reference),
     whose level and trend say nothing of learning the way a supervised loss's do."""
     names = run.metrics.names()
-    return any(n.startswith("reward") for n in names) and any(n == "kl" or n.startswith("kl") for n in names)
+    return any(n.startswith("reward") for n in names) and any(n.startswith("kl") for n in names)
 
 
 def _zero_loss(run: Run) -> list[Finding]:
