@@ -10,6 +10,24 @@ from analysis.ingest.events import build_event, match_benign, prefilter_literals
 
 # (signature name, line as posted, where it was posted)
 REAL_LINES = [
+    # session 32: warnings and asserts a probe of common messages read as nothing or as the wrong cause
+    ("yolo_corrupt_label", "train: WARNING ⚠️ /home/..../837.jpg: ignoring corrupt image/label: non-normalized or out "
+     "of bounds coordinates [     1.0021]", "github.com/ultralytics/yolov5/issues/10632 (labels outside [0, 1]; "
+     "a maintainer says the same of github.com/ultralytics/yolov5/issues/4798: 'your labels are incorrect')"),
+    ("yolo_corrupt_label", "WARNING: Ignoring corrupted image and/or label /path/to/widerface/val/1060.jpg: duplicate "
+     "labels", "github.com/deepcam-cn/yolov5-face/issues/270 (YOLOv5's older wording)"),
+    ("bce_input_range", "/opt/conda/conda-bld/pytorch_1695392067780/work/aten/src/ATen/native/cuda/Loss.cu:94: "
+     "operator(): block: [0,0,0], thread: [96,0,0] Assertion `input_val >= zero && input_val <= one` failed.",
+     "github.com/WENGSYX/CMIVQA_Baseline/issues/16 (the scores fed to BCELoss were NaN)"),
+    ("bce_input_range", "/tmp/pip-req-build-p5q91txh/aten/src/THCUNN/BCECriterion.cu:57: void "
+     "bce_updateOutput_no_reduce_functor<Dtype, Acctype>::operator()(const Dtype *, const Dtype *, Dtype *) [with "
+     "Dtype = float, Acctype = float]: block: [305,0,0], thread: [82,0,0] Assertion `*input >= 0. && *input <= 1.` "
+     "failed.", "github.com/bubbliiiing/yolox-pytorch/issues/121"),
+    ("bce_input_range", "Error: /paddle/paddle/fluid/operators/bce_loss_op.cu:38 Assertion `(x >= static_cast<T>(0)) && "
+     "(x <= one)` failed. Input is expected to be within the interval [0, 1], but recieved nan.",
+     "github.com/PaddlePaddle/PaddleDetection/issues/4638 (the loss grew, then NaN)"),
+    ("tf_no_gradients", "WARNING:tensorflow:Gradients do not exist for variables ['dense_2/kernel:0', 'dense_2/bias:0'] "
+     "when minimizing the loss.", "github.com/tensorflow/tensorflow/issues/48547"),
     # session 31
     ("numpy_invalid_value", "RuntimeWarning: invalid value encountered in log targets_dw = np.log(gt_widths / "
      "ex_widths) Command terminated by signal 11", "github.com/endernewton/tf-faster-rcnn/issues/107"),
@@ -307,6 +325,9 @@ HARMLESS_NCCL_WARNINGS = [
 ]
 
 BENIGN_LINES = [
+    ("tf_unused_variables", "WARNING:tensorflow:Gradients do not exist for variables ['tf_bert_model/bert/pooler/dense/"
+     "kernel:0', 'tf_bert_model/bert/pooler/dense/bias:0'] when minimizing the loss.",
+     "github.com/huggingface/transformers/issues/2256 (the head reads the token outputs, not the pooler)"),
     ("tensorboard_nonfinite_scalar", " WARNING NaN or Inf found in input tensor", "tests/wild wenet-nan-inf-input-tensor-"
      "warning-1472 (github.com/wenet-e2e/wenet/issues/1472)"),
     ("scheduler_before_optimizer", "/opt/conda/lib/python3.7/site-packages/torch/optim/lr_scheduler.py:100: UserWarning: "
@@ -618,3 +639,47 @@ def test_oom_sizes_printed_with_an_exponent_are_read_and_a_missing_size_breaks_n
 def test_a_grpc_quota_out_of_requests_is_no_oom():
     event, _ = build_event("train.log", 1, ["grpc: RESOURCE_EXHAUSTED: Out of quota for metric requests"])
     assert event is None or event.code != "out_of_memory"
+
+
+def test_a_summary_that_counts_no_trainable_parameter_is_a_model_that_cannot_learn(tmp_path):
+    """PEFT's count after PeftModel.from_pretrained without is_trainable=True (github.com/huggingface/peft/issues/282):
+    nothing to update. A frozen backbone's Keras summary beside the whole model's, which counts its head, is a
+    freeze on purpose."""
+    (tmp_path / "output.txt").write_text("trainable params: 0 || all params: 6755201024 || trainable%: 0.0\n")
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "no_parameter_updates" and d.root_causes[0].severity == "high"
+    (tmp_path / "output.txt").write_text("Total params: 2,257,984\nTrainable params: 0\nNon-trainable params: "
+                                         "2,257,984\n\nTotal params: 2,276,434\nTrainable params: 18,450\n"
+                                         "Non-trainable params: 2,257,984\n")
+    d, _ = diagnose(tmp_path)
+    assert "no_parameter_updates" not in [c.code for c in d.root_causes]
+
+
+def test_a_named_bce_assert_leads_the_device_side_assert_it_raised(tmp_path):
+    """The device-side assert's generic reading (a label out of range) gives way to the assert that names the
+    check: BCELoss's input outside [0, 1] is a prediction gone NaN, with the LR as its second reading."""
+    (tmp_path / "output.txt").write_text(
+        "/opt/conda/conda-bld/pytorch_1695392067780/work/aten/src/ATen/native/cuda/Loss.cu:94: operator(): block: "
+        "[0,0,0], thread: [96,0,0] Assertion `input_val >= zero && input_val <= one` failed.\n"
+        "RuntimeError: CUDA error: device-side assert triggered\n")
+    d, _ = diagnose(tmp_path)
+    assert [c.code for c in d.root_causes[:2]] == ["numerical_instability", "lr_too_high"]
+
+
+@pytest.mark.parametrize("line,source", [
+    ("RuntimeError: Expected object of scalar type Long but got scalar type Float for argument #2 'target' in call "
+     "to _thnn_nll_loss2d_forward", "github.com/qubvel-org/segmentation_models.pytorch/issues/466"),
+    ("RuntimeError: expected scalar type Long but found Float", "github.com/WenjiaWang0312/TextZoom/issues/57"),
+])
+def test_labels_in_the_wrong_dtype_are_the_batch_not_the_precision(tmp_path, line, source):
+    (tmp_path / "output.txt").write_text(line + "\n")
+    d, _ = diagnose(tmp_path)
+    assert [c.code for c in d.root_causes] == ["data_pipeline_bug"], source
+
+
+def test_opencv_given_an_empty_image_is_an_image_not_read(tmp_path):
+    (tmp_path / "output.txt").write_text(
+        "cv2.error: OpenCV(4.5.1) /tmp/pip-req-build/opencv/modules/imgproc/src/color.cpp:182: error: "
+        "(-215:Assertion failed) !_src.empty() in function 'cvtColor'\n")
+    d, _ = diagnose(tmp_path)
+    assert [c.code for c in d.root_causes[:2]] == ["dataloader_failure", "data_pipeline_bug"]

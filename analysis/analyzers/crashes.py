@@ -3,6 +3,8 @@ failures, DataLoader worker deaths, zero-variance statistics, NaN detectors and 
 overflows. The signature table is data: analysis/data/signatures.toml."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from analysis.analyzers import error_readings
@@ -253,6 +255,21 @@ _FIXES = {
                       "Check that the optimizer's parameters have requires_grad=True and that the loss depends on "
                       "them (no .detach(), no torch.no_grad() around the forward); print [n for n, p in "
                       "model.named_parameters() if p.grad is None] after backward"),
+    "yolo_corrupt_label": ("Label files the trainer could not use: it dropped those images (coordinates outside "
+                           "[0, 1], negative or duplicate labels)", "Fix the label files the warning names: YOLO "
+                           "wants one `class x_center y_center width height` row per box, each coordinate divided "
+                           "by the image's width or height (between 0 and 1), class ids from 0; convert absolute "
+                           "pixel boxes and re-run the dataset scan (delete the .cache files)"),
+    "bce_input_range": ("A binary cross-entropy got a prediction outside [0, 1]: the model's output went NaN (or "
+                        "it gives logits to a loss that wants probabilities)", "Find where the output turns NaN "
+                        "(torch.isfinite on the logits per step; lower the LR or clip gradients if they grow "
+                        "first); give logits to BCEWithLogitsLoss instead of a sigmoid into BCELoss, which is also "
+                        "the stable form under AMP"),
+    "tf_no_gradients": ("TensorFlow found variables the loss does not reach: those layers are never trained",
+                        "Make the named layers take part in the loss (an output the loss never reads, a layer "
+                        "built but not called in call(), a tensor taken through numpy or tf.stop_gradient); "
+                        "if they are unused on purpose (a pooler the head does not read), drop them from "
+                        "trainable_variables"),
     "nonfinite_loss": ("The training loop reported a non-finite loss", "Find the first op that overflows "
                        "(set_detect_anomaly for a few steps), compute the loss in fp32, add eps"),
 }
@@ -264,14 +281,23 @@ _FIXES = {
 LAUNCHER_REPORTS = ("rank_failure", "elastic_teardown", "horovod_shutdown")
 # A warning the program went on after: it says where a NaN may come from, not that the run failed.
 WARNED_ONLY = ("numpy_invalid_value",)
+# Warnings a run goes on after that still name a fault: images dropped for their labels (high), layers the
+# loss never reaches (medium: some are unused on purpose)
+_SEVERITY = {"yolo_corrupt_label": "high", "tf_no_gradients": "medium"}
+# An assert that names the check a device-side assert failed: the generic device-assert reading (a label out
+# of range) gives way to it
+_NAMED_ASSERTS = ("bce_input_range",)
 
 
 def analyze(run: Run) -> list[Finding]:
     out: list[Finding] = []
     own_error = any(e.code not in (None, "distributed_failure") and not _says_nothing(e) for e in run.events)
     failed = any(e.signature in WARNED_ONLY for e in run.events) and _failed_beside(run)
+    named_assert = any(e.signature in _NAMED_ASSERTS for e in run.events)
     for e in run.events:
         if e.code is None or (own_error and e.signature in LAUNCHER_REPORTS):
+            continue
+        if named_assert and e.signature == "device_assert":
             continue
         warned = e.signature in WARNED_ONLY
         if warned and not failed:
@@ -307,7 +333,7 @@ def analyze(run: Run) -> list[Finding]:
         conf = (_CONFIDENCE.get(e.signature) or (NAN_LOSS_MESSAGE if _loss_nan_message(e) else None)
                 or _CODE_CONFIDENCE.get(e.code, 0.7))
         critical = e.context or e.code in ("distributed_failure", "dataloader_failure", "data_pipeline_bug")
-        sev = "critical" if critical else "medium" if warned else "high"
+        sev = _SEVERITY.get(e.signature) or ("critical" if critical else "medium" if warned else "high")
         count = f" ({e.count} times)" if e.count > 1 else ""
         issue = f"{title}{count}" if title else f"{clip(e.text, 160)}{count}"
         quick_fix = fix.split(";")[0].split(":")[0][:80]          # the fix's first clause
@@ -317,7 +343,31 @@ def analyze(run: Run) -> list[Finding]:
             out.append(_lr_reading(e, small_lr(run)))
         if _loss_nan_message(e) or warned:
             out.append(_data_reading(e, "medium" if warned else "high"))
+    frozen = _nothing_trainable(run)
+    if frozen is not None:
+        out.append(frozen)
     return out + error_readings.analyze_events(run.events, train_loss(run)) + error_readings.analyze_words(run)
+
+
+_TRAINABLE = re.compile(r"(?i:trainable params):\s*([\d,]+)")
+
+
+def _nothing_trainable(run: Run) -> Finding | None:
+    """A model summary that counts 0 trainable parameters (Keras `Trainable params: 0`, PEFT's
+    `trainable params: 0 ||`), where no other summary in the paste counts more: nothing can be
+    updated. A frozen backbone's summary beside the whole model's (which counts its head) is a
+    freeze on purpose."""
+    counts = [(e, int(m.group(1).replace(",", ""))) for e in run.events if e.signature == "trainable_params"
+              and (m := _TRAINABLE.search(e.text))]
+    if not counts or any(n for _, n in counts):
+        return None
+    e = counts[0][0]
+    return Finding(code="no_parameter_updates", issue="The model has no trainable parameters: every layer is "
+                   "frozen, so training cannot change it", severity="high", confidence=0.85, evidence=[_ev(e)],
+                   fix="Unfreeze what should learn (layer.trainable = True before compile() in Keras; "
+                       "requires_grad=True, or a PEFT config whose target_modules name modules the model has) "
+                       "and check the summary counts the head's parameters as trainable",
+                   analyzer=NAME, quick_fix="Unfreeze the layers that should learn")
 
 
 def _failed_beside(run: Run) -> bool:
@@ -348,7 +398,6 @@ def _broadcasts(text: str) -> bool:
     """Whether the two torch.Size shapes of a target-size warning pair elements wrongly: the
     broadcast shape holds more elements than one of them, at the batch printed or, for a batch of
     one, at a larger one (an unreadable pair counts as wrong)."""
-    import re
     from math import prod
 
     shapes = [[int(x) for x in re.findall(r"\d+", m)] for m in re.findall(r"Size\(\[([\d, ]*)\]\)", text)]
@@ -378,12 +427,15 @@ _CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "targ
                # often the network itself
                "nccl_network": 0.7,
                # NumPy's domain warning makes a NaN; in metric code it may go nowhere
-               "numpy_invalid_value": 0.5}
+               "numpy_invalid_value": 0.5,
+               # dropped images are wrong labels; a variable without gradient may be unused on purpose; a BCE
+               # input outside [0, 1] is NaN from an overflow or from weights an LR too high drove there
+               "yolo_corrupt_label": 0.75, "tf_no_gradients": 0.55, "bce_input_range": 0.6}
 # The confidence of a crash by its code, where its signature has none of its own (otherwise 0.7).
 _CODE_CONFIDENCE = {"distributed_failure": 0.9, "dataloader_failure": 0.9, "zero_variance": 0.9,
                     "numerical_instability": 0.75, "data_pipeline_bug": 0.9}
 # A NaN or an overflow the loop reports has a second reading: updates too large for the weights.
-_LR_READING = {"nonfinite_loss": 0.5, "loss_scale_overflow": 0.45}
+_LR_READING = {"nonfinite_loss": 0.5, "loss_scale_overflow": 0.45, "bce_input_range": 0.45}
 # A trainer's "loss became NaN" (not a gradient's, not the loss scaler's) names no mechanism: the
 # overflow reading leads without confidence, the LR's is next (first where the trainer itself says
 # the training diverged), and bad data (a NaN input, a broken target) is listed after them.

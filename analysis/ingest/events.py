@@ -13,7 +13,8 @@ from analysis.model import Event
 
 TRACEBACK_START = "Traceback (most recent call last):"
 # An exception line: `module.Name: message` or `Name: message` at column 0 (after a rank prefix).
-_EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|Failure))(?::\s?(.*))?$")
+# (OpenCV's exception class is lower case: `cv2.error: OpenCV(4.5.1) ...`)
+_EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|Failure)|cv2\.error)(?::\s?(.*))?$")
 # glog's fatal check (Caffe, MXNet, TensorFlow's and Paddle's C++): `F0420 16:54:21.6 29735 math_functions.cu:26]
 # Check failed: status == CUBLAS_STATUS_SUCCESS (13 vs. 0)  CUBLAS_STATUS_EXECUTION_FAILED` ends the process
 _GLOG_CHECK = re.compile(r"\bCheck failed: ")
