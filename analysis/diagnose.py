@@ -5,6 +5,7 @@ import time
 from pathlib import Path
 
 from analysis.analyzers import ANALYZERS, healthy
+from analysis.analyzers.common import off_harmless_lines
 from analysis.analyzers.error_readings import setup_error
 from analysis.budget import DEFAULT, Budget
 from analysis.calibration import calibrated, thin_paste
@@ -52,7 +53,8 @@ def _warnings_only(run: Run) -> Finding | None:
     """Healthy, with little confidence, where a paste holds no metrics and no error, only warnings
     that name no known failure: a warning does not stop training, and none of these is one that
     matters (those are signatures). A harmless one among them is said so with why."""
-    if run.metrics.series or not run.events or any(e.signature not in ("warning", "benign") for e in run.events):
+    read = [s for n in run.metrics.names() if (s := run.metrics.get(n)) is not None and not off_harmless_lines(run, s)]
+    if read or not run.events or any(e.signature not in ("warning", "benign") for e in run.events):
         return None
     seen = {e.text: e for e in run.events}
     ev = [Evidence(clip(e.text, 160) + (f": harmless. {e.fields['why']}" if e.signature == "benign" else

@@ -26,6 +26,8 @@ REAL_LINES = [
     ("bce_input_range", "Error: /paddle/paddle/fluid/operators/bce_loss_op.cu:38 Assertion `(x >= static_cast<T>(0)) && "
      "(x <= one)` failed. Input is expected to be within the interval [0, 1], but recieved nan.",
      "github.com/PaddlePaddle/PaddleDetection/issues/4638 (the loss grew, then NaN)"),
+    ("ctc_no_valid_path", "Warning: tensorflow/core/util/ctc/ctc_loss_calculator.cc:144] No valid path found.",
+     "tests/wild simplehtr-ctc-no-valid-path-dash-label-28 (a label of 46 dashes)"),
     ("tf_no_gradients", "WARNING:tensorflow:Gradients do not exist for variables ['dense_2/kernel:0', 'dense_2/bias:0'] "
      "when minimizing the loss.", "github.com/tensorflow/tensorflow/issues/48547"),
     # session 31
@@ -325,9 +327,6 @@ HARMLESS_NCCL_WARNINGS = [
 ]
 
 BENIGN_LINES = [
-    ("tf_unused_variables", "WARNING:tensorflow:Gradients do not exist for variables ['tf_bert_model/bert/pooler/dense/"
-     "kernel:0', 'tf_bert_model/bert/pooler/dense/bias:0'] when minimizing the loss.",
-     "github.com/huggingface/transformers/issues/2256 (the head reads the token outputs, not the pooler)"),
     ("tensorboard_nonfinite_scalar", " WARNING NaN or Inf found in input tensor", "tests/wild wenet-nan-inf-input-tensor-"
      "warning-1472 (github.com/wenet-e2e/wenet/issues/1472)"),
     ("scheduler_before_optimizer", "/opt/conda/lib/python3.7/site-packages/torch/optim/lr_scheduler.py:100: UserWarning: "
@@ -392,6 +391,11 @@ BENIGN_LINES = [
     ("scalar_target_size", "model.py:210: UserWarning: Using a target size (torch.Size([1])) that is different to the "
      "input size (torch.Size([])). This will likely lead to incorrect results due to broadcasting. Please ensure they "
      "have the same size.", "github.com/namisan/mt-dnn/issues/115 (maintainer: it seems fine)"),
+    ("lightgbm_no_split", "[LightGBM] [Warning] No further splits with positive gain, best gain: -inf",
+     "tests/wild ember-lightgbm-no-further-splits-36"),
+    ("tf_unused_variables", "WARNING:tensorflow:Gradients do not exist for variables ['tf_bert_model/bert/pooler/dense/"
+     "kernel:0', 'tf_bert_model/bert/pooler/dense/bias:0'] when minimizing the loss.",
+     "github.com/huggingface/transformers/issues/2256 (the head reads the token outputs, not the pooler)"),
 ]
 
 
@@ -684,3 +688,13 @@ def test_opencv_given_an_empty_image_is_an_image_not_read(tmp_path):
         "(-215:Assertion failed) !_src.empty() in function 'cvtColor'\n")
     d, _ = diagnose(tmp_path)
     assert [c.code for c in d.root_causes[:2]] == ["dataloader_failure", "data_pipeline_bug"]
+
+
+def test_a_value_on_a_harmless_line_is_its_words_not_a_metric(tmp_path):
+    """LightGBM's `best gain: -inf` is the start of its split search: beside another warning, the paste is still
+    one of warnings that name no failure, not a metric gone Inf that no analyzer explains."""
+    (tmp_path / "output.txt").write_text(
+        "UserWarning: Failed to load image Python extension: libtorch_cuda_cu.so: cannot open shared object file\n"
+        "[LightGBM] [Warning] No further splits with positive gain, best gain: -inf\n")
+    d, _ = diagnose(tmp_path)
+    assert d.status == "no_failure_found" and d.root_causes[0].code == "healthy"

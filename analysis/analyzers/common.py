@@ -26,6 +26,14 @@ def train_loss(run: Run) -> Series | None:
     return None
 
 
+def off_harmless_lines(run: Run, s: Series) -> bool:
+    """Whether every value of `s` was read off a line that is a harmless message (benign.toml): tensorboardX's
+    `Warning: NaN or Inf found in input tensor.`, LightGBM's `best gain: -inf`. Those are the message's words,
+    no state of the model."""
+    harmless = {(e.artifact, e.line) for e in run.events if e.signature == "benign"}
+    return bool(harmless) and s.lines is not None and all((s.artifact, int(ln)) in harmless for ln in s.lines)
+
+
 def point(s: Series, i: int, label: str | None = None) -> Evidence:
     """Evidence for one value of a series: `loss 2.31 at step 400`."""
     return Evidence(f"{label or s.name} {fmt(float(s.values[i]))} at {s.step_kind} {fmt_step(s.steps[i])}",

@@ -270,6 +270,11 @@ _FIXES = {
                         "built but not called in call(), a tensor taken through numpy or tf.stop_gradient); "
                         "if they are unused on purpose (a pooler the head does not read), drop them from "
                         "trainable_variables"),
+    "ctc_no_valid_path": ("CTC found no alignment for a label: it needs more time steps than the input has, and "
+                          "that sample's loss is inf", "Drop or truncate samples whose label, plus a blank between "
+                          "repeated characters, is longer than the model's output sequence (the image width after "
+                          "downsampling, max_text_len); count them per epoch: a handful is harmless, one per batch "
+                          "is a data bug"),
     "nonfinite_loss": ("The training loop reported a non-finite loss", "Find the first op that overflows "
                        "(set_detect_anomaly for a few steps), compute the loss in fp32, add eps"),
 }
@@ -282,8 +287,8 @@ LAUNCHER_REPORTS = ("rank_failure", "elastic_teardown", "horovod_shutdown")
 # A warning the program went on after: it says where a NaN may come from, not that the run failed.
 WARNED_ONLY = ("numpy_invalid_value",)
 # Warnings a run goes on after that still name a fault: images dropped for their labels (high), layers the
-# loss never reaches (medium: some are unused on purpose)
-_SEVERITY = {"yolo_corrupt_label": "high", "tf_no_gradients": "medium"}
+# loss never reaches and labels CTC cannot align (medium: some are unused on purpose, a rare one is harmless)
+_SEVERITY = {"yolo_corrupt_label": "high", "tf_no_gradients": "medium", "ctc_no_valid_path": "medium"}
 # An assert that names the check a device-side assert failed: the generic device-assert reading (a label out
 # of range) gives way to it
 _NAMED_ASSERTS = ("bce_input_range",)
@@ -430,7 +435,9 @@ _CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "targ
                "numpy_invalid_value": 0.5,
                # dropped images are wrong labels; a variable without gradient may be unused on purpose; a BCE
                # input outside [0, 1] is NaN from an overflow or from weights an LR too high drove there
-               "yolo_corrupt_label": 0.75, "tf_no_gradients": 0.55, "bce_input_range": 0.6}
+               "yolo_corrupt_label": 0.75, "tf_no_gradients": 0.55, "bce_input_range": 0.6,
+               # a label CTC cannot align: rare ones are harmless
+               "ctc_no_valid_path": 0.5}
 # The confidence of a crash by its code, where its signature has none of its own (otherwise 0.7).
 _CODE_CONFIDENCE = {"distributed_failure": 0.9, "dataloader_failure": 0.9, "zero_variance": 0.9,
                     "numerical_instability": 0.75, "data_pipeline_bug": 0.9}

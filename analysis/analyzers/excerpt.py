@@ -43,6 +43,7 @@ from analysis.analyzers.common import (
     SHORT_CURVE,
     index_at_or_before,
     loss_scaler,
+    off_harmless_lines,
     optimizer_family,
     point,
     small_lr,
@@ -270,10 +271,9 @@ def _nameless_nonfinite(run: Run, losses: list[Series]) -> list[Series]:
     detector's classification part stays finite beside a box part gone NaN). A value read off a line that
     is a harmless message (tensorboardX's `Warning: NaN or Inf found in input tensor.`) is that message."""
     named = [n for n in run.metrics.names() if n.startswith(NONFINITE_PREFIX) and not _EPISODIC.search(n)]
-    harmless = {(e.artifact, e.line) for e in run.events if e.signature == "benign"}
     out = []
     for s in (s for n in named if (s := run.metrics.get(n)) is not None and len(s)):
-        if s.lines is not None and all((s.artifact, int(ln)) in harmless for ln in s.lines):
+        if off_harmless_lines(run, s):
             continue            # `Warning: NaN or Inf found in input tensor.` is a harmless message's words
         at = int(s.lines[0]) if s.lines is not None else 0
         outlived = any(x.lines is not None and "/" not in x.name and bool(_scored(x.values[x.lines > at]).any())
