@@ -1026,3 +1026,24 @@ def test_an_rl_episode_statistics_min_printed_nan_is_no_episode_ended(tmp_path):
     # a statistic over the episodes that ended, not a limit that starts at inf
     d = _top(tmp_path, "episode_reward_min: .nan\nepisodes_this_iter: 0\nepisodes_total: 0\n", "output.txt")
     assert d.root_causes[0].code == "data_pipeline_bug" and "no finished episodes" in d.root_causes[0].issue
+
+
+def test_a_loss_and_accuracy_identical_to_the_last_digit_every_epoch_are_weights_that_do_not_move(tmp_path):
+    """keras-team/keras#4784 (tests/wild, tune half): loss 4.4380 and acc 0.7247 for 13 epochs. ln(81) is near
+    4.438, but a uniform guess over 81 classes scores ~1/81, not 0.72: no chance level, and a loss identical to
+    the last digit for five reports or more leads with the weights not being updated (here an output layer that
+    saturated), the stuck accuracy's readings after it."""
+    rows = "".join(f"Epoch {i}/100\n10131566/10131566 [==============================] - 338s - loss: 4.4380 - "
+                   "acc: 0.7247\n" for i in range(1, 14))
+    d = _top(tmp_path, rows)
+    assert [c.code for c in d.root_causes[:2]] == ["no_parameter_updates", "data_pipeline_bug"]
+    assert "ln(81)" not in d.root_causes[0].issue
+
+
+def test_a_testing_accuracy_far_under_a_perfect_training_accuracy_is_overfitting(tmp_path):
+    """An Inception fine-tune printing `Testing Accuracy` (tests/wild tf-finetune-flickr-style-overfitting-13):
+    `Testing` opens the test section of the name, and a test set stands in for a missing validation set."""
+    d = _top(tmp_path, "2019-05-21 16:26:02.627367 Iter 5040: Training Loss = 0.0148, Accuracy = 1.0000\n"
+                       "2019-05-21 16:26:17.227455 Iter 5100: Training Loss = 0.0552, Accuracy = 0.9800\n"
+                       "2019-05-21 16:26:27.450521 Iter 5120: Testing Accuracy = 0.4336\n")
+    assert d.root_causes[0].code == "overfitting" and "test set" in d.root_causes[0].issue

@@ -26,6 +26,11 @@ REAL_LINES = [
     ("bce_input_range", "Error: /paddle/paddle/fluid/operators/bce_loss_op.cu:38 Assertion `(x >= static_cast<T>(0)) && "
      "(x <= one)` failed. Input is expected to be within the interval [0, 1], but recieved nan.",
      "github.com/PaddlePaddle/PaddleDetection/issues/4638 (the loss grew, then NaN)"),
+    ("non_leaf_param", "ValueError: can't optimize a non-leaf Tensor", "tests/wild pytorch-optimizer-non-leaf-scaled-"
+     "tensor-140469 (a weight scaled by 0.01 after requires_grad; github.com/pytorch/pytorch/issues/140469)"),
+    ("non_leaf_param", "  what():  can't optimize a non-leaf Tensor", "tests/wild gotorch-dcgan-gpu-non-leaf-tensor-261"),
+    ("training_step_none", "training_step returned None. If this was on purpose, ignore this warning...",
+     "tests/wild mlops-basics-lightning-training-step-returns-none-14"),
     ("ctc_no_valid_path", "Warning: tensorflow/core/util/ctc/ctc_loss_calculator.cc:144] No valid path found.",
      "tests/wild simplehtr-ctc-no-valid-path-dash-label-28 (a label of 46 dashes)"),
     ("tf_no_gradients", "WARNING:tensorflow:Gradients do not exist for variables ['dense_2/kernel:0', 'dense_2/bias:0'] "

@@ -270,6 +270,14 @@ _FIXES = {
                         "built but not called in call(), a tensor taken through numpy or tf.stop_gradient); "
                         "if they are unused on purpose (a pooler the head does not read), drop them from "
                         "trainable_variables"),
+    "non_leaf_param": ("The optimizer was given tensors that are not leaves: weights moved or scaled after "
+                       "requires_grad was set, so the ones it would update are not the ones the model uses",
+                       "Create each weight on its device with its final scale, then mark it: torch.randn(..., "
+                       "device=dev) * 0.01 followed by .requires_grad_(), or nn.Parameter(...); move the whole "
+                       "module with model.to(device) before building the optimizer"),
+    "training_step_none": ("Lightning skipped every optimizer step: training_step returned no loss",
+                           "Return the loss from training_step (`return loss`, or a dict with a 'loss' key); "
+                           "return None only for a batch you mean to skip"),
     "ctc_no_valid_path": ("CTC found no alignment for a label: it needs more time steps than the input has, and "
                           "that sample's loss is inf", "Drop or truncate samples whose label, plus a blank between "
                           "repeated characters, is longer than the model's output sequence (the image width after "

@@ -75,6 +75,7 @@ RISE_RANK = 0.7
 ACC_HELD = 0.05             # an accuracy no more than 5% under its start over a rising loss holds: no divergence
 FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
 STILL_EPOCHS, STILL_REL = 5, 0.002   # ...and within 0.2% over 5 whole epochs or more, it is not being trained
+MANY_CLASSES = 10           # a loss at ln(K) for K this large beside an accuracy over 0.5 is no uniform guess
 TOO_GOOD_LOSS = 0.01
 ZERO_REPORTS = 2            # a loss of exactly 0 at two reports is no loss at all...
 ZERO_JUMP = 0.05            # ...when it drops there from above 0.05, not when it creeps down to it
@@ -136,25 +137,27 @@ def _main_loss(run: Run) -> Series | None:
 
 
 def _gap(run: Run) -> list[Finding]:
-    tl, vl = _short(run, "train_loss"), _short(run, "val_loss")
-    ta, va = _short(run, "train_acc"), _short(run, "val_acc")
+    # a held-out set printed as `Testing Accuracy` where no validation set is: the same gap
+    held = "validation" if _short(run, "val_loss") is not None or _short(run, "val_acc") is not None else "test"
+    prefix = "val" if held == "validation" else "test"
+    tl, vl = _short(run, "train_loss"), _short(run, f"{prefix}_loss")
+    ta, va = _short(run, "train_acc"), _short(run, f"{prefix}_acc")
     ev, said = [], []
     if tl is not None and vl is not None:
         t, v = float(tl.values[-1]), float(vl.values[-1])
         if np.isfinite([t, v]).all() and t > 0 and v >= GAP_LOSS_RATIO * t:
-            ev += [point(tl, len(tl) - 1, "training loss"), point(vl, len(vl) - 1, "validation loss")]
-            said.append(f"validation loss {fmt(v)} is {v / t:.0f}x the training loss {fmt(t)}")
+            ev += [point(tl, len(tl) - 1, "training loss"), point(vl, len(vl) - 1, f"{held} loss")]
+            said.append(f"{held} loss {fmt(v)} is {v / t:.0f}x the training loss {fmt(t)}")
     if ta is not None and va is not None:
         t, v = float(ta.values[-1]), float(va.values[-1])
         if np.isfinite([t, v]).all() and t - v >= GAP_ACC:
-            ev += [point(ta, len(ta) - 1, "training accuracy"), point(va, len(va) - 1, "validation accuracy")]
-            said.append(f"training accuracy {fmt(t)} against {fmt(v)} on validation")
+            ev += [point(ta, len(ta) - 1, "training accuracy"), point(va, len(va) - 1, f"{held} accuracy")]
+            said.append(f"training accuracy {fmt(t)} against {fmt(v)} on {held}")
     if not said:
         return []
     conf = 0.7 if len(said) == 2 else 0.55
     return [Finding(code="overfitting",
-                    issue="The model fits the training set far better "
-                          "than the validation set: " + "; ".join(said),
+                    issue=f"The model fits the training set far better than the {held} set: " + "; ".join(said),
                     severity="medium", confidence=conf, evidence=ev,
                     fix="Early-stop on validation loss, add augmentation, weight decay or dropout, or use a "
                         "smaller model; the validation curve per epoch would show where the gap opened",
@@ -760,6 +763,8 @@ def _flat_loss(run: Run) -> list[Finding]:
     if level <= 0 or spread > FLAT_REL * level:
         return []
     chance = next((k for k in range(2, 1001) if abs(level - math.log(k)) <= 0.01 * math.log(k)), None)
+    if chance and chance >= MANY_CLASSES and _accuracy_level(run) > 0.5:
+        chance = None           # a uniform guess over many classes scores ~1/K, not the accuracy printed beside it
     exact = bool(np.all(v == v[0]))
     epochs = _epochs_spanned(run, s)
     still = epochs >= STILL_EPOCHS and spread <= STILL_REL * level
@@ -768,9 +773,10 @@ def _flat_loss(run: Run) -> list[Finding]:
     ev = [point(s, 0, f"first {s.name}"), point(s, len(s) - 1, f"last {s.name}")]
     said = f"{s.name} stays at {fmt(level)} at every one of {len(v)} reports" + (
         f", ln({chance}) = {math.log(chance):.3f}: a uniform guess over {chance} classes" if chance else
-        f" over {epochs} epochs, within {STILL_REL:.1%}" if still and not exact else "")
-    if still and not (chance or exact):
-        return _not_trained(said, ev)
+        f" over {epochs} epochs, within {STILL_REL:.1%}" if still and not exact else
+        " to the last digit" if exact and len(v) >= STILL_EPOCHS else "")
+    if not chance and (still or exact and len(v) >= STILL_EPOCHS):
+        return _not_trained(said, ev, exact)
     why_still = ("identical to the last digit, as if the weights never change" if exact
                  else "the updates are too small to move it")
     return [Finding(code="data_pipeline_bug",
@@ -802,6 +808,16 @@ def _flat_loss(run: Run) -> list[Finding]:
                     quick_fix="Verify optimizer.step() runs" if exact else "Raise the LR")]
 
 
+def _accuracy_level(run: Run) -> float:
+    """The median of the accuracy printed beside the loss (train, else validation); 0 where none is."""
+    for name in ("train_acc", "val_acc"):
+        a = run.metrics.get(name)
+        if a is not None and len(a) and np.isfinite(a.values).any():
+            level = float(np.nanmedian(a.values))
+            return level / 100 if level > 1 else level
+    return 0.0
+
+
 def _epochs_spanned(run: Run, s: Series) -> int:
     """How many distinct epochs the reports of `s` were printed in (0 where the paste names none)."""
     epoch = run.metrics.get("epoch")
@@ -811,13 +827,16 @@ def _epochs_spanned(run: Run, s: Series) -> int:
     return int(np.unique(at).size)
 
 
-def _not_trained(said: str, ev: list[Evidence]) -> list[Finding]:
-    """A loss that holds still over whole epochs without being at chance: the weights barely change."""
+def _not_trained(said: str, ev: list[Evidence], exact: bool = False) -> list[Finding]:
+    """A loss that holds still over whole epochs without being at chance: the weights barely change.
+    Identical to the last digit, epoch after epoch, they do not change at all: a stuck accuracy's
+    readings (a data bug, one class for every input) come after it."""
     def finding(code: str, why: str, conf: float, fix: str, quick: str) -> Finding:
         return Finding(code=code, issue=f"{said}: {why}", severity="medium", confidence=conf, evidence=ev,
                        fix=fix, analyzer=NAME, quick_fix=quick)
     return [finding("no_parameter_updates", "the weights are not being updated (an LR of 0 from the scheduler, "
-                    "frozen parameters, or an optimizer built over other parameters)", 0.45,
+                    "frozen parameters, an optimizer built over other parameters, or an output layer that "
+                    "saturates so no gradient reaches them)", 0.55 if exact else 0.45,
                     "Print optimizer.param_groups[0]['lr'] at each epoch and check that the optimizer holds the "
                     "model's trainable parameters (count the elements in optimizer.param_groups' params)",
                     "Print the LR the optimizer uses at each epoch"),

@@ -121,6 +121,9 @@ def _name_in(section: str, key: str) -> str | None:
         # prose: `final loss`, `with loss`, `Epoch end Validation Loss` name what their last words name;
         # a part needs the whole label (`Loss RPN classifier`): `final loss` is no part
         words = key.split(" ")
+        opener = sections()[0].get(words[0].lower()) if not section else None
+        if opener and (inner := _name_in(opener, " ".join(words[1:]))):
+            return inner                  # `Testing Accuracy`, `Evaluation Loss`, `Dev Acc`: that section's name
         tails = [_metric_name(" ".join(words[k:])) for k in range(1, len(words))]
         name = next((t for t in tails if t and not t.startswith(PART_PREFIX)), None) or name \
             or next((t for t in tails if t), None)
