@@ -1047,3 +1047,18 @@ def test_a_testing_accuracy_far_under_a_perfect_training_accuracy_is_overfitting
                        "2019-05-21 16:26:17.227455 Iter 5100: Training Loss = 0.0552, Accuracy = 0.9800\n"
                        "2019-05-21 16:26:27.450521 Iter 5120: Testing Accuracy = 0.4336\n")
     assert d.root_causes[0].code == "overfitting" and "test set" in d.root_causes[0].issue
+
+
+def test_a_loss_that_falls_by_a_sliver_at_every_report_learns_too_slowly(tmp_path):
+    """Near ln(10), but falling at each of six epochs with the accuracy rising: not stuck at chance, the
+    steps are too small."""
+    rows = "".join(f"Epoch {i + 1} loss {2.3021 - 0.00085 * i:.4f} acc {0.112 + 0.003 * i:.3f}\n" for i in range(6))
+    d = _top(tmp_path, rows)
+    assert [c.code for c in d.root_causes[:2]] == ["lr_too_low", "data_pipeline_bug"]
+
+
+def test_a_test_set_far_under_a_validation_set_close_to_training_is_the_test_data(tmp_path):
+    d = _top(tmp_path, "Epoch 1: train_acc=0.98 val_acc=0.97 test_acc=0.12\n")
+    assert d.root_causes[0].code == "data_pipeline_bug" and "test data" in d.root_causes[0].issue
+    d = _top(tmp_path, "Epoch 1: train_acc=0.98 val_acc=0.97 test_acc=0.95\n")
+    assert "data_pipeline_bug" not in [c.code for c in d.root_causes]

@@ -154,7 +154,7 @@ def _gap(run: Run) -> list[Finding]:
             ev += [point(ta, len(ta) - 1, "training accuracy"), point(va, len(va) - 1, f"{held} accuracy")]
             said.append(f"training accuracy {fmt(t)} against {fmt(v)} on {held}")
     if not said:
-        return []
+        return _test_apart(run, ta)
     conf = 0.7 if len(said) == 2 else 0.55
     return [Finding(code="overfitting",
                     issue=f"The model fits the training set far better than the {held} set: " + "; ".join(said),
@@ -163,6 +163,26 @@ def _gap(run: Run) -> list[Finding]:
                         "smaller model; the validation curve per epoch would show where the gap opened",
                     expected_impact="validation loss and accuracy close in on the training figures",
                     analyzer=NAME, quick_fix="Early-stop on validation loss")]
+
+
+def _test_apart(run: Run, ta: Series | None) -> list[Finding]:
+    """Validation close to training and the test set far under both: the model generalises to data
+    prepared like its training data, and the test data is prepared otherwise (a resize, a normalisation or
+    a label order of its own), or its labels do not match."""
+    va, te = _short(run, "val_acc"), _short(run, "test_acc")
+    if va is None or te is None:
+        return []
+    v, t = float(va.values[-1]), float(te.values[-1])
+    if not np.isfinite([v, t]).all() or v - t < GAP_ACC or (ta is not None and float(ta.values[-1]) - v >= GAP_ACC):
+        return []
+    return [Finding(code="data_pipeline_bug",
+                    issue=f"Validation accuracy {fmt(v)} but test accuracy {fmt(t)}: the test data is not prepared "
+                          "like the training and validation data",
+                    severity="medium", confidence=0.55,
+                    evidence=[point(va, len(va) - 1, "validation accuracy"), point(te, len(te) - 1, "test accuracy")],
+                    fix="Run the test set through the same transforms as validation (resize, normalisation, "
+                        "tokenizer) and check its label order (class_to_idx) against training's",
+                    analyzer=NAME, quick_fix="Compare the test transforms and labels with validation's")]
 
 
 def _absurd_lr(run: Run) -> list[Finding]:
@@ -762,6 +782,8 @@ def _flat_loss(run: Run) -> list[Finding]:
     spread = float(np.max(np.abs(v - level)))
     if level <= 0 or spread > FLAT_REL * level:
         return []
+    if len(v) >= STILL_EPOCHS and bool(np.all(np.diff(v) < 0)):
+        return _creeping(s)
     chance = next((k for k in range(2, 1001) if abs(level - math.log(k)) <= 0.01 * math.log(k)), None)
     if chance and chance >= MANY_CLASSES and _accuracy_level(run) > 0.5:
         chance = None           # a uniform guess over many classes scores ~1/K, not the accuracy printed beside it
@@ -816,6 +838,24 @@ def _accuracy_level(run: Run) -> float:
             level = float(np.nanmedian(a.values))
             return level / 100 if level > 1 else level
     return 0.0
+
+
+def _creeping(s: Series) -> list[Finding]:
+    """A loss that falls at every report, each time by a sliver: the gradient reaches the weights and
+    points the right way, and the steps are too small (at chance, a shuffled label's memorising also
+    creeps down, listed after it)."""
+    v = s.values
+    ev = [point(s, 0, f"first {s.name}"), point(s, len(s) - 1, f"last {s.name}")]
+    said = (f"{s.name} falls at every one of {len(v)} reports, but only {(v[0] - v[-1]) / v[0]:.2%} in all "
+            f"({fmt(float(v[0]))} -> {fmt(float(v[-1]))})")
+    return [Finding(code="lr_too_low", issue=f"{said}: it learns, with steps far too small", severity="medium",
+                    confidence=0.5, evidence=ev, analyzer=NAME, quick_fix="Raise the LR 10x",
+                    fix="Raise the learning rate toward its optimizer's usual range (Adam ~1e-4 to 1e-3, SGD "
+                        "~1e-2), or check the scheduler did not start it near 0"),
+            Finding(code="data_pipeline_bug", issue=f"{said}: labels that do not match their inputs are only "
+                    "memorised, slowly", severity="medium", confidence=0.35, evidence=ev, analyzer=NAME,
+                    quick_fix="Print a batch of (input, label) pairs",
+                    fix="Print a batch of (input, label) pairs after the dataset and the collate function")]
 
 
 def _epochs_spanned(run: Run, s: Series) -> int:
