@@ -1062,3 +1062,13 @@ def test_a_test_set_far_under_a_validation_set_close_to_training_is_the_test_dat
     assert d.root_causes[0].code == "data_pipeline_bug" and "test data" in d.root_causes[0].issue
     d = _top(tmp_path, "Epoch 1: train_acc=0.98 val_acc=0.97 test_acc=0.95\n")
     assert "data_pipeline_bug" not in [c.code for c in d.root_causes]
+
+
+def test_a_loss_printed_as_fastai_tensors_that_explodes_and_wavers_is_read(tmp_path):
+    """AutoGluon's FastAI model printing its validation loss as bare `TensorBase(...)` lines between epoch
+    numbers (tests/wild autogluon-fastai-regression-unscaled-target-1158): read as the loss, and a loss
+    1e4 times its start by the end diverged, though it wavered after its peak."""
+    values = [5.7082e+08, 1.3430e+10, 2.8899e+11, 3.9408e+12, 3.4854e+13, 2.3243e+14, 6.1357e+14, 8.1096e+14,
+              4.5594e+13, 5.2544e+13, 1.4245e+13, 1.0146e+14, 2.2767e+14, 8.1047e+12, 1.3270e+14]
+    d = _top(tmp_path, "".join(f"{i}\nTensorBase({v:.4e})\n" for i, v in enumerate(values)), "output.txt")
+    assert d.root_causes and d.root_causes[0].code == "lr_too_high"

@@ -554,7 +554,7 @@ def _rising_loss(run: Run) -> list[Finding]:
     """A loss that grows from the start: a divergence even with four points (the trend analyzer
     needs twelve, and a fall first), with two when it ends EXPLODED times its start. On a longer curve, the
     smoothed loss of the last fifth at least RISE_LONG times that of the first fifth, rising in rank order
-    (Spearman >= RISE_RANK)."""
+    (Spearman >= RISE_RANK), or EXPLODED times it in any order."""
     s = _main_loss(run)
     if s is None or _policy_gradient(run):
         return []               # a policy-gradient loss rises as the policy moves from its reference
@@ -599,7 +599,8 @@ def _rising_loss(run: Run) -> list[Finding]:
         k = max(2, len(v) // 5)
         first, last = float(np.median(v[:k])), float(np.median(v[-k:]))
         sm = rolling_median(v, max(3, len(v) // 10))
-        if first <= 0 or last < RISE_LONG * first or _spearman(sm) < RISE_RANK:
+        # ...or one that ends EXPLODED times its start, however it wavered on the way up
+        if first <= 0 or last < RISE_LONG * first or _spearman(sm) < RISE_RANK and last < EXPLODED * first:
             return []
         said = f"the median {s.name} of the last {k} reports is {last / first:.1f}x that of the first {k}"
     if _accuracy_holds(run, s, len(v)):

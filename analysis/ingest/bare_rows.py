@@ -44,8 +44,10 @@ _CELL = r"[-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+|nan|NaN|NAN|inf|Inf|INF)"
 _ROW = re.compile(rf"^\s*{_CELL}(?:(?:\s*,\s*|\s+){_CELL})+(?P<unit>m?s)?\s*(?:,\s*)?$")
 _SPLIT = re.compile(r"\s*,\s*|\s+")
 # `print(loss)` of a scalar tensor autograd made: `tensor(2.3026, device='cuda:0', grad_fn=<NllLossBackward0>)`
-_PRINTED_TENSOR = re.compile(rf"^\s*tensor\(\s*({_CELL})\s*"
-                             r"(?:,\s*device='[\w:]{1,16}')?,\s*grad_fn=<\w{1,64}>\)\s*$")
+# (fastai prints the loss it computed as a bare `TensorBase(5.7082e+08)`)
+_PRINTED_TENSOR = re.compile(rf"^\s*(?:tensor\(\s*({_CELL})\s*"
+                             r"(?:,\s*device='[\w:]{1,16}')?,\s*grad_fn=<\w{1,64}>\)"
+                             rf"|TensorBase\(\s*({_CELL})\s*\))\s*$")
 PRINTED_LOSS = "train_loss"
 # a printed tensor's row (`tensor([[nan, nan,  ..., nan],`, numpy's `[nan nan nan]`): its cells, read
 # below; one that shows NaN and nothing finite holds no numbers, whatever tensor it is
@@ -302,7 +304,7 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
             text = undress(line)
             if (m := _PRINTED_TENSOR.match(text)) is not None:
                 losses[0].append(n)
-                losses[1].append(float(m.group(1)))
+                losses[1].append(float(m.group(1) or m.group(2)))
                 continue
             if not re.search(r"nan|inf", text, re.I):
                 continue

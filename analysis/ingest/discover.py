@@ -34,7 +34,11 @@ _LOG_WORDS = re.compile(rb"Traceback|Error|Exception|Warning|NCCL|Killed|"
                         # a value printed NaN/Inf by name (RLlib's `episode_reward_mean: .nan`): a
                         # model's outputs hold no such line...
                         rb"^[ \t]*[A-Za-z_][\w./]{0,64}[ \t]*[:=][ \t]*[-+]?\.?(?:nan|inf)\b|"
-                        rb"\[[ \t]*nan,?[ \t]+nan\b", re.I | re.M)    # ...nor a printed tensor of NaN
+                        rb"\[[ \t]*nan,?[ \t]+nan\b|"    # ...nor a printed tensor of NaN...
+                        # ...nor a loss printed alone (`tensor(2.3026, grad_fn=<NllLossBackward0>)`, fastai's
+                        # `TensorBase(5.7082e+08)`)
+                        rb"^[ \t]*(?:tensor\([-+.\deE]+,.*grad_fn=<|TensorBase\([-+.\deE]+\)[ \t]*$)",
+                        re.I | re.M)
 _ANSI = re.compile(ANSI.pattern.encode())     # the same colour codes, on raw bytes
 
 
