@@ -205,3 +205,101 @@ def test_freezing_that_leaves_the_model_trainable_is_no_frozen_head(tmp_path):
         teacher.fc.requires_grad_(False)
     """):
         assert "no_parameter_updates" not in findings(tmp_path, source), source
+
+
+# Code that trains nothing though it runs: the loss never reaches the weights the optimizer holds
+# (analysis/analyzers/code_updates.py). Each has a sound twin that must stay quiet.
+def no_update(tmp_path, source):
+    f = findings(tmp_path, source).get("no_parameter_updates")
+    return f.issue if f else None
+
+
+def test_layers_in_a_plain_list_are_not_registered_and_a_module_list_is(tmp_path):
+    model = """
+        import torch.nn as nn
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = {held}
+                self.out = nn.Linear(10, 2)
+    """
+    assert "plain Python list" in no_update(tmp_path, model.format(held="[nn.Linear(10, 10) for _ in range(3)]"))
+    f = findings(tmp_path, model.format(held="[nn.Linear(10, 10), nn.ReLU()]"))["no_parameter_updates"]
+    assert "nn.ModuleList([nn.Linear(10, 10), nn.ReLU()])" in f.patch
+    assert no_update(tmp_path, model.format(held="nn.ModuleList([nn.Linear(10, 10) for _ in range(3)])")) is None
+    assert no_update(tmp_path, model.format(held="[3, 5, 7]")) is None
+
+
+def test_an_optimizer_over_a_model_that_is_then_replaced(tmp_path):
+    loop = """
+        import torch
+        model = Net()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        model = {again}
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+    """
+    assert "replaced after optimizer" in no_update(tmp_path, loop.format(again="Net().cuda()"))
+    for same in ("model.to('cuda')", "torch.nn.DataParallel(model)", "torch.compile(model)"):
+        assert no_update(tmp_path, loop.format(again=same)) is None, same
+    prepared = loop.replace("model = {again}",
+                            "loader, model, optimizer = accelerator.prepare(loader, Net(), optimizer)")
+    assert no_update(tmp_path, prepared) is None
+
+
+def test_a_loss_rewrapped_from_its_value_has_no_graph(tmp_path):
+    loop = """
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            {wrap}
+            loss.backward()
+            optimizer.step()
+    """
+    assert "re-made as a new tensor" in no_update(
+        tmp_path, loop.format(wrap="loss = torch.tensor(loss.item(), requires_grad=True)"))
+    assert no_update(tmp_path, loop.format(wrap="running = loss.item()")) is None
+
+
+def test_a_loss_from_an_output_cut_off_from_the_graph(tmp_path):
+    loop = """
+        for x, y in loader:
+            optimizer.zero_grad()
+            {forward}
+            loss = criterion({scored})
+            loss.backward()
+            optimizer.step()
+        {after}
+    """
+
+    def read(forward, scored="out, y", after=""):
+        return no_update(tmp_path, loop.format(forward=forward, scored=scored, after=after))
+    assert "cut off from the graph" in read("out = model(x).detach()")
+    assert "cut off from the graph" in read("with torch.no_grad(): out = model(x)")
+    # sound: a detached teacher beside the student's live output; a GAN's D scoring detached fakes; a
+    # validation pass under no_grad that reuses the training loop's names
+    assert read("target = teacher(x).detach(); out = model(x)", "out, target") is None
+    assert read("out = G(z).detach()", "D(out), y") is None
+    assert read("out = model(x)", after="with torch.no_grad(): out = model(xv); loss = criterion(out, yv)") is None
+
+
+def test_weights_moved_or_scaled_after_requires_grad_are_not_leaves(tmp_path):
+    assert "not a leaf" in no_update(tmp_path, "w = torch.randn(10, 2, requires_grad=True).cuda()\n")
+    assert "not a leaf" in no_update(tmp_path, "w = torch.randn(10, 2, requires_grad=True) * 0.01\n")
+    assert no_update(tmp_path, "w = (torch.randn(10, 2) * 0.01).requires_grad_()\n") is None
+    assert no_update(tmp_path, "w = torch.randn(10, 2, device='cuda', requires_grad=True)\n") is None
+
+
+def test_a_pasted_loop_with_backward_and_no_step(tmp_path):
+    loop = """
+        for epoch in range(10):
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                loss.backward()
+                {after}
+    """
+    assert "no optimizer step" in no_update(tmp_path, loop.format(after="print(loss.item())"))
+    assert no_update(tmp_path, loop.format(after="opt.step()")) is None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import re
 
+from analysis.analyzers import code_updates
 from analysis.ingest.configs import CodeFile
 from analysis.model import Evidence, Finding
 from analysis.patches import insert_code_before, replace_line
@@ -397,7 +398,7 @@ def analyze(run: Run) -> list[Finding]:
                   # with an optimizer in the paste, the two rules above and below speak
                   None if opts else _frozen_head(code),
                   None if opts and "zero_grad" not in code.calls else _uncleared_between_steps(code))
-        out += [f for f in checks if f is not None]
+        out += [f for f in checks if f is not None] + code_updates.analyze(code, bool(opts))
         backward = sorted(code.calls.get("backward", []))
         if not opts or not backward:
             continue

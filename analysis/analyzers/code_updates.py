@@ -1,0 +1,269 @@
+"""Training code whose loss never reaches the weights the optimizer holds, read statically (AST, never
+imported or run): layers kept in a plain Python list (not registered, so `parameters()` skips them), an
+optimizer built over a model that is then replaced by a new one, a loss re-wrapped as a new tensor or
+computed from an output cut off from the graph (`.detach()`, `.data`, `torch.no_grad()`), weights
+that stop being leaves when moved or scaled after `requires_grad=True`, and a loop that calls
+backward() with no optimizer step anywhere in the paste. Each finding names the file and line."""
+from __future__ import annotations
+
+import ast
+import re
+
+from analysis.ingest.configs import CodeFile
+from analysis.model import Evidence, Finding
+from analysis.patches import replace_line
+
+NAME = "code"
+OPTIMIZERS = re.compile(r"(?:^|\.)(?:SGD|Adam|AdamW|RMSprop|Adagrad|Adadelta|Adamax|NAdam|RAdam|LBFGS|Lion|"
+                        r"Adafactor|SparseAdam|AdamW8bit|Adam8bit)$")
+# a layer's constructor: `nn.Linear(...)`, `torch.nn.Conv2d(...)`, or a bare `Linear(...)` imported by name
+_LAYER = re.compile(r"^(?:torch\.)?nn\.\w+$|^(?:Linear|Conv[123]d|ConvTranspose[123]d|LSTM|GRU|RNN|Embedding|"
+                    r"BatchNorm[123]d|LayerNorm|GroupNorm|Sequential|MultiheadAttention|"
+                    r"Transformer(?:Encoder|Decoder)(?:Layer)?)$")
+# what makes a tensor with no history: its value is kept, the graph to the weights is not
+_CUTS = {"detach", "item", "numpy", "tolist", "cpu_numpy"}
+_MOVES = {"cuda", "to", "double", "float", "half", "cpu", "type"}
+# a trainer that steps for the loop (Lightning, Keras, Hugging Face, fastai)
+_FRAMEWORK = re.compile(r"\bTrainer\b|\.fit\(|training_step|manual_backward")
+
+
+def _name(node: ast.expr) -> str:
+    return ast.unparse(node)
+
+
+def _callee(node: ast.Call) -> str:
+    return _name(node.func)
+
+
+def _finding(code: CodeFile, line: int, issue: str, why: str, fix: str, quick: str, conf: float,
+             patch: str | None = None) -> Finding:
+    return Finding(code="no_parameter_updates", issue=f"{code.artifact} line {line}: {issue}", severity="high",
+                   confidence=conf, evidence=[Evidence(f"{code.line(line)}: {why}", code.artifact, f"line {line}")],
+                   fix=fix, patch=patch, analyzer=NAME, quick_fix=quick,
+                   expected_impact="the weights change and the loss starts to fall")
+
+
+def _layers_in_a_list(code: CodeFile, tree: ast.Module) -> Finding | None:
+    """`self.layers = [nn.Linear(...) for _ in range(n)]` in a module's __init__: a Python list is not a
+    module, so its layers are not registered; model.parameters() (and .to(device), state_dict) skip them."""
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        for fn in (n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"):
+            for node in ast.walk(fn):
+                if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                        and isinstance(t := node.targets[0], ast.Attribute) and _name(t.value) == "self"):
+                    continue
+                value = node.value
+                held = value.elt if isinstance(value, ast.ListComp) else value.elts[0] if (
+                    isinstance(value, ast.List) and value.elts) else None
+                if isinstance(value, ast.BinOp) and isinstance(value.left, ast.List) and value.left.elts:
+                    held = value.left.elts[0]                    # `[nn.Linear(8, 8)] * 3`
+                if not (isinstance(held, ast.Call) and _LAYER.match(_callee(held))):
+                    continue
+                text = code.line(node.lineno)
+                patch = None
+                if node.end_lineno == node.lineno and (src := ast.get_source_segment(code.text, value)):
+                    full = code.text.splitlines()[node.lineno - 1]
+                    patch = replace_line(code, node.lineno, full.replace(src, f"nn.ModuleList({src})", 1))
+                return _finding(code, node.lineno, f"the layers of self.{t.attr} are kept in a plain Python list: "
+                                "they are not registered, so model.parameters() leaves them out and the optimizer "
+                                "never updates them (nor does .to(device) move them)",
+                                f"{text.split('=')[0].strip()} is a list, not an nn.ModuleList",
+                                "Hold them in nn.ModuleList([...]) (nn.ModuleDict for a dict), then build the "
+                                "optimizer over model.parameters()", "Wrap the list in nn.ModuleList", 0.7, patch)
+    return None
+
+
+def _model_replaced(code: CodeFile, tree: ast.Module) -> Finding | None:
+    """`opt = SGD(model.parameters())` and then `model = Net()` (or a loaded one): the optimizer holds the
+    first model's parameters and the loop trains the second with them, so nothing it uses changes."""
+    trained = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and n.func.attr in ("backward", "step")]
+    for scope in _scopes(tree):
+        found = _replaced_in(code, sorted((n for n in _own(scope) if isinstance(n, ast.Assign)),
+                                          key=lambda n: n.lineno), trained)
+        if found is not None:
+            return found
+    return None
+
+
+def _scopes(tree: ast.Module) -> list[ast.AST]:
+    return [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
+
+
+def _own(scope: ast.AST) -> list[ast.AST]:
+    """The nodes of a module or function body, not those of the functions and classes defined in it."""
+    out: list[ast.AST] = []
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        out.append(node)
+        todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _bound(node: ast.Assign) -> set[str]:
+    """The names an assignment binds, a tuple's included (`dl, model, opt = accelerator.prepare(...)`)."""
+    return {_name(n) for t in node.targets for n in ast.walk(t) if isinstance(n, (ast.Name, ast.Attribute))}
+
+
+def _replaced_in(code: CodeFile, assigns: list[ast.Assign], trained: list[int]) -> Finding | None:
+    for opt in assigns:
+        call = opt.value
+        if not (len(opt.targets) == 1 and isinstance(opt.targets[0], ast.Name) and isinstance(call, ast.Call)
+                and OPTIMIZERS.search(_callee(call)) and call.args
+                and isinstance(arg := call.args[0], ast.Call) and isinstance(arg.func, ast.Attribute)
+                and arg.func.attr in ("parameters", "named_parameters")):
+            continue
+        model, var = _name(arg.func.value), _name(opt.targets[0])
+        for later in (a for a in assigns if a.lineno > opt.lineno):
+            if var in _bound(later):
+                break                                            # the optimizer is rebuilt after it
+            value = later.value
+            if not (len(later.targets) == 1 and _name(later.targets[0]) == model and isinstance(value, ast.Call)):
+                continue
+            if any(isinstance(n, ast.expr) and _name(n) == model for n in ast.walk(value)) or \
+                    not any(ln > later.lineno for ln in trained):
+                continue      # the same model moved or wrapped (`model.to(dev)`, `DDP(model)`), or none trains after
+            return _finding(code, later.lineno, f"{model} is replaced after {var} was built over its parameters "
+                            f"(line {opt.lineno}): the optimizer updates the first model, the loop trains the "
+                            "second", f"a new {model}, while {var} holds the old one's parameters",
+                            f"Build {var} after the final {model} exists (move line {opt.lineno} below line "
+                            f"{later.lineno})", f"Build the optimizer after {model}", 0.7)
+    return None
+
+
+def _cut(node: ast.expr) -> bool:
+    """A value with no history: `.detach()`, `.item()`, `.numpy()`, `.data` anywhere in it."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _CUTS
+               or isinstance(n, ast.Attribute) and n.attr == "data" for n in ast.walk(node))
+
+
+def _rewrapped_loss(code: CodeFile, tree: ast.Module) -> Finding | None:
+    """`loss = torch.tensor(loss.item(), requires_grad=True)` (or Variable(loss.data, requires_grad=True)):
+    a new leaf that holds the loss's value and none of its graph; backward() stops at it."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _callee(node).rsplit(".", 1)[-1] in ("tensor", "Variable", "as_tensor") \
+                and node.args and _cut(node.args[0]) and any(
+                    k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is True
+                    for k in node.keywords):
+            return _finding(code, node.lineno, "the loss is re-made as a new tensor from its value: it has no "
+                            "graph back to the weights, so backward() computes no gradient for them",
+                            "a new leaf tensor: requires_grad=True on it does not reconnect the graph",
+                            "Call backward() on the loss the criterion returned; take .item() only for logging",
+                            "Backpropagate the criterion's own loss", 0.75)
+    return None
+
+
+def _assigned_in(nodes: list[ast.stmt]) -> dict[str, int]:
+    return {t.id: n.lineno for n in nodes for s in ast.walk(n) if isinstance(s, ast.Assign)
+            for t in s.targets if isinstance(t, ast.Name)}
+
+
+def _detached_output(code: CodeFile, tree: ast.Module) -> Finding | None:
+    """A loss computed only from a model output cut off from the graph (`out = model(x).detach()`, or
+    assigned inside `with torch.no_grad():` and nowhere else) and then backpropagated: no gradient reaches
+    the model. A loss that also reads a live output (a distillation's student beside a detached teacher) or
+    calls a model itself (a GAN's D on detached fakes) is sound."""
+    inside: dict[str, int] = {}
+    guarded: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.With) and any("no_grad" in _name(i.context_expr) for i in node.items):
+            inside.update(_assigned_in(node.body))
+            guarded |= {id(s) for b in node.body for s in ast.walk(b)}
+    assigns = [n for n in ast.walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1
+               and isinstance(n.targets[0], ast.Name)]
+    cut: dict[str, int] = {}
+    live: set[str] = set()
+    for node in assigns:
+        if id(node) in guarded:
+            continue
+        name = _name(node.targets[0])
+        value = node.value
+        beyond = any(isinstance(n, ast.Call) and not (isinstance(n.func, ast.Attribute) and n.func.attr in _CUTS)
+                     for n in ast.walk(value))
+        if _cut(value) and beyond:
+            cut.setdefault(name, node.lineno)       # `out = model(x).detach()`
+        elif isinstance(value, ast.Call):
+            live.add(name)
+    for name, line in inside.items():
+        cut.setdefault(name, line)
+    cut = {k: v for k, v in cut.items() if k not in live}
+    if not cut:
+        return None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward"
+                and isinstance(node.func.value, ast.Name)):
+            continue
+        loss = node.func.value.id
+        before = [a for a in assigns if _name(a.targets[0]) == loss and a.lineno <= node.lineno]
+        if not before or not isinstance(value := max(before, key=lambda a: a.lineno).value, ast.Call):
+            continue
+        refs = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+        inner = [n for n in ast.walk(value) if isinstance(n, ast.Call) and n is not value
+                 and not (isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name))]
+        used = refs & set(cut)
+        if used and not inner and not (refs & live) and not _cut(value):
+            name = sorted(used)[0]
+            return _finding(code, cut[name], f"the loss backpropagated at line {node.lineno} is computed from "
+                            f"{name}, which is cut off from the graph here: no gradient reaches the model",
+                            f"{name} holds values without the graph (.detach(), .data or torch.no_grad())",
+                            f"Compute {name} with the graph (drop .detach()/.data, move the forward pass out of "
+                            "torch.no_grad()) for the loss you backpropagate", f"Keep {name} in the graph", 0.65)
+    return None
+
+
+def _moved_leaf(code: CodeFile, tree: ast.Module) -> Finding | None:
+    """`w = torch.randn(3, 2, requires_grad=True).cuda()` (or `* 0.01`): the name holds a computed copy, not
+    the leaf that would receive .grad; an optimizer over it refuses it or updates nothing."""
+    def with_grad(n: ast.expr) -> bool:
+        return isinstance(n, ast.Call) and any(k.arg == "requires_grad" and isinstance(k.value, ast.Constant)
+                                               and k.value.value is True for k in n.keywords)
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            continue
+        v = node.value
+        moved = isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in _MOVES \
+            and with_grad(v.func.value)
+        scaled = isinstance(v, ast.BinOp) and (with_grad(v.left) or with_grad(v.right))
+        if moved or scaled:
+            how = f".{v.func.attr}()" if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) \
+                else "arithmetic"
+            return _finding(code, node.lineno, f"{_name(node.targets[0])} is made with requires_grad=True and then "
+                            f"passed through {how}: it is a computed tensor, not a leaf, so its .grad stays None "
+                            "and an optimizer cannot update it", "requires_grad set before the tensor is moved or "
+                            "scaled", "Create it on its device at its scale first, then mark it: "
+                            "(torch.randn(3, 2, device=dev) * 0.01).requires_grad_(), or wrap it in nn.Parameter",
+                            "Set requires_grad after moving the tensor", 0.65)
+    return None
+
+
+def _backward_without_step(code: CodeFile) -> Finding | None:
+    """A pasted loop that calls backward() with no optimizer step, and no optimizer, anywhere in the paste:
+    the gradients are computed and thrown away (the paste may be cut: medium)."""
+    backward = sorted(code.calls.get("backward", []))
+    looped = {n.lineno for loop in ast.walk(ast.parse(code.text)) if isinstance(loop, (ast.For, ast.While))
+              for n in ast.walk(loop) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+              and n.func.attr == "backward"}
+    backward = [ln for ln in backward if ln in looped]
+    if not backward or any(c.endswith(".step") or c == "step" for c in code.calls) or _FRAMEWORK.search(code.text):
+        return None
+    return Finding(code="no_parameter_updates", issue=f"{code.artifact} calls backward() and nothing applies the "
+                   "gradients: no optimizer step in the code shown", severity="medium", confidence=0.5,
+                   evidence=[Evidence(f"{code.line(backward[0])}: gradients computed, and no .step() in the paste",
+                                      code.artifact, f"line {backward[0]}")],
+                   fix="Call optimizer.step() after loss.backward() (and optimizer.zero_grad() before it) in the "
+                       "training loop", analyzer=NAME, quick_fix="Add optimizer.step() after backward()")
+
+
+def analyze(code: CodeFile, has_optimizer: bool) -> list[Finding]:
+    try:
+        tree = ast.parse(code.text)
+    except SyntaxError:
+        return []
+    found = [_layers_in_a_list(code, tree), _model_replaced(code, tree), _rewrapped_loss(code, tree),
+             _detached_output(code, tree), _moved_leaf(code, tree),
+             # with an optimizer in the paste, code.py's own backward-without-step rule speaks
+             None if has_optimizer else _backward_without_step(code)]
+    return [f for f in found if f is not None]
