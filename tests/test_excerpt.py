@@ -1072,3 +1072,12 @@ def test_a_loss_printed_as_fastai_tensors_that_explodes_and_wavers_is_read(tmp_p
               4.5594e+13, 5.2544e+13, 1.4245e+13, 1.0146e+14, 2.2767e+14, 8.1047e+12, 1.3270e+14]
     d = _top(tmp_path, "".join(f"{i}\nTensorBase({v:.4e})\n" for i, v in enumerate(values)), "output.txt")
     assert d.root_causes and d.root_causes[0].code == "lr_too_high"
+
+
+def test_an_accuracy_of_zero_over_the_first_steps_of_an_epoch_is_too_early_to_judge(tmp_path):
+    """ArcFace on thousands of identities scores 0 for its first dozens of steps (tests/wild face-recognition-
+    tf2-arcface-accuracy-zero-early-2: 'You need to wait for more iterations'). Over several epochs it is stuck."""
+    early = "".join(f"Epoch 1, Step {s}, Loss: {62 + s % 7}.92216, Accuracy: 0.00000\n" for s in (10, 20, 30, 40))
+    assert "data_pipeline_bug" not in [c.code for c in _top(tmp_path, early).root_causes]
+    late = "".join(f"Epoch {e}, Step {e * 1000}, Loss: 6{e}.92216, Accuracy: 0.00000\n" for e in (1, 2, 3, 4))
+    assert _top(tmp_path, late).root_causes[0].code == "data_pipeline_bug"

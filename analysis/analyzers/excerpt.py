@@ -75,6 +75,7 @@ RISE_RANK = 0.7
 ACC_HELD = 0.05             # an accuracy no more than 5% under its start over a rising loss holds: no divergence
 FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
 STILL_EPOCHS, STILL_REL = 5, 0.002   # ...and within 0.2% over 5 whole epochs or more, it is not being trained
+EARLY_STEPS = 500           # an accuracy of 0 within the first epoch's first 500 steps says nothing yet
 MANY_CLASSES = 10           # a loss at ln(K) for K this large beside an accuracy over 0.5 is no uniform guess
 TOO_GOOD_LOSS = 0.01
 ZERO_REPORTS = 2            # a loss of exactly 0 at two reports is no loss at all...
@@ -727,6 +728,8 @@ def _stuck_accuracy(run: Run) -> list[Finding]:
             continue
         if name == "test_acc" and chance is None and _loss_falls_over(run, s):
             continue         # a test accuracy carried between evaluations, printed at each step
+        if share[0] == 0 and np.all(v == 0) and _epochs_spanned(run, s) <= 1 and s.steps[-1] <= EARLY_STEPS:
+            continue         # 0 over a many-class model's first steps (face ids, a vocabulary): too early
         ev = [point(s, 0, name), point(s, len(s) - 1, name)]
         said = (f"{name} is {fmt(float(v[0]))} at every one of {len(v)} reports" if np.all(v == v[0]) else
                 f"{name} stays within {CHANCE_BAND:.0%} of 1/{chance} (chance for {chance} classes) at "
