@@ -1081,3 +1081,32 @@ def test_an_accuracy_of_zero_over_the_first_steps_of_an_epoch_is_too_early_to_ju
     assert "data_pipeline_bug" not in [c.code for c in _top(tmp_path, early).root_causes]
     late = "".join(f"Epoch {e}, Step {e * 1000}, Loss: 6{e}.92216, Accuracy: 0.00000\n" for e in (1, 2, 3, 4))
     assert _top(tmp_path, late).root_causes[0].code == "data_pipeline_bug"
+
+
+@pytest.mark.parametrize("paste", [
+    "python train.py --lr 1.0 --optimizer adam --batch_size 32\n",
+    "Namespace(batch_size=32, epochs=100, lr=0.5, optimizer='adam', weight_decay=0.0)\n",
+    "$ CUDA_VISIBLE_DEVICES=0 python3 main.py --optimizer=AdamW --learning-rate=0.3 --epochs 90\n",
+])
+def test_settings_alone_with_an_lr_far_above_its_optimizers_range_name_the_lr(tmp_path, paste):
+    """A launch command or an argparse dump, and no loss: the LR far above its optimizer's range is the first
+    suspect, said without confidence, with the loss per step as what would settle it."""
+    top = _top(tmp_path, paste, "output.txt").root_causes[0]
+    assert top.code == "lr_too_high" and top.severity == "medium" and "no loss" in top.issue
+
+
+def test_a_launch_command_with_a_sound_lr_names_nothing(tmp_path):
+    assert not [c for c in _top(tmp_path, "python train.py --lr 3e-4 --optimizer adam\n", "output.txt").root_causes
+                if c.code.startswith("lr_")]
+
+
+def test_a_detectors_map_at_zero_at_every_evaluation_is_its_labels(tmp_path):
+    d = _top(tmp_path, "Epoch 10: mAP 0.000, precision 0.000, recall 0.000\n"
+                       "Epoch 20: mAP 0.000, precision 0.000, recall 0.000\n")
+    assert [c.code for c in d.root_causes[:2]] == ["data_pipeline_bug", "lr_too_high"]
+    summary = (" Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets=100 ] = {}\n"
+               " Average Precision  (AP) @[ IoU=0.50      | area=   all | maxDets=100 ] = {}\n")
+    assert _top(tmp_path, summary.format("0.000", "0.000")).root_causes[0].code == "data_pipeline_bug"
+    assert "data_pipeline_bug" not in [c.code for c in _top(tmp_path, summary.format("0.372", "0.581")).root_causes]
+    assert "data_pipeline_bug" not in [c.code for c in _top(tmp_path, "Epoch 1: mAP 0.000\nEpoch 2: mAP 0.000\n")
+                                       .root_causes]

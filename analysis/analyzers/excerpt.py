@@ -75,6 +75,7 @@ RISE_RANK = 0.7
 ACC_HELD = 0.05             # an accuracy no more than 5% under its start over a rising loss holds: no divergence
 FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
 STILL_EPOCHS, STILL_REL = 5, 0.002   # ...and within 0.2% over 5 whole epochs or more, it is not being trained
+ZERO_MAP_REPORTS, ZERO_MAP_EPOCH = 3, 5   # mAP 0 at 3 evaluations, or at 2 from epoch 5 on: it matches nothing
 EARLY_STEPS = 500           # an accuracy of 0 within the first epoch's first 500 steps says nothing yet
 MANY_CLASSES = 10           # a loss at ln(K) for K this large beside an accuracy over 0.5 is no uniform guess
 TOO_GOOD_LOSS = 0.01
@@ -184,6 +185,41 @@ def _test_apart(run: Run, ta: Series | None) -> list[Finding]:
                     fix="Run the test set through the same transforms as validation (resize, normalisation, "
                         "tokenizer) and check its label order (class_to_idx) against training's",
                     analyzer=NAME, quick_fix="Compare the test transforms and labels with validation's")]
+
+
+def _zero_map(run: Run) -> list[Finding]:
+    """A detector's mAP at exactly 0 at every evaluation (ZERO_MAP_REPORTS or more, or two from epoch
+    ZERO_MAP_EPOCH on; one pycocotools summary with its mAP and mAP50 0.000, with less confidence): no
+    prediction ever matches a labelled box.
+    A few epochs in, even a weak detector matches some; what matches none is the labels (not loaded, class ids
+    off by one or beyond the head, boxes in another convention) more often than the training."""
+    def zero(name: str) -> Series | None:
+        s = run.metrics.get(name)
+        return s if s is not None and len(s) and np.isfinite(s.values).all() and not np.any(s.values) else None
+    for name in ("map", "map50"):
+        s = zero(name)
+        if s is None:
+            continue
+        epochs = run.metrics.get("epoch")
+        late = epochs is not None and len(epochs) and float(np.nanmax(epochs.values)) >= ZERO_MAP_EPOCH
+        # one evaluation (a pasted pycocotools summary) with its mAP and mAP50 both 0: said with less confidence
+        single = name == "map" and zero("map50") is not None
+        if not (len(s) >= ZERO_MAP_REPORTS or len(s) >= 2 and late or single):
+            continue
+        conf = 0.5 if len(s) >= 2 else 0.4
+        ev = [point(s, 0, f"first {name}"), point(s, len(s) - 1, f"last {name}")]
+        said = f"{name} is 0 at every one of {len(s)} evaluations" if len(s) > 1 else f"{name} and map50 are 0"
+        return [Finding(code="data_pipeline_bug", issue=f"{said}: no prediction ever matches a labelled box",
+                        severity="medium", confidence=conf, evidence=ev, analyzer=NAME,
+                        fix="Check the labels the loader hands the model: draw a few ground-truth boxes on their "
+                            "images (format xywh vs xyxy, normalised or pixels), compare the class ids with the "
+                            "head's num_classes (0- or 1-based), and check the label files were found at all",
+                        quick_fix="Draw a batch's ground-truth boxes"),
+                Finding(code="lr_too_high", issue=f"{said}: or a detector whose training never converged",
+                        severity="medium", confidence=0.3, evidence=ev, analyzer=NAME,
+                        fix="Check the loss falls; if it does not, lower the LR (a recipe's LR is for its "
+                            "number of GPUs: scale it to yours)", quick_fix="Check the loss falls")]
+    return []
 
 
 def _absurd_lr(run: Run) -> list[Finding]:
@@ -1245,7 +1281,7 @@ def _no_fault_read(run: Run) -> list[Finding]:
 
 
 def analyze(run: Run) -> list[Finding]:
-    readings = (_gap, _absurd_lr, _nan_loss, _rising_loss, _stuck_accuracy, _flat_loss, _frozen_loss,
+    readings = (_gap, _zero_map, _absurd_lr, _nan_loss, _rising_loss, _stuck_accuracy, _flat_loss, _frozen_loss,
                 _too_good, _one_column, _growing_gradients, _short_spike, _zero_loss, _no_labels,
                 _no_episode_ended, _unscored_part)
     found = [f for reading in readings for f in reading(run)]

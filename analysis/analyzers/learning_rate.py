@@ -660,4 +660,31 @@ def analyze(run: Run) -> list[Finding]:
                                    analyzer=NAME,
                                    onset_step=onset,
                                    quick_fix="Add LR warm-up"))
-    return out + _out_of_range(run, lr, onset, how, given_back)
+    return out + (_out_of_range(run, lr, onset, how, given_back) if loss is not None else _set_out_of_range(run))
+
+
+def _set_out_of_range(run: Run) -> list[Finding]:
+    """Settings and no loss to weigh them by (a pasted config, a launch command, an argparse dump): an LR
+    FAR_ABOVE the top of the optimizer's range, or FAR_BELOW its floor, named beside it. Nothing shows what it
+    did, so it leads without confidence: the first suspect, and the loss per step is what would settle it."""
+    fam, peak = optimizer_family(run), peak_lr(run)
+    if fam is None or peak is None or peak[0] <= 0:
+        return []
+    (value, lr_ev), (family, fam_ev) = peak, fam
+    low, high = LR_RANGE[family]
+    if value >= FAR_ABOVE * high:
+        patch, cfg_ev, _ = _config_lr_patch(run, value, high / 2)
+        return [Finding(code="lr_too_high", issue=f"Learning rate {fmt(value)} is {value / high:.0f}x the top of "
+                        f"{family}'s usual range (~{fmt(high)}); the paste shows no loss to confirm what it did",
+                        severity="medium", confidence=0.5, evidence=[lr_ev, fam_ev] + cfg_ev,
+                        fix=f"Lower the learning rate to ~{fmt(high / 2)} for {family}; the loss per step would "
+                            "show whether this rate is what failed (a climb or NaN within the first steps)",
+                        patch=patch, analyzer=NAME, quick_fix=f"Lower the LR to {fmt(high / 2)}")]
+    if value * FAR_BELOW <= low:
+        patch, cfg_ev, _ = _config_lr_patch(run, value, low * 10)
+        return [Finding(code="lr_too_low", issue=f"Learning rate {fmt(value)} is under {family}'s usual range "
+                        f"(from ~{fmt(low)}); the paste shows no loss to confirm it barely moved",
+                        severity="medium", confidence=0.45, evidence=[lr_ev, fam_ev] + cfg_ev,
+                        fix=f"Raise the learning rate to ~{fmt(low * 10)} for {family}", patch=patch, analyzer=NAME,
+                        quick_fix=f"Raise the LR to {fmt(low * 10)}")]
+    return []

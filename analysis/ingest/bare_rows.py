@@ -49,6 +49,11 @@ _PRINTED_TENSOR = re.compile(rf"^\s*(?:tensor\(\s*({_CELL})\s*"
                              r"(?:,\s*device='[\w:]{1,16}')?,\s*grad_fn=<\w{1,64}>\)"
                              rf"|TensorBase\(\s*({_CELL})\s*\))\s*$")
 PRINTED_LOSS = "train_loss"
+# pycocotools' summary: ` Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets=100 ] = 0.372` (and
+# IoU=0.50): the detector's mAP and mAP50, one report per evaluation
+_COCO_AP = re.compile(r"^\s*Average Precision\s+\(AP\) @\[ IoU=(0\.50:0\.95|0\.50)\s+\| area=\s*all \| "
+                      r"maxDets=100 \] = (-?[\d.]+)\s*$")
+_COCO_NAMES = {"0.50:0.95": "map", "0.50": "map50"}
 # a printed tensor's row (`tensor([[nan, nan,  ..., nan],`, numpy's `[nan nan nan]`): its cells, read
 # below; one that shows NaN and nothing finite holds no numbers, whatever tensor it is
 _TENSOR_ROW = re.compile(r"^\s*(?:tensor\(|array\()?\[+(?P<cells>[^\[\]()]{1,4000})")
@@ -281,6 +286,7 @@ def _nan_row(text: str) -> bool:
 
 def with_printed_values(path: Path, series: list[Series], artifact: str, prefix: str) -> list[Series]:
     """What a small log prints that no name of the scanner's holds, read in one pass:
+    - pycocotools' summary lines of mAP (IoU 0.50:0.95) and mAP50, where no name of the scanner's holds them;
     - lines that print a scalar tensor with a `grad_fn` and nothing else: autograd computed it from the
       weights, and the one such value a loop prints at each step is its loss (`print(loss)`). Read as
       the training loss, in line order, at TABLE_ROWS lines or more, where the log names no training
@@ -305,6 +311,11 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
             if (m := _PRINTED_TENSOR.match(text)) is not None:
                 losses[0].append(n)
                 losses[1].append(float(m.group(1) or m.group(2)))
+                continue
+            if (m := _COCO_AP.match(text)) is not None and _COCO_NAMES[m.group(1)] not in have:
+                at = found.setdefault(_COCO_NAMES[m.group(1)], ([], []))
+                at[0].append(n)
+                at[1].append(float(m.group(2)))
                 continue
             if not re.search(r"nan|inf", text, re.I):
                 continue

@@ -37,7 +37,9 @@ _LOG_WORDS = re.compile(rb"Traceback|Error|Exception|Warning|NCCL|Killed|"
                         rb"\[[ \t]*nan,?[ \t]+nan\b|"    # ...nor a printed tensor of NaN...
                         # ...nor a loss printed alone (`tensor(2.3026, grad_fn=<NllLossBackward0>)`, fastai's
                         # `TensorBase(5.7082e+08)`)
-                        rb"^[ \t]*(?:tensor\([-+.\deE]+,.*grad_fn=<|TensorBase\([-+.\deE]+\)[ \t]*$)",
+                        rb"^[ \t]*(?:tensor\([-+.\deE]+,.*grad_fn=<|TensorBase\([-+.\deE]+\)[ \t]*$)|"
+                        # ...nor the command that launched a run (`python train.py --lr 1.0`)
+                        rb"\b(?:python[\d.]*|torchrun|deepspeed)[ \t][^\n]{0,1000}?[ \t]--[A-Za-z]",
                         re.I | re.M)
 _ANSI = re.compile(ANSI.pattern.encode())     # the same colour codes, on raw bytes
 

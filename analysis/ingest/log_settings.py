@@ -1,5 +1,7 @@
 """The optimizer a training log names, read as a one-key config (`optimizer`), as an MLflow param is:
 the LR-range rules judge the LR by its optimizer's family, wherever the run said which one it used.
+And the command a paste shows launching the run (`python train.py --lr 1.0 --optimizer adam`), whose
+`--key value` pairs are the settings it ran with.
 
 Trainers print it where the run starts: `optimizer: AdamW`, `Optimizer: SGD (lr=0.1, momentum=0.9)`,
 `'optimizer': 'adamw'`, or PyTorch's `print(optimizer)` (`Adam (` then `Parameter Group 0`). Only
@@ -10,6 +12,7 @@ decide which family, if any, it is.
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 from analysis.ingest.configs import ConfigFile
@@ -42,3 +45,52 @@ def optimizer_in_log(path: Path, artifact: str) -> ConfigFile | None:
     line = text.count("\n", 0, m.start(1)) + 1
     # text is the matched snippet, not the file: `lines` counts in the log, which no patch may edit
     return ConfigFile(artifact, "log_line", {"optimizer": m.group(1)}, {"optimizer": line}, m.group(0))
+
+
+# a launch: `python train.py ...`, `python3 -m pkg.train ...`, `torchrun ... train.py ...`, `accelerate launch`;
+# looked for line by line, in lines of at most LAUNCH_LINE characters (a hostile head cannot make it slow)
+_LAUNCH = re.compile(r"\b(?:python[\d.]*|torchrun|deepspeed|accelerate launch)\b")
+LAUNCH_LINE = 4096
+_FLAG = re.compile(r"^--([A-Za-z][\w.-]{0,63})(?:=(.*))?$")
+
+
+def _value(text: str) -> object:
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def command_line_in_log(path: Path, artifact: str) -> ConfigFile | None:
+    """The `--key value` (and `--key=value`) settings of the first launch command in the log's head; a
+    flag with no value is True. Dashes in keys become underscores (`--learning-rate` is learning_rate)."""
+    with open(path, "rb") as f:
+        text = f.read(HEAD_BYTES).decode("utf-8", "replace")
+    found = next(((n, ln) for n, ln in enumerate(text.splitlines(), 1)
+                  if len(ln) <= LAUNCH_LINE and " --" in ln and _LAUNCH.search(ln)), None)
+    if found is None:
+        return None
+    line, command = found
+    try:
+        words = shlex.split(command.replace("\\", " "), posix=True)
+    except ValueError:
+        words = command.split()
+    values: dict[str, object] = {}
+    for i, word in enumerate(words):
+        flag = _FLAG.match(word)
+        if not flag:
+            continue
+        key = flag.group(1).replace("-", "_")
+        if flag.group(2) is not None:
+            values[key] = _value(flag.group(2))
+        elif i + 1 < len(words) and not words[i + 1].startswith("--"):
+            values[key] = _value(words[i + 1])
+        else:
+            values[key] = True
+    if not values:
+        return None
+    # the text keeps the command at its line in the log (blank lines before it), so evidence and a patch of
+    # the command (`--lr 1.0` -> `--lr 0.005`) point where the paste shows it
+    return ConfigFile(artifact, "command_line", values, {k: line for k in values}, "\n" * (line - 1) + command)
