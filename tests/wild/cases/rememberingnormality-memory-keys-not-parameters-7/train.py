@@ -1,0 +1,2 @@
+self.keys=torch.randn(L,channel).to('cuda')
+self.values=torch.randn(L,channel).to('cuda')

@@ -1,0 +1,4 @@
+if scheduler:
+    scheduler.step()
+else:
+    optimizer.step()
