@@ -303,3 +303,39 @@ def test_a_pasted_loop_with_backward_and_no_step(tmp_path):
     """
     assert "no optimizer step" in no_update(tmp_path, loop.format(after="print(loss.item())"))
     assert no_update(tmp_path, loop.format(after="opt.step()")) is None
+
+
+def test_a_snippet_with_lines_python_cannot_parse_is_read_around_them(tmp_path):
+    """A paste elides with `....` and keeps Python 2 prints (tests/wild pytorch-conv1d-submodules-in-list-1053):
+    those lines are blanked, the rest parses with the same line numbers."""
+    f = findings(tmp_path, """
+        class Net(th.nn.Module):
+            def __init__(self):
+                super(Net , self).__init__()
+                self.conv1d = [th.nn.Conv1d(300, 1, 3), th.nn.Conv1d(300, 1, 4)]
+        ....
+        print net
+    """)["no_parameter_updates"]
+    assert f.evidence[0].locator == "line 5"
+
+
+def test_layers_built_in_forward_and_a_parameter_moved_after_it_was_made(tmp_path):
+    model = """
+        import torch.nn as nn
+        class SoftPool(nn.Module):
+            def __init__(self):
+                super().__init__()
+                {init}
+            def forward(self, x):
+                {forward}
+                return x
+    """
+    assert "built inside SoftPool.forward()" in no_update(
+        tmp_path, model.format(init="self.k = 3", forward="x = nn.Conv2d(8, 8, 3).cuda()(x)"))
+    assert no_update(tmp_path, model.format(init="self.conv = nn.Conv2d(8, 8, 3)", forward="x = self.conv(x)")) \
+        is None
+    assert no_update(tmp_path, model.format(init="self.k = 3", forward="x = nn.ReLU()(x)")) is None
+    assert "not a leaf" in no_update(tmp_path, model.format(
+        init="self.t = torch.nn.Parameter(torch.rand(10)).cuda()", forward="x = x + self.t"))
+    assert no_update(tmp_path, model.format(init="self.t = torch.nn.Parameter(torch.rand(10))",
+                                            forward="x = x + self.t")) is None

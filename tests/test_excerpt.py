@@ -1110,3 +1110,12 @@ def test_a_detectors_map_at_zero_at_every_evaluation_is_its_labels(tmp_path):
     assert "data_pipeline_bug" not in [c.code for c in _top(tmp_path, summary.format("0.372", "0.581")).root_causes]
     assert "data_pipeline_bug" not in [c.code for c in _top(tmp_path, "Epoch 1: mAP 0.000\nEpoch 2: mAP 0.000\n")
                                        .root_causes]
+
+
+def test_a_validation_loss_identical_at_three_evaluations_is_weights_that_did_not_change(tmp_path):
+    """torchMoji's fine-tune printing the same validation loss and accuracy each epoch (tests/wild torchmoji-
+    finetune-outputs-data-rewrapped-loss-21): computed on the same data, an identical loss means the same weights."""
+    d = _top(tmp_path, "".join(f"{e} Epoch val acc 62.54 val loss 0.67718\n" for e in (1, 2, 3)))
+    assert d.root_causes[0].code == "no_parameter_updates" and "to the last digit" in d.root_causes[0].issue
+    d = _top(tmp_path, "".join(f"{e} Epoch val acc 62.54 val loss 0.6{7 - e}718\n" for e in (1, 2, 3)))
+    assert "no_parameter_updates" not in [c.code for c in d.root_causes[:1]]

@@ -1,9 +1,10 @@
 """Training code whose loss never reaches the weights the optimizer holds, read statically (AST, never
-imported or run): layers kept in a plain Python list (not registered, so `parameters()` skips them), an
-optimizer built over a model that is then replaced by a new one, a loss re-wrapped as a new tensor or
-computed from an output cut off from the graph (`.detach()`, `.data`, `torch.no_grad()`), weights
-that stop being leaves when moved or scaled after `requires_grad=True`, and a loop that calls
-backward() with no optimizer step anywhere in the paste. Each finding names the file and line."""
+imported or run): layers kept in a plain Python list (not registered, so `parameters()` skips them) or
+built anew inside forward(), an optimizer built over a model that is then replaced by a new one, a loss
+re-wrapped as a new tensor or computed from an output cut off from the graph (`.detach()`, `.data`,
+`torch.no_grad()`), weights that stop being leaves when moved or scaled after `requires_grad=True`, and a
+loop that calls backward() with no optimizer step anywhere in the paste. Each finding names the file and
+line."""
 from __future__ import annotations
 
 import ast
@@ -16,8 +17,8 @@ from analysis.patches import replace_line
 NAME = "code"
 OPTIMIZERS = re.compile(r"(?:^|\.)(?:SGD|Adam|AdamW|RMSprop|Adagrad|Adadelta|Adamax|NAdam|RAdam|LBFGS|Lion|"
                         r"Adafactor|SparseAdam|AdamW8bit|Adam8bit)$")
-# a layer's constructor: `nn.Linear(...)`, `torch.nn.Conv2d(...)`, or a bare `Linear(...)` imported by name
-_LAYER = re.compile(r"^(?:torch\.)?nn\.\w+$|^(?:Linear|Conv[123]d|ConvTranspose[123]d|LSTM|GRU|RNN|Embedding|"
+# a layer's constructor: `nn.Linear(...)`, `torch.nn.Conv2d(...)` (`th.nn`), or a bare `Linear(...)` imported by name
+_LAYER = re.compile(r"(?:^|\.)nn\.\w+$|^(?:Linear|Conv[123]d|ConvTranspose[123]d|LSTM|GRU|RNN|Embedding|"
                     r"BatchNorm[123]d|LayerNorm|GroupNorm|Sequential|MultiheadAttention|"
                     r"Transformer(?:Encoder|Decoder)(?:Layer)?)$")
 # what makes a tensor with no history: its value is kept, the graph to the weights is not
@@ -57,7 +58,7 @@ def _layers_in_a_list(code: CodeFile, tree: ast.Module) -> Finding | None:
                     isinstance(value, ast.List) and value.elts) else None
                 if isinstance(value, ast.BinOp) and isinstance(value.left, ast.List) and value.left.elts:
                     held = value.left.elts[0]                    # `[nn.Linear(8, 8)] * 3`
-                if not (isinstance(held, ast.Call) and _LAYER.match(_callee(held))):
+                if not (isinstance(held, ast.Call) and _LAYER.search(_callee(held))):
                     continue
                 text = code.line(node.lineno)
                 patch = None
@@ -70,6 +71,27 @@ def _layers_in_a_list(code: CodeFile, tree: ast.Module) -> Finding | None:
                                 f"{text.split('=')[0].strip()} is a list, not an nn.ModuleList",
                                 "Hold them in nn.ModuleList([...]) (nn.ModuleDict for a dict), then build the "
                                 "optimizer over model.parameters()", "Wrap the list in nn.ModuleList", 0.7, patch)
+    return None
+
+
+# layers that hold weights (an activation or a pooling built in forward() holds none)
+_WEIGHTED = re.compile(r"(?:^|\.)(?:Linear|Bilinear|Conv[123]d|ConvTranspose[123]d|Embedding|EmbeddingBag|LSTM|GRU|RNN|"
+                       r"BatchNorm[123]d|LayerNorm|GroupNorm|InstanceNorm[123]d|MultiheadAttention|PReLU|"
+                       r"Transformer(?:Encoder|Decoder)?(?:Layer)?)$")
+
+
+def _layers_built_in_forward(code: CodeFile, tree: ast.Module) -> Finding | None:
+    """`conv = nn.Conv2d(...)` inside a module's forward(): a new layer with new random weights at every call,
+    never registered, so no optimizer ever holds (or updates) them."""
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        for fn in (n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "forward"):
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Call) and _WEIGHTED.search(_callee(node)):
+                    return _finding(code, node.lineno, f"{_callee(node)} is built inside {cls.name}.forward(): a "
+                                    "new layer with new random weights at every call, never registered, so no "
+                                    "optimizer updates it", "a layer constructed in forward()",
+                                    "Build the layer once in __init__ (self.conv = nn.Conv2d(...)) and call it in "
+                                    "forward()", "Move the layer into __init__", 0.7)
     return None
 
 
@@ -215,8 +237,9 @@ def _detached_output(code: CodeFile, tree: ast.Module) -> Finding | None:
 
 
 def _moved_leaf(code: CodeFile, tree: ast.Module) -> Finding | None:
-    """`w = torch.randn(3, 2, requires_grad=True).cuda()` (or `* 0.01`): the name holds a computed copy, not
-    the leaf that would receive .grad; an optimizer over it refuses it or updates nothing."""
+    """`w = torch.randn(3, 2, requires_grad=True).cuda()` (or `* 0.01`), `self.t = nn.Parameter(...).cuda()`:
+    the name holds a computed copy, not the leaf that would receive .grad (nor a registered parameter); an
+    optimizer over it refuses it or updates nothing."""
     def with_grad(n: ast.expr) -> bool:
         return isinstance(n, ast.Call) and any(k.arg == "requires_grad" and isinstance(k.value, ast.Constant)
                                                and k.value.value is True for k in n.keywords)
@@ -225,7 +248,8 @@ def _moved_leaf(code: CodeFile, tree: ast.Module) -> Finding | None:
             continue
         v = node.value
         moved = isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in _MOVES \
-            and with_grad(v.func.value)
+            and (with_grad(v.func.value) or isinstance(v.func.value, ast.Call)
+                 and _callee(v.func.value).endswith("Parameter"))      # `nn.Parameter(...).cuda()`: no longer one
         scaled = isinstance(v, ast.BinOp) and (with_grad(v.left) or with_grad(v.right))
         if moved or scaled:
             how = f".{v.func.attr}()" if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) \
@@ -262,8 +286,8 @@ def analyze(code: CodeFile, has_optimizer: bool) -> list[Finding]:
         tree = ast.parse(code.text)
     except SyntaxError:
         return []
-    found = [_layers_in_a_list(code, tree), _model_replaced(code, tree), _rewrapped_loss(code, tree),
-             _detached_output(code, tree), _moved_leaf(code, tree),
+    found = [_layers_in_a_list(code, tree), _layers_built_in_forward(code, tree), _model_replaced(code, tree),
+             _rewrapped_loss(code, tree), _detached_output(code, tree), _moved_leaf(code, tree),
              # with an optimizer in the paste, code.py's own backward-without-step rule speaks
              None if has_optimizer else _backward_without_step(code)]
     return [f for f in found if f is not None]

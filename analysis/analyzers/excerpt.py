@@ -813,8 +813,10 @@ def _flat_loss(run: Run) -> list[Finding]:
     """A loss at one value at every report of a short excerpt, near ln(K) (a uniform guess over K
     classes), identical to the last digit, or held within STILL_REL over STILL_EPOCHS whole epochs or
     more: nothing is learned. An epoch's mean loss moves by more than that while the weights change (a
-    run at lr=0 wavers only with the batches' order). A low loss that settled converged."""
-    s = _main_loss(run)
+    run at lr=0 wavers only with the batches' order). A low loss that settled converged. Where a paste
+    prints only a validation (or test) loss, that one is read."""
+    s = _main_loss(run) or next((h for n in ("val_loss", "test_loss") if (h := run.metrics.get(n)) is not None
+                                 and len(h)), None)
     if not _finite(s, PLATEAU_POINTS) or np.unique(s.steps).size < STUCK_POINTS:
         return []
     v = s.values
@@ -833,11 +835,14 @@ def _flat_loss(run: Run) -> list[Finding]:
     if not (chance or exact or still):
         return []               # a low loss that settled (0.05, 0.051, 0.05) converged; it is not stuck
     ev = [point(s, 0, f"first {s.name}"), point(s, len(s) - 1, f"last {s.name}")]
+    # a validation loss is computed on the same data each time: identical to the last digit at three
+    # evaluations, the weights it was computed from did not change between them
+    same_weights = exact and (len(v) >= STILL_EPOCHS or s.name.startswith(("val_", "test_")) and len(v) >= 3)
     said = f"{s.name} stays at {fmt(level)} at every one of {len(v)} reports" + (
         f", ln({chance}) = {math.log(chance):.3f}: a uniform guess over {chance} classes" if chance else
         f" over {epochs} epochs, within {STILL_REL:.1%}" if still and not exact else
-        " to the last digit" if exact and len(v) >= STILL_EPOCHS else "")
-    if not chance and (still or exact and len(v) >= STILL_EPOCHS):
+        " to the last digit" if same_weights else "")
+    if not chance and (still or same_weights):
         return _not_trained(said, ev, exact)
     why_still = ("identical to the last digit, as if the weights never change" if exact
                  else "the updates are too small to move it")

@@ -288,6 +288,24 @@ def _dotted(node) -> str | None:
     return None
 
 
+REPAIRS = 20     # lines of a pasted snippet that may be blanked for the rest to parse
+
+
+def _blank_unparsable(text: str) -> tuple[str, ast.Module] | None:
+    """A pasted snippet with the lines Python cannot parse blanked (an elision `....`, a Python 2 `print x`,
+    a line cut mid-expression), up to REPAIRS of them: the rest parses with the same line numbers."""
+    lines = text.splitlines()
+    for _ in range(REPAIRS + 1):
+        try:
+            return "\n".join(lines) + "\n", ast.parse("\n".join(lines))
+        except SyntaxError as exc:
+            at = (exc.lineno or 0) - 1
+            if not 0 <= at < len(lines) or not lines[at].strip():
+                return None
+            lines[at] = ""
+    return None
+
+
 def parse_code(path: Path, artifact: str, budget: Budget = DEFAULT) -> CodeFile:
     """Training code through `ast`, up to `budget.code_bytes` (parsing costs ~100x the source
     in memory)."""
@@ -297,11 +315,10 @@ def parse_code(path: Path, artifact: str, budget: Budget = DEFAULT) -> CodeFile:
     except SyntaxError as exc:
         # a snippet cut from inside a method keeps its indentation (`        for v in self...`):
         # dedented, it parses with the same line numbers
-        try:
-            tree = ast.parse(textwrap.dedent(text))
-        except SyntaxError:
+        repaired = _blank_unparsable(textwrap.dedent(text))
+        if repaired is None:
             return CodeFile(artifact, text, parse_error=f"syntax error at line {exc.lineno}")
-        text = textwrap.dedent(text)
+        text, tree = repaired
     code = CodeFile(artifact, text)
     v = _Visitor()
     v.visit(tree)
