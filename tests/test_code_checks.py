@@ -339,3 +339,13 @@ def test_layers_built_in_forward_and_a_parameter_moved_after_it_was_made(tmp_pat
         init="self.t = torch.nn.Parameter(torch.rand(10)).cuda()", forward="x = x + self.t"))
     assert no_update(tmp_path, model.format(init="self.t = torch.nn.Parameter(torch.rand(10))",
                                             forward="x = x + self.t")) is None
+
+
+def test_a_loss_accumulated_from_values_off_the_graph(tmp_path):
+    """REINFORCE's `rl_loss -= log_prob * reward` with the log-probability taken through .detach().numpy()
+    (tests/wild release-rl-loss-detached-numpy-no-grad-39); a running total kept for printing is .item()'s use."""
+    assert "taken off the graph" in no_update(
+        tmp_path, "rl_loss -= (log_probs[0, top_i].cpu().detach().numpy()*discounted_reward)\n")
+    assert "taken off the graph" in no_update(tmp_path, "loss += out.item()\nloss.backward()\n")
+    assert no_update(tmp_path, "running_loss += loss.item()\n") is None
+    assert no_update(tmp_path, "rl_loss -= log_probs[0, top_i] * discounted_reward\n") is None

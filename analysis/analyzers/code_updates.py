@@ -178,6 +178,32 @@ def _rewrapped_loss(code: CodeFile, tree: ast.Module) -> Finding | None:
     return None
 
 
+# what a loss variable for logging is called: `running_loss += loss.item()` is no loss to backpropagate
+_LOGGED = re.compile(r"(?i)^(?:running|total|epoch|avg|average|mean|sum|cum|cumulative|train|val|valid|test|eval|"
+                     r"batch|print|log)_?loss|loss_?(?:sum|total|avg|meter|log|hist|history|list|value|val)s?$")
+
+
+def _loss_from_values(code: CodeFile, tree: ast.Module) -> Finding | None:
+    """A loss built up from values taken off the graph (`rl_loss -= log_probs[0, a].detach().numpy() * reward`,
+    `loss += out.item()`) and backpropagated, or decreased as a policy-gradient loss is: it holds numbers, not
+    the graph to the log-probabilities. A running total kept for printing (`running_loss += loss.item()`) is
+    what .item() is for."""
+    backward = {n.func.value.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                and n.func.attr == "backward" and isinstance(n.func.value, ast.Name)}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name)
+                and "loss" in node.target.id.lower() and not _LOGGED.search(node.target.id) and _cut(node.value)):
+            continue
+        name = node.target.id
+        if name in backward or isinstance(node.op, ast.Sub):
+            return _finding(code, node.lineno, f"{name} is built from values taken off the graph (.detach(), "
+                            ".numpy(), .item()): it holds numbers, so backward() on it reaches no weight",
+                            f"{name} accumulates numbers, not tensors with their graph",
+                            f"Accumulate the tensors themselves ({name} = {name} - log_prob * reward, with no "
+                            ".detach()/.numpy()/.item()); take .item() only to print", f"Keep {name} a tensor", 0.6)
+    return None
+
+
 def _assigned_in(nodes: list[ast.stmt]) -> dict[str, int]:
     return {t.id: n.lineno for n in nodes for s in ast.walk(n) if isinstance(s, ast.Assign)
             for t in s.targets if isinstance(t, ast.Name)}
@@ -287,7 +313,8 @@ def analyze(code: CodeFile, has_optimizer: bool) -> list[Finding]:
     except SyntaxError:
         return []
     found = [_layers_in_a_list(code, tree), _layers_built_in_forward(code, tree), _model_replaced(code, tree),
-             _rewrapped_loss(code, tree), _detached_output(code, tree), _moved_leaf(code, tree),
+             _rewrapped_loss(code, tree), _loss_from_values(code, tree), _detached_output(code, tree),
+             _moved_leaf(code, tree),
              # with an optimizer in the paste, code.py's own backward-without-step rule speaks
              None if has_optimizer else _backward_without_step(code)]
     return [f for f in found if f is not None]
