@@ -1,0 +1,1 @@
+   y = tf.placeholder(tf.float32, (N,))  --> tf.placeholder(tf.float32, (N,1))

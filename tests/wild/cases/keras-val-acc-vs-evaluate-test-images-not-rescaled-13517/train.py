@@ -1,0 +1,1 @@
+pic = cv2.resize(pic, (HEIGHT,WIDTH))

@@ -1,0 +1,1 @@
+mask = self.tfm(mask)

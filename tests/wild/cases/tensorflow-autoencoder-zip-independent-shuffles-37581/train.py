@@ -1,0 +1,1 @@
+zipdata = tf.data.Dataset.zip((train_dataset, train_dataset))
