@@ -1119,3 +1119,13 @@ def test_a_validation_loss_identical_at_three_evaluations_is_weights_that_did_no
     assert d.root_causes[0].code == "no_parameter_updates" and "to the last digit" in d.root_causes[0].issue
     d = _top(tmp_path, "".join(f"{e} Epoch val acc 62.54 val loss 0.6{7 - e}718\n" for e in (1, 2, 3)))
     assert "no_parameter_updates" not in [c.code for c in d.root_causes[:1]]
+
+
+def test_a_dice_score_above_one_is_masks_that_are_not_zero_one(tmp_path):
+    """Pytorch-UNet with masks loaded 0/255 (tests/wild pytorch-unet-bce-negative-loss-masks-0-255-78): a negative
+    BCE loss and a validation Dice of 1.97, which the formula cannot reach for 0/1 masks."""
+    d = _top(tmp_path, "Starting epoch 10/10.\n0.0000 --- loss: -1086.891846\n0.0526 --- loss: -2474.710449\n"
+                       "Epoch finished ! Loss: -1980.159640842014\nValidation Dice Coeff: 1.9720964431762695\n")
+    assert d.root_causes[0].code == "data_pipeline_bug" and "not 0/1" in d.root_causes[0].issue
+    d = _top(tmp_path, "Epoch finished ! Loss: 0.1801\nValidation Dice Coeff: 0.8720964431762695\n")
+    assert "data_pipeline_bug" not in [c.code for c in d.root_causes]

@@ -31,6 +31,10 @@ REAL_LINES = [
     ("non_leaf_param", "  what():  can't optimize a non-leaf Tensor", "tests/wild gotorch-dcgan-gpu-non-leaf-tensor-261"),
     ("training_step_none", "training_step returned None. If this was on purpose, ignore this warning...",
      "tests/wild mlops-basics-lightning-training-step-returns-none-14"),
+    ("mlagents_not_training", "INFO:mlagents.trainers: block5-0: BlockBrain: Step: 0. Time Elapsed: 99.064 s Mean "
+     "Reward: -7.901. Std of Reward: 2.661. Not Training.", "tests/wild mlagents-not-training-missing-train-flag-3105"),
+    ("nan_observation", "WARNING:mlagents_envs:An agent had a NaN observation in the environment",
+     "tests/wild mlagents-sac-nan-observation-warning-3214"),
     ("ctc_no_valid_path", "Warning: tensorflow/core/util/ctc/ctc_loss_calculator.cc:144] No valid path found.",
      "tests/wild simplehtr-ctc-no-valid-path-dash-label-28 (a label of 46 dashes)"),
     ("tf_no_gradients", "WARNING:tensorflow:Gradients do not exist for variables ['dense_2/kernel:0', 'dense_2/bias:0'] "

@@ -278,6 +278,12 @@ _FIXES = {
     "training_step_none": ("Lightning skipped every optimizer step: training_step returned no loss",
                            "Return the loss from training_step (`return loss`, or a dict with a 'loss' key); "
                            "return None only for a batch you mean to skip"),
+    "mlagents_not_training": ("ML-Agents is running the policy without training it (`Not Training.`)",
+                              "Start mlagents-learn with --train (older releases run inference without it), or "
+                              "check the behavior name in the trainer config matches the agent's"),
+    "nan_observation": ("The environment hands the policy NaN observations", "Find the observation that is NaN "
+                        "(a division by zero, an uninitialised sensor, a normalisation by a zero std) and guard "
+                        "it in the environment; NaN inputs turn the network's outputs and losses NaN"),
     "ctc_no_valid_path": ("CTC found no alignment for a label: it needs more time steps than the input has, and "
                           "that sample's loss is inf", "Drop or truncate samples whose label, plus a blank between "
                           "repeated characters, is longer than the model's output sequence (the image width after "
@@ -296,7 +302,8 @@ LAUNCHER_REPORTS = ("rank_failure", "elastic_teardown", "horovod_shutdown")
 WARNED_ONLY = ("numpy_invalid_value",)
 # Warnings a run goes on after that still name a fault: images dropped for their labels (high), layers the
 # loss never reaches and labels CTC cannot align (medium: some are unused on purpose, a rare one is harmless)
-_SEVERITY = {"yolo_corrupt_label": "high", "tf_no_gradients": "medium", "ctc_no_valid_path": "medium"}
+_SEVERITY = {"yolo_corrupt_label": "high", "tf_no_gradients": "medium", "ctc_no_valid_path": "medium",
+             "nan_observation": "high"}
 # An assert that names the check a device-side assert failed: the generic device-assert reading (a label out
 # of range) gives way to it
 _NAMED_ASSERTS = ("bce_input_range",)
@@ -445,7 +452,9 @@ _CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "targ
                # input outside [0, 1] is NaN from an overflow or from weights an LR too high drove there
                "yolo_corrupt_label": 0.75, "tf_no_gradients": 0.55, "bce_input_range": 0.6,
                # a label CTC cannot align: rare ones are harmless
-               "ctc_no_valid_path": 0.5}
+               "ctc_no_valid_path": 0.5,
+               # a NaN observation is the data's (the environment's); it may be masked before it reaches a loss
+               "nan_observation": 0.7}
 # The confidence of a crash by its code, where its signature has none of its own (otherwise 0.7).
 _CODE_CONFIDENCE = {"distributed_failure": 0.9, "dataloader_failure": 0.9, "zero_variance": 0.9,
                     "numerical_instability": 0.75, "data_pipeline_bug": 0.9}

@@ -222,6 +222,23 @@ def _zero_map(run: Run) -> list[Finding]:
     return []
 
 
+def _dice_above_one(run: Run) -> list[Finding]:
+    """A Dice score above 1 (printed as a share, so at most 2 here: not a percentage): the overlap formula
+    cannot exceed 1 for masks of 0s and 1s, so the masks hold other values (0/255 from an image file), and a
+    binary loss on them goes negative."""
+    s = run.metrics.get("dice")
+    if s is None or not len(s) or not np.isfinite(s.values).any():
+        return []
+    top = float(np.nanmax(s.values))
+    if not 1.0 < top <= 2.0:
+        return []
+    i = int(np.nanargmax(s.values))
+    return [Finding(code="data_pipeline_bug", issue=f"{s.name} reaches {fmt(top)}, above the 1 a Dice score cannot "
+                    "exceed: the masks are not 0/1", severity="high", confidence=0.6, evidence=[point(s, i, s.name)],
+                    fix="Map the masks to 0/1 (mask / 255, or mask > 127) in the dataset before the loss; check "
+                        "mask.unique() on one batch", analyzer=NAME, quick_fix="Scale the masks to 0/1")]
+
+
 def _absurd_lr(run: Run) -> list[Finding]:
     lr = run.metrics.get("lr")
     if lr is None or not len(lr) or optimizer_family(run) is not None:
@@ -1286,8 +1303,8 @@ def _no_fault_read(run: Run) -> list[Finding]:
 
 
 def analyze(run: Run) -> list[Finding]:
-    readings = (_gap, _zero_map, _absurd_lr, _nan_loss, _rising_loss, _stuck_accuracy, _flat_loss, _frozen_loss,
-                _too_good, _one_column, _growing_gradients, _short_spike, _zero_loss, _no_labels,
+    readings = (_gap, _zero_map, _dice_above_one, _absurd_lr, _nan_loss, _rising_loss, _stuck_accuracy, _flat_loss,
+                _frozen_loss, _too_good, _one_column, _growing_gradients, _short_spike, _zero_loss, _no_labels,
                 _no_episode_ended, _unscored_part)
     found = [f for reading in readings for f in reading(run)]
     return found or _no_fault_read(run)
