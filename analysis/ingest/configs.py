@@ -180,8 +180,9 @@ def _read_capped(path: Path, cap: int, what: str) -> str:
     return path.read_text(encoding="utf-8", errors="replace")
 
 
-def _scalar(text: str) -> object:
-    """A logged value as the type it was logged from: MLflow writes `str(value)` (`0.001`, `True`)."""
+def logged_scalar(text: str) -> object:
+    """A logged value as the type it was logged from: MLflow writes `str(value)` (`0.001`, `True`), a launch
+    command its flags' values."""
     if text in ("True", "False"):
         return text == "True"
     for cast in (int, float):
@@ -197,7 +198,7 @@ def mlflow_param(name: str, text: str, artifact: str) -> ConfigFile:
     the analyzers see a logged optimizer and LR as they see a config's. Nested names
     (`optimizer/lr`) become dotted keys."""
     key = name.replace("/", ".")
-    return ConfigFile(artifact, "mlflow_param", {key: _scalar(text)}, {key: 1}, text)
+    return ConfigFile(artifact, "mlflow_param", {key: logged_scalar(text)}, {key: 1}, text)
 
 
 def parse_config(path: Path, artifact: str, budget: Budget = DEFAULT) -> ConfigFile:

@@ -15,7 +15,7 @@ import re
 import shlex
 from pathlib import Path
 
-from analysis.ingest.configs import ConfigFile
+from analysis.ingest.configs import ConfigFile, logged_scalar
 
 HEAD_BYTES = 1 << 20
 _NAME = r"([A-Za-z_][\w.]{0,63})"
@@ -54,15 +54,6 @@ LAUNCH_LINE = 4096
 _FLAG = re.compile(r"^--([A-Za-z][\w.-]{0,63})(?:=(.*))?$")
 
 
-def _value(text: str) -> object:
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text
-
-
 def command_line_in_log(path: Path, artifact: str) -> ConfigFile | None:
     """The `--key value` (and `--key=value`) settings of the first launch command in the log's head; a
     flag with no value is True. Dashes in keys become underscores (`--learning-rate` is learning_rate)."""
@@ -84,9 +75,9 @@ def command_line_in_log(path: Path, artifact: str) -> ConfigFile | None:
             continue
         key = flag.group(1).replace("-", "_")
         if flag.group(2) is not None:
-            values[key] = _value(flag.group(2))
+            values[key] = logged_scalar(flag.group(2))
         elif i + 1 < len(words) and not words[i + 1].startswith("--"):
-            values[key] = _value(words[i + 1])
+            values[key] = logged_scalar(words[i + 1])
         else:
             values[key] = True
     if not values:
