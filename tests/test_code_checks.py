@@ -287,8 +287,13 @@ def test_a_loss_from_an_output_cut_off_from_the_graph(tmp_path):
 
 
 def test_weights_moved_or_scaled_after_requires_grad_are_not_leaves(tmp_path):
-    assert "not a leaf" in no_update(tmp_path, "w = torch.randn(10, 2, requires_grad=True).cuda()\n")
-    assert "not a leaf" in no_update(tmp_path, "w = torch.randn(10, 2, requires_grad=True) * 0.01\n")
+    assert "not a leaf" in no_update(tmp_path, "w = torch.randn(10, 2, requires_grad=True).cuda()\n"
+                                               "opt = torch.optim.SGD([w], lr=0.1)\n")
+    # an input made to take a gradient (an adversarial perturbation) is no weight
+    assert no_update(tmp_path, "delta = torch.zeros_like(x, requires_grad=True).to(device)\n") is None
+    assert "not a leaf" in no_update(tmp_path, "w = torch.randn(10, 2, requires_grad=True) * 0.01\n"
+                                               "opt = torch.optim.SGD([w], lr=0.1)\n")
+    assert no_update(tmp_path, "loss = torch.tensor(0., requires_grad=True) + criterion(model(x), y)\n") is None
     assert no_update(tmp_path, "w = (torch.randn(10, 2) * 0.01).requires_grad_()\n") is None
     assert no_update(tmp_path, "w = torch.randn(10, 2, device='cuda', requires_grad=True)\n") is None
 
@@ -307,7 +312,8 @@ def test_a_pasted_loop_with_backward_and_no_step(tmp_path):
 
 def test_a_snippet_with_lines_python_cannot_parse_is_read_around_them(tmp_path):
     """A paste elides with `....` and keeps Python 2 prints (tests/wild pytorch-conv1d-submodules-in-list-1053):
-    those lines are blanked, the rest parses with the same line numbers."""
+    those lines become `pass`, the rest parses with the same line numbers and blocks (a Python 2 print as an
+    if's only body leaves the step after it in the loop)."""
     f = findings(tmp_path, """
         class Net(th.nn.Module):
             def __init__(self):
@@ -317,6 +323,16 @@ def test_a_snippet_with_lines_python_cannot_parse_is_read_around_them(tmp_path):
         print net
     """)["no_parameter_updates"]
     assert f.evidence[0].locator == "line 5"
+    py2 = """
+        for i, (x, y) in enumerate(loader):
+            optimizer.zero_grad()
+            loss = criterion(net(x), y)
+            loss.backward()
+            if i % 100 == 0:
+                print "loss", loss.data[0]
+            optimizer.step()
+    """
+    assert no_update(tmp_path, py2) is None
 
 
 def test_layers_built_in_forward_and_a_parameter_moved_after_it_was_made(tmp_path):

@@ -1129,3 +1129,27 @@ def test_a_dice_score_above_one_is_masks_that_are_not_zero_one(tmp_path):
     assert d.root_causes[0].code == "data_pipeline_bug" and "not 0/1" in d.root_causes[0].issue
     d = _top(tmp_path, "Epoch finished ! Loss: 0.1801\nValidation Dice Coeff: 0.8720964431762695\n")
     assert "data_pipeline_bug" not in [c.code for c in d.root_causes]
+
+
+def test_readings_added_for_thin_pastes_stay_quiet_on_sound_ones(tmp_path):
+    """Accuracies printed in percent compare as shares; a converged tail that creeps down is no LR too low; a
+    validation loss printed to two decimals that repeats while the accuracy moves is no frozen model; a
+    garbled pycocotools value loses nothing else; a CI log's pip line is no launch command."""
+    healthy = _top(tmp_path, "Epoch 9: train_acc 91.2 val_acc 90.8\nEpoch 10: train_acc 91.3 val_acc 90.9\n"
+                             "Test accuracy: 90.3\n")
+    assert {c.code for c in healthy.root_causes} <= {"healthy"}
+    tail = "".join(f"Epoch {e} loss {0.2510 - 0.0003 * (e - 96):.4f} acc {0.912 + 0.001 * (e > 97):.3f}\n"
+                   for e in range(96, 101))
+    assert "lr_too_low" not in [c.code for c in _top(tmp_path, tail).root_causes]
+    val = "".join(f"epoch {e} val_loss=0.21 val_acc={0.93 + 0.01 * (e % 2):.2f}\n" for e in range(1, 5))
+    assert "no_parameter_updates" not in [c.code for c in _top(tmp_path, val).root_causes]
+    coco = "loss: 0.5\nloss: 0.4\n Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets=100 ] = 0.1.2\n"
+    d, run = diagnose(_write(tmp_path, coco))
+    assert "train_loss" in run.metrics.names()
+    ci = "Run python -m pip install --upgrade pip\n$ python train.py --optimizer adam --lr 0.5 --epochs 3\n"
+    assert _top(tmp_path, ci, "output.txt").root_causes[0].code == "lr_too_high"
+
+
+def _write(tmp_path, text: str, name: str = "train.log"):
+    (tmp_path / name).write_text(text)
+    return tmp_path

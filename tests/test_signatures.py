@@ -707,3 +707,21 @@ def test_a_value_on_a_harmless_line_is_its_words_not_a_metric(tmp_path):
         "[LightGBM] [Warning] No further splits with positive gain, best gain: -inf\n")
     d, _ = diagnose(tmp_path)
     assert d.status == "no_failure_found" and d.root_causes[0].code == "healthy"
+
+
+def test_a_warning_listing_many_names_that_hold_the_keyword_twice_is_matched_in_time():
+    """Each name of TensorFlow's unused-variable list matches one way only (the keyword is looked for ahead):
+    forty names holding `moving_mean` twice, before a name that fails the list, take no time."""
+    import time
+
+    line = ("Gradients do not exist for variables [" + "'moving_mean/moving_mean', " * 40 + "'dense/kernel:0']")
+    t0 = time.perf_counter()
+    assert match_benign(line) is None
+    assert time.perf_counter() - t0 < 0.5
+
+
+def test_a_garbled_trainable_count_is_no_event_and_non_trainable_is_not_trainable(tmp_path):
+    assert signatures() and build_event("train.log", 1, ["Trainable params: ,"])[0] is None
+    (tmp_path / "output.txt").write_text("Non-trainable params: 0, Trainable params: 5,000\n")
+    d, _ = diagnose(tmp_path)
+    assert "no_parameter_updates" not in [c.code for c in d.root_causes]

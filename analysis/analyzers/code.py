@@ -10,6 +10,7 @@ import ast
 import re
 
 from analysis.analyzers import code_updates
+from analysis.analyzers.code_updates import OPTIMIZER_CLASSES
 from analysis.ingest.configs import CodeFile
 from analysis.model import Evidence, Finding
 from analysis.patches import insert_code_before, replace_line
@@ -17,8 +18,6 @@ from analysis.run import Run
 
 NAME = "code"
 _SPREADS = ("std", "var", "norm", "sqrt", "vector_norm")
-OPTIMIZER_CLASSES = ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-                     "LBFGS", "Lion", "Adafactor", "Muon", "SparseAdam", "AdamW8bit", "Adam8bit")
 
 
 def optimizers(code: CodeFile) -> dict[str, tuple[str, int]]:

@@ -369,7 +369,7 @@ def analyze(run: Run) -> list[Finding]:
     return out + error_readings.analyze_events(run.events, train_loss(run)) + error_readings.analyze_words(run)
 
 
-_TRAINABLE = re.compile(r"(?i:trainable params):\s*([\d,]+)")
+_TRAINABLE = re.compile(r"(?<![-\w])(?i:trainable params):\s*(\d[\d,]*)")    # the signature's, with the count
 
 
 def _nothing_trainable(run: Run) -> Finding | None:

@@ -9,7 +9,8 @@ evidence that points to it, so the ranking keeps them as real alternatives.
 
 Thresholds (named below):
 - GAP_LOSS_RATIO = 3: validation loss at least 3x the training loss at the same epoch,
-- GAP_ACC = 0.2: training accuracy at least 20 points above validation accuracy,
+- GAP_ACC = 0.2: training accuracy at least 20 points above validation accuracy (10 where training is
+  at 99% or more: FITTED, GAP_ACC_FITTED), accuracies compared as shares,
 - LR_ABSURD = 1.0: above every optimizer family's usual range (SGD's tops out near 0.1),
 - STUCK_POINTS = 3: an accuracy (or a loss) identical at 3 or more consecutive reports,
 - RISE_POINTS = 4 and RISE_SHARE = 0.75: a loss that grows at three in four of at least four
@@ -61,6 +62,7 @@ NAME = "excerpt"
 SHORT = SHORT_CURVE
 GAP_LOSS_RATIO = 3.0
 GAP_ACC = 0.2
+FITTED, GAP_ACC_FITTED = 0.99, 0.1   # a training accuracy of 99% or more, 10 points above the held-out one
 LR_ABSURD = 1.0
 STUCK_POINTS = 3
 CHANCE_CLASSES, CHANCE_BAND = 10, 0.01   # an accuracy within 1 point of 1/K (K <= 10) at every report guesses
@@ -75,7 +77,7 @@ RISE_RANK = 0.7
 ACC_HELD = 0.05             # an accuracy no more than 5% under its start over a rising loss holds: no divergence
 FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
 STILL_EPOCHS, STILL_REL = 5, 0.002   # ...and within 0.2% over 5 whole epochs or more, it is not being trained
-ZERO_MAP_REPORTS, ZERO_MAP_EPOCH = 3, 5   # mAP 0 at 3 evaluations, or at 2 from epoch 5 on: it matches nothing
+ZERO_MAP_EPOCH = 5         # mAP 0 at two evaluations or more, the last from epoch 5 on: it matches nothing
 EARLY_STEPS = 500           # an accuracy of 0 within the first epoch's first 500 steps says nothing yet
 MANY_CLASSES = 10           # a loss at ln(K) for K this large beside an accuracy over 0.5 is no uniform guess
 TOO_GOOD_LOSS = 0.01
@@ -140,7 +142,8 @@ def _main_loss(run: Run) -> Series | None:
 
 def _gap(run: Run) -> list[Finding]:
     # a held-out set printed as `Testing Accuracy` where no validation set is: the same gap
-    held = "validation" if _short(run, "val_loss") is not None or _short(run, "val_acc") is not None else "test"
+    held = "validation" if run.metrics.get("val_loss") is not None or run.metrics.get("val_acc") is not None \
+        else "test"
     prefix = "val" if held == "validation" else "test"
     tl, vl = _short(run, "train_loss"), _short(run, f"{prefix}_loss")
     ta, va = _short(run, "train_acc"), _short(run, f"{prefix}_acc")
@@ -151,8 +154,9 @@ def _gap(run: Run) -> list[Finding]:
             ev += [point(tl, len(tl) - 1, "training loss"), point(vl, len(vl) - 1, f"{held} loss")]
             said.append(f"{held} loss {fmt(v)} is {v / t:.0f}x the training loss {fmt(t)}")
     if ta is not None and va is not None:
-        t, v = float(ta.values[-1]), float(va.values[-1])
-        if np.isfinite([t, v]).all() and t - v >= GAP_ACC:
+        t, v = float(_as_share(ta.values)[-1]), float(_as_share(va.values)[-1])     # 91.2 and 0.9 alike
+        # ...or a training set fitted to the last example with a held-out one GAP_ACC_FITTED under it
+        if np.isfinite([t, v]).all() and (t - v >= GAP_ACC or t >= FITTED and t - v >= GAP_ACC_FITTED):
             ev += [point(ta, len(ta) - 1, "training accuracy"), point(va, len(va) - 1, f"{held} accuracy")]
             said.append(f"training accuracy {fmt(t)} against {fmt(v)} on {held}")
     if not said:
@@ -174,12 +178,13 @@ def _test_apart(run: Run, ta: Series | None) -> list[Finding]:
     va, te = _short(run, "val_acc"), _short(run, "test_acc")
     if va is None or te is None:
         return []
-    v, t = float(va.values[-1]), float(te.values[-1])
-    if not np.isfinite([v, t]).all() or v - t < GAP_ACC or (ta is not None and float(ta.values[-1]) - v >= GAP_ACC):
+    v, t = float(_as_share(va.values)[-1]), float(_as_share(te.values)[-1])
+    if not np.isfinite([v, t]).all() or v - t < GAP_ACC or (
+            ta is not None and float(_as_share(ta.values)[-1]) - v >= GAP_ACC):
         return []
     return [Finding(code="data_pipeline_bug",
-                    issue=f"Validation accuracy {fmt(v)} but test accuracy {fmt(t)}: the test data is not prepared "
-                          "like the training and validation data",
+                    issue=f"Validation accuracy {fmt(v)} but test accuracy {fmt(t)} (as shares): the test data is not "
+                          "prepared like the training and validation data",
                     severity="medium", confidence=0.55,
                     evidence=[point(va, len(va) - 1, "validation accuracy"), point(te, len(te) - 1, "test accuracy")],
                     fix="Run the test set through the same transforms as validation (resize, normalisation, "
@@ -188,9 +193,9 @@ def _test_apart(run: Run, ta: Series | None) -> list[Finding]:
 
 
 def _zero_map(run: Run) -> list[Finding]:
-    """A detector's mAP at exactly 0 at every evaluation (ZERO_MAP_REPORTS or more, or two from epoch
-    ZERO_MAP_EPOCH on; one pycocotools summary with its mAP and mAP50 0.000, with less confidence): no
-    prediction ever matches a labelled box.
+    """A detector's mAP at exactly 0 at every evaluation (two or more, reaching epoch ZERO_MAP_EPOCH; or one
+    pycocotools summary with its mAP and mAP50 0.000, with less confidence): no prediction ever matches a
+    labelled box.
     A few epochs in, even a weak detector matches some; what matches none is the labels (not loaded, class ids
     off by one or beyond the head, boxes in another convention) more often than the training."""
     def zero(name: str) -> Series | None:
@@ -203,9 +208,9 @@ def _zero_map(run: Run) -> list[Finding]:
         epochs = run.metrics.get("epoch")
         late = epochs is not None and len(epochs) and float(np.nanmax(epochs.values)) >= ZERO_MAP_EPOCH
         # one evaluation (a pasted pycocotools summary) with its mAP and mAP50 both 0: said with less confidence
-        single = name == "map" and zero("map50") is not None
-        if not (len(s) >= ZERO_MAP_REPORTS or len(s) >= 2 and late or single):
-            continue
+        single = name == "map" and len(s) == 1 and zero("map50") is not None
+        if not (len(s) >= 2 and late or single):
+            continue           # a detector's first evaluations read 0 while it learns to localise
         conf = 0.5 if len(s) >= 2 else 0.4
         ev = [point(s, 0, f"first {name}"), point(s, len(s) - 1, f"last {name}")]
         said = f"{name} is 0 at every one of {len(s)} evaluations" if len(s) > 1 else f"{name} and map50 are 0"
@@ -841,9 +846,9 @@ def _flat_loss(run: Run) -> list[Finding]:
     spread = float(np.max(np.abs(v - level)))
     if level <= 0 or spread > FLAT_REL * level:
         return []
-    if len(v) >= STILL_EPOCHS and bool(np.all(np.diff(v) < 0)):
-        return _creeping(s)
     chance = next((k for k in range(2, 1001) if abs(level - math.log(k)) <= 0.01 * math.log(k)), None)
+    if len(v) >= STILL_EPOCHS and bool(np.all(np.diff(v) < 0)) and (chance or 0 < _accuracy_level(run) < 0.5):
+        return _creeping(s)     # near chance, or at a low accuracy: a converged tail creeps down too
     if chance and chance >= MANY_CLASSES and _accuracy_level(run) > 0.5:
         chance = None           # a uniform guess over many classes scores ~1/K, not the accuracy printed beside it
     exact = bool(np.all(v == v[0]))
@@ -854,11 +859,14 @@ def _flat_loss(run: Run) -> list[Finding]:
     ev = [point(s, 0, f"first {s.name}"), point(s, len(s) - 1, f"last {s.name}")]
     # a validation loss is computed on the same data each time: identical to the last digit at three
     # evaluations, the weights it was computed from did not change between them
-    same_weights = exact and (len(v) >= STILL_EPOCHS or s.name.startswith(("val_", "test_")) and len(v) >= 3)
+    same_weights = exact and (len(v) >= STILL_EPOCHS or s.name.startswith(("val_", "test_")) and len(v) >= 3
+                              and _printed_finely(level) and _accuracy_still(run, s))
     said = f"{s.name} stays at {fmt(level)} at every one of {len(v)} reports" + (
         f", ln({chance}) = {math.log(chance):.3f}: a uniform guess over {chance} classes" if chance else
         f" over {epochs} epochs, within {STILL_REL:.1%}" if still and not exact else
         " to the last digit" if same_weights else "")
+    if s.name.startswith(("val_", "test_")) and not same_weights:
+        return []       # a held-out loss alone is read for weights that did not change, nothing else
     if not chance and (still or same_weights):
         return _not_trained(said, ev, exact)
     why_still = ("identical to the last digit, as if the weights never change" if exact
@@ -890,6 +898,24 @@ def _flat_loss(run: Run) -> list[Finding]:
                         "Raise the learning rate toward its optimizer's usual range (Adam ~1e-4 to 1e-3)",
                     analyzer=NAME,
                     quick_fix="Verify optimizer.step() runs" if exact else "Raise the LR")]
+
+
+def _printed_finely(value: float) -> bool:
+    """Printed with more than two decimals (0.67718, not 0.21): equal to that many digits is no coincidence."""
+    return abs(value * 100 - round(value * 100)) > 1e-6
+
+
+def _accuracy_still(run: Run, s: Series) -> bool:
+    """Whether every accuracy printed on the lines of `s` is identical there too (or none is printed): an
+    accuracy that moves says the weights do."""
+    for name in ("val_acc", "test_acc", "train_acc"):
+        a = run.metrics.get(name)
+        if a is None or a.lines is None or s.lines is None or a.artifact != s.artifact:
+            continue
+        at = a.values[np.isin(a.lines, s.lines)]
+        if len(at) and not np.all(at == at[0]):
+            return False
+    return True
 
 
 def _accuracy_level(run: Run) -> float:

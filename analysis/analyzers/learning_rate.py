@@ -71,6 +71,7 @@ BUDGET_FLOOR = 0.02
 # a tail whose highest rate is this many times under its family's floor is no schedule's end: a
 # cosine or linear decay is that low only over its last few percent, and a tail starts at half the run
 FAR_BELOW = 10.0
+SETTINGS_FAR = 10.0   # with no loss to weigh it, an LR this many times its optimizer's top is the first suspect
 FAR_BELOW_SPAN = 0.1  # ...over a tenth of the run or more: its last few steps of a cosine are lower still
 LATE_START = 0.5      # a log whose first logged step lies past half its last shows a run's tail only
 CURVE_POINTS = 10     # "the loss did not move" needs a curve, not a few lines
@@ -665,14 +666,15 @@ def analyze(run: Run) -> list[Finding]:
 
 def _set_out_of_range(run: Run) -> list[Finding]:
     """Settings and no loss to weigh them by (a pasted config, a launch command, an argparse dump): an LR
-    FAR_ABOVE the top of the optimizer's range, or FAR_BELOW its floor, named beside it. Nothing shows what it
+    SETTINGS_FAR times the top of the optimizer's range (a large batch's linear scaling takes SGD to 0.4 or
+    more), or FAR_BELOW its floor, named beside it. Nothing shows what it
     did, so it leads without confidence: the first suspect, and the loss per step is what would settle it."""
     fam, peak = optimizer_family(run), peak_lr(run)
     if fam is None or peak is None or peak[0] <= 0:
         return []
     (value, lr_ev), (family, fam_ev) = peak, fam
     low, high = LR_RANGE[family]
-    if value >= FAR_ABOVE * high:
+    if value >= SETTINGS_FAR * high:
         patch, cfg_ev, _ = _config_lr_patch(run, value, high / 2)
         return [Finding(code="lr_too_high", issue=f"Learning rate {fmt(value)} is {value / high:.0f}x the top of "
                         f"{family}'s usual range (~{fmt(high)}); the paste shows no loss to confirm what it did",

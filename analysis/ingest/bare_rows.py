@@ -52,7 +52,7 @@ PRINTED_LOSS = "train_loss"
 # pycocotools' summary: ` Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets=100 ] = 0.372` (and
 # IoU=0.50): the detector's mAP and mAP50, one report per evaluation
 _COCO_AP = re.compile(r"^\s*Average Precision\s+\(AP\) @\[ IoU=(0\.50:0\.95|0\.50)\s+\| area=\s*all \| "
-                      r"maxDets=100 \] = (-?[\d.]+)\s*$")
+                      r"maxDets=100 \] = (-?\d+(?:\.\d+)?)\s*$")
 _COCO_NAMES = {"0.50:0.95": "map", "0.50": "map50"}
 # a printed tensor's row (`tensor([[nan, nan,  ..., nan],`, numpy's `[nan nan nan]`): its cells, read
 # below; one that shows NaN and nothing finite holds no numbers, whatever tensor it is

@@ -292,18 +292,25 @@ def _dotted(node) -> str | None:
 REPAIRS = 20     # lines of a pasted snippet that may be blanked for the rest to parse
 
 
+SNIPPET_BYTES = 64 << 10    # repairs are for a pasted snippet: a larger file is parsed as it is, once
+
+
 def _blank_unparsable(text: str) -> tuple[str, ast.Module] | None:
-    """A pasted snippet with the lines Python cannot parse blanked (an elision `....`, a Python 2 `print x`,
-    a line cut mid-expression), up to REPAIRS of them: the rest parses with the same line numbers."""
+    """A pasted snippet (at most SNIPPET_BYTES) with the lines Python cannot parse made `pass` at their own
+    indentation (an elision `....`, a Python 2 `print x`, a line cut mid-expression), up to REPAIRS of them:
+    the rest parses with the same line numbers and the same blocks."""
+    if len(text) > SNIPPET_BYTES:
+        return None
     lines = text.splitlines()
     for _ in range(REPAIRS + 1):
         try:
             return "\n".join(lines) + "\n", ast.parse("\n".join(lines))
         except SyntaxError as exc:
             at = (exc.lineno or 0) - 1
-            if not 0 <= at < len(lines) or not lines[at].strip():
+            if not 0 <= at < len(lines) or not lines[at].strip() or lines[at].strip() == "pass":
                 return None
-            lines[at] = ""
+            line = lines[at]
+            lines[at] = line[: len(line) - len(line.lstrip())] + "pass"
     return None
 
 

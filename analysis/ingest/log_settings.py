@@ -51,6 +51,9 @@ def optimizer_in_log(path: Path, artifact: str) -> ConfigFile | None:
 # looked for line by line, in lines of at most LAUNCH_LINE characters (a hostile head cannot make it slow)
 _LAUNCH = re.compile(r"\b(?:python[\d.]*|torchrun|deepspeed|accelerate launch)\b")
 LAUNCH_LINE = 4096
+# a package install is no training launch (`python -m pip install --upgrade pip` opens many CI logs)
+_INSTALL = re.compile(r"-m\s+pip\b|\bpip3?\s+install\b|\bconda\s+install\b")
+CONTINUED = 30        # lines a launch command may continue over with `\`
 _FLAG = re.compile(r"^--([A-Za-z][\w.-]{0,63})(?:=(.*))?$")
 
 
@@ -59,13 +62,20 @@ def command_line_in_log(path: Path, artifact: str) -> ConfigFile | None:
     flag with no value is True. Dashes in keys become underscores (`--learning-rate` is learning_rate)."""
     with open(path, "rb") as f:
         text = f.read(HEAD_BYTES).decode("utf-8", "replace")
-    found = next(((n, ln) for n, ln in enumerate(text.splitlines(), 1)
-                  if len(ln) <= LAUNCH_LINE and " --" in ln and _LAUNCH.search(ln)), None)
-    if found is None:
+    lines = text.splitlines()
+    for line, command in enumerate(lines, 1):
+        if len(command) > LAUNCH_LINE or not _LAUNCH.search(command) or _INSTALL.search(command):
+            continue
+        for more in lines[line:line + CONTINUED]:       # `python train.py \` then `  --lr 1e-3 \` ...
+            if not command.rstrip().endswith("\\") or len(command) > LAUNCH_LINE:
+                break
+            command = command.rstrip()[:-1] + " " + more.strip()
+        if " --" in command:
+            break
+    else:
         return None
-    line, command = found
     try:
-        words = shlex.split(command.replace("\\", " "), posix=True)
+        words = [w.strip("'\"") for w in shlex.split(command, posix=False)]   # a Windows path keeps its \\
     except ValueError:
         words = command.split()
     values: dict[str, object] = {}
