@@ -300,8 +300,9 @@ _FIXES = {
 LAUNCHER_REPORTS = ("rank_failure", "elastic_teardown", "horovod_shutdown")
 # A warning the program went on after: it says where a NaN may come from, not that the run failed.
 WARNED_ONLY = ("numpy_invalid_value",)
-# Warnings a run goes on after that still name a fault: images dropped for their labels (high), layers the
-# loss never reaches and labels CTC cannot align (medium: some are unused on purpose, a rare one is harmless)
+# Warnings a run goes on after that still name a fault: images dropped for their labels and NaN observations
+# (high), layers the loss never reaches and labels CTC cannot align (medium: some are unused on purpose, a rare
+# one is harmless)
 _SEVERITY = {"yolo_corrupt_label": "high", "tf_no_gradients": "medium", "ctc_no_valid_path": "medium",
              "nan_observation": "high"}
 # An assert that names the check a device-side assert failed: the generic device-assert reading (a label out
