@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import re
 
-from analysis.ingest.configs import CodeFile
+from analysis.ingest.configs import SNIPPET_BYTES, CodeFile
 from analysis.model import Evidence, Finding
 from analysis.patches import replace_line
 
@@ -32,9 +32,6 @@ _MOVES = {"cuda", "to", "double", "float", "half", "cpu", "type"}
 _STEPPED = re.compile(r"\bTrainer\b|\.fit\(|training_step|manual_backward|optimizer_step|apply_gradients|\.grad\b")
 # Keras and TF track layers held in lists: the plain-list rule is PyTorch's
 _KERAS = re.compile(r"^\s*(?:import|from)\s+(?:tensorflow|keras|tf_keras)\b", re.M)
-# the rules read pasted snippets; a file over this is a repository's, read by code.py's rules alone (the
-# rules below walk the tree per name, and a hostile file could make that slow)
-SNIPPET_BYTES = 64 << 10
 
 
 def _name(node: ast.expr) -> str:
@@ -116,8 +113,9 @@ def _model_replaced(code: CodeFile, tree: ast.Module) -> Finding | None:
     """`opt = SGD(model.parameters())` and then `model = Net()` (or a loaded one) before the loop: the optimizer
     holds the first model's parameters and the loop trains the second, so nothing it uses changes."""
     for scope in _scopes(tree):
-        found = _replaced_in(code, sorted((n for n in _own(scope) if isinstance(n, ast.Assign)),
-                                          key=lambda n: n.lineno), _own(scope))
+        nodes = _own(scope)
+        found = _replaced_in(code, sorted((n for n in nodes if isinstance(n, ast.Assign)), key=lambda n: n.lineno),
+                             nodes)
         if found is not None:
             return found
     return None
@@ -357,8 +355,9 @@ def _backward_without_step(code: CodeFile, tree: ast.Module) -> Finding | None:
 
 
 def analyze(code: CodeFile, has_optimizer: bool) -> list[Finding]:
-    """The rules above on a pasted snippet (at most SNIPPET_BYTES). With an optimizer in the paste, code.py's
-    own backward-without-step rule speaks instead of this one's."""
+    """The rules above on a pasted snippet (at most SNIPPET_BYTES, the size ingest repairs): a larger file is a
+    repository's, read by code.py's rules alone (these walk the tree per name). With an optimizer in the
+    paste, code.py's own backward-without-step rule speaks instead of this one's."""
     if len(code.text) > SNIPPET_BYTES:
         return []
     try:

@@ -292,7 +292,7 @@ def _dotted(node) -> str | None:
 REPAIRS = 20     # lines of a pasted snippet that may be blanked for the rest to parse
 
 
-SNIPPET_BYTES = 64 << 10    # repairs are for a pasted snippet: a larger file is parsed as it is, once
+SNIPPET_BYTES = 64 << 10    # a pasted snippet: repaired here, read by code_updates; a larger file is parsed as it is
 
 
 def _blank_unparsable(text: str) -> tuple[str, ast.Module] | None:
