@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import re
 
-from analysis.analyzers import code_updates
+from analysis.analyzers import code_suspects, code_updates
 from analysis.analyzers.code_updates import OPTIMIZER_CLASSES
 from analysis.ingest.configs import CodeFile
 from analysis.model import Evidence, Finding
@@ -438,4 +438,5 @@ def analyze(run: Run) -> list[Finding]:
                                patch=insert_code_before(code, backward[0], f"{stepped[0]}.zero_grad()"),
                                analyzer=NAME,
                                quick_fix=f"Add {stepped[0]}.zero_grad() before backward()"))
-    return out
+    # code pasted alone with no known bug in it still gets a differential
+    return out or code_suspects.suspects(run)

@@ -292,13 +292,15 @@ def _dotted(node) -> str | None:
 REPAIRS = 20     # lines of a pasted snippet that may be blanked for the rest to parse
 
 
+_BOLD = re.compile(r"\*\*([^*\s](?:[^*]*[^*\s])?)\*\*")   # markdown bold in a pasted line of code
 SNIPPET_BYTES = 64 << 10    # a pasted snippet: repaired here, read by code_updates; a larger file is parsed as it is
 
 
 def _blank_unparsable(text: str) -> tuple[str, ast.Module] | None:
     """A pasted snippet (at most SNIPPET_BYTES) with the lines Python cannot parse made `pass` at their own
     indentation (an elision `....`, a Python 2 `print x`, a line cut mid-expression), up to REPAIRS of them:
-    the rest parses with the same line numbers and the same blocks."""
+    the rest parses with the same line numbers and the same blocks. A line the poster marked up in bold
+    (`self.d(**x.detach()**, f)`, to point at the suspect call) first loses the markup."""
     if len(text) > SNIPPET_BYTES:
         return None
     lines = text.splitlines()
@@ -310,7 +312,8 @@ def _blank_unparsable(text: str) -> tuple[str, ast.Module] | None:
             if not 0 <= at < len(lines) or not lines[at].strip() or lines[at].strip() == "pass":
                 return None
             line = lines[at]
-            lines[at] = line[: len(line) - len(line.lstrip())] + "pass"
+            unbolded = _BOLD.sub(r"\1", line)
+            lines[at] = unbolded if unbolded != line else line[: len(line) - len(line.lstrip())] + "pass"
     return None
 
 

@@ -1,0 +1,89 @@
+"""Training code pasted alone, with no known bug in it: the faults that most often hide in such code,
+ranked, each with the lines of the paste where it would be.
+
+People paste the part of their code they suspect and ask why training fails. When none of the rules in
+code.py and code_updates.py find a bug, "nothing shows a fault" helps no one: the reply is a
+differential. The order is what threads settle for code pastes (the wild corpus's tuning half: updates
+that never reach the weights 8 of 17, a data bug 5, numerics 3, the LR 1), and a suspect the paste points
+at moves up: a `.detach()` or `requires_grad` line for the updates, a transform on a mask or label for
+the data, fp16 or a log for the numerics. Every suspect stays at a low confidence; the one artifact that
+separates them (the loss per step) is what the reply asks for. Only for code alone: a log line, an error
+or a config speaks for itself."""
+from __future__ import annotations
+
+import re
+
+from analysis.ingest.configs import CodeFile
+from analysis.model import Evidence, Finding
+from analysis.run import Run
+
+NAME = "code"
+POINTED = 0.1      # what a line aimed at a suspect adds to its prior (fp16 puts numerics above plain priors)
+MOST_LINES = 3      # evidence lines quoted per suspect
+
+# code, prior, the lines that point at it (a comment or a print never does), why, what to check; every script
+# sets an LR, so its lines are quoted but add nothing
+_SUSPECTS = (
+    ("no_parameter_updates", 0.30,
+     re.compile(r"\.detach\(|(?<!tf)\.data\b(?!\.)|no_grad|requires_grad\w*\s*=\s*False|\.requires_grad_\(False|\.eval\(\)|"
+                r"trainable\s*=\s*False|param_groups|\bfreeze"),
+     "the loss may not reach the weights the optimizer holds (an output detached or computed under "
+     "no_grad, frozen or unregistered layers, an optimizer over other parameters)",
+     "Print each layer's weight sum before and after one optimizer step, and check that "
+     "sum(p.numel() for g in optimizer.param_groups for p in g['params']) counts the model's trainable "
+     "parameters: weights that do not change name the layer the loss never reaches"),
+    ("data_pipeline_bug", 0.28,
+     # anchored at the line's start: an unanchored `y = .*` would be quadratic on a long line of `y=y=`
+     re.compile(r"^\s*(?:self\.)?(?:mask|label|target|y)\w*\s*=[^=].*\b(?:tfm|transforms?|ToTensor|to_tensor)\b|"
+                r"\.zip\(|__getitem__|shuffle\s*[=:]\s*False|\b(?:label|target|y)\w*\.(?:view|reshape|squeeze)\("),
+     "the inputs, labels or targets may not be what the loss compares (labels rescaled by a transform, "
+     "targets of another shape broadcast against the predictions, pairs out of step, an unshuffled loader)",
+     "Print one batch as the loss sees it: the prediction's and the target's shape, dtype and value range, "
+     "and a few (input, label) pairs: a target of (N,) against (N, 1) predictions, mask values in [0, 1] "
+     "where class indices are expected, or labels not matching their inputs is the fault"),
+    ("numerical_instability", 0.22,
+     re.compile(r"\.half\(|float16|fp16|cudaHalf|autocast|\blog\(|\bsqrt\(|\bexp\("),
+     "a value may overflow or leave its domain (fp16 overflow, a log or sqrt of 0, an epsilon that rounds "
+     "to 0 in half precision)",
+     "Run one step with torch.autograd.set_detect_anomaly(True) (or check torch.isfinite on each "
+     "intermediate): the first op to give inf or NaN is the fault"),
+    ("lr_too_high", 0.18,
+     re.compile(r"\blr\b|learning_rate|initial_lr"),
+     "the learning rate may be too high for the inputs' scale (unnormalized inputs make any LR large)",
+     "Lower the LR 10x, or normalize the inputs and targets to unit scale, and compare the first 100 "
+     "steps' loss"),
+)
+_COMMENT_OR_PRINT = re.compile(r"^\s*(?:#|--|//|print\b|print\()")
+
+
+def _alone(run: Run) -> bool:
+    """Code with nothing else to read: no metric, no event, no config, no checkpoint."""
+    return bool(run.code) and not run.metrics.names() and not run.events and not run.configs \
+        and not run.checkpoints
+
+
+def _pointed(code: CodeFile, pattern: re.Pattern) -> list[int]:
+    return [i for i, line in enumerate(code.text.splitlines(), 1)
+            if not _COMMENT_OR_PRINT.match(line) and pattern.search(line)]
+
+
+def suspects(run: Run) -> list[Finding]:
+    """The differential for code pasted alone; code.py calls it where its own rules found nothing."""
+    if not _alone(run):
+        return []
+    read = ("No known bug found in the code" if any(not c.parse_error for c in run.code) else
+            "The code could not be parsed (not Python, or cut mid-block), so it was read as text only")
+    out = []
+    for code_name, prior, pattern, why, check in _SUSPECTS:
+        hits = [(code, i) for code in run.code for i in _pointed(code, pattern)][:MOST_LINES]
+        ev = [Evidence(f"{code.line(i)}: where this would be", code.artifact, f"line {i}") for code, i in hits]
+        if not ev:
+            n = len(run.code[0].text.splitlines())
+            ev = [Evidence(f"no line of the paste points at it; no known bug of this kind in its {n} lines",
+                           run.code[0].artifact, f"lines 1-{n}")]
+        pointed = bool(hits) and code_name != "lr_too_high"
+        out.append(Finding(code=code_name, issue=f"{read}; a suspect: {why}",
+                           severity="medium", confidence=prior + POINTED * pointed, evidence=ev,
+                           fix=check, analyzer=NAME,
+                           quick_fix=check.split(":")[0]))
+    return out

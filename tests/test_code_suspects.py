@@ -1,0 +1,81 @@
+"""Training code pasted alone with no known bug in it: a differential, not "nothing shows a fault".
+The pasted lines are those of real threads (the wild corpus's tuning half)."""
+import textwrap
+
+from analysis.analyzers import code as code_checks
+from analysis.diagnose import diagnose
+from analysis.ingest import load_run
+from analysis.ingest.configs import _blank_unparsable
+
+
+def ranked(tmp_path, source, log=None):
+    (tmp_path / "train.py").write_text(textwrap.dedent(source))
+    if log is not None:
+        (tmp_path / "train.log").write_text(log)
+    return sorted(code_checks.analyze(load_run(tmp_path)), key=lambda f: -f.confidence)
+
+
+def test_a_mask_through_the_image_transform_puts_the_data_first(tmp_path):
+    # pytorch#53959: ToTensor in the transform rescales the class indices of a mask to [0, 1]
+    f = ranked(tmp_path, "mask = self.tfm(mask)\n")
+    assert [x.code for x in f[:2]] == ["data_pipeline_bug", "no_parameter_updates"]
+    assert f[0].evidence[0].locator == "line 1" and "self.tfm(mask)" in f[0].evidence[0].text
+    assert all(x.severity == "medium" and x.confidence < 0.5 for x in f)
+
+
+def test_a_dataset_zipped_with_itself_is_the_data_not_tf_data(tmp_path):
+    # tensorflow#37581: each copy shuffles on its own, so inputs and targets are out of step
+    f = ranked(tmp_path, "zipdata = tf.data.Dataset.zip((train_dataset, train_dataset))\n")
+    assert f[0].code == "data_pipeline_bug"
+    assert next(x for x in f if x.code == "no_parameter_updates").confidence < f[0].confidence
+
+
+def test_a_detached_output_in_a_snippet_puts_the_updates_first(tmp_path):
+    # deep-cage#16: a detached tensor feeds the regularizer, so its loss moves nothing
+    f = ranked(tmp_path, """
+        weights = weights.detach()
+
+        self.loss["WREG"]+=self.mvc_reg_loss(all_outputs["weight"])*self.opt.mvc_weight
+    """)
+    assert f[0].code == "no_parameter_updates" and f[0].evidence[0].locator == "line 2"
+
+
+def test_half_precision_in_code_python_cannot_parse_puts_the_numerics_first(tmp_path):
+    # torch7 cudnn#377 (Lua): an fp16 model whose Adam epsilon rounds to zero
+    f = ranked(tmp_path, """\
+        criterion = cudnn.SpatialCrossEntropyCriterion(classWeights):cudaHalf()
+
+         model = createNet()
+         model = model:cudaHalf()
+    """)
+    assert f[0].code == "numerical_instability"
+    assert [e.locator for e in f[0].evidence] == ["line 1", "line 4"]
+    assert "could not be parsed" in f[0].issue
+
+
+def test_no_suspects_beside_a_log(tmp_path):
+    assert ranked(tmp_path, "mask = self.tfm(mask)\n", log="epoch 1 loss 0.69\nepoch 2 loss 0.68\n") == []
+
+
+def test_a_found_bug_leaves_no_suspects(tmp_path):
+    f = ranked(tmp_path, """
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+    """)
+    assert [x.code for x in f] == ["no_parameter_updates"] and f[0].confidence >= 0.5
+
+
+def test_the_reply_ranks_the_suspects_and_names_what_tells_them_apart(tmp_path):
+    (tmp_path / "train.py").write_text("mask = self.tfm(mask)\n")
+    d, _ = diagnose(tmp_path)
+    assert d.status == "needs_more_data"
+    assert [c.code for c in d.root_causes][:2] == ["data_pipeline_bug", "no_parameter_updates"]
+    assert d.tell_apart
+
+
+def test_a_bolded_call_in_pasted_code_loses_its_markup_not_its_line():
+    # image2reverb#37: the poster bolded the call they asked about
+    text, _ = _blank_unparsable("d_fake2 = self.d(**fake_spec.detach()**, f)\nG = F.mse_loss(d_fake2, ones)\n")
+    assert text.splitlines()[0] == "d_fake2 = self.d(fake_spec.detach(), f)"
+    assert _blank_unparsable("f(**kw)\nprint x\n")[0].splitlines() == ["f(**kw)", "pass"]
