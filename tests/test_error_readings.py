@@ -87,6 +87,14 @@ REAL = [
      "       grad_fn=<AddmmBackward0>)\n",
      "tests/wild scatlasvae-normal-loc-nan-lr-13 (the LR lowered)", "lr_too_high",
      {"numerical_instability", "data_pipeline_bug"}),
+    # Optuna's one-line report of a trial's error, its traceback cut before the exception line; torch before 1.8
+    # named no values (a loc is Real(), which only NaN fails)
+    ("[W 2021-08-31 18:03:34,301] Trial 2 failed because of the following error: ValueError('The parameter loc has "
+     "invalid values')\nTraceback (most recent call last):\n  File \"/home/rl/.local/lib/python3.8/site-packages/"
+     "optuna/_optimize.py\", line 216, in _run_trial\n    value_or_values = func(trial)\n  File \"/home/rl/.local/"
+     "lib/python3.8/site-packages/stable_baselines3/sac/sac.py\", line 203, in train\n",
+     "tests/wild sb3-zoo-sac-optuna-loc-invalid-values-156 ('usually ... the learning rate is too high')",
+     "lr_too_high", {"numerical_instability"}),
 ]
 
 

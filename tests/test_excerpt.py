@@ -239,6 +239,35 @@ def test_a_loss_that_drops_to_exactly_zero_is_nothing_scored(tmp_path):
     assert "-100" in d.root_causes[0].fix and d.status == "needs_more_data"
 
 
+def test_a_loss_at_zero_from_the_first_report_may_be_a_loop_that_ran_no_batch(tmp_path):
+    # pytorch-tabnet #537 (tests/wild, tune half): drop_last=True dropped the only batch
+    d = _top(tmp_path, "".join(f"epoch {e} | loss: 0.0     |  0:00:00s\n" for e in range(85, 100)))
+    codes = [c.code for c in d.root_causes]
+    assert codes[:3] == ["data_pipeline_bug", "numerical_instability", "no_parameter_updates"]
+    assert "drop_last" in d.root_causes[2].fix
+    # a loss that was non-zero first is no empty loop
+    d = _top(tmp_path, "epoch 1 loss 2.1234\n" + "".join(f"epoch {e} loss 0.0\n" for e in range(2, 6)))
+    assert "no_parameter_updates" not in [c.code for c in d.root_causes]
+
+
+def test_one_caption_for_every_video_is_a_collapse_and_then_the_inputs(tmp_path):
+    # Video-Cap #3 (tests/wild, tune half): broken OpenCV features gave every video the same caption
+    text = "".join(f"....\nvideo => {v}\ngenerated_sentence => a man is playing a flute\nreference => {r}\n"
+                   for v, r in [("rl1rVk_xIOs_1_16.avi", "Children are dancing."),
+                                ("dfOuTx66bJU_34_39.avi", "A man walking down the street turns around."),
+                                ("f9Won2JpOEU_60_80.avi", "A cat is laying down licking it's paw.")])
+    d = _top(tmp_path, text, "output.txt")
+    assert [c.code for c in d.root_causes[:2]] == ["mode_collapse", "data_pipeline_bug"]
+    assert "Children are dancing." in d.root_causes[0].evidence[1].text
+    # the same captions under the same references, or an output folder printed per sample, are no collapse
+    same = text.replace("Children are dancing.", "x").replace("A man walking down the street turns around.", "x")
+    d = _top(tmp_path, same.replace("A cat is laying down licking it's paw.", "x"), "output.txt")
+    assert "mode_collapse" not in [c.code for c in d.root_causes]
+    folders = "".join(f"input file: img_{i}.png\noutput dir: runs/exp1\noutput: runs/exp1/pred\n" for i in range(6))
+    d = _top(tmp_path, folders, "output.txt")
+    assert "mode_collapse" not in [c.code for c in d.root_causes]
+
+
 def test_a_loss_that_creeps_down_to_a_printed_zero_converged(tmp_path):
     text = "".join(f"epoch {i} loss {v}\n" for i, v in enumerate(["0.5000", "0.0200", "0.0010", "0.0000", "0.0000"], 1))
     d = _top(tmp_path, text)

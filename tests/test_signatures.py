@@ -10,6 +10,14 @@ from analysis.ingest.events import build_event, match_benign, prefilter_literals
 
 # (signature name, line as posted, where it was posted)
 REAL_LINES = [
+    # session 33: the nineteenth round's tune cases
+    ("constant_input", "PearsonRConstantInputWarning: An input array is constant; the correlation coefficent is not "
+     "defined.", "tests/wild locating-objects-pearsonr-constant-counts-33 (SciPy's older wording, with its typo)"),
+    ("constant_input", "GT-long-range-niches/src/InterScale/train/_trainingplans.py#line=180): ConstantInputWarning: An "
+     "input array is constant; the correlation coefficient is not defined.",
+     "tests/wild interscale-pearsonr-constant-gene-or-cell-19"),
+    ("mlx_malloc", "libc++abi: terminating due to uncaught exception of type std::runtime_error: [malloc_or_wait] "
+     "Unable to allocate 12 bytes.", "tests/wild mlx-lora-malloc-unable-to-allocate-70"),
     # session 32: warnings and asserts a probe of common messages read as nothing or as the wrong cause
     ("yolo_corrupt_label", "train: WARNING ⚠️ /home/..../837.jpg: ignoring corrupt image/label: non-normalized or out "
      "of bounds coordinates [     1.0021]", "github.com/ultralytics/yolov5/issues/10632 (labels outside [0, 1]; "
@@ -336,6 +344,9 @@ HARMLESS_NCCL_WARNINGS = [
 ]
 
 BENIGN_LINES = [
+    ("mmcv_partial_checkpoint", "Initialize the weights. Loading mobilenet_v3_small-8427ecf0.pth The model and loaded "
+     "state dict do not match exactly size mismatch for head.layers.1.fc.weight: copying a param with shape "
+     "torch.Size([1", "tests/wild awesome-backbones-head-fc-size-mismatch-1000-classes-36"),
     ("tensorboard_nonfinite_scalar", " WARNING NaN or Inf found in input tensor", "tests/wild wenet-nan-inf-input-tensor-"
      "warning-1472 (github.com/wenet-e2e/wenet/issues/1472)"),
     ("scheduler_before_optimizer", "/opt/conda/lib/python3.7/site-packages/torch/optim/lr_scheduler.py:100: UserWarning: "

@@ -20,6 +20,7 @@ READINGS = Path(__file__).resolve().parents[1] / "data" / "error_readings.toml"
 # the event signatures of an error no cause is known for: a traceback or an exception line no
 # signature names, and a CUDA error, a native crash or a NaN checkpoint metric whose own words name no cause
 # (signatures.toml, code "")
+_FRAME_LINE = re.compile(r'^\s*File "[^"]*", line \d+')
 UNKNOWN = ("traceback", "error", "cuda_error", "native_crash", "nan_checkpoint_metric")
 TRAINED_AFTER = 3     # loss reports after an error line: the run went on past it
 WORDS_ONLY = 0.6      # a reading's words in a line that is no error: suggested, less than by an error
@@ -141,7 +142,9 @@ def analyze_events(events: list[Event], loss: Series | None = None) -> list[Find
     if any(e.code for e in events):
         return []
     unknown = [e for e in events if e.signature in UNKNOWN and not _trained_after(e, loss)]
-    return _findings(unknown[-1]) if unknown else []
+    # a traceback cut before its exception line ends on a frame: an error that says what it is reads first
+    said = [e for e in unknown if not _FRAME_LINE.match(e.text)]
+    return _findings((said or unknown)[-1]) if unknown else []
 
 
 def analyze_words(run: Run) -> list[Finding]:

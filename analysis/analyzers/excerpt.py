@@ -50,6 +50,7 @@ from analysis.analyzers.common import (
     small_lr,
 )
 from analysis.analyzers.not_learning import chance_accuracy, frozen_loss
+from analysis.analyzers.same_output import same_output
 from analysis.ingest.bare_rows import PRINTED_NAN, PRINTED_VALUE, UNNAMED
 from analysis.ingest.dressing import undress
 from analysis.ingest.textlog import NONFINITE_PREFIX, PART_PREFIX
@@ -83,6 +84,7 @@ MANY_CLASSES = 10           # a loss at ln(K) for K this large beside an accurac
 TOO_GOOD_LOSS = 0.01
 ZERO_REPORTS = 2            # a loss of exactly 0 at two reports is no loss at all...
 ZERO_JUMP = 0.05            # ...when it drops there from above 0.05, not when it creeps down to it
+ZERO_EMPTY = 0.5            # 0 from the first report: a loop that ran no batch, beside every label masked (0.6)
 GRAD_GROWTH = 100.0         # a gradient norm 100x its first report within a short excerpt
 FINITE_BEFORE = 2           # an unnamed column finite at 2 rows, then NaN to its last, turned NaN...
 NAN_AFTER = 2               # ...or finite at one row, then NaN at 2 or more to its last
@@ -1005,7 +1007,18 @@ def _zero_loss(run: Run) -> list[Finding]:
         return []                # a GRPO loss is 0 while its KL term is (its advantages sum to 0 in a group)
     ev = [point(s, int(zero[0]), s.name), point(s, int(zero[-1]), s.name)]
     said = f"{s.name} is exactly 0 at {len(zero)} of {len(s)} reports"
-    return [Finding(code="data_pipeline_bug",
+    # 0 from the very first report was never a loss: a loop that ran no batch prints the sum it started at
+    # (medium: an alternative to the masked labels, not a stall that would take the lead from them)
+    empty = [] if zero[0] > 0 else [Finding(
+        code="no_parameter_updates",
+        issue=f"{said}, from the first: no batch may reach the loss at all (a loader that yields nothing: "
+              "drop_last=True with fewer samples than one batch, a filter that drops every sample), so the "
+              "printed loss is the 0 it was initialized to and no step is taken",
+        severity="medium", confidence=ZERO_EMPTY, evidence=ev,
+        fix="Print len(train_loader) and the number of batches seen per epoch: 0 batches means the dataset is "
+            "smaller than the batch size under drop_last=True (set drop_last=False or a smaller batch), or empty",
+        analyzer=NAME, quick_fix="Print len(train_loader)")]
+    return empty + [Finding(code="data_pipeline_bug",
                     issue=f"{said}: nothing is being scored",
                     severity="high",
                     confidence=0.6,
@@ -1331,6 +1344,6 @@ def _no_fault_read(run: Run) -> list[Finding]:
 def analyze(run: Run) -> list[Finding]:
     readings = (_gap, _zero_map, _dice_above_one, _absurd_lr, _nan_loss, _rising_loss, _stuck_accuracy, _flat_loss,
                 _frozen_loss, _too_good, _one_column, _growing_gradients, _short_spike, _zero_loss, _no_labels,
-                _no_episode_ended, _unscored_part)
+                _no_episode_ended, _unscored_part, same_output)
     found = [f for reading in readings for f in reading(run)]
     return found or _no_fault_read(run)

@@ -173,6 +173,7 @@ def build_event(artifact: str, line_no: int, lines: list[str]) -> tuple[Event | 
     if benign is not None:
         return Event("benign", None, artifact, line_no, clip(first.strip(), 500),
                      fields={"benign": benign.name, "why": benign.why}), 1
+    first = _unwrapped(first)
     sig = match_signature(first)
     if sig is None:
         m = _EXC_LINE.match(first.strip())
@@ -186,6 +187,17 @@ def build_event(artifact: str, line_no: int, lines: list[str]) -> tuple[Event | 
             return Event("warning", None, artifact, line_no, clip(first.strip(), 500)), 1
         return _values_shown(Event("error", None, artifact, line_no, clip(first.strip(), 500)), lines, 1), 1
     return Event(sig.name, sig.code, artifact, line_no, clip(first.strip(), 500), fields=_fields(sig, first)), 1
+
+
+# A tuner's one-line report of the exception a trial raised (Optuna: `[W ...] Trial 2 failed because of
+# the following error: ValueError('The parameter loc has invalid values')`), its traceback often cut
+_WRAPPED = re.compile(r"because of the following error: ([A-Za-z_][\w.]*(?:Error|Exception))\((['\"])(.*)\2\)\s*$")
+
+
+def _unwrapped(line: str) -> str:
+    """The exception line a tuner's report quotes, as Python prints it (`ValueError: ...`), else the line."""
+    m = _WRAPPED.search(line) if "because of the following error" in line else None
+    return f"{m.group(1)}: {m.group(3)}" if m else line
 
 
 # torch.distributions refusing a parameter ends its message `..., but found invalid values:` and prints
