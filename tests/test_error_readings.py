@@ -117,6 +117,17 @@ def test_a_known_error_in_the_paste_needs_no_differential(tmp_path):
     assert [c.code for c in d.root_causes] == ["out_of_memory"]
 
 
+def test_a_cpp_exception_nothing_caught_ends_the_run_and_its_message_is_read(tmp_path):
+    # libstdc++'s and libc++'s words for an uncaught exception: the process aborted after the last loss line
+    for crash in ("terminate called after throwing an instance of 'std::bad_alloc'\n  what():  std::bad_alloc\n",
+                  "libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command "
+                  "buffer execution failed: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorTimeout)\n"):
+        (tmp_path / "train.log").write_text("Iter 10: Train loss 2.586, Learning Rate 1.000e-05\n"
+                                            "Iter 20: Train loss 1.731, Learning Rate 1.000e-05\n" + crash)
+        d, _ = diagnose(tmp_path)
+        assert d.root_causes[0].code == "out_of_memory" and d.status != "no_failure_found", crash
+
+
 def test_a_distribution_refusing_finite_values_is_no_nan_output(tmp_path):
     # the same refusal as the VAE's above, but the values it prints are finite (a scale taken from a linear
     # layer without softplus goes negative): no weights went NaN, so neither the LR nor an overflow is read,

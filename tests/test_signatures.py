@@ -16,8 +16,13 @@ REAL_LINES = [
     ("constant_input", "GT-long-range-niches/src/InterScale/train/_trainingplans.py#line=180): ConstantInputWarning: An "
      "input array is constant; the correlation coefficient is not defined.",
      "tests/wild interscale-pearsonr-constant-gene-or-cell-19"),
-    ("mlx_malloc", "libc++abi: terminating due to uncaught exception of type std::runtime_error: [malloc_or_wait] "
+    ("label_out_of_range", "Error: Variable value (label) of OP(fluid.layers.cross_entropy) expected >= 0 and < 5, but "
+     "got 5.", "tests/wild paddleclas-label-expected-lt-5-got-5-389 (PaddlePaddle's wording)"),
+    ("mlx_oom", "libc++abi: terminating due to uncaught exception of type std::runtime_error: [malloc_or_wait] "
      "Unable to allocate 12 bytes.", "tests/wild mlx-lora-malloc-unable-to-allocate-70"),
+    ("mlx_oom", "libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer "
+     "execution failed: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)",
+     "tests/wild mlx-lm-full-finetune-metal-oom-236"),
     # session 32: warnings and asserts a probe of common messages read as nothing or as the wrong cause
     ("yolo_corrupt_label", "train: WARNING ⚠️ /home/..../837.jpg: ignoring corrupt image/label: non-normalized or out "
      "of bounds coordinates [     1.0021]", "github.com/ultralytics/yolov5/issues/10632 (labels outside [0, 1]; "

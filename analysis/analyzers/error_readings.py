@@ -21,7 +21,7 @@ READINGS = Path(__file__).resolve().parents[1] / "data" / "error_readings.toml"
 # signature names, and a CUDA error, a native crash or a NaN checkpoint metric whose own words name no cause
 # (signatures.toml, code "")
 _FRAME_LINE = re.compile(r'^\s*File "[^"]*", line \d+')
-UNKNOWN = ("traceback", "error", "cuda_error", "native_crash", "nan_checkpoint_metric")
+UNKNOWN = ("traceback", "error", "cuda_error", "native_crash", "nan_checkpoint_metric", "uncaught_cpp")
 TRAINED_AFTER = 3     # loss reports after an error line: the run went on past it
 WORDS_ONLY = 0.6      # a reading's words in a line that is no error: suggested, less than by an error
 WORDS_MAX_BYTES = 256 * 1024    # a paste, not a run's log (a long log from which nothing was read is no paste)
