@@ -234,6 +234,10 @@ def test_mlflow_params_are_the_runs_config(tmp_path, capsys):
     # tests/wild hhmarl-rllib-categorical-logits-nan-lower-lr-15: the rows of a printed tensor of NaN logits
     "        [nan, nan, nan,  ..., nan, nan, nan],\n        [nan, nan, nan,  ..., nan, nan, nan]], "
     "grad_fn=<SubBackward0>)\n\nIn tower 0 on device cpu\n",
+    # tests/wild yolov7-ciou-box-loss-nan-142: a table's row of numbers with NaN among them, bare or stamped
+    "box         obj              cls     total    labels  img_size\n"
+    "nan       0.007422         0       nan        22   1280\n",
+    "2024-03-01 10:22:30,809 - INFO - box         obj              cls     total    labels  img_size\n",
 ])
 def test_nan_values_in_output_txt_are_read_as_a_log(tmp_path, text):
     (tmp_path / "output.txt").write_text(text)

@@ -69,6 +69,16 @@ TRICKY = [
     " eta: 0:10:00  iter: 19  total_loss: 2.1  loss_cls: 0.7  loss_box_reg: 0.1  time: 0.5  lr: 0.0002  max_mem: 3000M",
     "9595/9595 [==============================] - 1s - loss: 0.6242 - acc: 0.6295 - val_loss: 0.5265 - val_acc: 0.7470",
     "Train Epoch: 1 [128/60000 (0%)]\tLoss: 2.301 Accuracy score: 0.5 Training Loss: 2.0 Validation Loss: 2.2",
+    # a table under a logger's stamps (the header's stamp says its rows have one), glog's, a bracketed clock, a
+    # level in brackets; stamps cut short or with a dash before a negative number; a `time` column under no stamp
+    "2024-03-01 10:22:30,809 - INFO - box         obj              cls     total    labels  img_size",
+    "2024-03-01 10:22:31,249 - INFO - nan       0.007422         0       nan        22      1280",
+    "2024-03-01T10:22:31.249Z -0.5       0.007422         0       nan        22      1280",
+    "I0301 10:22:10.042 1234 train.py:88] box  obj  cls  total",
+    "I0301 10:22:11.042 1234 train.py:88] 0.5  0.1  0  0.6",
+    "[10:22:03] [WARNING]: box  obj  cls  total", "[10:22:04] | 0.5  0.1  0  0.6", "[10:22:0 box  obj  cls  total",
+    "2024-03-01 10:2 box  obj  cls  total", "I0301 10:22:10.042 train.py:88] box  obj  cls", "10:22:04 INFOX box  obj",
+    "time  loss  acc", "00:01:23  0.5  0.9", "00:01:24  0.4  0.91",
     # a YOLO table: header, a row with a progress bar, a validation table that is no header, rows
     "      Epoch    GPU_mem   box_loss   obj_loss   cls_loss  Instances       Size",
     "      1/100      2.61G      1.234      2.345     1.1234         45        640: 100%|\xe2\x96\x88\xe2\x96\x88| 8/8 [00:02<00:00,  3.21it/s]",

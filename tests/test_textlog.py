@@ -191,6 +191,20 @@ def test_a_two_column_pandas_frame_is_a_table(tmp_path):
     assert list(s["train_acc"].values) == [0.96875, 0.5, 0.5]
 
 
+def test_a_table_printed_through_a_logger_is_read_after_its_stamps(tmp_path):
+    # yolov7 #142 (tests/wild, tune half) as Python's logging prints it: the header and its row each stamped
+    _, s = _parse(tmp_path, "2024-03-01 10:22:30,809 - INFO - box         obj              cls     total    labels  "
+                            "img_size\n2024-03-01 10:22:31,249 - INFO - nan       0.007422         0       nan        "
+                            "22      1280\n")
+    assert np.isnan(s["train_loss"].values[0]) and s["train_loss/obj"].values.tolist() == [0.007422]
+    # glog's stamp too; a header with no stamp keeps its rows' first cells, whatever they look like
+    _, s = _parse(tmp_path, "I0301 10:22:10.042 1234 train.py:88] box  obj  cls  total\n"
+                            "I0301 10:22:11.042 1234 train.py:88] 0.5  0.1  0  0.6\n")
+    assert s["train_loss"].values.tolist() == [0.6]
+    _, s = _parse(tmp_path, "epoch  box  obj  total\n10  0.5  0.1  0.6\n")
+    assert s["train_loss"].values.tolist() == [0.6] and s["epoch"].values.tolist() == [10]
+
+
 def test_two_names_one_blank_apart_are_no_table(tmp_path):
     _, s = _parse(tmp_path, "loss acc\n1 2\n3 4\n")
     assert "train_loss" not in s

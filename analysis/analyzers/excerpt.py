@@ -85,6 +85,8 @@ TOO_GOOD_LOSS = 0.01
 ZERO_REPORTS = 2            # a loss of exactly 0 at two reports is no loss at all...
 ZERO_JUMP = 0.05            # ...when it drops there from above 0.05, not when it creeps down to it
 ZERO_EMPTY = 0.5            # 0 from the first report: a loop that ran no batch, beside every label masked (0.6)
+ZERO_FALL = 0.5             # one report at exactly 0 is enough after a loss this high (no rounding falls that far)
+ZERO_FIRST, ZERO_SECOND = 0.6, 0.45     # the two readings of a loss at 0, the likelier first
 GRAD_GROWTH = 100.0         # a gradient norm 100x its first report within a short excerpt
 FINITE_BEFORE = 2           # an unnamed column finite at 2 rows, then NaN to its last, turned NaN...
 NAN_AFTER = 2               # ...or finite at one row, then NaN at 2 or more to its last
@@ -991,16 +993,20 @@ def _policy_gradient(run: Run) -> bool:
 
 
 def _zero_loss(run: Run) -> list[Finding]:
-    """A loss that drops to exactly 0 and stays there for ZERO_REPORTS or more reports: no real loss
-    is exactly zero. Either nothing is scored (every label masked, -100 everywhere, an empty target)
-    or the loss underflows in half precision. A policy-gradient loss printed beside its rewards and KL
+    """A loss that drops to exactly 0 and stays there for ZERO_REPORTS or more reports (or for the last
+    report, from ZERO_FALL or more): no real loss is exactly zero. Either nothing is scored (every label
+    masked, -100 everywhere, an empty target) or the loss underflows in half precision. A loss that was
+    real first and falls to 0 mid-run is the precision's (threads settle fp16 loss scaling and bf16), one
+    that is 0 from its first report the data's. A policy-gradient loss printed beside its rewards and KL
     (TRL's GRPO) is the exception: it is 0 by construction while the KL to the reference is."""
     s = _main_loss(run)
     if s is None or len(s) < ZERO_REPORTS:
         return []
     zero = np.flatnonzero(s.values == 0)
-    if len(zero) < ZERO_REPORTS or not np.all(s.values[zero[0]:] == 0):
+    if not len(zero) or not np.all(s.values[zero[0]:] == 0):
         return []                # zeros among other values are rounding, not a loss that stays at nothing
+    if len(zero) < ZERO_REPORTS and not (zero[0] > 0 and s.values[zero[0] - 1] >= ZERO_FALL):
+        return []
     if zero[0] > 0 and 0 <= s.values[zero[0] - 1] < ZERO_JUMP:
         return []                # a loss that crept down to a printed 0.0000 converged; it did not drop to 0
     if _policy_gradient(run):
@@ -1018,10 +1024,11 @@ def _zero_loss(run: Run) -> list[Finding]:
         fix="Print len(train_loader) and the number of batches seen per epoch: 0 batches means the dataset is "
             "smaller than the batch size under drop_last=True (set drop_last=False or a smaller batch), or empty",
         analyzer=NAME, quick_fix="Print len(train_loader)")]
+    dropped = bool(zero[0] > 0)     # real first, then 0: the precision leads; 0 throughout: the data
     return empty + [Finding(code="data_pipeline_bug",
                     issue=f"{said}: nothing is being scored",
                     severity="high",
-                    confidence=0.6,
+                    confidence=ZERO_SECOND if dropped else ZERO_FIRST,
                     evidence=ev,
                     fix="Check that some labels are real: with every label masked (-100, padding, a "
                         "prompt-only mask) the loss is 0 and nothing is learned; print the count of "
@@ -1033,7 +1040,7 @@ def _zero_loss(run: Run) -> list[Finding]:
                     issue=f"{said}: a half-precision loss that underflowed (or overflowed and "
                           "was zeroed) reads 0",
                     severity="high",
-                    confidence=0.45,
+                    confidence=ZERO_FIRST if dropped else ZERO_SECOND,
                     evidence=ev,
                     fix="Train in bf16 or fp32 for a few steps; if the loss comes back, keep the loss "
                         "computation in fp32 (autocast off around it)",
@@ -1088,8 +1095,9 @@ def _too_good(run: Run) -> list[Finding]:
     labels are constant. An accuracy of 1.0 at step 0, before training moved the weights, is too
     good whatever the loss beside it (a weight-decay term keeps the total above 0): an untrained
     model scores every sample right only when every label is the class it happens to predict."""
-    loss = _main_loss(run)
     for name in ("train_acc", "val_acc"):
+        # each accuracy beside its own loss: an evaluation's printout holds no training loss
+        loss = (run.metrics.get("val_loss") if name == "val_acc" else None) or _main_loss(run)
         acc = run.metrics.get(name)
         if acc is None or not len(acc) or not np.isfinite(acc.values[0]) or _as_share(acc.values)[0] < 0.999:
             continue

@@ -678,8 +678,9 @@ static int numeric_cell(Cell c, double *v) {
     return end == c.n;
 }
 
-typedef struct { int fams[MAX_COLUMNS]; int n; int how; Py_ssize_t lead; } Header;   /* n = 0: no table in force;
-                                                                                   lead: the header's blanks before it */
+typedef struct { int fams[MAX_COLUMNS]; int n; int how; Py_ssize_t lead; int stamped; } Header;
+/* n = 0: no table in force; lead: the header's blanks before it; stamped: the header came after a logger's
+   stamp (stamp_len), so its rows do too (a row's own first cell may be a clock: a `time` column) */
 
 static int table_row(Ctx *c, Out *o, const Header *t, const char *s, Py_ssize_t n, int ln) {
     Cell all[MAX_COLUMNS + 2], *cells = all;
@@ -752,14 +753,84 @@ static int table_header(Ctx *c, Header *t, const char *s, Py_ssize_t n) {
     return 1;
 }
 
+/* The index just past exactly k digits from i, else -1. */
+static Py_ssize_t digits_at(const char *s, Py_ssize_t i, Py_ssize_t n, int k) {
+    for (int j = 0; j < k; j++, i++) if (i >= n || !is_digit((unsigned char)s[i])) return -1;
+    return i;
+}
+
+/* hh:mm:ss with up to 9 digits of a fraction after `.` or `,`: the index past it, else -1. */
+static Py_ssize_t clock_at(const char *s, Py_ssize_t i, Py_ssize_t n) {
+    for (int part = 0; part < 3; part++) {
+        if (part && (i >= n || s[i++] != ':')) return -1;
+        if ((i = digits_at(s, i, n, 2)) < 0) return -1;
+    }
+    if (i + 1 < n && (s[i] == '.' || s[i] == ',') && is_digit((unsigned char)s[i + 1])) {
+        i++;
+        for (int j = 0; j < 9 && i < n && is_digit((unsigned char)s[i]); j++) i++;
+    }
+    return i;
+}
+
+static const char *const LEVELS[] = {"INFO", "WARNING", "WARN", "ERROR", "DEBUG", "CRITICAL", "FATAL"};
+
+/* The blanks, a `-` or `|` between blanks, after a stamp or a level: the index past them. */
+static Py_ssize_t stamp_gap(const char *s, Py_ssize_t i, Py_ssize_t n) {
+    while (i < n && (s[i] == ' ' || s[i] == '\t')) i++;
+    if (i < n && (s[i] == '|' || (s[i] == '-' && !(i + 1 < n && (is_digit((unsigned char)s[i + 1]) || s[i + 1] == '.'))))) {
+        i++;
+        while (i < n && (s[i] == ' ' || s[i] == '\t')) i++;
+    }
+    return i;
+}
+
+/* A logger's stamp in front of a table's line (`2024-03-01 10:22:30,809 - INFO - `, `[10:22:03] `, glog's
+   `I0301 10:22:32.389 1234 train.py:88] `): its length, the table's cells start after it; 0 without one.
+   The clock-bearing forms of dressing.py's prefixes (a table's header and rows are matched from their
+   first cell, so the stamp must go; pairs are found anywhere in a line and need no such care). */
+static Py_ssize_t stamp_len(const char *s, Py_ssize_t n) {
+    Py_ssize_t i, j;
+    if (n > 5 && (s[0] == 'I' || s[0] == 'W' || s[0] == 'E' || s[0] == 'F') && (j = digits_at(s, 1, n, 4)) > 0
+            && j < n && s[j] == ' ' && (j = clock_at(s, j + 1, n)) > 0) {           /* glog */
+        while (j < n && s[j] == ' ') j++;
+        Py_ssize_t d = j;
+        while (j < n && is_digit((unsigned char)s[j])) j++;
+        if (j == d || j >= n || s[j] != ' ') return 0;
+        const char *close = memchr(s + j, ']', n - j);
+        return close ? stamp_gap(s, close - s + 1, n) : 0;
+    }
+    int bracket = n && s[0] == '[';
+    i = bracket;
+    if ((j = digits_at(s, i, n, 4)) > 0 && j < n && s[j] == '-') {                   /* 2024-03-01 10:22:30 */
+        if ((j = digits_at(s, j + 1, n, 2)) < 0 || j >= n || s[j] != '-') return 0;
+        if ((j = digits_at(s, j + 1, n, 2)) < 0 || j >= n || (s[j] != ' ' && s[j] != 'T')) return 0;
+        if ((j = clock_at(s, j + 1, n)) < 0) return 0;
+        if (j < n && s[j] == 'Z') j++;
+    } else if ((j = clock_at(s, i, n)) < 0) return 0;
+    if (bracket && (j >= n || s[j++] != ']')) return 0;
+    i = stamp_gap(s, j, n);
+    Py_ssize_t l = i + (i < n && s[i] == '[');
+    for (size_t k = 0; k < sizeof LEVELS / sizeof *LEVELS; k++) {
+        Py_ssize_t w = (Py_ssize_t)strlen(LEVELS[k]);
+        if (l + w <= n && !memcmp(s + l, LEVELS[k], w) && !(l + w < n && is_keych((unsigned char)s[l + w]))) {
+            l += w;
+            if (l < n && s[l] == ']') l++;
+            if (l < n && s[l] == ':') l++;
+            return stamp_gap(s, l, n);
+        }
+    }
+    return i;
+}
+
 /* One cleaned line: its pairs, else a row of the table in force, else perhaps a new header. */
 static int scan_line(Ctx *c, Out *o, Header *t, const char *s, Py_ssize_t n, int ln) {
     if (scan_pairs(c, o, s, n, ln)) return -1;
     if (o->line_n) t->n = 0;
-    else if (t->n && table_row(c, o, t, s, n, ln)) return -1;
-    if (!o->line_n && !c->failed) {
-        const char *p = s;
-        if (trim(&p, n)) table_header(c, t, s, n);
+    else {
+        Py_ssize_t k = stamp_len(s, n);
+        if (t->n && table_row(c, o, t, s + k * t->stamped, n - k * t->stamped, ln)) return -1;
+        const char *p = s + k;
+        if (!o->line_n && !c->failed && trim(&p, n - k) && table_header(c, t, s + k, n - k)) t->stamped = k > 0;
     }
     return line_flush(o, ln);
 }

@@ -74,11 +74,90 @@ def parse_number(s: bytes, i: int) -> tuple[float, int] | None:
 BLANKS, PIPES, COMMAS, WORDS = 0, 1, 2, 3    # how a table's cells are apart (WORDS: names one blank apart)
 
 
+def _digits_at(s: bytes, i: int, k: int) -> int:
+    """The index just past exactly k digits from i, else -1."""
+    return i + k if i + k <= len(s) and all(48 <= ch <= 57 for ch in s[i:i + k]) else -1
+
+
+def _clock_at(s: bytes, i: int) -> int:
+    """hh:mm:ss with up to 9 digits of a fraction after `.` or `,`: the index past it, else -1."""
+    for part in range(3):
+        if part:
+            if i >= len(s) or s[i] != 58:
+                return -1
+            i += 1
+        if (i := _digits_at(s, i, 2)) < 0:
+            return -1
+    if i + 1 < len(s) and s[i] in b".," and 48 <= s[i + 1] <= 57:
+        i += 1
+        for _ in range(9):
+            if i < len(s) and 48 <= s[i] <= 57:
+                i += 1
+    return i
+
+
+_LEVELS = (b"INFO", b"WARNING", b"WARN", b"ERROR", b"DEBUG", b"CRITICAL", b"FATAL")
+
+
+def _stamp_gap(s: bytes, i: int) -> int:
+    n = len(s)
+    while i < n and s[i] in _BLANK:
+        i += 1
+    if i < n and (s[i] == 124 or (s[i] == 45 and not (i + 1 < n and (48 <= s[i + 1] <= 57 or s[i + 1] == 46)))):
+        i += 1
+        while i < n and s[i] in _BLANK:
+            i += 1
+    return i
+
+
+def stamp_len(s: bytes) -> int:
+    """A logger's stamp in front of a table's line: its length, 0 without one (the C file's stamp_len)."""
+    n = len(s)
+    if n > 5 and s[0] in b"IWEF" and (j := _digits_at(s, 1, 4)) > 0 and j < n and s[j] == 32 \
+            and (j := _clock_at(s, j + 1)) > 0:                                  # glog
+        while j < n and s[j] == 32:
+            j += 1
+        d = j
+        while j < n and 48 <= s[j] <= 57:
+            j += 1
+        if j == d or j >= n or s[j] != 32:
+            return 0
+        close = s.find(b"]", j)
+        return _stamp_gap(s, close + 1) if close >= 0 else 0
+    bracket = int(n > 0 and s[0] == 91)
+    i = bracket
+    if (j := _digits_at(s, i, 4)) > 0 and j < n and s[j] == 45:                     # 2024-03-01 10:22:30
+        if (j := _digits_at(s, j + 1, 2)) < 0 or j >= n or s[j] != 45:
+            return 0
+        if (j := _digits_at(s, j + 1, 2)) < 0 or j >= n or s[j] not in b" T":
+            return 0
+        if (j := _clock_at(s, j + 1)) < 0:
+            return 0
+        if j < n and s[j] == 90:
+            j += 1
+    elif (j := _clock_at(s, i)) < 0:
+        return 0
+    if bracket:
+        if j >= n or s[j] != 93:
+            return 0
+        j += 1
+    i = _stamp_gap(s, j)
+    lv = i + (i < n and s[i] == 91)
+    for w in _LEVELS:
+        if s.startswith(w, lv) and not (lv + len(w) < n and s[lv + len(w)] in _KEYCH):
+            lv += len(w)
+            lv += lv < n and s[lv] == 93
+            lv += lv < n and s[lv] == 58
+            return _stamp_gap(s, lv)
+    return i
+
+
 class _Table:
     """A column table: the family of each header cell, and how its cells are apart."""
 
     def __init__(self, fams: list[int], how: int, lead: int) -> None:
         self.fams, self.how, self.lead = fams, how, lead      # lead: the header's blanks before it
+        self.stamped = 0      # the header came after a logger's stamp, so its rows do too
 
 
 def _comma_value(s: bytes, j: int) -> bool:
@@ -452,10 +531,12 @@ class Scanner:
         self.malformed += bad
         if found:
             self.table = None
-        elif self.table is not None and (found := self.table_row(s)):
-            pass
-        elif s.strip(b" \t"):
-            self.table = self.header(s) or self.table
+        else:
+            k = stamp_len(s)
+            if self.table is not None and (found := self.table_row(s[k * self.table.stamped:])):
+                pass
+            elif s[k:].strip(b" \t") and (table := self.header(s[k:])):
+                self.table, table.stamped = table, int(k > 0)
         self.flush(found, ln)
 
 
