@@ -22,6 +22,9 @@ class OverBudget(Exception):
 @dataclass(frozen=True)
 class Budget:
     artifact_seconds: float = 10.0
+    # ...and this much more per byte read: a 1 GB log needs ~10 s of CPU on a slow 2-core machine (the C
+    # scanner's threads count), where a fixed 10 s cut it short on one run in two and lost the diagnosis
+    artifact_bytes_per_cpu_second: float = 50e6
     artifact_bytes: int = 512 << 20        # memory one artifact may take to read
     run_bytes: int = 1 << 30               # memory the whole run's artifacts may take together
     # Derived caps, each far above what a real file of its kind needs:
@@ -43,6 +46,12 @@ class Budget:
                    config_bytes=min(cls.config_bytes, artifact_bytes // 16),
                    header_bytes=min(cls.header_bytes, artifact_bytes // 4),
                    pickle_bytes=min(cls.pickle_bytes, artifact_bytes // 8))
+
+    def seconds_for(self, size: int) -> float:
+        """The CPU time an artifact of `size` bytes may take (none at all when the budget is off)."""
+        if self.artifact_seconds <= 0:
+            return self.artifact_seconds
+        return self.artifact_seconds + size / self.artifact_bytes_per_cpu_second
 
     @staticmethod
     def mb(n: int) -> str:

@@ -36,3 +36,11 @@ def test_an_outer_limit_gets_its_time_back_and_still_fires():
                 pass
             while True:                      # the outer budget still ends the block
                 sum(range(1000))
+
+
+def test_a_big_artifact_gets_time_for_its_bytes_and_a_small_one_the_fixed_budget():
+    from analysis.budget import Budget
+    b = Budget(artifact_seconds=10.0)
+    assert b.seconds_for(10_000) == pytest.approx(10.0, abs=0.001)      # a hostile snippet: still ~10 s
+    assert b.seconds_for(1_000_000_000) == pytest.approx(30.0)          # a 1 GB log: 20 s more
+    assert Budget(artifact_seconds=0).seconds_for(1_000_000_000) == 0    # off stays off

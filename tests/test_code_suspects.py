@@ -79,3 +79,42 @@ def test_a_bolded_call_in_pasted_code_loses_its_markup_not_its_line():
     text, _ = _blank_unparsable("d_fake2 = self.d(**fake_spec.detach()**, f)\nG = F.mse_loss(d_fake2, ones)\n")
     assert text.splitlines()[0] == "d_fake2 = self.d(fake_spec.detach(), f)"
     assert _blank_unparsable("f(**kw)\nprint x\n")[0].splitlines() == ["f(**kw)", "pass"]
+
+
+def test_a_sound_script_points_at_nothing_and_bytes_that_are_no_code_get_no_suspects(tmp_path):
+    f = ranked(tmp_path, """
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        model = torch.nn.Linear(4, 2)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in DataLoader(TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,))), batch_size=4):
+            opt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+        model.eval()
+        with torch.no_grad():
+            acc = (model(x).argmax(1) == y).float().mean()
+    """)
+    updates = next(x for x in f if x.code == "no_parameter_updates")
+    assert updates.confidence == 0.3 and "no line of the paste points at it" in updates.evidence[0].text
+    (tmp_path / "train.py").write_bytes(bytes(range(256)) * 40)
+    assert code_checks.analyze(load_run(tmp_path)) == []
+
+
+def test_the_line_a_repair_blanked_is_still_the_one_pointed_at(tmp_path):
+    f = ranked(tmp_path, """\
+        for x, y in loader:
+            z = self.enc(x)
+            out = self.d(**z.detach()**, f) +
+            loss = crit(out, y)
+    """)
+    updates = next(x for x in f if x.code == "no_parameter_updates")
+    assert updates.evidence[0].locator == "line 3" and "z.detach()" in updates.evidence[0].text
+
+
+def test_a_long_line_of_one_word_is_read_in_linear_time(tmp_path):
+    import time
+    t = time.process_time()
+    ranked(tmp_path, "x = " + "requires_grad" * 20000 + "\n")
+    assert time.process_time() - t < 3

@@ -128,6 +128,47 @@ def test_a_cpp_exception_nothing_caught_ends_the_run_and_its_message_is_read(tmp
         assert d.root_causes[0].code == "out_of_memory" and d.status != "no_failure_found", crash
 
 
+def test_libstdcxx_says_what_on_the_next_line_and_an_abort_at_exit_is_harmless(tmp_path):
+    loss = "".join(f"step={i} loss={2.0 - 0.02 * i:.3f} grad_norm=1.0\n" for i in range(60))
+    (tmp_path / "train.log").write_text(loss + "terminate called after throwing an instance of 'std::runtime_error'\n"
+                                        "  what():  Insufficient memory to allocate 2147483648 bytes\n")
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "out_of_memory" and "Insufficient memory" in d.root_causes[0].evidence[0].text
+    (tmp_path / "train.log").write_text("terminate called after throwing an instance of 'c10::Error'\n"
+                                        "  what():  an odd state\n")
+    d, _ = diagnose(tmp_path)
+    assert "a C++ exception nothing caught that names no known failure" in d.root_causes[0].evidence[0].text
+    (tmp_path / "train.log").write_text(loss + "Training complete. Saved model to out/final.pt\n"
+                                        "terminate called after throwing an instance of 'c10::Error'\n"
+                                        "  what():  CUDA error: driver shutting down\nAborted (core dumped)\n")
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "healthy"
+
+
+def test_a_cut_traceback_reads_the_tuners_report_just_above_it_not_an_older_error(tmp_path):
+    # Optuna 3 names the trial's parameters and ends its report with a period; the line is quoted as printed
+    (tmp_path / "output.txt").write_text(
+        "[W 2024-03-01 10:05:00,000] Trial 2 failed with parameters: {'lr': 0.3} because of the following error: "
+        "ValueError('The parameter loc has invalid values').\nTraceback (most recent call last):\n"
+        "  File \"sac.py\", line 203, in train\n    loss = model(batch)\n")
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "lr_too_high" and "{'lr': 0.3}" in d.root_causes[0].evidence[0].text
+    # an error two commands back, already fixed, is not what stopped this run
+    (tmp_path / "output.txt").write_text(
+        "$ python prepare.py --fold 3\nKeyError: 'fold_3'\n$ python prepare.py --fold 2 && python train.py\n"
+        "Traceback (most recent call last):\n  File \"train.py\", line 88, in <module>\n    main()\n"
+        "  File \"/usr/lib/python3.10/site-packages/torch/nn/modules/module.py\", line 1501, in _call_impl\n")
+    d, _ = diagnose(tmp_path)
+    assert all("fold_3" not in e.text for c in d.root_causes for e in c.evidence)
+
+
+def test_a_users_own_data_check_is_no_distribution_refusing_nan(tmp_path):
+    (tmp_path / "traceback.txt").write_text("ValueError: column 'age' has invalid values: [nan, nan, -3]\n")
+    d, _ = diagnose(tmp_path)
+    assert not any("own output" in c.issue for c in d.root_causes)          # no distribution's parameter
+    assert d.root_causes[0].confidence <= 0.5 and d.root_causes[0].severity == "medium"
+
+
 def test_a_distribution_refusing_finite_values_is_no_nan_output(tmp_path):
     # the same refusal as the VAE's above, but the values it prints are finite (a scale taken from a linear
     # layer without softplus goes negative): no weights went NaN, so neither the LR nor an overflow is read,

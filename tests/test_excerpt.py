@@ -252,6 +252,10 @@ def test_a_loss_at_zero_from_the_first_report_may_be_a_loop_that_ran_no_batch(tm
     codes = [c.code for c in d.root_causes]
     assert codes[:3] == ["data_pipeline_bug", "numerical_instability", "no_parameter_updates"]
     assert "drop_last" in d.root_causes[2].fix
+    # a gradient norm printed, or an epoch counted in fractions, says batches ran
+    hf = "".join(f"{{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 1.8e-05, 'epoch': {e / 100}}}\n"
+                 for e in range(5, 13))
+    assert "no_parameter_updates" not in [c.code for c in _top(tmp_path, hf).root_causes]
     # a loss that was non-zero first is no empty loop
     d = _top(tmp_path, "epoch 1 loss 2.1234\n" + "".join(f"epoch {e} loss 0.0\n" for e in range(2, 6)))
     assert "no_parameter_updates" not in [c.code for c in d.root_causes]
@@ -281,6 +285,18 @@ def test_an_evaluation_that_is_too_good_is_read_against_its_own_loss(tmp_path):
                    for i in range(1, 6)) + "[EVAL]#image=18 acc=1.0000 IoU=0.5000\n"
     d = _top(tmp_path, text)
     assert d.root_causes[0].code == "data_pipeline_bug" and "Too good" in d.root_causes[0].issue
+
+
+@pytest.mark.parametrize("text", [
+    "".join(f"File: clip_00{i}.wav\nSample rate: 16000\nChannels: 1\n" for i in range(6)),      # a dataset listing
+    "".join(f"image: dog_00{i}.jpg\nprediction: dog\n" for i in range(6)),                       # one class, no label
+    "".join(f"input: sample_00{i}.wav\noutput: saved\n" for i in range(6)),                     # a status
+    "".join(f"epoch {i} step {i * 100} loss {3.0 - 0.25 * i:.2f}\nInput: dev sentence {i}\nOutput: written to disk\n"
+            for i in range(8)),
+])
+def test_a_field_printed_the_same_beside_no_true_answers_is_no_collapse(tmp_path, text):
+    d = _top(tmp_path, text, "output.txt")
+    assert "mode_collapse" not in [c.code for c in d.root_causes]
 
 
 def test_a_loss_that_creeps_down_to_a_printed_zero_converged(tmp_path):

@@ -349,7 +349,7 @@ HARMLESS_NCCL_WARNINGS = [
 ]
 
 BENIGN_LINES = [
-    ("mmcv_partial_checkpoint", "Initialize the weights. Loading mobilenet_v3_small-8427ecf0.pth The model and loaded "
+    ("head_size_mismatch", "Initialize the weights. Loading mobilenet_v3_small-8427ecf0.pth The model and loaded "
      "state dict do not match exactly size mismatch for head.layers.1.fc.weight: copying a param with shape "
      "torch.Size([1", "tests/wild awesome-backbones-head-fc-size-mismatch-1000-classes-36"),
     ("tensorboard_nonfinite_scalar", " WARNING NaN or Inf found in input tensor", "tests/wild wenet-nan-inf-input-tensor-"
@@ -457,6 +457,26 @@ def test_every_signature_has_a_real_line():
 def test_benign_warning_is_not_a_fault(name, line, source):
     assert _passes_prefilter(line), source
     assert match_benign(line).name == name
+
+
+def test_a_checkpoint_whose_backbone_does_not_fit_is_no_head_fine_tuned():
+    assert match_benign("size mismatch for backbone.conv1.weight: copying a param with shape torch.Size([64, 3, 3, 3]) "
+                        "from checkpoint, the shape in current model is torch.Size([64, 3, 7, 7]).") is None
+    assert match_benign("size mismatch for fc.weight: copying a param with shape torch.Size([1000, 2048]) from "
+                        "checkpoint, the shape in current model is torch.Size([10, 2048]).").name == "head_size_mismatch"
+
+
+def test_a_correlation_over_a_constant_set_is_the_fault_alone_and_nothing_before_a_run_that_learns(tmp_path):
+    warning = ("/usr/lib/python3/dist-packages/scipy/stats/_stats_py.py:4781: ConstantInputWarning: An input array is "
+               "constant; the correlation coefficient is not defined.\n  warnings.warn(stats.ConstantInputWarning(msg))\n")
+    (tmp_path / "train.log").write_text(warning)
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "zero_variance" and d.root_causes[0].severity == "medium"
+    assert d.root_causes[0].fix
+    (tmp_path / "train.log").write_text(warning + "".join(f"epoch {e} train_loss {1 - 0.02 * e:.3f} val_pearson "
+                                                          f"{min(0.9, 0.03 * e):.3f}\n" for e in range(40)))
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "healthy"
 
 
 def test_a_loss_scale_driven_below_one_is_a_fault_not_the_scalers_search():

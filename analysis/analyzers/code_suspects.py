@@ -21,17 +21,20 @@ NAME = "code"
 POINTED = 0.1      # what a line aimed at a suspect adds to its prior (fp16 puts numerics above plain priors)
 MOST_LINES = 3      # evidence lines quoted per suspect
 
-# code, prior, the lines that point at it (a comment or a print never does), why, what to check; every script
-# sets an LR, so its lines are quoted but add nothing
+# code, prior, the lines that point at it (a comment, a print or an import never does), why, what to check and
+# its quick form; every script sets an LR, so its lines are quoted but add nothing
 _SUSPECTS = (
     ("no_parameter_updates", 0.30,
-     re.compile(r"\.detach\(|(?<!tf)\.data\b(?!\.)|no_grad|requires_grad\w*\s*=\s*False|\.requires_grad_\(False|\.eval\(\)|"
-                r"trainable\s*=\s*False|param_groups|\bfreeze"),
+     # (not `no_grad` or `.eval()`: every sound script's validation block has both; code_updates reads a
+     # training output cut off by no_grad from the tree)
+     re.compile(r"\.detach\(|(?<!tf)\.data\b(?!\.)|\brequires_grad\s*=\s*False|\.requires_grad_\(False|"
+                r"\btrainable\s*=\s*False|param_groups|\bfreeze"),
      "the loss may not reach the weights the optimizer holds (an output detached or computed under "
      "no_grad, frozen or unregistered layers, an optimizer over other parameters)",
      "Print each layer's weight sum before and after one optimizer step, and check that "
      "sum(p.numel() for g in optimizer.param_groups for p in g['params']) counts the model's trainable "
-     "parameters: weights that do not change name the layer the loss never reaches"),
+     "parameters: weights that do not change name the layer the loss never reaches",
+     "Check the weights change after one step"),
     ("data_pipeline_bug", 0.28,
      # anchored at the line's start: an unanchored `y = .*` would be quadratic on a long line of `y=y=`
      re.compile(r"^\s*(?:self\.)?(?:mask|label|target|y)\w*\s*=[^=].*\b(?:tfm|transforms?|ToTensor|to_tensor)\b|"
@@ -40,20 +43,23 @@ _SUSPECTS = (
      "targets of another shape broadcast against the predictions, pairs out of step, an unshuffled loader)",
      "Print one batch as the loss sees it: the prediction's and the target's shape, dtype and value range, "
      "and a few (input, label) pairs: a target of (N,) against (N, 1) predictions, mask values in [0, 1] "
-     "where class indices are expected, or labels not matching their inputs is the fault"),
+     "where class indices are expected, or labels not matching their inputs is the fault",
+     "Print one batch's shapes and values"),
     ("numerical_instability", 0.22,
      re.compile(r"\.half\(|float16|fp16|cudaHalf|autocast|\blog\(|\bsqrt\(|\bexp\("),
      "a value may overflow or leave its domain (fp16 overflow, a log or sqrt of 0, an epsilon that rounds "
      "to 0 in half precision)",
      "Run one step with torch.autograd.set_detect_anomaly(True) (or check torch.isfinite on each "
-     "intermediate): the first op to give inf or NaN is the fault"),
+     "intermediate): the first op to give inf or NaN is the fault",
+     "Run a step under detect_anomaly"),
     ("lr_too_high", 0.18,
      re.compile(r"\blr\b|learning_rate|initial_lr"),
      "the learning rate may be too high for the inputs' scale (unnormalized inputs make any LR large)",
      "Lower the LR 10x, or normalize the inputs and targets to unit scale, and compare the first 100 "
-     "steps' loss"),
+     "steps' loss",
+     "Lower the LR 10x"),
 )
-_COMMENT_OR_PRINT = re.compile(r"^\s*(?:#|--|//|print\b|print\()")
+_NOT_CODE = re.compile(r"^\s*(?:#|--|//|print\b|import\s|from\s+\S+\s+import\b)")
 
 
 def _alone(run: Run) -> bool:
@@ -62,9 +68,13 @@ def _alone(run: Run) -> bool:
         and not run.checkpoints
 
 
+def _lines(code: CodeFile) -> list[str]:
+    """The paste as posted: a line the repair blanked (Python 2, a bolded call) may be the one pointed at."""
+    return (code.pasted or code.text).splitlines()
+
+
 def _pointed(code: CodeFile, pattern: re.Pattern) -> list[int]:
-    return [i for i, line in enumerate(code.text.splitlines(), 1)
-            if not _COMMENT_OR_PRINT.match(line) and pattern.search(line)]
+    return [i for i, line in enumerate(_lines(code), 1) if not _NOT_CODE.match(line) and pattern.search(line)]
 
 
 def suspects(run: Run) -> list[Finding]:
@@ -73,17 +83,19 @@ def suspects(run: Run) -> list[Finding]:
         return []
     read = ("No known bug found in the code" if any(not c.parse_error for c in run.code) else
             "The code could not be parsed (not Python, or cut mid-block), so it was read as text only")
+    found = [(code_name, prior, [(c, i) for c in run.code for i in _pointed(c, pattern)][:MOST_LINES], why, check,
+              quick) for code_name, prior, pattern, why, check, quick in _SUSPECTS]
+    if all(c.parse_error for c in run.code) and not any(hits for _, _, hits, *_ in found):
+        return []               # nothing Python parsed and no line that reads as training code: no code at all
     out = []
-    for code_name, prior, pattern, why, check in _SUSPECTS:
-        hits = [(code, i) for code in run.code for i in _pointed(code, pattern)][:MOST_LINES]
-        ev = [Evidence(f"{code.line(i)}: where this would be", code.artifact, f"line {i}") for code, i in hits]
+    for code_name, prior, hits, why, check, quick in found:
+        ev = [Evidence(f"{_lines(c)[i - 1].strip()}: where this would be", c.artifact, f"line {i}") for c, i in hits]
         if not ev:
-            n = len(run.code[0].text.splitlines())
+            n = len(_lines(run.code[0]))
             ev = [Evidence(f"no line of the paste points at it; no known bug of this kind in its {n} lines",
                            run.code[0].artifact, f"lines 1-{n}")]
         pointed = bool(hits) and code_name != "lr_too_high"
         out.append(Finding(code=code_name, issue=f"{read}; a suspect: {why}",
                            severity="medium", confidence=prior + POINTED * pointed, evidence=ev,
-                           fix=check, analyzer=NAME,
-                           quick_fix=check.split(":")[0]))
+                           fix=check, analyzer=NAME, quick_fix=quick))
     return out

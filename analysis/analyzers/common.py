@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import numpy as np
 
 from analysis.metrics import Series, fmt, fmt_step
-from analysis.model import Evidence
+from analysis.model import Artifact, Evidence
 from analysis.run import ConfigHit, Run
 
 LOSS_NAMES = ("train_loss", "train_loss_epoch", "val_loss")
@@ -26,11 +27,12 @@ def train_loss(run: Run) -> Series | None:
     return None
 
 
-def off_harmless_lines(run: Run, s: Series) -> bool:
+def off_harmless_lines(run: Run, s: Series, also: tuple[str, ...] = ()) -> bool:
     """Whether every value of `s` was read off a line that is a harmless message (benign.toml): tensorboardX's
     `Warning: NaN or Inf found in input tensor.`, LightGBM's `best gain: -inf`. Those are the message's words,
-    no state of the model."""
-    harmless = {(e.artifact, e.line) for e in run.events if e.signature == "benign"}
+    no state of the model. `also`: other event signatures whose lines count the same (an exception line's
+    `column 'age' has invalid values: [nan, ...]`)."""
+    harmless = {(e.artifact, e.line) for e in run.events if e.signature == "benign" or e.signature in also}
     return bool(harmless) and s.lines is not None and all((s.artifact, int(ln)) in harmless for ln in s.lines)
 
 
@@ -146,3 +148,16 @@ def peak_lr(run: Run) -> tuple[float, Evidence] | None:
     if hit and hit.number is not None:
         return hit.number, hit.evidence()
     return None
+
+
+def pasted_texts(run: Run, kinds: tuple[str, ...], most_bytes: int) -> Iterator[tuple[Artifact, str]]:
+    """The usable artifacts of `kinds` up to `most_bytes`, each with its text (undecodable bytes replaced): the
+    short pastes the line-by-line readings go through. One that cannot be read is passed over."""
+    base = run.root if run.root.is_dir() else run.root.parent
+    for a in run.usable():
+        if a.kind not in kinds or a.size > most_bytes:
+            continue
+        try:
+            yield a, (base / a.path).read_text(errors="replace")
+        except OSError:
+            continue

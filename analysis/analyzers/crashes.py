@@ -243,6 +243,11 @@ _FIXES = {
                              "Make the shapes equal before the loss: squeeze the model's output "
                              "([N, 1] -> [N]) or unsqueeze the target; the model otherwise "
                              "learns only the labels' mean"),
+    "constant_input": ("A correlation was computed over a constant array: every prediction (or every target) in "
+                       "the set scored was the same value, so the coefficient is undefined (NaN)",
+                       "Print the predictions and targets the metric gets: a model that predicts one value for "
+                       "every input (untrained, or collapsed), or a feature/gene/count with no variation in the "
+                       "subset, makes it; drop constant columns before scoring, or score over more samples"),
     "numpy_invalid_value": ("NumPy computed a math function outside its domain: the array holds NaN or -inf "
                             "from here on", "Guard the input before the call (np.log(np.maximum(x, eps)), "
                             "np.sqrt(np.clip(x, 0, None))) and find where it comes from: a width or count of 0 "
@@ -301,10 +306,14 @@ LAUNCHER_REPORTS = ("rank_failure", "elastic_teardown", "horovod_shutdown")
 # A warning the program went on after: it says where a NaN may come from, not that the run failed.
 WARNED_ONLY = ("numpy_invalid_value",)
 # Warnings a run goes on after that still name a fault: images dropped for their labels and NaN observations
-# (high), layers the loss never reaches and labels CTC cannot align (medium: some are unused on purpose, a rare
-# one is harmless)
+# (high), layers the loss never reaches, labels CTC cannot align and a correlation over a constant set (medium:
+# some are unused on purpose, a rare one is harmless, an untrained model's first evaluation predicts one value)
 _SEVERITY = {"yolo_corrupt_label": "high", "tf_no_gradients": "medium", "ctc_no_valid_path": "medium",
-             "nan_observation": "high"}
+             "nan_observation": "high", "constant_input": "medium"}
+# Warnings of a moment that a run learning past them leaves behind: the loss reported LEARNED_AFTER times after
+# the warning's line, and lower at the last of them than at the first
+_PASSING = ("constant_input",)
+LEARNED_AFTER = 3
 # An assert that names the check a device-side assert failed: the generic device-assert reading (a label out
 # of range) gives way to it
 _NAMED_ASSERTS = ("bce_input_range",)
@@ -323,6 +332,8 @@ def analyze(run: Run) -> list[Finding]:
         warned = e.signature in WARNED_ONLY
         if warned and not failed:
             continue            # NumPy's domain warning with nothing gone wrong beside it: expected values
+        if e.signature in _PASSING and _learned_after(run, e):
+            continue            # an untrained model's first evaluation predicted one value; the run learned on
         if e.code == "out_of_memory":
             out.append(_oom(run, e))
             continue
@@ -391,6 +402,14 @@ def _nothing_trainable(run: Run) -> Finding | None:
                    analyzer=NAME, quick_fix="Unfreeze the layers that should learn")
 
 
+def _learned_after(run: Run, e: Event) -> bool:
+    loss = next((s for n in ("train_loss", "val_loss") if (s := run.metrics.get(n)) is not None and len(s)), None)
+    if loss is None or loss.lines is None or loss.artifact != e.artifact:
+        return False
+    after = loss.values[loss.lines > e.line]
+    return len(after) >= LEARNED_AFTER and bool(np.isfinite(after).all()) and after[-1] < after[0]
+
+
 def _failed_beside(run: Run) -> bool:
     """Whether the paste shows a failure other than a warning: an error, a crash, or a metric gone
     non-finite. A NumPy domain warning alone is often expected (a log of 0 in a plot or a statistic)."""
@@ -455,7 +474,10 @@ _CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "targ
                # a label CTC cannot align: rare ones are harmless
                "ctc_no_valid_path": 0.5,
                # a NaN observation is the data's (the environment's); it may be masked before it reaches a loss
-               "nan_observation": 0.7}
+               "nan_observation": 0.7,
+               # a correlation over a constant set: the thread asking about it alone settles it, a run that
+               # learns after it does not
+               "constant_input": 0.6}
 # The confidence of a crash by its code, where its signature has none of its own (otherwise 0.7).
 _CODE_CONFIDENCE = {"distributed_failure": 0.9, "dataloader_failure": 0.9, "zero_variance": 0.9,
                     "numerical_instability": 0.75, "data_pipeline_bug": 0.9}

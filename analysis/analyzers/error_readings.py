@@ -12,15 +12,15 @@ from pathlib import Path
 
 import numpy as np
 
+from analysis.analyzers.common import pasted_texts
 from analysis.metrics import Series, clip
 from analysis.model import Event, Evidence, Finding
 from analysis.run import Run
 
 READINGS = Path(__file__).resolve().parents[1] / "data" / "error_readings.toml"
 # the event signatures of an error no cause is known for: a traceback or an exception line no
-# signature names, and a CUDA error, a native crash or a NaN checkpoint metric whose own words name no cause
-# (signatures.toml, code "")
-_FRAME_LINE = re.compile(r'^\s*File "[^"]*", line \d+')
+# signature names, and a CUDA error, a native crash, an uncaught C++ exception or a NaN checkpoint metric whose
+# own words name no cause (signatures.toml, code "")
 UNKNOWN = ("traceback", "error", "cuda_error", "native_crash", "nan_checkpoint_metric", "uncaught_cpp")
 TRAINED_AFTER = 3     # loss reports after an error line: the run went on past it
 WORDS_ONLY = 0.6      # a reading's words in a line that is no error: suggested, less than by an error
@@ -97,7 +97,8 @@ def _asserted(e: Event) -> str:
 
 def _findings(e: Event) -> list[Finding]:
     hits = _hits(e)
-    kind = e.text.split(":", 1)[0].strip() if ":" in e.text else "error"
+    kind = (e.fields.get("exception") or ("C++ exception nothing caught" if e.signature == "uncaught_cpp" else "")
+            or (e.text.split(":", 1)[0].strip() if ":" in e.text else "error"))
     if not hits:
         _, fb = _table()
         hits = [(fb, f"a {clip(kind, 60)} that names no known failure")]
@@ -127,10 +128,11 @@ def setup_error(events: list[Event]) -> str | None:
     unknown = [e for e in events if e.signature in UNKNOWN]
     if any(e.code for e in events) or not unknown:
         return None
-    hits = _hits(unknown[-1])
+    e = _stopping(unknown)
+    hits = _hits(e)
     if not hits or any(r["causes"] for r, _ in hits):
         return None
-    e, r = unknown[-1], hits[0][0]
+    r = hits[0][0]
     return f"The run stopped with {clip(e.text, 160)!r} ({e.artifact} line {e.line}): {r['tell']}."
 
 
@@ -142,9 +144,18 @@ def analyze_events(events: list[Event], loss: Series | None = None) -> list[Find
     if any(e.code for e in events):
         return []
     unknown = [e for e in events if e.signature in UNKNOWN and not _trained_after(e, loss)]
-    # a traceback cut before its exception line ends on a frame: an error that says what it is reads first
-    said = [e for e in unknown if not _FRAME_LINE.match(e.text)]
-    return _findings((said or unknown)[-1]) if unknown else []
+    return _findings(_stopping(unknown)) if unknown else []
+
+
+def _stopping(unknown: list[Event]) -> Event:
+    """The error that stopped the run: the last one, unless it is a traceback cut before its exception line
+    and a line just above it quotes the exception (a tuner's report: Optuna logs the trial's error, then its
+    traceback)."""
+    last = unknown[-1]
+    start = last.fields.get("cut_from")
+    if start is not None and len(unknown) > 1 and start - 1 <= unknown[-2].line < start:
+        return unknown[-2]
+    return last
 
 
 def analyze_words(run: Run) -> list[Finding]:
@@ -156,20 +167,12 @@ def analyze_words(run: Run) -> list[Finding]:
     warning) is not read: the program went on after it."""
     if run.events or any(len(s) for n in run.metrics.names() if (s := run.metrics.get(n)) is not None):
         return []
-    base = run.root if run.root.is_dir() else run.root.parent
     table, _ = _table()
     best: dict[str, Finding] = {}
-    usable = run.usable()
-    for a in usable:
-        # a file of model outputs is read only when it is the paste itself (`output.txt` alone)
-        if a.kind not in ("log", "traceback") and not (a.kind == "samples" and len(usable) == 1):
-            continue
-        if a.size > WORDS_MAX_BYTES:
-            continue
-        try:
-            lines = (base / a.path).read_text(errors="replace").splitlines()
-        except OSError:
-            continue
+    # a file of model outputs is read only when it is the paste itself (`output.txt` alone)
+    kinds = ("log", "traceback", "samples") if len(run.usable()) == 1 else ("log", "traceback")
+    for a, text in pasted_texts(run, kinds, WORDS_MAX_BYTES):
+        lines = text.splitlines()
         readable = _readable(lines)
         for r, words in table:
             if words is None or not r["causes"]:

@@ -46,6 +46,7 @@ from analysis.analyzers.common import (
     loss_scaler,
     off_harmless_lines,
     optimizer_family,
+    pasted_texts,
     point,
     small_lr,
 )
@@ -359,8 +360,9 @@ def _nameless_nonfinite(run: Run, losses: list[Series]) -> list[Series]:
     named = [n for n in run.metrics.names() if n.startswith(NONFINITE_PREFIX) and not _EPISODIC.search(n)]
     out = []
     for s in (s for n in named if (s := run.metrics.get(n)) is not None and len(s)):
-        if off_harmless_lines(run, s):
-            continue            # `Warning: NaN or Inf found in input tensor.` is a harmless message's words
+        if off_harmless_lines(run, s, also=("error",)):
+            continue            # `Warning: NaN or Inf found in input tensor.` is a harmless message's words, and
+            #                     an exception's message (`has invalid values: [nan, ...]`) the error's
         at = int(s.lines[0]) if s.lines is not None else 0
         outlived = any(x.lines is not None and "/" not in x.name and bool(_scored(x.values[x.lines > at]).any())
                        for x in losses)
@@ -992,6 +994,14 @@ def _policy_gradient(run: Run) -> bool:
     return any(n.startswith("reward") for n in names) and any(n.startswith("kl") for n in names)
 
 
+def _batches_ran(run: Run, loss: Series) -> bool:
+    """Whether the paste shows batches went through: a gradient norm printed (even NaN, backward ran), an LR
+    that moves, or a step or epoch counted in fractions (a trainer's progress between whole epochs)."""
+    lr = run.metrics.get("lr")
+    return (run.metrics.get("grad_norm") is not None or (lr is not None and len(np.unique(lr.values)) > 1)
+            or bool(np.any(loss.steps != np.round(loss.steps))))
+
+
 def _zero_loss(run: Run) -> list[Finding]:
     """A loss that drops to exactly 0 and stays there for ZERO_REPORTS or more reports (or for the last
     report, from ZERO_FALL or more): no real loss is exactly zero. Either nothing is scored (every label
@@ -1015,7 +1025,7 @@ def _zero_loss(run: Run) -> list[Finding]:
     said = f"{s.name} is exactly 0 at {len(zero)} of {len(s)} reports"
     # 0 from the very first report was never a loss: a loop that ran no batch prints the sum it started at
     # (medium: an alternative to the masked labels, not a stall that would take the lead from them)
-    empty = [] if zero[0] > 0 else [Finding(
+    empty = [] if zero[0] > 0 or _batches_ran(run, s) else [Finding(
         code="no_parameter_updates",
         issue=f"{said}, from the first: no batch may reach the loss at all (a loader that yields nothing: "
               "drop_last=True with fewer samples than one batch, a filter that drops every sample), so the "
@@ -1149,14 +1159,7 @@ def _matrices(text: str):
 
 def _one_column(run: Run) -> list[Finding]:
     """A confusion matrix whose counts sit in one column: every sample is predicted as one class."""
-    base = run.root if run.root.is_dir() else run.root.parent
-    for a in run.usable():
-        if a.kind not in ("log", "traceback", "samples") or a.size > MATRIX_MAX_BYTES:
-            continue
-        try:
-            text = (base / a.path).read_text(errors="replace")
-        except OSError:
-            continue
+    for a, text in pasted_texts(run, ("log", "traceback", "samples"), MATRIX_MAX_BYTES):
         for line, rows in _matrices(text):
             m = np.array(rows)
             cols = np.flatnonzero(m.sum(axis=0))
@@ -1216,14 +1219,7 @@ def _no_labels(run: Run) -> list[Finding]:
     nothing can be matched, so precision, recall and mAP are 0 whatever the model learned. The
     labels were not found: a labels folder that does not mirror the images folder, a stale label
     cache, class ids filtered out."""
-    base = run.root if run.root.is_dir() else run.root.parent
-    for a in run.usable():
-        if a.kind not in ("log", "traceback") or a.size > MATRIX_MAX_BYTES:
-            continue
-        try:
-            text = (base / a.path).read_text(errors="replace")
-        except OSError:
-            continue
+    for a, text in pasted_texts(run, ("log", "traceback"), MATRIX_MAX_BYTES):
         for n, line in enumerate(map(undress, text.splitlines()), 1):
             m = _YOLO_ALL.match(line) if len(line) <= MATRIX_LINE_MAX else None
             if m and int(m.group(1)) > 0 and int(m.group(2)) == 0:

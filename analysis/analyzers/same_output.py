@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from analysis.analyzers.common import pasted_texts, train_loss
 from analysis.ingest.dressing import undress
 from analysis.model import Evidence, Finding
 from analysis.run import Run
@@ -20,39 +21,30 @@ SHORT_AT = 5            # ...or at 5 when it is one word (a class name repeats b
 
 # `key => value`, `key: value`, `key = value`, with a key of a few words
 _PAIR = re.compile(r"^\s*([A-Za-z][\w .\-]{0,30}?)\s*(?:=>|->|:|=)\s*(\S.*?)\s*$")
-_PREDICTED = re.compile(r"generat|predict|\bpred\b|\bhyp|output|caption|translat|answer|decoded|\bsample",
-                        re.I)
-_REFERENCE = re.compile(r"refer|\bref\b|target|gold|truth|label|\bgt\b|expected|\bsource\b|\bsrc\b|input|"
-                        r"video|image|file|question", re.I)
-_TRUE = re.compile(r"refer|\bref\b|target|gold|truth|label|\bgt\b|expected", re.I)   # the answer, before the input
-# settings, not samples: an output folder, a shape, a device
-_SETTING = re.compile(r"dir|path|folder|shape|size|dtype|device|format|type|\bdim", re.I)
+_PREDICTED = re.compile(r"generat|predict|\bpred\b|\bhyp|output|caption|translat|answer|decoded", re.I)
+# the true answers: where they differ, one prediction for all of them is wrong for most (an input's name or a
+# file says nothing of what its answer should be)
+_TRUE = re.compile(r"refer|\bref\b|target|gold|truth|label|\bgt\b|expected", re.I)
+# settings and statuses, not samples: an output folder, a shape, a device, `Output: saved`
+_SETTING = re.compile(r"dir|path|folder|shape|size|dtype|device|format|type|\bdim|(?<![a-z])(?:rate|status)\b", re.I)
 
 
-def _pairs(text: str) -> dict[str, list[tuple[int, str]]]:
-    found: dict[str, list[tuple[int, str]]] = defaultdict(list)
+def _pairs(text: str) -> dict[str, list[tuple[int, str, str]]]:
+    """Per key (lower case), each (line number, value, the line as printed)."""
+    found: dict[str, list[tuple[int, str, str]]] = defaultdict(list)
     for n, line in enumerate(map(undress, text.splitlines()), 1):
         m = _PAIR.match(line) if len(line) <= LINE_MAX else None
         if m:
-            found[m.group(1).strip().lower()].append((n, m.group(2)))
+            found[m.group(1).strip().lower()].append((n, m.group(2), line.strip()))
     return found
 
 
 def same_output(run: Run) -> list[Finding]:
-    base = run.root if run.root.is_dir() else run.root.parent
-    for a in run.usable():
-        if a.kind not in ("log", "traceback", "samples") or a.size > SAMPLES_MAX_BYTES:
-            continue
-        try:
-            pairs = _pairs((base / a.path).read_text(errors="replace"))
-        except OSError:
-            continue
-        refs = [(k, v) for k, v in pairs.items() if _REFERENCE.search(k) and not _PREDICTED.search(k)
-                and not _SETTING.search(k)]
-        # where the true answers are printed, they decide: one output under one answer is no collapse
-        refs = [(k, v) for k, v in refs if _TRUE.search(k)] or refs
+    for a, text in pasted_texts(run, ("log", "traceback", "samples"), SAMPLES_MAX_BYTES):
+        pairs = _pairs(text)
+        refs = [v for k, v in pairs.items() if _TRUE.search(k) and not _PREDICTED.search(k)]
         for key, said in pairs.items():
-            values = {v for _, v in said}
+            values = {v for _, v, _ in said}
             if not _PREDICTED.search(key) or _SETTING.search(key) or len(values) != 1:
                 continue
             value = next(iter(values))
@@ -60,17 +52,19 @@ def same_output(run: Run) -> list[Finding]:
                 continue            # a path printed at each sample is where outputs go, not an output
             if len(said) < (SAME_AT if len(value.split()) > 1 else SHORT_AT):
                 continue
-            varied = next((r for _, r in refs if len({v for _, v in r}) >= len(said)), None)
+            varied = next((r for r in refs if len({v for _, v, _ in r}) >= len(said)), None)
             if varied is None:
                 continue
-            ev = [Evidence(f"{key} => {value}: the same at all {len(said)} samples", a.path,
+            ev = [Evidence(f"{said[0][2]}: the same at all {len(said)} samples", a.path,
                            f"lines {said[0][0]}-{said[-1][0]}"),
-                  Evidence(f"while the references differ ({varied[0][1]!r}, {varied[1][1]!r}, ...)", a.path,
+                  Evidence(f"while the references differ: {varied[0][2]} / {varied[1][2]} ...", a.path,
                            f"lines {varied[0][0]}-{varied[-1][0]}")]
+            # a loss that falls beside it says the model learns: one answer on these samples is a lead, not a verdict
+            learning = (s := train_loss(run)) is not None and len(s) >= 2 and s.values[-1] < s.values[0]
             return [Finding(code="mode_collapse",
                             issue=f"The model gives one output for every input: {key} is {value!r} at all "
                                   f"{len(said)} samples while their references differ",
-                            severity="high", confidence=0.7, evidence=ev,
+                            severity="medium" if learning else "high", confidence=0.7, evidence=ev,
                             fix="Check that the inputs differ: print a few input features' mean and std per "
                                 "sample. If they do, the model ignores them: lower the LR, check the decoder "
                                 "is conditioned on the encoder's output, and rebalance a dominant answer",

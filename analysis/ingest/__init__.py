@@ -69,7 +69,7 @@ def load_run(path: str | Path, *, source: str | None = None, run_id: str | None 
                 continue
             held += art.size
         try:
-            with time_limit(budget.artifact_seconds, f.rel):
+            with time_limit(budget.seconds_for(art.size), f.rel):
                 _ingest_one(run, f, art, latest_state, consumed_shards, budget, base)
         except OverBudget as exc:
             art.problem = f"skipped: {exc}"

@@ -48,6 +48,7 @@ class CodeFile:
     divisions: list[tuple[int, str]] = field(default_factory=list)    # (line, source of the divisor)
     nested: list[tuple[int, str, str]] = field(default_factory=list)  # f(g(...)): (line, f, g), dotted
     parse_error: str | None = None
+    pasted: str | None = None       # the text as posted, where `text` is a repair of it (_blank_unparsable)
 
     def line(self, n: int) -> str:
         lines = self.text.splitlines()
@@ -290,8 +291,6 @@ def _dotted(node) -> str | None:
 
 
 REPAIRS = 20     # lines of a pasted snippet that may be blanked for the rest to parse
-
-
 _BOLD = re.compile(r"\*\*([^*\s](?:[^*]*[^*\s])?)\*\*")   # markdown bold in a pasted line of code
 SNIPPET_BYTES = 64 << 10    # a pasted snippet: repaired here, read by code_updates; a larger file is parsed as it is
 
@@ -304,7 +303,8 @@ def _blank_unparsable(text: str) -> tuple[str, ast.Module] | None:
     if len(text) > SNIPPET_BYTES:
         return None
     lines = text.splitlines()
-    for _ in range(REPAIRS + 1):
+    blanked = 0
+    while blanked <= REPAIRS:       # unbolding shortens a line, so this ends
         try:
             return "\n".join(lines) + "\n", ast.parse("\n".join(lines))
         except SyntaxError as exc:
@@ -313,7 +313,10 @@ def _blank_unparsable(text: str) -> tuple[str, ast.Module] | None:
                 return None
             line = lines[at]
             unbolded = _BOLD.sub(r"\1", line)
-            lines[at] = unbolded if unbolded != line else line[: len(line) - len(line.lstrip())] + "pass"
+            if unbolded == line:
+                blanked += 1
+                unbolded = line[: len(line) - len(line.lstrip())] + "pass"
+            lines[at] = unbolded
     return None
 
 
@@ -321,6 +324,7 @@ def parse_code(path: Path, artifact: str, budget: Budget = DEFAULT) -> CodeFile:
     """Training code through `ast`, up to `budget.code_bytes` (parsing costs ~100x the source
     in memory)."""
     text = _read_capped(path, budget.code_bytes, "source file")
+    pasted = None
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
@@ -329,8 +333,8 @@ def parse_code(path: Path, artifact: str, budget: Budget = DEFAULT) -> CodeFile:
         repaired = _blank_unparsable(textwrap.dedent(text))
         if repaired is None:
             return CodeFile(artifact, text, parse_error=f"syntax error at line {exc.lineno}")
-        text, tree = repaired
-    code = CodeFile(artifact, text)
+        pasted, (text, tree) = text, repaired
+    code = CodeFile(artifact, text, pasted=pasted)
     v = _Visitor()
     v.visit(tree)
     code.calls, code.names, code.built, code.divisions, code.nested = v.calls, v.names, v.built, v.divisions, v.nested

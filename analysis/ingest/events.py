@@ -139,16 +139,16 @@ def build_event(artifact: str, line_no: int, lines: list[str]) -> tuple[Event | 
     spans: a whole traceback when one starts there, else the single line."""
     first = strip_prefix(lines[0])
     if TRACEBACK_START in first:
-        block, exc_line, j = [first], None, 1
+        block, found, j = [first], None, 1
         while j < len(lines) and j < 400:
             text = strip_prefix(lines[j])
             block.append(text)
             j += 1
             if text and not text[0].isspace() and _EXC_LINE.match(text):
-                exc_line = text
+                found = text
                 break
-        if exc_line is None:
-            exc_line = block[-1] if len(block) > 1 else first
+        cut = found is None             # the paste ends inside the stack: no exception line, no message
+        exc_line = found if found is not None else block[-1] if len(block) > 1 else first
         sig = match_signature("\n".join(block))
         benign = match_benign(exc_line) if sig is None else None
         if benign is not None:      # a traceback that ends in a harmless message (a queue cancelled at shutdown)
@@ -158,6 +158,8 @@ def build_event(artifact: str, line_no: int, lines: list[str]) -> tuple[Event | 
                       artifact=artifact, line=line_no + block.index(exc_line), text=exc_line.strip(),
                       context=block[-40:], fields=_fields(sig, "\n".join(block)))
         event.fields["frames"] = _frames(block)
+        if cut:
+            event.fields["cut_from"] = line_no
         _values_shown(event, lines, j)
         if "in DataLoader worker process" in exc_line:
             # the worker's own error follows, after "Original Traceback": it names the sample
@@ -173,8 +175,17 @@ def build_event(artifact: str, line_no: int, lines: list[str]) -> tuple[Event | 
     if benign is not None:
         return Event("benign", None, artifact, line_no, clip(first.strip(), 500),
                      fields={"benign": benign.name, "why": benign.why}), 1
-    first = _unwrapped(first)
+    said = first
+    first, exception = _unwrapped(first)
     sig = match_signature(first)
+    if sig is not None and sig.name == "uncaught_cpp" and len(lines) > 1 and "what():" in lines[1]:
+        # libstdc++ prints the exception's message on the next line (`  what():  CUDA error: ...`)
+        said = f"{first.strip()} {strip_prefix(lines[1]).strip()}"
+        benign = match_benign(said)
+        if benign is not None:      # an abort at exit (`what():  driver shutting down`): the work was done
+            return Event("benign", None, artifact, line_no, clip(said, 500),
+                         fields={"benign": benign.name, "why": benign.why}), 2
+        return Event(sig.name, sig.code, artifact, line_no, clip(said, 500)), 2
     if sig is None:
         m = _EXC_LINE.match(first.strip())
         if not m and _GLOG_CHECK.search(first):
@@ -185,19 +196,25 @@ def build_event(artifact: str, line_no: int, lines: list[str]) -> tuple[Event | 
             return None, 1
         if m.group(1).endswith("Warning"):
             return Event("warning", None, artifact, line_no, clip(first.strip(), 500)), 1
-        return _values_shown(Event("error", None, artifact, line_no, clip(first.strip(), 500)), lines, 1), 1
+        # a tuner's report is quoted as printed (its trial's parameters, the LR among them, are the evidence)
+        event = Event("error", None, artifact, line_no, clip(said.strip(), 500))
+        if exception:
+            event.fields["exception"] = exception
+        return _values_shown(event, lines, 1), 1
     return Event(sig.name, sig.code, artifact, line_no, clip(first.strip(), 500), fields=_fields(sig, first)), 1
 
 
-# A tuner's one-line report of the exception a trial raised (Optuna: `[W ...] Trial 2 failed because of
-# the following error: ValueError('The parameter loc has invalid values')`), its traceback often cut
-_WRAPPED = re.compile(r"because of the following error: ([A-Za-z_][\w.]*(?:Error|Exception))\((['\"])(.*)\2\)\s*$")
+# A tuner's one-line report of the exception a trial raised (Optuna 2: `[W ...] Trial 2 failed because of the
+# following error: ValueError('The parameter loc has invalid values')`; Optuna 3 names the trial's parameters
+# and ends with a period), its traceback often cut
+_WRAPPED = re.compile(r"because of the following error: ([A-Za-z_][\w.]*(?:Error|Exception))\((['\"])(.*)\2\)\.?\s*$")
 
 
-def _unwrapped(line: str) -> str:
-    """The exception line a tuner's report quotes, as Python prints it (`ValueError: ...`), else the line."""
+def _unwrapped(line: str) -> tuple[str, str]:
+    """The exception line a tuner's report quotes, as Python prints it (`ValueError: ...`), and the exception's
+    type; else the line and ""."""
     m = _WRAPPED.search(line) if "because of the following error" in line else None
-    return f"{m.group(1)}: {m.group(3)}" if m else line
+    return (f"{m.group(1)}: {m.group(3)}", m.group(1)) if m else (line, "")
 
 
 # torch.distributions refusing a parameter ends its message `..., but found invalid values:` and prints
