@@ -118,3 +118,14 @@ def test_a_long_line_of_one_word_is_read_in_linear_time(tmp_path):
     t = time.process_time()
     ranked(tmp_path, "x = " + "requires_grad" * 20000 + "\n")
     assert time.process_time() - t < 3
+
+
+def test_an_epsilon_too_small_for_half_precision_points_at_the_numerics(tmp_path):
+    # YOLOX #1565 (tests/wild, tune half): `clamp(1e-16)` is 0 in fp16, and the CIoU term divides by it
+    f = ranked(tmp_path, """\
+        elif self.loss_type == 'ciou':
+            diou = iou - d / c.clamp(1e-16)
+            with torch.no_grad():
+                arctan = torch.atan(w_gt / h_gt.clamp(1e-16)) - torch.atan(w / h.clamp(1e-16))
+    """)
+    assert f[0].code == "numerical_instability" and f[0].evidence[0].locator == "line 2"

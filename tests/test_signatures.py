@@ -16,6 +16,8 @@ REAL_LINES = [
     ("constant_input", "GT-long-range-niches/src/InterScale/train/_trainingplans.py#line=180): ConstantInputWarning: An "
      "input array is constant; the correlation coefficient is not defined.",
      "tests/wild interscale-pearsonr-constant-gene-or-cell-19"),
+    ("dataloader_worker_error", "报错 FatalError: Blocking queue is killed because the data reader raises an exception.",
+     "tests/wild paddleocr-rec-blocking-queue-killed-num-workers-3658 (PaddlePaddle's reader)"),
     ("label_out_of_range", "Error: Variable value (label) of OP(fluid.layers.cross_entropy) expected >= 0 and < 5, but "
      "got 5.", "tests/wild paddleclas-label-expected-lt-5-got-5-389 (PaddlePaddle's wording)"),
     ("mlx_oom", "libc++abi: terminating due to uncaught exception of type std::runtime_error: [malloc_or_wait] "
@@ -349,6 +351,9 @@ HARMLESS_NCCL_WARNINGS = [
 ]
 
 BENIGN_LINES = [
+    ("head_size_mismatch", "Shape of head.cls_preds.0.weight in checkpoint is torch.Size([80, 128, 1, 1]), while shape "
+     "of head.cls_preds.0.weight in model is torch.Size([8, 128, 1, 1]).", "tests/wild yolox-voc-cls-preds-shape-warning-"
+     "healthy-1242 (YOLOX's wording)"),
     ("head_size_mismatch", "Initialize the weights. Loading mobilenet_v3_small-8427ecf0.pth The model and loaded "
      "state dict do not match exactly size mismatch for head.layers.1.fc.weight: copying a param with shape "
      "torch.Size([1", "tests/wild awesome-backbones-head-fc-size-mismatch-1000-classes-36"),

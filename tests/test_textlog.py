@@ -208,3 +208,12 @@ def test_a_table_printed_through_a_logger_is_read_after_its_stamps(tmp_path):
 def test_two_names_one_blank_apart_are_no_table(tmp_path):
     _, s = _parse(tmp_path, "loss acc\n1 2\n3 4\n")
     assert "train_loss" not in s
+
+
+def test_gradient_boostings_evaluation_log_is_a_training_and_a_validation_loss(tmp_path):
+    # XGBoost's `[round]  train-rmse:...  test-rmse:...` (tests/wild xgboost-r-cv-rmse-nan-dataframe-dmatrix-194's
+    # shape) and the scikit-learn API's `validation_0-logloss`
+    _, s = _parse(tmp_path, "[0]\ttrain-rmse:0.52\ttest-rmse:0.61\n[1]\ttrain-rmse:0.41\ttest-rmse:0.55\n")
+    assert s["train_loss"].values.tolist() == [0.52, 0.41] and s["val_loss"].values.tolist() == [0.61, 0.55]
+    _, s = _parse(tmp_path, "[0]\tvalidation_0-logloss:0.60\n[1]\tvalidation_0-logloss:0.50\n")
+    assert s["val_loss"].values.tolist() == [0.6, 0.5]

@@ -46,7 +46,9 @@ _SUSPECTS = (
      "where class indices are expected, or labels not matching their inputs is the fault",
      "Print one batch's shapes and values"),
     ("numerical_instability", 0.22,
-     re.compile(r"\.half\(|float16|fp16|cudaHalf|autocast|\blog\(|\bsqrt\(|\bexp\("),
+     # (an epsilon under 1e-7 is 0 in half precision, where fp16's smallest value is 6e-8: `clamp(1e-16)`)
+     re.compile(r"\.half\(|float16|fp16|cudaHalf|autocast|\blog\(|\bsqrt\(|\bexp\(|"
+                r"(?:clamp\(\s*(?:min\s*=\s*)?|\beps\s*=\s*)1e-(?:0?[89]|[1-9]\d)\b"),
      "a value may overflow or leave its domain (fp16 overflow, a log or sqrt of 0, an epsilon that rounds "
      "to 0 in half precision)",
      "Run one step with torch.autograd.set_detect_anomaly(True) (or check torch.isfinite on each "
@@ -73,6 +75,12 @@ def _lines(code: CodeFile) -> list[str]:
     return (code.pasted or code.text).splitlines()
 
 
+def _text_like(text: str) -> bool:
+    """Mostly printable characters: code in any language, not bytes named train.py."""
+    printable = sum(ch.isprintable() or ch in "\n\t" for ch in text[:4096])
+    return printable >= 0.95 * min(len(text), 4096)
+
+
 def _pointed(code: CodeFile, pattern: re.Pattern) -> list[int]:
     return [i for i, line in enumerate(_lines(code), 1) if not _NOT_CODE.match(line) and pattern.search(line)]
 
@@ -85,8 +93,8 @@ def suspects(run: Run) -> list[Finding]:
             "The code could not be parsed (not Python, or cut mid-block), so it was read as text only")
     found = [(code_name, prior, [(c, i) for c in run.code for i in _pointed(c, pattern)][:MOST_LINES], why, check,
               quick) for code_name, prior, pattern, why, check, quick in _SUSPECTS]
-    if all(c.parse_error for c in run.code) and not any(hits for _, _, hits, *_ in found):
-        return []               # nothing Python parsed and no line that reads as training code: no code at all
+    if all(c.parse_error and not _text_like(c.text) for c in run.code):
+        return []               # bytes, not code: nothing to suspect
     out = []
     for code_name, prior, hits, why, check, quick in found:
         ev = [Evidence(f"{_lines(c)[i - 1].strip()}: where this would be", c.artifact, f"line {i}") for c, i in hits]

@@ -30,7 +30,7 @@ class Found:
 # a metric word stands apart from letters, not from `_` or digits: `total_loss`, `loss_cls`, `lr0`, a
 # coloured `\x1b[31mloss` (the colour code is taken off first)
 _LOG_WORDS = re.compile(rb"Traceback|Error|Exception|Warning|NCCL|Killed|"
-                        rb"(?<![A-Za-z])(?:loss|epoch|step|iter|lr|acc(?:uracy)?)(?![A-Za-z])|"
+                        rb"(?<![A-Za-z])(?:loss|epoch|step|iter|lr|acc(?:uracy)?|rmse|m?logloss)(?![A-Za-z])|"
                         # a value printed NaN/Inf by name (RLlib's `episode_reward_mean: .nan`): a
                         # model's outputs hold no such line...
                         rb"^[ \t]*[A-Za-z_][\w./]{0,64}[ \t]*[:=][ \t]*[-+]?\.?(?:nan|inf)\b|"
