@@ -16,6 +16,10 @@ REAL_LINES = [
     ("constant_input", "GT-long-range-niches/src/InterScale/train/_trainingplans.py#line=180): ConstantInputWarning: An "
      "input array is constant; the correlation coefficient is not defined.",
      "tests/wild interscale-pearsonr-constant-gene-or-cell-19"),
+    ("input_ran_out", "WARNING:tensorflow:Your input ran out of data; interrupting training. Make sure that your "
+     "dataset or generator can generate at least `steps_per_epoch * epochs` batches (in this case, 354846 batches). "
+     "You may need to use the repeat() function when building your dataset.",
+     "tests/wild keras-io-input-ran-out-of-data-steps-per-epoch-285"),
     ("dataloader_worker_error", "报错 FatalError: Blocking queue is killed because the data reader raises an exception.",
      "tests/wild paddleocr-rec-blocking-queue-killed-num-workers-3658 (PaddlePaddle's reader)"),
     ("label_out_of_range", "Error: Variable value (label) of OP(fluid.layers.cross_entropy) expected >= 0 and < 5, but "

@@ -243,6 +243,10 @@ _FIXES = {
                              "Make the shapes equal before the loss: squeeze the model's output "
                              "([N, 1] -> [N]) or unsqueeze the target; the model otherwise "
                              "learns only the labels' mean"),
+    "input_ran_out": ("Keras stopped the epoch early: the dataset or generator yields fewer batches than "
+                      "steps_per_epoch asks for", "Set steps_per_epoch = len(x_train) // batch_size (and "
+                      "validation_steps the same way), or add .repeat() to the tf.data dataset; a generator must "
+                      "loop forever"),
     "constant_input": ("A correlation was computed over a constant array: every prediction (or every target) in "
                        "the set scored was the same value, so the coefficient is undefined (NaN)",
                        "Print the predictions and targets the metric gets: a model that predicts one value for "
@@ -309,7 +313,7 @@ WARNED_ONLY = ("numpy_invalid_value",)
 # (high), layers the loss never reaches, labels CTC cannot align and a correlation over a constant set (medium:
 # some are unused on purpose, a rare one is harmless, an untrained model's first evaluation predicts one value)
 _SEVERITY = {"yolo_corrupt_label": "high", "tf_no_gradients": "medium", "ctc_no_valid_path": "medium",
-             "nan_observation": "high", "constant_input": "medium"}
+             "nan_observation": "high", "constant_input": "medium", "input_ran_out": "medium"}
 # Warnings of a moment that a run learning past them leaves behind: the loss reported LEARNED_AFTER times after
 # the warning's line, and lower at the last of them than at the first
 _PASSING = ("constant_input",)
@@ -477,7 +481,9 @@ _CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "targ
                "nan_observation": 0.7,
                # a correlation over a constant set: the thread asking about it alone settles it, a run that
                # learns after it does not
-               "constant_input": 0.6}
+               "constant_input": 0.6,
+               # an epoch cut short: the batches asked for are more than the data holds
+               "input_ran_out": 0.65}
 # The confidence of a crash by its code, where its signature has none of its own (otherwise 0.7).
 _CODE_CONFIDENCE = {"distributed_failure": 0.9, "dataloader_failure": 0.9, "zero_variance": 0.9,
                     "numerical_instability": 0.75, "data_pipeline_bug": 0.9}
