@@ -69,6 +69,9 @@ TRICKY = [
     " eta: 0:10:00  iter: 19  total_loss: 2.1  loss_cls: 0.7  loss_box_reg: 0.1  time: 0.5  lr: 0.0002  max_mem: 3000M",
     "9595/9595 [==============================] - 1s - loss: 0.6242 - acc: 0.6295 - val_loss: 0.5265 - val_acc: 0.7470",
     "Train Epoch: 1 [128/60000 (0%)]\tLoss: 2.301 Accuracy score: 0.5 Training Loss: 2.0 Validation Loss: 2.2",
+    # the same name twice on a line, the second non-finite (MMSA's `mmilb loss: ... main loss: nan`), or finite
+    "MMSA - TRAIN-(mmim) [1/2/2] >> mmilb loss: 0.0042 main loss: nan  Has0_acc_2: 0.5701",
+    "a loss: 0.5 b loss: 0.7 c loss: inf", "step 3 loss: nan loss: 0.2",
     # a table under a logger's stamps (the header's stamp says its rows have one), glog's, a bracketed clock, a
     # level in brackets; stamps cut short or with a dash before a negative number; a `time` column under no stamp
     "2024-03-01 10:22:30,809 - INFO - box         obj              cls     total    labels  img_size",

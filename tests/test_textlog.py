@@ -217,3 +217,11 @@ def test_gradient_boostings_evaluation_log_is_a_training_and_a_validation_loss(t
     assert s["train_loss"].values.tolist() == [0.52, 0.41] and s["val_loss"].values.tolist() == [0.61, 0.55]
     _, s = _parse(tmp_path, "[0]\tvalidation_0-logloss:0.60\n[1]\tvalidation_0-logloss:0.50\n")
     assert s["val_loss"].values.tolist() == [0.6, 0.5]
+
+
+def test_a_nan_under_a_name_read_twice_on_a_line_is_not_lost_to_the_first(tmp_path):
+    # MMSA #40 (tests/wild, tune half): two parts of the loss, each printed as `... loss`, the main one NaN
+    _, s = _parse(tmp_path, "MMSA - TRAIN-(mmim) [1/2/2] >> mmilb loss: 0.0042 main loss: nan  Has0_acc_2: 0.5701\n")
+    assert np.isnan(s["train_loss"].values[0])
+    _, s = _parse(tmp_path, "a loss: 0.5 b loss: 0.7\n")
+    assert s["train_loss"].values.tolist() == [0.5]

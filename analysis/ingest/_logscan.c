@@ -267,6 +267,16 @@ static inline __attribute__((always_inline)) int line_add(Out *o, int32_t fam, d
     return 0;
 }
 
+/* The same name twice on a line, the second value non-finite (`mmilb loss: 0.0042 main loss: nan`): a NaN in
+   any part of what the name measures makes it NaN, so it takes the place of the finite value read first. */
+static void line_nonfinite(Out *o, int32_t fam, double v) {
+    for (int k = 0; k < o->line_n; k++)
+        if (o->line_fams[k] == fam && o->line_idx[k] == 0 && isfinite(o->line_values[k])) {
+            o->line_values[k] = v;
+            return;
+        }
+}
+
 /* At the end of a line: its step (family 0) applies to all its pairs, in whatever order logged; the
    k-th value of a list (`'loss': [0.7, 0.5]`) is the k-th of as many rows. */
 static int line_flush(Out *o, int32_t ln) {
@@ -563,6 +573,8 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
                         if (line_add(o, acc, v, 0)) return -1;
                     }
                 }
+            } else if (fam > 0 && c->last_line[fam] == ln && !isfinite(v)) {
+                line_nonfinite(o, fam, v);
             } else if (fam >= 0 && c->last_line[fam] != ln) {
                 c->last_line[fam] = ln;
                 if (line_add(o, fam, v, 0)) return -1;

@@ -374,6 +374,12 @@ class Scanner:
                         if acc > 0 and acc not in seen:
                             seen.add(acc)
                             out.append((acc, num[0], 0))
+                elif fam > 0 and fam in seen and (num[0] != num[0] or abs(num[0]) == _INF):
+                    # the same name twice on a line, the second non-finite: it takes the finite one's place
+                    at = next((k for k, (f, v, idx) in enumerate(out)
+                               if f == fam and idx == 0 and v == v and abs(v) != _INF), None)
+                    if at is not None:
+                        out[at] = (fam, num[0], 0)
                 elif fam >= 0 and fam not in seen:
                     seen.add(fam)
                     out.append((fam, num[0], 0))
