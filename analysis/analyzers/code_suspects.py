@@ -81,25 +81,24 @@ def _text_like(text: str) -> bool:
     return printable >= 0.95 * min(len(text), 4096)
 
 
-def _pointed(code: CodeFile, pattern: re.Pattern) -> list[int]:
-    return [i for i, line in enumerate(_lines(code), 1) if not _NOT_CODE.match(line) and pattern.search(line)]
+def _pointed(lines: list[str], pattern: re.Pattern) -> list[int]:
+    return [i for i, line in enumerate(lines, 1) if not _NOT_CODE.match(line) and pattern.search(line)]
 
 
 def suspects(run: Run) -> list[Finding]:
     """The differential for code pasted alone; code.py calls it where its own rules found nothing."""
-    if not _alone(run):
-        return []
+    if not _alone(run) or all(c.parse_error and not _text_like(c.text) for c in run.code):
+        return []               # (bytes, not code: nothing to suspect)
     read = ("No known bug found in the code" if any(not c.parse_error for c in run.code) else
             "The code could not be parsed (not Python, or cut mid-block), so it was read as text only")
-    found = [(code_name, prior, [(c, i) for c in run.code for i in _pointed(c, pattern)][:MOST_LINES], why, check,
-              quick) for code_name, prior, pattern, why, check, quick in _SUSPECTS]
-    if all(c.parse_error and not _text_like(c.text) for c in run.code):
-        return []               # bytes, not code: nothing to suspect
+    lines = {c.artifact: _lines(c) for c in run.code}
     out = []
-    for code_name, prior, hits, why, check, quick in found:
-        ev = [Evidence(f"{_lines(c)[i - 1].strip()}: where this would be", c.artifact, f"line {i}") for c, i in hits]
+    for code_name, prior, pattern, why, check, quick in _SUSPECTS:
+        hits = [(c, i) for c in run.code for i in _pointed(lines[c.artifact], pattern)][:MOST_LINES]
+        ev = [Evidence(f"{lines[c.artifact][i - 1].strip()}: where this would be", c.artifact, f"line {i}")
+              for c, i in hits]
         if not ev:
-            n = len(_lines(run.code[0]))
+            n = len(lines[run.code[0].artifact])
             ev = [Evidence(f"no line of the paste points at it; no known bug of this kind in its {n} lines",
                            run.code[0].artifact, f"lines 1-{n}")]
         pointed = bool(hits) and code_name != "lr_too_high"
