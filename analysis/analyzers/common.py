@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from analysis.metrics import Series, fmt, fmt_step
-from analysis.model import Artifact, Evidence
+from analysis.model import Artifact, Event, Evidence
 from analysis.run import ConfigHit, Run
 
 LOSS_NAMES = ("train_loss", "train_loss_epoch", "val_loss")
@@ -161,3 +161,11 @@ def pasted_texts(run: Run, kinds: tuple[str, ...], most_bytes: int) -> Iterator[
             yield a, (base / a.path).read_text(errors="replace")
         except OSError:
             continue
+
+
+def reported_after(loss: Series | None, e: Event) -> np.ndarray:
+    """The values of `loss` logged after event `e`'s line in the same file (none where either has no lines):
+    a run that went on past the message."""
+    if loss is None or loss.lines is None or loss.artifact != e.artifact:
+        return np.zeros(0)
+    return loss.values[loss.lines > e.line]

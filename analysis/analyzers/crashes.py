@@ -8,7 +8,7 @@ import re
 import numpy as np
 
 from analysis.analyzers import error_readings
-from analysis.analyzers.common import NAN_DATA_SETTLE, small_lr, train_loss
+from analysis.analyzers.common import NAN_DATA_SETTLE, reported_after, small_lr, train_loss
 from analysis.ingest.events import signatures
 from analysis.metrics import clip
 from analysis.model import Event, Evidence, Finding
@@ -408,9 +408,7 @@ def _nothing_trainable(run: Run) -> Finding | None:
 
 def _learned_after(run: Run, e: Event) -> bool:
     loss = next((s for n in ("train_loss", "val_loss") if (s := run.metrics.get(n)) is not None and len(s)), None)
-    if loss is None or loss.lines is None or loss.artifact != e.artifact:
-        return False
-    after = loss.values[loss.lines > e.line]
+    after = reported_after(loss, e)
     return len(after) >= LEARNED_AFTER and bool(np.isfinite(after).all()) and after[-1] < after[0]
 
 

@@ -10,9 +10,7 @@ import tomllib
 from functools import cache
 from pathlib import Path
 
-import numpy as np
-
-from analysis.analyzers.common import pasted_texts
+from analysis.analyzers.common import pasted_texts, reported_after
 from analysis.metrics import Series, clip
 from analysis.model import Event, Evidence, Finding
 from analysis.run import Run
@@ -212,8 +210,6 @@ def _readable(lines: list[str]) -> list[tuple[int, str]]:
 
 def _trained_after(e: Event, loss: Series | None) -> bool:
     """Whether a one-line error (no traceback: a logger's) has the loss reported after it."""
-    if e.signature != "error" or e.context or loss is None or loss.lines is None:
+    if e.signature != "error" or e.context:
         return False
-    if loss.artifact != e.artifact:
-        return False
-    return int(np.count_nonzero(loss.lines > e.line)) >= TRAINED_AFTER
+    return len(reported_after(loss, e)) >= TRAINED_AFTER
