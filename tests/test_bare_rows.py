@@ -5,6 +5,7 @@ import time
 
 from analysis.ingest import bare_rows as br
 from analysis.ingest import load_run
+from analysis.ingest.textlog import NONFINITE_PREFIX
 
 HEALTHY = "".join(f"epoch {i} loss {1 / (i + 1):.4f}\n" for i in range(40))
 
@@ -57,3 +58,49 @@ def test_a_headerless_table_whose_last_column_is_a_duration_in_seconds_is_read(t
     assert col is not None and list(col.steps) == [10, 11, 12, 13, 14] and col.values[1] == 0.29002
     assert run.metrics.get(f"{br.UNNAMED}6").values[0] == 419.86
     assert br._ROW.match("1 2 3 4x") is None           # no other word rides on a row
+
+
+def test_a_tensor_printed_without_brackets_that_turned_nan_is_read(tmp_path):
+    # allennlp #890 (tests/wild, tune half): PyTorch 0.3's `Variable containing:` rows; a row of NaN is a NaN
+    # whatever tensor it is, a row with a finite cell is not read as one
+    (tmp_path / "output.txt").write_text("Variable containing:\n"
+                                         " 0   0   0   0   0   0\n"
+                                         "-inf -inf -inf -inf -inf -inf\n"
+                                         "[torch.cuda.FloatTensor of size 2x6 (GPU 0)]\n\n"
+                                         "Variable containing:\n"
+                                         "-1.7537 -1.5918 -1.9134 -1.7938 -1.8518 -1.8808\n"
+                                         "    nan     nan     nan     nan     nan     nan\n"
+                                         "    nan  0.5\n")
+    s = load_run(tmp_path).metrics.get(NONFINITE_PREFIX + br.PRINTED_NAN)
+    assert s is not None and s.lines.tolist() == [8]
+
+
+def test_an_evaluation_summary_pasted_alone_is_read_as_the_maps(tmp_path):
+    # mmdet #1518 and tf-faster-rcnn #126 (tests/wild, tune half): pycocotools' summary in `output.txt`, and
+    # py-faster-rcnn's VOC `Mean AP`
+    coco = (" Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets=100 ] = 0.000\n"
+            " Average Precision  (AP) @[ IoU=0.50      | area=   all | maxDets=100 ] = 0.000\n"
+            " Average Precision  (AP) @[ IoU=0.50:0.95 | area= small | maxDets=100 ] = -1.000\n")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "output.txt").write_text(coco)
+    run = load_run(tmp_path / "a")
+    assert run.metrics.get("map").values.tolist() == [0.0] and run.metrics.get("map50").values.tolist() == [0.0]
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "output.txt").write_text("AP for disc = 0.0000\nAP for vertebra = 0.0000\nMean AP = 0.0000\n")
+    assert load_run(tmp_path / "b").metrics.get("map50").values.tolist() == [0.0]
+
+
+def test_a_loss_printed_inf_under_a_dressed_name_is_read_once(tmp_path):
+    # GluonTS #608 (tests/wild, tune half): `#test_score (local, wQuantileLoss[0.1]): inf`, a name the scanner
+    # does not read as a key; a line it read (`rpn_loss_box: nan`) is not read a second time
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "output.txt").write_text(
+        "[2020-02-08 12:04:19 +0100] [59599] [INFO] #test_score (local, wQuantileLoss[0.1]): inf\n"
+        "[2020-02-08 12:04:19 +0100] [59599] [INFO] #test_score (local, mean_wQuantileLoss): inf\n")
+    names = load_run(tmp_path / "a").metrics.names()
+    assert {NONFINITE_PREFIX + "wQuantileLoss", NONFINITE_PREFIX + "mean_wQuantileLoss"} <= set(names)
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "train.log").write_text("iter: 120 / 10000, total loss: 2.593077\n >>> rpn_loss_box: 1.34\n"
+                                              "iter: 140 / 10000, total loss: nan\n >>> rpn_loss_box: nan\n")
+    box = load_run(tmp_path / "b").metrics.get(NONFINITE_PREFIX + "rpn_loss_box")     # the scanner's, at its step
+    assert box.steps.tolist() == [140.0] and box.step_kind != "index"

@@ -27,7 +27,8 @@ TEXT_SUFFIXES = (".log", ".txt", ".out", ".err")
 # every hand-written tuning scenario with a fault: the windows of its text files that qualify are tried
 SCENARIO_RUNS = tuple(name for name, (_, code) in SCENARIOS.items() if code != "healthy")
 
-_NONFINITE = re.compile(r"(?<![A-Za-z])-?(?:nan|inf)(?![A-Za-z])|1\.#(?:INF|IND|QNAN)", re.I)
+# (a name or a call such as RecBole's `self._check_nan(loss)` in a traceback frame prints no value)
+_NONFINITE = re.compile(r"(?<![A-Za-z_])-?(?:nan|inf)(?![A-Za-z_(])|1\.#(?:INF|IND|QNAN)", re.I)
 _OOM = re.compile(r"out of memory|OutOfMemoryError|CUBLAS_STATUS_ALLOC_FAILED|DefaultCPUAllocator|^\s*Killed\s*$|"
                   r"exit code 137|SIGKILL|\bMemoryError\b|OOM when allocating", re.I)
 _DIST = re.compile(r"(?:nccl|gloo|processgroup|c10d|torch\.distributed|rendezvous|store based barrier|\brank\b)"

@@ -10,6 +10,11 @@ from analysis.ingest.events import build_event, match_benign, prefilter_literals
 
 # (signature name, line as posted, where it was posted)
 REAL_LINES = [
+    # session 34: the twenty-third round's tune cases
+    ("port_in_use", "RuntimeError address already in use", "tests/wild allennlp-distributed-address-in-use-4666 "
+     "(as the thread's title words it, lower case and no colon)"),
+    ("label_out_of_range", "  SoftmaxMultiClassObj: label must be in [0, num_class), num_class=12 but found 12 in label",
+     "tests/wild xgboost-r-softprob-label-out-of-range-factor-745 (XGBoost's wording, from R)"),
     # session 33: the nineteenth round's tune cases
     ("constant_input", "PearsonRConstantInputWarning: An input array is constant; the correlation coefficent is not "
      "defined.", "tests/wild locating-objects-pearsonr-constant-counts-33 (SciPy's older wording, with its typo)"),

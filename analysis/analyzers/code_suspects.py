@@ -47,9 +47,10 @@ _SUSPECTS = (
      "Print one batch's shapes and values"),
     ("numerical_instability", 0.22,
      # (an epsilon under 1e-7 is 0 in half precision, where fp16's smallest value is 6e-8: `clamp(1e-16)`)
-     re.compile(r"\.half\(|float16|fp16|cudaHalf|autocast|\blog\(|\bsqrt\(|\bexp\(|"
+     # (a norm's gradient at 0 is 0/0: `torch.zeros(1).norm().backward()` gives NaN)
+     re.compile(r"\.half\(|float16|fp16|cudaHalf|autocast|\blog\(|\bsqrt\(|\bexp\(|\.norm\(|"
                 r"(?:clamp\(\s*(?:min\s*=\s*)?|\beps\s*=\s*)1e-(?:0?[89]|[1-9]\d)\b"),
-     "a value may overflow or leave its domain (fp16 overflow, a log or sqrt of 0, an epsilon that rounds "
+     "a value may overflow or leave its domain (fp16 overflow, a log, sqrt or norm of 0, an epsilon that rounds "
      "to 0 in half precision)",
      "Run one step with torch.autograd.set_detect_anomaly(True) (or check torch.isfinite on each "
      "intermediate): the first op to give inf or NaN is the fault",
@@ -62,6 +63,9 @@ _SUSPECTS = (
      "Lower the LR 10x"),
 )
 _NOT_CODE = re.compile(r"^\s*(?:#|--|//|print\b|import\s|from\s+\S+\s+import\b)")
+# the paste's own output shown in a comment (`# nan`, `# tensor([nan])`): the numbers went NaN, which points at
+# the numerics whatever line made them
+_SHOWN_NAN = re.compile(r"^\s*#.*(?<![\w.])[-+]?nan\b", re.I)
 
 
 def _alone(run: Run) -> bool:
@@ -81,8 +85,9 @@ def _text_like(text: str) -> bool:
     return printable >= 0.95 * min(len(text), 4096)
 
 
-def _pointed(lines: list[str], pattern: re.Pattern) -> list[int]:
-    return [i for i, line in enumerate(lines, 1) if not _NOT_CODE.match(line) and pattern.search(line)]
+def _pointed(lines: list[str], pattern: re.Pattern, shown: re.Pattern | None) -> list[int]:
+    return [i for i, line in enumerate(lines, 1)
+            if not _NOT_CODE.match(line) and pattern.search(line) or shown is not None and shown.match(line)]
 
 
 def suspects(run: Run) -> list[Finding]:
@@ -94,7 +99,8 @@ def suspects(run: Run) -> list[Finding]:
     lines = {c.artifact: _lines(c) for c in run.code}
     out = []
     for code_name, prior, pattern, why, check, quick in _SUSPECTS:
-        hits = [(c, i) for c in run.code for i in _pointed(lines[c.artifact], pattern)][:MOST_LINES]
+        shown = _SHOWN_NAN if code_name == "numerical_instability" else None
+        hits = [(c, i) for c in run.code for i in _pointed(lines[c.artifact], pattern, shown)][:MOST_LINES]
         ev = [Evidence(f"{lines[c.artifact][i - 1].strip()}: where this would be", c.artifact, f"line {i}")
               for c, i in hits]
         if not ev:

@@ -54,10 +54,15 @@ PRINTED_LOSS = "train_loss"
 _COCO_AP = re.compile(r"^\s*Average Precision\s+\(AP\) @\[ IoU=(0\.50:0\.95|0\.50)\s+\| area=\s*all \| "
                       r"maxDets=100 \] = (-?\d+(?:\.\d+)?)\s*$")
 _COCO_NAMES = {"0.50:0.95": "map", "0.50": "map50"}
+# py-faster-rcnn's VOC evaluation (`voc_eval.py`): `Mean AP = 0.7012` after one `AP for <class> = ...` per class,
+# the mAP at IoU 0.5
+_VOC_MAP = re.compile(r"^\s*Mean AP = (\d+(?:\.\d+)?)\s*$")
 # a printed tensor's row (`tensor([[nan, nan,  ..., nan],`, numpy's `[nan nan nan]`): its cells, read
 # below; one that shows NaN and nothing finite holds no numbers, whatever tensor it is
 _TENSOR_ROW = re.compile(r"^\s*(?:tensor\(|array\()?\[+(?P<cells>[^\[\]()]{1,4000})")
 _NONFINITE_CELLS = {"nan", "-nan", "+nan", "inf", "-inf", "+inf"}
+# ...or a row of one printed without brackets (PyTorch 0.3's `Variable containing:` block: `    nan     nan     nan`)
+_BARE_NAN_ROW = re.compile(r"^[ \t]*[-+]?nan(?:[ \t]+[-+]?(?:nan|inf))+[ \t]*$", re.I)
 PRINTED_NAN = "printed_tensor"
 # a line that is a non-finite value and nothing else: `print(loss.item())` (or Lua's `print(err)`) of a NaN
 _BARE_NONFINITE = re.compile(r"^[ \t]*[-+]?(?:nan|inf)[ \t]*$", re.I)
@@ -68,6 +73,10 @@ _RAISED = re.compile(rb"^\s*(?:\[[^\]]{0,40}\]:?\s*)?[\w.]{0,100}(?:Error|Except
 # a line that is one name and one non-finite value (Lua Torch's `err     nan`) behind a paste's prefix
 # (`[2024-03-01 10:22:42] err     nan`): the log scanner reads the bare line, not the dressed one
 _LONE_PAIR = re.compile(r"^[ \t]*([A-Za-z_][\w.]{0,64})[ \t]+([-+]?(?:nan|inf))[ \t]*$", re.I)
+# a loss's non-finite value ending a line under a name dressed past what the scanner reads as a key (GluonTS's
+# `#test_score (local, wQuantileLoss[0.1]): inf`): the word holding `loss` names it
+_DRESSED_LOSS = re.compile(r"(?<![A-Za-z_])([A-Za-z_]{0,40}loss[A-Za-z_]{0,40})[^\s:=]{0,20}[ \t]*[:=][ \t]*"
+                           r"([-+]?(?:nan|inf))[ \t]*$", re.I)
 
 
 @dataclass
@@ -277,6 +286,8 @@ def _step_before(s: Series, line: int) -> float:
 
 
 def _nan_row(text: str) -> bool:
+    if _BARE_NAN_ROW.match(text):
+        return True
     m = _TENSOR_ROW.match(text)
     if m is None:
         return False
@@ -286,7 +297,8 @@ def _nan_row(text: str) -> bool:
 
 def with_printed_values(path: Path, series: list[Series], artifact: str, prefix: str) -> list[Series]:
     """What a small log prints that no name of the scanner's holds, read in one pass:
-    - pycocotools' summary lines of mAP (IoU 0.50:0.95) and mAP50, where no name of the scanner's holds them;
+    - pycocotools' summary lines of mAP (IoU 0.50:0.95) and mAP50, and py-faster-rcnn's VOC `Mean AP`, where
+      no name of the scanner's holds them;
     - lines that print a scalar tensor with a `grad_fn` and nothing else: autograd computed it from the
       weights, and the one such value a loop prints at each step is its loss (`print(loss)`). Read as
       the training loss, in line order, at TABLE_ROWS lines or more, where the log names no training
@@ -294,10 +306,13 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
     - the rows of a printed tensor that show only NaN/Inf (kept as `<prefix>printed_tensor`, one value
       per row; rows printed after an exception's line are its message's), a line that is a NaN or an
       Inf alone (`<prefix>printed_value`), and a name with a non-finite value alone on a line behind a
-      paste's prefix (`<prefix><name>`, where the scanner kept no such name from the bare lines)."""
+      paste's prefix (`<prefix><name>`, where the scanner kept no such name from the bare lines), and a loss's
+      non-finite value under a dressed name that ends a line the scanner read nothing from
+      (`<prefix>wQuantileLoss`)."""
     if path.stat().st_size > BARE_MAX_BYTES:
         return series
     have = {s.name for s in series}
+    read = set(np.concatenate([s.lines for s in series if s.lines is not None] or [np.zeros(0, np.int64)]).tolist())
     losses: tuple[list[int], list[float]] = ([], [])
     found: dict[str, tuple[list[int], list[float]]] = {}
     with open(path, "rb") as f:
@@ -317,6 +332,11 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
                 at[0].append(n)
                 at[1].append(float(m.group(2)))
                 continue
+            if (m := _VOC_MAP.match(text)) is not None and "map50" not in have:
+                at = found.setdefault("map50", ([], []))
+                at[0].append(n)
+                at[1].append(float(m.group(1)))
+                continue
             if not re.search(r"nan|inf", text, re.I):
                 continue
             if _nan_row(text) and not raised:
@@ -324,6 +344,8 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
             elif _BARE_NONFINITE.match(text):
                 name, value = PRINTED_VALUE, float(text.strip())
             elif text != line and (m := _LONE_PAIR.match(text)):
+                name, value = m.group(1), float(m.group(2))
+            elif n not in read and (m := _DRESSED_LOSS.search(text)) is not None:
                 name, value = m.group(1), float(m.group(2))
             else:
                 continue

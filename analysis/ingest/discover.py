@@ -30,6 +30,7 @@ class Found:
 # a metric word stands apart from letters, not from `_` or digits: `total_loss`, `loss_cls`, `lr0`, a
 # coloured `\x1b[31mloss` (the colour code is taken off first)
 _LOG_WORDS = re.compile(rb"Traceback|Error|Exception|Warning|NCCL|Killed|"
+                        rb"Average Precision +\(AP\) @\[|^[ \t]*Mean AP = |"     # an evaluation's summary
                         rb"(?<![A-Za-z])(?:loss|epoch|step|iter|lr|acc(?:uracy)?|rmse|m?logloss)(?![A-Za-z])|"
                         # a value printed NaN/Inf by name (RLlib's `episode_reward_mean: .nan`): a
                         # model's outputs hold no such line...
