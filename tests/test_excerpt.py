@@ -1213,3 +1213,15 @@ def test_readings_added_for_thin_pastes_stay_quiet_on_sound_ones(tmp_path):
 def _write(tmp_path, text: str, name: str = "train.log"):
     (tmp_path / name).write_text(text)
     return tmp_path
+
+
+def test_a_trainer_saying_its_loss_is_nan_puts_the_overflow_first_and_the_lr_next_at_one_severity(tmp_path):
+    # RecBole #679 (tests/wild, tune half): the trainer's own NaN check, alone with the run's settings; the LR
+    # reading is as severe as the overflow reading and below it in confidence, so it ranks second
+    d = _top(tmp_path, "ValueError: Training loss is nan\n\ndataset: ml-100k\nmodel: Caser\n", name="output.txt")
+    first, second = d.root_causes[:2]
+    assert (first.code, second.code) == ("numerical_instability", "lr_too_high")
+    assert first.severity == second.severity
+    # a trainer that says its training diverged puts the LR first
+    d = _top(tmp_path, "ValueError: Model diverged with loss = NaN.\n", name="output.txt")
+    assert _read(d)[0] == "lr_too_high"

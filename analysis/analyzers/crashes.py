@@ -376,7 +376,7 @@ def analyze(run: Run) -> list[Finding]:
         out.append(Finding(code=e.code, issue=issue, severity=sev, confidence=conf, evidence=ev, fix=fix,
                            patch=patch, analyzer=NAME, quick_fix=quick_fix))
         if e.signature in _LR_READING:
-            out.append(_lr_reading(e, small_lr(run)))
+            out.append(_lr_reading(e, small_lr(run), sev))
         if _loss_nan_message(e) or warned:
             out.append(_data_reading(e, "medium" if warned else "high"))
     frozen = _nothing_trainable(run)
@@ -513,11 +513,12 @@ def _data_reading(e: Event, severity: str = "high") -> Finding:
                    settle=NAN_DATA_SETTLE)
 
 
-def _lr_reading(e: Event, small: Evidence | None = None) -> Finding:
+def _lr_reading(e: Event, small: Evidence | None = None, severity: str = "critical") -> Finding:
     """The LR reading of a reported NaN or overflow: close behind the numerical reading where the
     trainer says the loss (not a gradient) became NaN, ahead of it where it says the training
     diverged, and well below it for a NaN gradient or a loss-scale overflow, or where the run's LR
-    (`small`) is too small to drive the weights to overflow."""
+    (`small`) is too small to drive the weights to overflow. Its severity is the overflow reading's
+    (`severity`), so that its lower confidence keeps it second."""
     loss_msg = _loss_nan_message(e)
     if loss_msg:
         conf = LR_DIVERGED if "diverg" in e.text.lower() else LR_OVER_NAN_LOSS
@@ -529,7 +530,7 @@ def _lr_reading(e: Event, small: Evidence | None = None) -> Finding:
         ev.append(small)
     return Finding(code="lr_too_high",
                    issue="Updates too large for the weights: " + clip(e.text, 120),
-                   severity="critical" if loss_msg and small is None else "high",
+                   severity=severity if loss_msg and small is None else "high",
                    confidence=conf,
                    evidence=ev,
                    fix="Lower the learning rate 10x (or lengthen the warm-up) and clip gradients (max_norm "
