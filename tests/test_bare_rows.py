@@ -104,3 +104,19 @@ def test_a_loss_printed_inf_under_a_dressed_name_is_read_once(tmp_path):
                                               "iter: 140 / 10000, total loss: nan\n >>> rpn_loss_box: nan\n")
     box = load_run(tmp_path / "b").metrics.get(NONFINITE_PREFIX + "rpn_loss_box")     # the scanner's, at its step
     assert box.steps.tolist() == [140.0] and box.step_kind != "index"
+
+
+def test_metrics_printed_under_chinese_words_are_read_by_split(tmp_path):
+    # cnn_captcha #12 (tests/wild, tune half): `准确率为` (accuracy is) after `[训练集]` (training set) or
+    # `[验证集]` (validation set); the loss beside it is the scanner's
+    (tmp_path / "train.log").write_text(
+        "第10次训练 >>> [训练集] 准确率为 0.9674999713897705 >>> loss 0.01326522696763277\n"
+        "            >>> [验证集] 准确率为 0.17000000178813934 >>> loss 0.01326522696763277\n"
+        "第20次训练 >>> [训练集] 准确率为 1.0 >>> loss 0.005544836632907391\n"
+        "            >>> [验证集] 准确率为 0.23000000417232513 >>> loss 0.005544836632907391\n"
+        "epoch 3 训练损失：0.52, 测试精度: 0.61, 学习率=1e-3\n")
+    m = load_run(tmp_path).metrics
+    assert m.get("train_acc").values.tolist() == [0.9674999713897705, 1.0]
+    assert m.get("val_acc").values.tolist() == [0.17000000178813934, 0.23000000417232513]
+    assert m.get("test_acc").values.tolist() == [0.61] and m.get("lr").values.tolist() == [1e-3]
+    assert br._zh_metrics("训练损失：0.52") == [("train_loss", 0.52)] and br._zh_metrics("loss 0.5") == []

@@ -73,6 +73,14 @@ _RAISED = re.compile(rb"^\s*(?:\[[^\]]{0,40}\]:?\s*)?[\w.]{0,100}(?:Error|Except
 # a line that is one name and one non-finite value (Lua Torch's `err     nan`) behind a paste's prefix
 # (`[2024-03-01 10:22:42] err     nan`): the log scanner reads the bare line, not the dressed one
 _LONE_PAIR = re.compile(r"^[ \t]*([A-Za-z_][\w.]{0,64})[ \t]+([-+]?(?:nan|inf))[ \t]*$", re.I)
+# a metric under a Chinese trainer's word for it (`[验证集] 准确率为 0.17`, `训练损失：0.52`), which the scanner,
+# reading ASCII keys, passes over: the split is the nearest of 训练/验证/测试 before it on the line
+_ZH_METRIC = re.compile(rf"(损失值?|准确率|正确率|精确度|精度|学习率)[ \t]*(?:为|是)?[ \t]*[:：=]?[ \t]*"
+                        rf"({_CELL})(?![\w.])")
+_ZH_KIND = {"损失": "loss", "损失值": "loss", "准确率": "acc", "正确率": "acc", "精确度": "acc", "精度": "acc",
+            "学习率": "lr"}
+_ZH_SPLIT = re.compile(r"训练|验证|测试")
+_ZH_SPLITS = {"训练": "train", "验证": "val", "测试": "test"}
 # a loss's non-finite value ending a line under a name dressed past what the scanner reads as a key (GluonTS's
 # `#test_score (local, wQuantileLoss[0.1]): inf`): the word holding `loss` names it
 _DRESSED_LOSS = re.compile(r"(?<![A-Za-z_])([A-Za-z_]{0,40}loss[A-Za-z_]{0,40})[^\s:=]{0,20}[ \t]*[:=][ \t]*"
@@ -295,6 +303,20 @@ def _nan_row(text: str) -> bool:
     return len(cells) >= 2 and "nan" in {c.lstrip("+-") for c in cells} and set(cells) <= _NONFINITE_CELLS
 
 
+def _zh_metrics(text: str) -> list[tuple[str, float]]:
+    """The (canonical name, value) of each metric a line prints under a Chinese word for it."""
+    if text.isascii():
+        return []
+    out, split, start = [], "train", 0
+    for m in _ZH_METRIC.finditer(text):
+        said = _ZH_SPLIT.findall(text, start, m.start())
+        split = _ZH_SPLITS[said[-1]] if said else split
+        kind = _ZH_KIND[m.group(1)]
+        out.append(("lr" if kind == "lr" else f"{split}_{kind}", float(m.group(2))))
+        start = m.end()
+    return out
+
+
 def with_printed_values(path: Path, series: list[Series], artifact: str, prefix: str) -> list[Series]:
     """What a small log prints that no name of the scanner's holds, read in one pass:
     - pycocotools' summary lines of mAP (IoU 0.50:0.95) and mAP50, and py-faster-rcnn's VOC `Mean AP`, where
@@ -308,7 +330,8 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
       Inf alone (`<prefix>printed_value`), and a name with a non-finite value alone on a line behind a
       paste's prefix (`<prefix><name>`, where the scanner kept no such name from the bare lines), and a loss's
       non-finite value under a dressed name that ends a line the scanner read nothing from
-      (`<prefix>wQuantileLoss`)."""
+      (`<prefix>wQuantileLoss`);
+    - metrics printed under a Chinese word for them (`[验证集] 准确率为 0.17`: `val_acc`)."""
     if path.stat().st_size > BARE_MAX_BYTES:
         return series
     have = {s.name for s in series}
@@ -337,6 +360,11 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
                 at[0].append(n)
                 at[1].append(float(m.group(1)))
                 continue
+            for name, value in _zh_metrics(text):
+                if name not in have:
+                    at = found.setdefault(name, ([], []))
+                    at[0].append(n)
+                    at[1].append(value)
             if not re.search(r"nan|inf", text, re.I):
                 continue
             if _nan_row(text) and not raised:
