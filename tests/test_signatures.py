@@ -13,6 +13,9 @@ REAL_LINES = [
     # session 34: the twenty-third round's tune cases
     ("port_in_use", "RuntimeError address already in use", "tests/wild allennlp-distributed-address-in-use-4666 "
      "(as the thread's title words it, lower case and no colon)"),
+    ("dataloader_killed", "RuntimeError: One or more background workers are no longer alive. Exiting. Please check the "
+     "print statements above for the actual error message", "tests/wild nnunet-background-workers-dead-docker-ipc-host-1898 "
+     "(nnU-Net v2's augmenter; the fix was Docker's --ipc=host)"),
     ("label_out_of_range", "  SoftmaxMultiClassObj: label must be in [0, num_class), num_class=12 but found 12 in label",
      "tests/wild xgboost-r-softprob-label-out-of-range-factor-745 (XGBoost's wording, from R)"),
     # session 33: the nineteenth round's tune cases
