@@ -120,3 +120,10 @@ def test_metrics_printed_under_chinese_words_are_read_by_split(tmp_path):
     assert m.get("val_acc").values.tolist() == [0.17000000178813934, 0.23000000417232513]
     assert m.get("test_acc").values.tolist() == [0.61] and m.get("lr").values.tolist() == [1e-3]
     assert br._zh_metrics("训练损失：0.52") == [("train_loss", 0.52)] and br._zh_metrics("loss 0.5") == []
+
+
+def test_a_scalar_tensor_printed_nan_without_grad_fn_is_a_printed_nan(tmp_path):
+    # llama-cookbook #133 (tests/wild, tune half): `print(loss)` of an eval loss, then `tensor(nan)`
+    (tmp_path / "output.txt").write_text("print(loss)\n\ntensor(nan)\ntensor(nan, device='cuda:0')\ntensor(nan\n")
+    s = load_run(tmp_path).metrics.get(NONFINITE_PREFIX + br.PRINTED_VALUE)
+    assert s is not None and s.lines.tolist() == [3, 4]

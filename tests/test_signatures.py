@@ -13,6 +13,8 @@ REAL_LINES = [
     # session 34: the twenty-third round's tune cases
     ("port_in_use", "RuntimeError address already in use", "tests/wild allennlp-distributed-address-in-use-4666 "
      "(as the thread's title words it, lower case and no colon)"),
+    ("cuda_oom_retried", "Attempting to copy inputs of <function pairwise_iou at > to CPU due to CUDA OOM",
+     "tests/wild detectron2-pairwise-iou-cpu-oom-image-size-2595 (detectron2's retry_if_cuda_oom)"),
     ("dataloader_killed", "RuntimeError: One or more background workers are no longer alive. Exiting. Please check the "
      "print statements above for the actual error message", "tests/wild nnunet-background-workers-dead-docker-ipc-host-1898 "
      "(nnU-Net v2's augmenter; the fix was Docker's --ipc=host)"),

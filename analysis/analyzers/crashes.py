@@ -96,7 +96,12 @@ def _oom(run: Run, e: Event) -> Finding:
                "id exceeds the embedding size)")
     issue = f"{title}: " + ", ".join(parts) if parts else title
     confidence = 0.75 if e.signature == "cudnn_oom_in_disguise" else 0.97
-    return Finding(code="out_of_memory", issue=issue, severity="critical", confidence=confidence,
+    severity = "critical"
+    if e.signature == "cuda_oom_retried":     # handled by a retry: the run may go on, slower, on the CPU
+        fix = ("detectron2 ran the op again on the CPU: lower the images' size or the number of boxes per image "
+               "(the op's inputs) or the batch, so it fits the GPU; if the host then runs out, that is the crash")
+        confidence, severity = RETRIED_OOM, "medium"
+    return Finding(code="out_of_memory", issue=issue, severity=severity, confidence=confidence,
                    evidence=ev, fix=fix,
                    expected_impact="the step fits in memory; throughput per sample roughly unchanged",
                    patch=patch, analyzer=NAME, quick_fix="Halve the micro-batch size")
@@ -105,7 +110,9 @@ def _oom(run: Run, e: Event) -> Finding:
 _OOM_TITLES = {"host_oom": "Host out of memory",
                "tf_oom": "GPU out of memory (TensorFlow or XLA/JAX resource exhausted)",
                "cudnn_oom_in_disguise": "A cuDNN/cuBLAS error that is most often GPU memory exhausted",
-               "cuda_oom": "GPU out of memory"}
+               "cuda_oom": "GPU out of memory",
+               "cuda_oom_retried": "GPU out of memory inside an op, which detectron2 retried on the CPU"}
+RETRIED_OOM = 0.6
 
 
 def _budget(run: Run):
@@ -382,6 +389,9 @@ def analyze(run: Run) -> list[Finding]:
     frozen = _nothing_trainable(run)
     if frozen is not None:
         out.append(frozen)
+    dropped = _dropped_nonfinite(run)
+    if dropped is not None:
+        out.append(dropped)
     return out + error_readings.analyze_events(run.events, train_loss(run)) + error_readings.analyze_words(run)
 
 
@@ -404,6 +414,22 @@ def _nothing_trainable(run: Run) -> Finding | None:
                        "requires_grad=True, or a PEFT config whose target_modules name modules the model has) "
                        "and check the summary counts the head's parameters as trainable",
                    analyzer=NAME, quick_fix="Unfreeze the layers that should learn")
+
+
+def _dropped_nonfinite(run: Run) -> Finding | None:
+    """tensorboardX's `NaN or Inf found in input tensor` with no loss printed beside it: harmless for a metric over
+    an empty batch (benign.toml), yet the value it dropped may be the loss. A low note below the healthy verdict
+    says which number would tell; a finite loss in the paste tells already."""
+    e = next((e for e in run.events if e.signature == "benign"
+              and e.fields.get("benign") == "tensorboard_nonfinite_scalar"), None)
+    if e is None or train_loss(run) is not None:
+        return None
+    return Finding(code="numerical_instability", issue="A value sent to TensorBoard was NaN or Inf and was dropped: "
+                   "harmless for a metric over an empty batch, the fault if it was the loss", severity="low",
+                   confidence=DROPPED_NONFINITE, evidence=[_ev(e)],
+                   fix="Print the loss beside the warning (or assert torch.isfinite(loss) each step): a finite loss "
+                       "leaves the warning harmless; a NaN loss is the fault to chase",
+                   analyzer=NAME, quick_fix="Print the loss beside the warning")
 
 
 def _learned_after(run: Run, e: Event) -> bool:
@@ -492,6 +518,7 @@ _LR_READING = {"nonfinite_loss": 0.5, "loss_scale_overflow": 0.45, "bce_input_ra
 # the training diverged), and bad data (a NaN input, a broken target) is listed after them.
 NAN_LOSS_MESSAGE, LR_OVER_NAN_LOSS, LR_DIVERGED, DATA_OVER_NAN_LOSS = 0.65, 0.6, 0.7, 0.45
 LR_SMALL = 0.3            # the LR reading where the run's LR is at most common.SMALL_LR
+DROPPED_NONFINITE = 0.3   # a value tensorboardX dropped as NaN/Inf, with no loss to say whether it was the loss
 
 
 def _loss_nan_message(e: Event) -> bool:

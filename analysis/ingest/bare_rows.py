@@ -65,7 +65,8 @@ _NONFINITE_CELLS = {"nan", "-nan", "+nan", "inf", "-inf", "+inf"}
 _BARE_NAN_ROW = re.compile(r"^[ \t]*[-+]?nan(?:[ \t]+[-+]?(?:nan|inf))+[ \t]*$", re.I)
 PRINTED_NAN = "printed_tensor"
 # a line that is a non-finite value and nothing else: `print(loss.item())` (or Lua's `print(err)`) of a NaN
-_BARE_NONFINITE = re.compile(r"^[ \t]*[-+]?(?:nan|inf)[ \t]*$", re.I)
+# (or a scalar tensor so printed with no grad_fn: `print(loss)` under no_grad gives `tensor(nan, device='cuda:0')`)
+_BARE_NONFINITE = re.compile(r"^[ \t]*(?:tensor\()?([-+]?(?:nan|inf))(?:,[ \t]*device='[\w:]{1,16}')?\)?[ \t]*$", re.I)
 PRINTED_VALUE = "printed_value"
 # an exception's line: a tensor printed after one belongs to its message (torch.distributions' `found
 # invalid values:`), which the error readings read with the error
@@ -369,8 +370,8 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
                 continue
             if _nan_row(text) and not raised:
                 name, value = PRINTED_NAN, math.nan
-            elif _BARE_NONFINITE.match(text):
-                name, value = PRINTED_VALUE, float(text.strip())
+            elif (m := _BARE_NONFINITE.match(text)) and text.count("(") == text.count(")"):
+                name, value = PRINTED_VALUE, float(m.group(1))
             elif text != line and (m := _LONE_PAIR.match(text)):
                 name, value = m.group(1), float(m.group(2))
             elif n not in read and (m := _DRESSED_LOSS.search(text)) is not None:

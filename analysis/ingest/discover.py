@@ -48,6 +48,7 @@ _LOG_WORDS = re.compile(rb"Traceback|Error|Exception|Warning|NCCL|Killed|"
                         rb"\b(?:python[\d.]*|torchrun|deepspeed)[ \t][^\n]{0,1000}?[ \t]--[A-Za-z]",
                         re.I | re.M)
 _ANSI = re.compile(ANSI.pattern.encode())     # the same colour codes, on raw bytes
+_QUOTED = re.compile(rb"^[ \t]*(?:>[ \t]?)+", re.M)
 
 
 def _reads_like_a_log(path: Path) -> bool:
@@ -57,7 +58,7 @@ def _reads_like_a_log(path: Path) -> bool:
     from analysis.ingest.events import prefilter_literals
 
     with open(path, "rb") as f:
-        head = _ANSI.sub(b"", f.read(4096))
+        head = _QUOTED.sub(b"", _ANSI.sub(b"", f.read(4096)))     # a paste quoted in markdown reads as itself
     return bool(_LOG_WORDS.search(head)) or any(lit.encode() in head for lit in prefilter_literals())
 
 
