@@ -70,9 +70,10 @@ def test_a_tensor_printed_without_brackets_that_turned_nan_is_read(tmp_path):
                                          "Variable containing:\n"
                                          "-1.7537 -1.5918 -1.9134 -1.7938 -1.8518 -1.8808\n"
                                          "    nan     nan     nan     nan     nan     nan\n"
-                                         "    nan  0.5\n")
+                                         "    nan  0.5\n"
+                                         "    inf  -nan  nan\n")
     s = load_run(tmp_path).metrics.get(NONFINITE_PREFIX + br.PRINTED_NAN)
-    assert s is not None and s.lines.tolist() == [8]
+    assert s is not None and s.lines.tolist() == [8, 10]
 
 
 def test_an_evaluation_summary_pasted_alone_is_read_as_the_maps(tmp_path):
@@ -95,15 +96,21 @@ def test_a_loss_printed_inf_under_a_dressed_name_is_read_once(tmp_path):
     # does not read as a key; a line it read (`rpn_loss_box: nan`) is not read a second time
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "output.txt").write_text(
-        "[2020-02-08 12:04:19 +0100] [59599] [INFO] #test_score (local, wQuantileLoss[0.1]): inf\n"
+        "[2020-02-08 12:04:19 +0100] [59599] [INFO] #test_score (local, wQuantileLoss[0.9]): inf\n"
         "[2020-02-08 12:04:19 +0100] [59599] [INFO] #test_score (local, mean_wQuantileLoss): inf\n")
-    names = load_run(tmp_path / "a").metrics.names()
-    assert {NONFINITE_PREFIX + "wQuantileLoss", NONFINITE_PREFIX + "mean_wQuantileLoss"} <= set(names)
+    names = set(load_run(tmp_path / "a").metrics.names())
+    # two such lines are read; one alone is not (an early stopper's `val_loss: inf` starting point, below)
+    assert {NONFINITE_PREFIX + "wQuantileLoss", NONFINITE_PREFIX + "mean_wQuantileLoss"} <= names
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "train.log").write_text("iter: 120 / 10000, total loss: 2.593077\n >>> rpn_loss_box: 1.34\n"
                                               "iter: 140 / 10000, total loss: nan\n >>> rpn_loss_box: nan\n")
     box = load_run(tmp_path / "b").metrics.get(NONFINITE_PREFIX + "rpn_loss_box")     # the scanner's, at its step
     assert box.steps.tolist() == [140.0] and box.step_kind != "index"
+    # a loss scale, a best-so-far and an early stopper's one starting `inf` are no loss gone non-finite
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "output.txt").write_text("Saving config: {'fp16': True}, max_loss_scale=inf\n"
+                                               "[INFO] best_loss[val]: inf\nEarlyStopping(val_loss): inf\n")
+    assert not [n for n in load_run(tmp_path / "c").metrics.names() if n.startswith(NONFINITE_PREFIX)]
 
 
 def test_metrics_printed_under_chinese_words_are_read_by_split(tmp_path):
@@ -120,6 +127,13 @@ def test_metrics_printed_under_chinese_words_are_read_by_split(tmp_path):
     assert m.get("val_acc").values.tolist() == [0.17000000178813934, 0.23000000417232513]
     assert m.get("test_acc").values.tolist() == [0.61] and m.get("lr").values.tolist() == [1e-3]
     assert br._zh_metrics("训练损失：0.52") == [("train_loss", 0.52)] and br._zh_metrics("loss 0.5") == []
+    # a line's first loss (the mean before the total), no precision (精确度, a mixed-precision setting), no
+    # best-so-far; and a run of spaces is read in linear time
+    assert br._zh_metrics("第3轮 平均损失: 0.5, 总损失: 20.0") == [("train_loss", 0.5)]
+    assert br._zh_metrics("[验证集] 准确率为 0.95 精确度为 0.31") == [("val_acc", 0.95)]
+    assert br._zh_metrics("混合精度训练: 开启, 精度 = 16") == [] and br._zh_metrics("最佳精度: 0.7") == []
+    _, took = _cpu(lambda: br._zh_metrics("学习率" + " " * 4096 + "x") + br._zh_metrics("损失" + " " * 4096 + "|"))
+    assert took < 0.1
 
 
 def test_a_scalar_tensor_printed_nan_without_grad_fn_is_a_printed_nan(tmp_path):

@@ -1228,16 +1228,21 @@ def test_a_trainer_saying_its_loss_is_nan_puts_the_overflow_first_and_the_lr_nex
 
 
 def test_a_warm_up_under_way_or_a_loss_of_zero_is_no_rate_too_low(tmp_path):
-    # trl #1473 (tests/wild, tune half): ORPO's first three log dicts, the LR rising 2.5e-08, 5e-08, 7.5e-08 (a
-    # warm-up, its top yet to come) over a loss of 0.0 with grad_norm nan
-    rows = "".join(f"{{'loss': 0.0, 'grad_norm': nan, 'learning_rate': {lr}, 'rewards/chosen': nan, 'epoch': 0.0}}\n"
-                   for lr in ("2.5000000000000002e-08", "5.0000000000000004e-08", "7.500000000000001e-08"))
-    assert "lr_too_low" not in _read(_top(tmp_path, rows))
-    # the same rate held at 7.5e-08 over a loss that does not move is too low
-    held = "".join(f"{{'loss': {0.6931 + 0.0001 * (i % 2):.4f}, 'learning_rate': 7.5e-08, 'epoch': {i / 10}}}\n"
-                   for i in range(12))
-    (tmp_path / "h").mkdir()
-    assert "lr_too_low" in _read(_top(tmp_path / "h", held))
+    # trl #1473 (tests/wild, tune half): ORPO's first log dicts, the LR rising 2.5e-08, 5e-08, 7.5e-08 (a warm-up,
+    # its top yet to come) over a loss of 0.0 with grad_norm nan; each of the two alone is no rate too low
+    def rows(loss, lrs):
+        return "".join(f"{{'loss': {loss(i)}, 'learning_rate': {lr}, 'epoch': {i / 10}}}\n" for i, lr in enumerate(lrs))
+    rising = ("2.5e-08", "5e-08", "7.5e-08")
+    flat = lambda i: 1.2345 + 0.0001 * (i % 2)           # noqa: E731  (not at chance: that reading lists a low LR)
+    cases = {"warming": rows(flat, rising), "zero": rows(lambda i: 0.0, ["7.5e-08"] * 12),
+             "held": rows(flat, ["7.5e-08"] * 12), "rising all run": rows(flat, [f"{1e-10 * 1.03 ** i:.3e}"
+                                                                                 for i in range(200)])}
+    got = {}
+    for name, text in cases.items():
+        (tmp_path / name).mkdir()
+        got[name] = "lr_too_low" in _read(_top(tmp_path / name, text))
+    # a rate held at 7.5e-08 over a loss that does not move is too low, and so is a warm-up longer than the run
+    assert got == {"warming": False, "zero": False, "held": True, "rising all run": True}
 
 
 def test_a_paste_quoted_in_markdown_reads_as_itself(tmp_path):

@@ -20,6 +20,9 @@ REAL_LINES = [
      "(nnU-Net v2's augmenter; the fix was Docker's --ipc=host)"),
     ("label_out_of_range", "  SoftmaxMultiClassObj: label must be in [0, num_class), num_class=12 but found 12 in label",
      "tests/wild xgboost-r-softprob-label-out-of-range-factor-745 (XGBoost's wording, from R)"),
+    ("label_out_of_range", "xgboost.core.XGBoostError: [10:21:37] ../src/objective/multiclass_obj.cu:120: "
+     "SoftmaxMultiClassObj: label must be in [0, num_class).", "XGBoost's newer wording (its multiclass_obj.cu)"),
+    ("port_in_use", "BIND FAILED: ADDRESS ALREADY IN USE", "upper case, as some launchers shout it"),
     # session 33: the nineteenth round's tune cases
     ("constant_input", "PearsonRConstantInputWarning: An input array is constant; the correlation coefficent is not "
      "defined.", "tests/wild locating-objects-pearsonr-constant-counts-33 (SciPy's older wording, with its typo)"),

@@ -47,10 +47,9 @@ _SUSPECTS = (
      "Print one batch's shapes and values"),
     ("numerical_instability", 0.22,
      # (an epsilon under 1e-7 is 0 in half precision, where fp16's smallest value is 6e-8: `clamp(1e-16)`)
-     # (a norm's gradient at 0 is 0/0: `torch.zeros(1).norm().backward()` gives NaN)
-     re.compile(r"\.half\(|float16|fp16|cudaHalf|autocast|\blog\(|\bsqrt\(|\bexp\(|\.norm\(|"
+     re.compile(r"\.half\(|float16|fp16|cudaHalf|autocast|\blog\(|\bsqrt\(|\bexp\(|"
                 r"(?:clamp\(\s*(?:min\s*=\s*)?|\beps\s*=\s*)1e-(?:0?[89]|[1-9]\d)\b"),
-     "a value may overflow or leave its domain (fp16 overflow, a log, sqrt or norm of 0, an epsilon that rounds "
+     "a value may overflow or leave its domain (fp16 overflow, a log or sqrt of 0, an epsilon that rounds "
      "to 0 in half precision)",
      "Run one step with torch.autograd.set_detect_anomaly(True) (or check torch.isfinite on each "
      "intermediate): the first op to give inf or NaN is the fault",
@@ -63,9 +62,9 @@ _SUSPECTS = (
      "Lower the LR 10x"),
 )
 _NOT_CODE = re.compile(r"^\s*(?:#|--|//|print\b|import\s|from\s+\S+\s+import\b)")
-# the paste's own output shown in a comment (`# nan`, `# tensor([nan])`): the numbers went NaN, which points at
-# the numerics whatever line made them
-_SHOWN_NAN = re.compile(r"^\s*#.*(?<![\w.])[-+]?nan\b", re.I)
+# the paste's own output shown in a comment (`# nan`, `# tensor([nan])`; not a comment that only speaks of NaN):
+# the numbers went NaN, which points at the numerics whatever line made them
+_SHOWN_NAN = re.compile(r"^\s*#\s*(?:tensor\(\[*|\[+)?\s*[-+]?nan\b", re.I)
 
 
 def _alone(run: Run) -> bool:

@@ -75,7 +75,7 @@ SETTINGS_FAR = 10.0   # with no loss to weigh it, an LR this many times its opti
 FAR_BELOW_SPAN = 0.1  # ...over a tenth of the run or more: its last few steps of a cosine are lower still
 LATE_START = 0.5      # a log whose first logged step lies past half its last shows a run's tail only
 CURVE_POINTS = 10     # "the loss did not move" needs a curve, not a few lines
-RISING_REPORTS = 3    # a rate higher at each of this many reports or more, to its last, is a warm-up under way
+RISING_REPORTS = 3    # a rate higher at each of 3 to CURVE_POINTS reports is a warm-up under way
 ADAPTIVE = ("adam", "rmsprop", "adafactor", "lion")
 WARMUP_KEYS = ("warmup_steps", "warmup", "warmup_iters", "warmup_ratio", "num_warmup_steps", "warmup_epochs")
 
@@ -194,9 +194,10 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str, given_back: float
     moved = relative_change(loss.values)
     loss_ev = Evidence(f"loss moved {moved * 100:.1f}% over the run ({fmt(float(loss.values[0]))} -> "
                        f"{fmt(float(loss.values[-1]))})", loss.artifact, loss.span_locator(0, len(loss) - 1))
-    # a rate still rising at its last report is a warm-up under way (its top is yet to come), and a loss of exactly
-    # 0 at every report scores nothing: neither shows a rate too low to move the loss
-    warming = lr is not None and len(lr) >= RISING_REPORTS and bool(np.all(np.diff(lr.values) > 0))
+    # a few reports of a rate rising at each is a warm-up under way (its top is yet to come; a rise over a whole
+    # curve is a warm-up longer than the run, itself too low), and a loss of exactly 0 at every report scores
+    # nothing: neither shows a rate too low to move the loss
+    warming = lr is not None and RISING_REPORTS <= len(lr) <= CURVE_POINTS and bool(np.all(np.diff(lr.values) > 0))
     scored = bool(np.any(loss.values != 0))
     if value < low and not tail and abs(moved) < STUCK_MOVE and (onset is None or _noise_only(loss.values)) \
             and not warming and scored:

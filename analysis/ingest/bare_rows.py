@@ -62,7 +62,6 @@ _VOC_MAP = re.compile(r"^\s*Mean AP = (\d+(?:\.\d+)?)\s*$")
 _TENSOR_ROW = re.compile(r"^\s*(?:tensor\(|array\()?\[+(?P<cells>[^\[\]()]{1,4000})")
 _NONFINITE_CELLS = {"nan", "-nan", "+nan", "inf", "-inf", "+inf"}
 # ...or a row of one printed without brackets (PyTorch 0.3's `Variable containing:` block: `    nan     nan     nan`)
-_BARE_NAN_ROW = re.compile(r"^[ \t]*[-+]?nan(?:[ \t]+[-+]?(?:nan|inf))+[ \t]*$", re.I)
 PRINTED_NAN = "printed_tensor"
 # a line that is a non-finite value and nothing else: `print(loss.item())` (or Lua's `print(err)`) of a NaN
 # (or a scalar tensor so printed with no grad_fn: `print(loss)` under no_grad gives `tensor(nan, device='cuda:0')`)
@@ -76,16 +75,21 @@ _RAISED = re.compile(rb"^\s*(?:\[[^\]]{0,40}\]:?\s*)?[\w.]{0,100}(?:Error|Except
 _LONE_PAIR = re.compile(r"^[ \t]*([A-Za-z_][\w.]{0,64})[ \t]+([-+]?(?:nan|inf))[ \t]*$", re.I)
 # a metric under a Chinese trainer's word for it (`[验证集] 准确率为 0.17`, `训练损失：0.52`), which the scanner,
 # reading ASCII keys, passes over: the split is the nearest of 训练/验证/测试 before it on the line
-_ZH_METRIC = re.compile(rf"(损失值?|准确率|正确率|精确度|精度|学习率)[ \t]*(?:为|是)?[ \t]*[:：=]?[ \t]*"
-                        rf"({_CELL})(?![\w.])")
-_ZH_KIND = {"损失": "loss", "损失值": "loss", "准确率": "acc", "正确率": "acc", "精确度": "acc", "精度": "acc",
-            "学习率": "lr"}
+# (精确度 is precision, and 混合精度/半精度 a precision setting; each optional part takes its own spaces, so that a
+# run of spaces is split one way only)
+_ZH_METRIC = re.compile(rf"(损失值?|准确率|正确率|学习率|(?<!混合)(?<![半单双])精度(?!训练))[ \t]*(?:(?:为|是)[ \t]*)?"
+                        rf"(?:[:：=][ \t]*)?({_CELL})(?![\w.])")
+_ZH_KIND = {"损失": "loss", "损失值": "loss", "准确率": "acc", "正确率": "acc", "精度": "acc", "学习率": "lr"}
+_ZH_BEST = re.compile(r"最佳|最好|最优|最高|最低|最小|最大")     # a best-so-far, not the report's own value
 _ZH_SPLIT = re.compile(r"训练|验证|测试")
 _ZH_SPLITS = {"训练": "train", "验证": "val", "测试": "test"}
 # a loss's non-finite value ending a line under a name dressed past what the scanner reads as a key (GluonTS's
 # `#test_score (local, wQuantileLoss[0.1]): inf`): the word holding `loss` names it
-_DRESSED_LOSS = re.compile(r"(?<![A-Za-z_])([A-Za-z_]{0,40}loss[A-Za-z_]{0,40})[^\s:=]{0,20}[ \t]*[:=][ \t]*"
-                           r"([-+]?(?:nan|inf))[ \t]*$", re.I)
+# (a name ending in `loss`, not `loss_scale`; not a best-so-far, whose first value is inf by design; read where two
+# lines or more print one: an early stopper's one `val_loss: inf` is its starting point)
+_DRESSED_LOSS = re.compile(r"(?<![A-Za-z_])((?!(?i:best|min|max|lowest|prev))[A-Za-z_]{0,40}loss)(?![A-Za-z_])"
+                           r"[^\s:=]{0,20}[ \t]*[:=][ \t]*([-+]?(?:nan|inf))[ \t]*$", re.I)
+DRESSED_REPEATS = 2
 
 
 @dataclass
@@ -295,7 +299,8 @@ def _step_before(s: Series, line: int) -> float:
 
 
 def _nan_row(text: str) -> bool:
-    if _BARE_NAN_ROW.match(text):
+    bare = text.lower().split()
+    if len(bare) >= 2 and set(bare) <= _NONFINITE_CELLS and any(c.endswith("nan") for c in bare):
         return True
     m = _TENSOR_ROW.match(text)
     if m is None:
@@ -308,14 +313,19 @@ def _zh_metrics(text: str) -> list[tuple[str, float]]:
     """The (canonical name, value) of each metric a line prints under a Chinese word for it."""
     if text.isascii():
         return []
-    out, split, start = [], "train", 0
+    out: dict[str, float] = {}
+    split, start = "train", 0
     for m in _ZH_METRIC.finditer(text):
-        said = _ZH_SPLIT.findall(text, start, m.start())
+        before = text[start:m.start()]
+        said = _ZH_SPLIT.findall(before)
         split = _ZH_SPLITS[said[-1]] if said else split
-        kind = _ZH_KIND[m.group(1)]
-        out.append(("lr" if kind == "lr" else f"{split}_{kind}", float(m.group(2))))
         start = m.end()
-    return out
+        kind, cell = _ZH_KIND[m.group(1)], m.group(2)
+        if kind == "acc" and "." not in cell and float(cell) > 1:
+            continue                # `精度 = 16`: a precision in bits, not an accuracy
+        if not _ZH_BEST.search(before[-4:]):
+            out.setdefault("lr" if kind == "lr" else f"{split}_{kind}", float(cell))   # a line's first of a name
+    return list(out.items())
 
 
 def with_printed_values(path: Path, series: list[Series], artifact: str, prefix: str) -> list[Series]:
@@ -339,6 +349,7 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
     read = set(np.concatenate([s.lines for s in series if s.lines is not None] or [np.zeros(0, np.int64)]).tolist())
     losses: tuple[list[int], list[float]] = ([], [])
     found: dict[str, tuple[list[int], list[float]]] = {}
+    dressed: set[str] = set()
     with open(path, "rb") as f:
         raised = False
         for n, raw in enumerate(f, 1):
@@ -376,12 +387,15 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
                 name, value = m.group(1), float(m.group(2))
             elif n not in read and (m := _DRESSED_LOSS.search(text)) is not None:
                 name, value = m.group(1), float(m.group(2))
+                dressed.add(prefix + name)
             else:
                 continue
             if prefix + name not in have:
                 at = found.setdefault(prefix + name, ([], []))
                 at[0].append(n)
                 at[1].append(value)
+    if sum(len(found[k][0]) for k in dressed) < DRESSED_REPEATS:
+        found = {k: v for k, v in found.items() if k not in dressed}
     if PRINTED_LOSS not in have and len(losses[0]) >= TABLE_ROWS:
         found = {PRINTED_LOSS: losses, **found}
     return series + [Series(name, artifact, np.arange(len(lines), dtype=np.float64), np.array(values),
