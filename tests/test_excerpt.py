@@ -1245,11 +1245,16 @@ def test_a_warm_up_under_way_or_a_loss_of_zero_is_no_rate_too_low(tmp_path):
     assert got == {"warming": False, "zero": False, "held": True, "rising all run": True}
 
 
-def test_a_paste_quoted_in_markdown_reads_as_itself(tmp_path):
-    # GluonTS #608 (tests/wild, tune half) quoted with `> `: a file named like model outputs still reads as a log
-    lines = "".join(f"> [2020-02-08 12:04:19 +0100] [59599] [INFO] #test_score (local, wQuantileLoss[0.{q}]): inf\n"
-                    for q in (1, 2))
-    assert _read(_top(tmp_path, lines, name="output.txt"))[0] == "numerical_instability"
+def test_a_paste_quoted_in_markdown_or_prefixed_by_a_launcher_reads_as_itself(tmp_path):
+    # GluonTS #608 and llama-cookbook #133 (tests/wild, tune half) quoted with `> ` or behind `[rank0]:` (the
+    # excerpt probe's dressings): a file named like model outputs still reads as a log
+    for k, dress in enumerate(("> ", "[rank0]: ", "10:22:33 ")):
+        lines = "".join(f"{dress}[2020-02-08 12:04:19 +0100] [59599] [INFO] #test_score (local, "
+                        f"wQuantileLoss[0.{q}]): inf\n" for q in (1, 2))
+        (tmp_path / str(k)).mkdir()
+        assert _read(_top(tmp_path / str(k), lines, name="output.txt"))[0] == "numerical_instability", dress
+    (tmp_path / "t").mkdir()
+    assert _read(_top(tmp_path / "t", "\ntensor(nan)\n", name="output.txt"))[0] == "numerical_instability"
 
 
 def test_tensorboards_dropped_nan_alone_is_healthy_with_the_loss_as_the_low_alternative(tmp_path):

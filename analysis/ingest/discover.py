@@ -7,7 +7,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from analysis.ingest.dressing import ANSI
+from analysis.ingest.dressing import ANSI, undress
 from analysis.ingest.inside import walk
 
 MAX_FILES = 5000
@@ -27,6 +27,7 @@ class Found:
     format: str
 
 
+_ANSI = re.compile(ANSI.pattern.encode())     # the same colour codes, on raw bytes
 # a metric word stands apart from letters, not from `_` or digits: `total_loss`, `loss_cls`, `lr0`, a
 # coloured `\x1b[31mloss` (the colour code is taken off first)
 _LOG_WORDS = re.compile(rb"Traceback|Error|Exception|Warning|NCCL|Killed|"
@@ -44,11 +45,10 @@ _LOG_WORDS = re.compile(rb"Traceback|Error|Exception|Warning|NCCL|Killed|"
                         # ...nor a loss printed alone (`tensor(2.3026, grad_fn=<NllLossBackward0>)`, fastai's
                         # `TensorBase(5.7082e+08)`)
                         rb"^[ \t]*(?:tensor\([-+.\deE]+,.*grad_fn=<|TensorBase\([-+.\deE]+\)[ \t]*$)|"
+                        rb"^[ \t]*tensor\([-+]?(?:nan|inf)\b|"      # ...nor one printed NaN (`tensor(nan)`)
                         # ...nor the command that launched a run (`python train.py --lr 1.0`)
                         rb"\b(?:python[\d.]*|torchrun|deepspeed)[ \t][^\n]{0,1000}?[ \t]--[A-Za-z]",
                         re.I | re.M)
-_ANSI = re.compile(ANSI.pattern.encode())     # the same colour codes, on raw bytes
-_QUOTED = re.compile(rb"^[ \t]*(?:>[ \t]?)+", re.M)
 
 
 def _reads_like_a_log(path: Path) -> bool:
@@ -58,8 +58,13 @@ def _reads_like_a_log(path: Path) -> bool:
     from analysis.ingest.events import prefilter_literals
 
     with open(path, "rb") as f:
-        head = _QUOTED.sub(b"", _ANSI.sub(b"", f.read(4096)))     # a paste quoted in markdown reads as itself
-    return bool(_LOG_WORDS.search(head)) or any(lit.encode() in head for lit in prefilter_literals())
+        head = _ANSI.sub(b"", f.read(4096))
+    if _LOG_WORDS.search(head):
+        return True
+    # each line as its trainer printed it: a paste quoted in markdown, or one a launcher prefixed (`[rank0]:`),
+    # reads as itself
+    bare = "\n".join(undress(line) for line in head.decode("utf-8", "replace").splitlines()).encode()
+    return bool(_LOG_WORDS.search(bare)) or any(lit.encode() in head for lit in prefilter_literals())
 
 
 def _sniff(path: Path) -> tuple[str, str]:
