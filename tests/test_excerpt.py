@@ -1266,3 +1266,12 @@ def test_tensorboards_dropped_nan_alone_is_healthy_with_the_loss_as_the_low_alte
     d = _top(tmp_path / "f", "WARNING:tensorboardX.x2num:NaN or Inf found in input tensor.\n"
                              + "".join(f"Train Epoch: 1 [{i}/5000]\tLoss: {0.03 / (i + 1):.6f}\n" for i in range(4)))
     assert "numerical_instability" not in [c.code for c in d.root_causes]
+
+
+def test_darknets_nan_averages_over_no_object_are_no_nan(tmp_path):
+    # darknet #1082 / #2540 (tests/wild, tune half): `count: 0` at a scale makes its averages 0/0; with objects
+    # counted, the same NaN is a value gone NaN
+    line = ("Region 23 Avg IOU: nan, Class: nan, Obj: nan, No Obj: 0.514100, .5R: nan, .75R: nan,  count: {}\n")
+    assert _top(tmp_path, line.format(0), name="output.txt").root_causes[0].code == "healthy"
+    (tmp_path / "c").mkdir()
+    assert _read(_top(tmp_path / "c", line.format(5), name="output.txt"))[0] == "numerical_instability"

@@ -368,6 +368,11 @@ HARMLESS_NCCL_WARNINGS = [
 ]
 
 BENIGN_LINES = [
+    ("darknet_empty_region", "Region 23 Avg IOU: nan, Class: nan, Obj: nan, No Obj: 0.514100, .5R: nan, .75R: nan,  "
+     "count: 0", "tests/wild darknet-burn-in-rate-zero-normal-1082 (the maintainer: normal)"),
+    ("darknet_empty_region", "Region 82 Avg IOU: -**nan**, Class: -**nan**, Obj: -**nan**, No Obj: 0.504497, .5R: "
+     "-**nan**, .75R: -**nan**,  count: 0", "tests/wild darknet-yolov3-region-nan-count-zero-normal-600 (bolded as "
+     "posted)"),
     ("head_size_mismatch", "Shape of head.cls_preds.0.weight in checkpoint is torch.Size([80, 128, 1, 1]), while shape "
      "of head.cls_preds.0.weight in model is torch.Size([8, 128, 1, 1]).", "tests/wild yolox-voc-cls-preds-shape-warning-"
      "healthy-1242 (YOLOX's wording)"),
