@@ -1215,16 +1215,11 @@ def _write(tmp_path, text: str, name: str = "train.log"):
     return tmp_path
 
 
-def test_a_trainer_saying_its_loss_is_nan_puts_the_overflow_first_and_the_lr_next_at_one_severity(tmp_path):
-    # RecBole #679 (tests/wild, tune half): the trainer's own NaN check, alone with the run's settings; the LR
-    # reading is as severe as the overflow reading and below it in confidence, so it ranks second
+def test_a_trainers_bare_loss_is_nan_message_puts_the_lr_first_and_the_overflow_next(tmp_path):
+    # RecBole #679 (tests/wild, tune half; the overflow settled it) beside the probes' yolov3 #1123, ssd_keras #136
+    # and age-gender-estimation #97 (the LR settled them): a trainer's NaN message with nothing around it reads both
     d = _top(tmp_path, "ValueError: Training loss is nan\n\ndataset: ml-100k\nmodel: Caser\n", name="output.txt")
-    first, second = d.root_causes[:2]
-    assert (first.code, second.code) == ("numerical_instability", "lr_too_high")
-    assert first.severity == second.severity
-    # a trainer that says its training diverged puts the LR first
-    d = _top(tmp_path, "ValueError: Model diverged with loss = NaN.\n", name="output.txt")
-    assert _read(d)[0] == "lr_too_high"
+    assert [c.code for c in d.root_causes[:2]] == ["lr_too_high", "numerical_instability"]
 
 
 def test_a_warm_up_under_way_or_a_loss_of_zero_is_no_rate_too_low(tmp_path):

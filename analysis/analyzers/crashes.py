@@ -383,7 +383,7 @@ def analyze(run: Run) -> list[Finding]:
         out.append(Finding(code=e.code, issue=issue, severity=sev, confidence=conf, evidence=ev, fix=fix,
                            patch=patch, analyzer=NAME, quick_fix=quick_fix))
         if e.signature in _LR_READING:
-            out.append(_lr_reading(e, small_lr(run), sev))
+            out.append(_lr_reading(e, small_lr(run)))
         if _loss_nan_message(e) or warned:
             out.append(_data_reading(e, "medium" if warned else "high"))
     frozen = _nothing_trainable(run)
@@ -514,8 +514,10 @@ _CODE_CONFIDENCE = {"distributed_failure": 0.9, "dataloader_failure": 0.9, "zero
 # A NaN or an overflow the loop reports has a second reading: updates too large for the weights.
 _LR_READING = {"nonfinite_loss": 0.5, "loss_scale_overflow": 0.45, "bce_input_range": 0.45}
 # A trainer's "loss became NaN" (not a gradient's, not the loss scaler's) names no mechanism: the
-# overflow reading leads without confidence, the LR's is next (first where the trainer itself says
-# the training diverged), and bad data (a NaN input, a broken target) is listed after them.
+# overflow reading holds the higher confidence, the LR's the higher severity, so the LR's leads where the
+# message stands alone and the overflow's inside a traceback (the LR's first, too, where the trainer says
+# the training diverged); bad data (a NaN input, a broken target) is listed after them. Alone, the LR
+# settled five such messages of the tuning sets (tests/wild's tune half, bench/probes), the overflow two.
 NAN_LOSS_MESSAGE, LR_OVER_NAN_LOSS, LR_DIVERGED, DATA_OVER_NAN_LOSS = 0.65, 0.6, 0.7, 0.45
 LR_SMALL = 0.3            # the LR reading where the run's LR is at most common.SMALL_LR
 DROPPED_NONFINITE = 0.3   # a value tensorboardX dropped as NaN/Inf, with no loss to say whether it was the loss
@@ -540,12 +542,11 @@ def _data_reading(e: Event, severity: str = "high") -> Finding:
                    settle=NAN_DATA_SETTLE)
 
 
-def _lr_reading(e: Event, small: Evidence | None = None, severity: str = "critical") -> Finding:
+def _lr_reading(e: Event, small: Evidence | None = None) -> Finding:
     """The LR reading of a reported NaN or overflow: close behind the numerical reading where the
     trainer says the loss (not a gradient) became NaN, ahead of it where it says the training
     diverged, and well below it for a NaN gradient or a loss-scale overflow, or where the run's LR
-    (`small`) is too small to drive the weights to overflow. Its severity is the overflow reading's
-    (`severity`), so that its lower confidence keeps it second."""
+    (`small`) is too small to drive the weights to overflow."""
     loss_msg = _loss_nan_message(e)
     if loss_msg:
         conf = LR_DIVERGED if "diverg" in e.text.lower() else LR_OVER_NAN_LOSS
@@ -557,7 +558,7 @@ def _lr_reading(e: Event, small: Evidence | None = None, severity: str = "critic
         ev.append(small)
     return Finding(code="lr_too_high",
                    issue="Updates too large for the weights: " + clip(e.text, 120),
-                   severity=severity if loss_msg and small is None else "high",
+                   severity="critical" if loss_msg and small is None else "high",
                    confidence=conf,
                    evidence=ev,
                    fix="Lower the learning rate 10x (or lengthen the warm-up) and clip gradients (max_norm "
