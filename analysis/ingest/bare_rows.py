@@ -61,7 +61,6 @@ _VOC_MAP = re.compile(r"^\s*Mean AP = (\d+(?:\.\d+)?)\s*$")
 # below; one that shows NaN and nothing finite holds no numbers, whatever tensor it is
 _TENSOR_ROW = re.compile(r"^\s*(?:tensor\(|array\()?\[+(?P<cells>[^\[\]()]{1,4000})")
 _NONFINITE_CELLS = {"nan", "-nan", "+nan", "inf", "-inf", "+inf"}
-# ...or a row of one printed without brackets (PyTorch 0.3's `Variable containing:` block: `    nan     nan     nan`)
 PRINTED_NAN = "printed_tensor"
 # a line that is a non-finite value and nothing else: `print(loss.item())` (or Lua's `print(err)`) of a NaN
 # (or a scalar tensor so printed with no grad_fn: `print(loss)` under no_grad gives `tensor(nan, device='cuda:0')`)
@@ -89,7 +88,7 @@ _ZH_SPLITS = {"训练": "train", "验证": "val", "测试": "test"}
 # lines or more print one: an early stopper's one `val_loss: inf` is its starting point)
 _DRESSED_LOSS = re.compile(r"(?<![A-Za-z_])((?!(?i:best|min|max|lowest|prev))[A-Za-z_]{0,40}loss)(?![A-Za-z_])"
                            r"[^\s:=]{0,20}[ \t]*[:=][ \t]*([-+]?(?:nan|inf))[ \t]*$", re.I)
-DRESSED_REPEATS = 2
+DRESSED_REPEATS = 2         # lines such a loss must be read from, all names together
 
 
 @dataclass
@@ -299,6 +298,7 @@ def _step_before(s: Series, line: int) -> float:
 
 
 def _nan_row(text: str) -> bool:
+    # a row printed without brackets too (PyTorch 0.3's `Variable containing:` block: `    nan     nan     nan`)
     bare = text.lower().split()
     if len(bare) >= 2 and set(bare) <= _NONFINITE_CELLS and any(c.endswith("nan") for c in bare):
         return True
