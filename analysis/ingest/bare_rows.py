@@ -350,6 +350,12 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
     losses: tuple[list[int], list[float]] = ([], [])
     found: dict[str, tuple[list[int], list[float]]] = {}
     dressed: set[str] = set()
+
+    def keep(name: str, line: int, value: float) -> None:
+        at = found.setdefault(name, ([], []))
+        at[0].append(line)
+        at[1].append(value)
+
     with open(path, "rb") as f:
         raised = False
         for n, raw in enumerate(f, 1):
@@ -363,20 +369,14 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
                 losses[1].append(float(m.group(1) or m.group(2)))
                 continue
             if (m := _COCO_AP.match(text)) is not None and _COCO_NAMES[m.group(1)] not in have:
-                at = found.setdefault(_COCO_NAMES[m.group(1)], ([], []))
-                at[0].append(n)
-                at[1].append(float(m.group(2)))
+                keep(_COCO_NAMES[m.group(1)], n, float(m.group(2)))
                 continue
             if (m := _VOC_MAP.match(text)) is not None and "map50" not in have:
-                at = found.setdefault("map50", ([], []))
-                at[0].append(n)
-                at[1].append(float(m.group(1)))
+                keep("map50", n, float(m.group(1)))
                 continue
             for name, value in _zh_metrics(text):
                 if name not in have:
-                    at = found.setdefault(name, ([], []))
-                    at[0].append(n)
-                    at[1].append(value)
+                    keep(name, n, value)
             if not re.search(r"nan|inf", text, re.I):
                 continue
             if _nan_row(text) and not raised:
@@ -391,9 +391,7 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
             else:
                 continue
             if prefix + name not in have:
-                at = found.setdefault(prefix + name, ([], []))
-                at[0].append(n)
-                at[1].append(value)
+                keep(prefix + name, n, value)
     if sum(len(found[k][0]) for k in dressed) < DRESSED_REPEATS:
         found = {k: v for k, v in found.items() if k not in dressed}
     if PRINTED_LOSS not in have and len(losses[0]) >= TABLE_ROWS:
