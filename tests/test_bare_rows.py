@@ -106,6 +106,11 @@ def test_a_loss_printed_inf_under_a_dressed_name_is_read_once(tmp_path):
                                               "iter: 140 / 10000, total loss: nan\n >>> rpn_loss_box: nan\n")
     box = load_run(tmp_path / "b").metrics.get(NONFINITE_PREFIX + "rpn_loss_box")     # the scanner's, at its step
     assert box.steps.tolist() == [140.0] and box.step_kind != "index"
+    # a dressed name the scanner already keeps (`qloss=nan` on a bare line) is its series, and the log stays readable
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "train.log").write_text("step 1 qloss=nan\n[INFO] #test_score (local, qloss[0.1]): inf\n")
+    run = load_run(tmp_path / "d")
+    assert run.artifacts[0].problem is None and NONFINITE_PREFIX + "qloss" in run.metrics.names()
     # a loss scale, a best-so-far and an early stopper's one starting `inf` are no loss gone non-finite
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "output.txt").write_text("Saving config: {'fp16': True}, max_loss_scale=inf\n"

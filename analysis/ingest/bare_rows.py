@@ -387,7 +387,8 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
                 name, value = m.group(1), float(m.group(2))
             elif n not in read and (m := _DRESSED_LOSS.search(text)) is not None:
                 name, value = m.group(1), float(m.group(2))
-                dressed.add(prefix + name)
+                if prefix + name not in have:
+                    dressed.add(prefix + name)
             else:
                 continue
             if prefix + name not in have:
