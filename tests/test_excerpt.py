@@ -1270,3 +1270,18 @@ def test_darknets_nan_averages_over_no_object_are_no_nan(tmp_path):
     assert _top(tmp_path, line.format(0), name="output.txt").root_causes[0].code == "healthy"
     (tmp_path / "c").mkdir()
     assert _read(_top(tmp_path / "c", line.format(5), name="output.txt"))[0] == "numerical_instability"
+
+
+def test_a_boosting_metric_nan_from_its_first_round_is_the_datas(tmp_path):
+    # dmlc/xgboost #194 (tests/wild xgboost-r-cv-rmse-nan-dataframe-dmatrix-194, tune half): a data frame
+    # passed to xgb.DMatrix as it was; R's xgb.cv prints NaN from round 0
+    d = _top(tmp_path, "".join(f"[{i}]\ttrain-rmse:NaN+NA\ttest-rmse:NaN+NA\n" for i in range(3)), "output.txt")
+    assert d.root_causes[0].code == "data_pipeline_bug"
+    assert "lr_too_high" not in [c.code for c in d.root_causes if c.analyzer == "excerpt"]
+    assert any("gradient-boosting" in e.text for e in d.root_causes[0].evidence)
+
+
+def test_a_lightgbm_valid_line_counts_as_boosting_too(tmp_path):
+    d = _top(tmp_path, "[1]\tvalid_0's l2: 0.93\n[2]\tvalid_0's l2: nan\n[3]\tvalid_0's l2: nan\n")
+    assert d.root_causes[0].code == "data_pipeline_bug"
+    assert "lr_too_high" not in [c.code for c in d.root_causes if c.analyzer == "excerpt"]

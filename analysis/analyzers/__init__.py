@@ -10,7 +10,9 @@ from analysis.analyzers import (
     memory,
     outputs,
     parameters,
+    printed_checks,
     weights,
 )
 
-ANALYZERS = (loss, gradients, learning_rate, crashes, memory, parameters, weights, code, outputs, excerpt)
+ANALYZERS = (loss, gradients, learning_rate, crashes, memory, parameters, weights, code, outputs, excerpt,
+             printed_checks)

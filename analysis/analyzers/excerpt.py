@@ -96,6 +96,7 @@ SPIKE_POINTS, SPIKE_RATIO, SPIKE_BACK = 5, 3.0, 1.5
 SKIP_JUMP = 2.0         # a loss this many times its last value at a non-finite norm: no skipped step
 LONG_NAN_LR = 0.45          # the LR reading of a NaN in a long curve stays below the loss analyzer's
 BOXED_DATA = 0.7            # a NaN held to the box parts of a detector's loss: the box targets first
+BOOSTED_DATA = 0.6          # a NaN metric of a gradient-boosting library: the labels or features, never the LR
 WARMING_REPORTS = 2         # an LR higher at the report of a NaN than at the one before: a warm-up still rising
 SMALL_LR_CONF = 0.3         # the LR reading of a NaN under an LR too small to overflow the weights (common.small_lr)
 EXCERPT_MAX = 0.75          # a few lines never make a confident diagnosis on their own
@@ -476,6 +477,9 @@ def _nan_loss(run: Run) -> list[Finding]:
     boxed = _nan_in_boxes_only(run)
     if boxed is not None:
         ev_data.append(boxed)
+    boosted = _boosting_log(run)
+    if boosted is not None:
+        ev_data.append(boosted)
     high_lr = _high_lr(run)
     if high_lr is not None:
         ev_lr.append(high_lr)
@@ -496,6 +500,8 @@ def _nan_loss(run: Run) -> list[Finding]:
     c_data = 0.6 if val_only or empty is not None else (0.5 if len(before) == 0 and not nameless else 0.45)
     if boxed is not None:       # the boxes' own loss broke where the rest held: the boxes, not the LR
         c_data, c_lr = BOXED_DATA, min(c_lr, BOXED_DATA - 0.1)
+    if boosted is not None:     # the library's own objective overflows only on labels it cannot score
+        c_data, c_num = max(c_data, BOOSTED_DATA), min(c_num, BOOSTED_DATA - 0.1)
     out = [
         Finding(code="numerical_instability", issue=f"{_shown(s)} turned {fmt(float(s.values[i]))} at "
                 f"{s.step_kind} {fmt_step(s.steps[i])}: a value overflowed (fp16, a log of 0, a division by "
@@ -523,9 +529,27 @@ def _nan_loss(run: Run) -> list[Finding]:
     if small is not None:   # an LR too small to overflow the weights: listed, below the others
         ev_lr.append(small)
         c_lr = min(c_lr, SMALL_LR_CONF)
-    if not val_only and empty is None:   # an LR too high would break the training loss first
+    if not val_only and empty is None and boosted is None:   # an LR too high would break the training loss first
         out.append(_nan_lr(s, i, ev_lr, c_lr, step, rose))
     return out
+
+
+# a gradient-boosting library's evaluation line: XGBoost's `[3]\ttrain-rmse:0.51` (R's cv adds `+0.01`),
+# LightGBM's `[3]\tvalid_0's l2: 0.51`
+_BOOSTING_ROW = re.compile(r"^\[\d{1,7}\]\s{1,8}[\w.]{1,40}(?:-[\w@.]{1,40}:|'s [\w@.]{1,40}:)")
+
+
+def _boosting_log(run: Run) -> Evidence | None:
+    """The metric comes from a gradient-boosting library: its learning rate shrinks each tree's output and
+    has no weights to overflow, so a NaN metric is the data's (NaN or Inf labels, a metric undefined on the
+    labels: MAPE on a 0, RMSLE on a negative) and never the LR's."""
+    for a, text in pasted_texts(run, ("log",), MATRIX_MAX_BYTES):
+        for n, line in enumerate(map(undress, text.splitlines()), 1):
+            if len(line) <= MATRIX_LINE_MAX and _BOOSTING_ROW.match(line):
+                return Evidence(f"{line.strip()}: a gradient-boosting evaluation line; boosting has no weights a "
+                                "learning rate could overflow, so a NaN metric comes from the labels or features",
+                                a.path, f"line {n}")
+    return None
 
 
 def _nan_in_boxes_only(run: Run) -> Evidence | None:
