@@ -1285,3 +1285,20 @@ def test_a_lightgbm_valid_line_counts_as_boosting_too(tmp_path):
     d = _top(tmp_path, "[1]\tvalid_0's l2: 0.93\n[2]\tvalid_0's l2: nan\n[3]\tvalid_0's l2: nan\n")
     assert d.root_causes[0].code == "data_pipeline_bug"
     assert "lr_too_high" not in [c.code for c in d.root_causes if c.analyzer == "excerpt"]
+
+
+@pytest.mark.parametrize("text", ["Mean iou =  0.046470389101241724\n",
+                                  "mIoU:  3.464414239463952\nmIoU:  4.031567725489401 total_data:  135\n",
+                                  "Eval result: mIoU/mAcc/allAcc 0.0038/0.0150/0.0069.\n"])
+def test_a_segmentation_miou_near_zero_points_at_the_ground_truths_encoding(tmp_path, text):
+    # deeplab-resnet #41, AdapNet++ #18, semseg #17 (tests/wild, tune half): ground truth read as RGB, ids not
+    # mapped to train ids
+    d = _top(tmp_path, text, "output.txt")
+    assert d.root_causes[0].code == "data_pipeline_bug" and "train ids" in d.root_causes[0].fix
+
+
+def test_a_fair_miou_or_one_inside_a_training_log_is_no_data_bug(tmp_path):
+    d = _top(tmp_path, "mIoU: 0.62\n", "output.txt")
+    assert "data_pipeline_bug" not in _read(d)
+    d = _top(tmp_path, "".join(f"epoch {i} loss: {2.0 - i * 0.1:.2f}\n" for i in range(1, 4)) + "mIoU: 0.02\n")
+    assert "data_pipeline_bug" not in _read(d)

@@ -71,6 +71,16 @@ REAL_LINES = [
      "tests/wild simplehtr-ctc-no-valid-path-dash-label-28 (a label of 46 dashes)"),
     ("tf_no_gradients", "WARNING:tensorflow:Gradients do not exist for variables ['dense_2/kernel:0', 'dense_2/bias:0'] "
      "when minimizing the loss.", "github.com/tensorflow/tensorflow/issues/48547"),
+    # session 35: the wild corpus's twenty-sixth round (tune half)
+    ("fasttext_nan", "Progress:   0.2% words/sec/thread:    4139 lr:  0.898591 avg.loss: 114.726540 ETA:   2h33m27sterminate "
+     "called after throwing an instance of 'fasttext::DenseMatrix::EncounteredNaNError'",
+     "tests/wild fasttext-ova-encountered-nan-lr-0.9-1063"),
+    ("dynet_bad_gradient", "RuntimeError: Magnitude of gradient is bad: inf",
+     "tests/wild open-sesame-dynet-gradient-magnitude-inf-lower-lr-9"),
+    ("spacy_misaligned_entities", '>...\\language.py:482: UserWarning: [W030] Some entities could not be aligned in the '
+     'text "I think he has schizophrenia." with entities "[(16, 29, \'CONDITION\')]". Use `spacy.gold.biluo_tags_from_'
+     'offsets(nlp.make_doc(text), entities)` to check the alignment. Misaligned entities (with BILUO tag \'-\') will be '
+     'ignored during training.', "tests/wild spacy-ner-entity-offsets-off-by-one-w030-6240"),
     # session 31
     ("numpy_invalid_value", "RuntimeWarning: invalid value encountered in log targets_dw = np.log(gt_widths / "
      "ex_widths) Command terminated by signal 11", "github.com/endernewton/tf-faster-rcnn/issues/107"),

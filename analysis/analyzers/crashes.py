@@ -154,6 +154,19 @@ def _allocation_shape(run: Run, tried: int):
 
 
 _FIXES = {
+    "fasttext_nan": ("fastText stopped on a NaN weight: the learning rate drove the updates past what fp32 holds",
+                     "Lower -lr (fastText's default is 0.1 for supervised, 0.05 for unsupervised training; "
+                     "one-vs-all and hierarchical softmax losses want it lower still), and with many labels "
+                     "use -loss hs or -loss ova with a smaller -lr"),
+    "dynet_bad_gradient": ("DyNet refused an update whose gradient norm is Inf or NaN: the updates outgrew the "
+                           "weights", "Lower the learning rate (the trainer's learning_rate / eta0) and clip "
+                           "gradients (trainer.clip_threshold, on by default at 5: check it was not disabled)"),
+    "spacy_misaligned_entities": ("spaCy drops entities whose character offsets do not fall on token "
+                                  "boundaries: those annotations never reach training",
+                                  "Check the offsets with spacy.gold.biluo_tags_from_offsets(nlp.make_doc(text), "
+                                  "entities) (spacy.training.offsets_to_biluo_tags in v3): an off-by-one end, "
+                                  "trailing spaces or punctuation inside a span; fix the annotations, or snap "
+                                  "the spans to tokens with doc.char_span(..., alignment_mode='expand')"),
     "nccl_timeout": ("A collective timed out: one rank stopped reaching it", "Find the rank that stalled "
                      "first (NCCL_DEBUG=INFO, TORCH_NCCL_ASYNC_ERROR_HANDLING=1); look for uneven data per "
                      "rank, a rank-only branch (logging, eval, checkpointing) or a hung dataloader; raise "
@@ -320,7 +333,8 @@ WARNED_ONLY = ("numpy_invalid_value",)
 # (high), layers the loss never reaches, labels CTC cannot align and a correlation over a constant set (medium:
 # some are unused on purpose, a rare one is harmless, an untrained model's first evaluation predicts one value)
 _SEVERITY = {"yolo_corrupt_label": "high", "tf_no_gradients": "medium", "ctc_no_valid_path": "medium",
-             "nan_observation": "high", "constant_input": "medium", "input_ran_out": "medium"}
+             "nan_observation": "high", "constant_input": "medium", "input_ran_out": "medium",
+             "spacy_misaligned_entities": "medium"}
 # Warnings of a moment that a run learning past them leaves behind: the loss reported LEARNED_AFTER times after
 # the warning's line, and lower at the last of them than at the first
 _PASSING = ("constant_input",)
@@ -507,7 +521,11 @@ _CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "targ
                # learns after it does not
                "constant_input": 0.6,
                # an epoch cut short: the batches asked for are more than the data holds
-               "input_ran_out": 0.65}
+               "input_ran_out": 0.65,
+               # fastText's NaN and DyNet's Inf gradient: the LR, but a NaN in the data would show the same
+               "fasttext_nan": 0.6, "dynet_bad_gradient": 0.55,
+               # entities dropped from training: a fault when many are, a nuisance when one is
+               "spacy_misaligned_entities": 0.6}
 # The confidence of a crash by its code, where its signature has none of its own (otherwise 0.7).
 _CODE_CONFIDENCE = {"distributed_failure": 0.9, "dataloader_failure": 0.9, "zero_variance": 0.9,
                     "numerical_instability": 0.75, "data_pipeline_bug": 0.9}

@@ -80,6 +80,7 @@ ACC_HELD = 0.05             # an accuracy no more than 5% under its start over a
 FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
 STILL_EPOCHS, STILL_REL = 5, 0.002   # ...and within 0.2% over 5 whole epochs or more, it is not being trained
 ZERO_MAP_EPOCH = 5         # mAP 0 at two evaluations or more, the last from epoch 5 on: it matches nothing
+LOW_MIOU = 0.05             # a segmentation's mIoU at 5% or below at every evaluation overlaps nothing learned
 EARLY_STEPS = 500           # an accuracy of 0 within the first epoch's first 500 steps says nothing yet
 MANY_CLASSES = 10           # a loss at ln(K) for K this large beside an accuracy over 0.5 is no uniform guess
 TOO_GOOD_LOSS = 0.01
@@ -231,6 +232,35 @@ def _zero_map(run: Run) -> list[Finding]:
                         fix="Check the loss falls; if it does not, lower the LR (a recipe's LR is for its "
                             "number of GPUs: scale it to yours)", quick_fix="Check the loss falls")]
     return []
+
+
+def _low_miou(run: Run) -> list[Finding]:
+    """A segmentation's mean IoU at LOW_MIOU or below at every evaluation, pasted without a training curve
+    (one evaluation, or the last from epoch ZERO_MAP_EPOCH on): a model that trained at all overlaps its
+    classes more than that, so the ground truth is not what the evaluation compares with: label ids not
+    mapped to train ids, a palette PNG read as RGB (cv2.imread), the ignore index scored as a class."""
+    s = run.metrics.get("miou")
+    if s is None or not len(s) or not np.isfinite(s.values).all():
+        return []
+    v = s.values / 100 if float(s.values.max()) > 1 else s.values      # printed as a percentage
+    epochs = run.metrics.get("epoch")
+    late = epochs is not None and len(epochs) and float(np.nanmax(epochs.values)) >= ZERO_MAP_EPOCH
+    if float(v.max()) > LOW_MIOU or (run.metrics.get("train_loss") is not None and not late):
+        return []
+    ev = [point(s, len(s) - 1, "mIoU" + (" (a percentage)" if v is not s.values else ""))]
+    return [Finding(code="data_pipeline_bug",
+                    issue=f"mIoU is {float(v[-1]):.1%}: the predictions overlap almost nothing of the ground truth, "
+                          "which is what ground truth in another encoding than the evaluation expects gives",
+                    severity="medium", confidence=0.45, evidence=ev, analyzer=NAME,
+                    fix="Check the label maps the evaluation reads: one class id per pixel (a palette PNG read "
+                        "with PIL, not cv2.imread, which returns RGB), ids mapped to the train ids the model "
+                        "predicts (Cityscapes' labelIds -> trainIds), and the ignore index (255) left out of the "
+                        "classes",
+                    quick_fix="Check the label maps' encoding and ids"),
+            Finding(code="lr_too_high", issue=f"mIoU is {float(v[-1]):.1%}: or a model whose training never "
+                                              "converged", severity="medium", confidence=0.25, evidence=ev,
+                    analyzer=NAME, fix="Check the training loss fell; if it did not, lower the LR",
+                    quick_fix="Check the loss falls")]
 
 
 def _dice_above_one(run: Run) -> list[Finding]:
@@ -1370,8 +1400,8 @@ def _no_fault_read(run: Run) -> list[Finding]:
 
 
 def analyze(run: Run) -> list[Finding]:
-    readings = (_gap, _zero_map, _dice_above_one, _absurd_lr, _nan_loss, _rising_loss, _stuck_accuracy, _flat_loss,
-                _frozen_loss, _too_good, _one_column, _growing_gradients, _short_spike, _zero_loss, _no_labels,
-                _no_episode_ended, _unscored_part, same_output)
+    readings = (_gap, _zero_map, _low_miou, _dice_above_one, _absurd_lr, _nan_loss, _rising_loss, _stuck_accuracy,
+                _flat_loss, _frozen_loss, _too_good, _one_column, _growing_gradients, _short_spike, _zero_loss,
+                _no_labels, _no_episode_ended, _unscored_part, same_output)
     found = [f for reading in readings for f in reading(run)]
     return found or _no_fault_read(run)

@@ -32,6 +32,7 @@ _ANSI = re.compile(ANSI.pattern.encode())     # the same colour codes, on raw by
 # coloured `\x1b[31mloss` (the colour code is taken off first)
 _LOG_WORDS = re.compile(rb"Traceback|Error|Exception|Warning|NCCL|Killed|"
                         rb"Average Precision +\(AP\) @\[|^[ \t]*Mean AP = |"     # an evaluation's summary
+                        rb"^[ \t]*(?:Eval result:[ \t]*)?(?:mean[ _]?iou|miou)\b|"
                         rb"(?<![A-Za-z])(?:loss|epoch|step|iter|lr|acc(?:uracy)?|rmse|m?logloss)(?![A-Za-z])|"
                         # a value printed NaN/Inf by name (RLlib's `episode_reward_mean: .nan`): a
                         # model's outputs hold no such line...

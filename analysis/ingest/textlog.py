@@ -98,6 +98,8 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}")
 # whole parts of a name: a rate over a zero duration is no overflow (`bits_per_dim`, `beta` are no timing)
 _TIMING = re.compile(r"(?i)(?:^|[_.\-])(?:time|times|timing|runtime|sec|secs|second|seconds|ms|speed"
                      r"|elapsed|eta|throughput|duration|fps)(?:$|[_.\-])")
+# the last word of a message before its value (`Magnitude of gradient is bad: inf`, `got: nan`): prose, no name
+_PROSE = re.compile(r"(?i)bad|invalid|got|found|received|detected|encountered|is|was|became|becomes")
 # a best-so-far, a limit or a tolerance starts at +-inf by design: no state of the model's
 _BOOKKEEPING = re.compile(r"(?i)(?:^|[_.\-])(?:best|min|max|threshold|thresh|clip|patience|delta|tol)"
                           r"(?:$|[_.\-])")
@@ -110,6 +112,7 @@ _SECTION_CODES = {"val": SECTION_VAL, "test": SECTION_TEST, "train": SECTION_TRA
 def _name_in(section: str, key: str) -> str | None:
     if section == "nonfinite":
         named = (_IDENTIFIER.fullmatch(key) and _metric_name(key) is None and not _TIMING.search(key)
+                 and not _PROSE.fullmatch(key)
                  and not (_BOOKKEEPING.search(key) and not _EPISODE_STAT.search(key)))
         return NONFINITE_PREFIX + key.lower() if named else None
     if section == "col":                  # a table's header cell: some names are metrics only there
