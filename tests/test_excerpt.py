@@ -693,8 +693,6 @@ def test_a_short_paste_of_nan_rows_or_lone_pairs_gets_the_nan_readings(tmp_path,
 @pytest.mark.parametrize("text", [
     # rows numbered from 0 or 1 are a listing per class, not three reports of a run
     "0 0.512 0.611\n1 nan nan\n2 nan nan\n",
-    # an attention mask's rows hold -inf beside finite cells; a row of -inf alone holds no NaN
-    "tensor([[0., -inf, -inf],\n        [0., 0., -inf],\n        [-inf, -inf, -inf]])\n",
     # one column NaN at every row of a headerless table is a metric never computed
     "     13       0.29002           nan      0.62500  419.30s\n"
     "     14       0.28839           nan      0.62500  421.47s\n"
@@ -703,6 +701,15 @@ def test_a_short_paste_of_nan_rows_or_lone_pairs_gets_the_nan_readings(tmp_path,
 def test_nan_looking_rows_that_are_no_run_get_no_nan_reading(tmp_path, text):
     d = _top(tmp_path, text)
     assert not [c for c in d.root_causes if c.code == "numerical_instability"], d.root_causes
+
+
+def test_a_mask_with_a_row_of_minus_inf_gets_no_nan_reading_only_the_low_softmax_note(tmp_path):
+    # an attention mask's rows hold -inf beside finite cells; a row of -inf alone holds no NaN, though a
+    # softmax over it would make one: listed low, never as a NaN the run showed
+    d = _top(tmp_path, "tensor([[0., -inf, -inf],\n        [0., 0., -inf],\n        [-inf, -inf, -inf]])\n")
+    num = [c for c in d.root_causes if c.code == "numerical_instability"]
+    assert [c.severity for c in num] == ["low"] and "softmax" in num[0].issue
+    assert not [c for c in d.root_causes if c.code in ("lr_too_high", "data_pipeline_bug")]
 
 
 def test_a_name_no_alias_knows_that_stays_finite_adds_no_series(tmp_path):
@@ -1302,3 +1309,17 @@ def test_a_fair_miou_or_one_inside_a_training_log_is_no_data_bug(tmp_path):
     assert "data_pipeline_bug" not in _read(d)
     d = _top(tmp_path, "".join(f"epoch {i} loss: {2.0 - i * 0.1:.2f}\n" for i in range(1, 4)) + "mIoU: 0.02\n")
     assert "data_pipeline_bug" not in _read(d)
+
+
+def test_a_row_masked_whole_is_listed_low_as_where_a_softmax_nan_comes_from(tmp_path):
+    # allennlp #890 (tests/wild allennlp-masked-log-softmax-all-masked-row-nan-890, tune half): the mask's
+    # block alone, before the NaN it caused is printed
+    d = _top(tmp_path, "Variable containing:\n  0   0   0   0   0   0\n-inf -inf -inf -inf -inf -inf\n"
+                       "[torch.cuda.FloatTensor of size 2x6 (GPU 0)]\n", "output.txt")
+    top = d.root_causes[0]
+    assert top.code == "numerical_instability" and top.severity == "low" and top.evidence[0].locator == "line 3"
+
+
+def test_a_causal_mask_printed_is_no_masked_row(tmp_path):
+    d = _top(tmp_path, "tensor([[0., -inf, -inf],\n        [0., 0., -inf],\n        [0., 0., 0.]])\n", "output.txt")
+    assert "numerical_instability" not in _read(d)

@@ -52,7 +52,7 @@ from analysis.analyzers.common import (
 )
 from analysis.analyzers.not_learning import chance_accuracy, frozen_loss
 from analysis.analyzers.same_output import same_output
-from analysis.ingest.bare_rows import PRINTED_NAN, PRINTED_VALUE, UNNAMED
+from analysis.ingest.bare_rows import PRINTED_NAN, PRINTED_VALUE, UNNAMED, masked_row
 from analysis.ingest.dressing import undress
 from analysis.ingest.textlog import NONFINITE_PREFIX, PART_PREFIX
 from analysis.metrics import Series, fmt, fmt_step
@@ -261,6 +261,29 @@ def _low_miou(run: Run) -> list[Finding]:
                                               "converged", severity="medium", confidence=0.25, evidence=ev,
                     analyzer=NAME, fix="Check the training loss fell; if it did not, lower the LR",
                     quick_fix="Check the loss falls")]
+
+
+def _masked_row(run: Run) -> list[Finding]:
+    """A printed tensor with a row that is -inf in every cell, and no NaN read anywhere: a row masked out
+    whole. Harmless while it stays a mask; a softmax over it is exp(-inf) / 0 = NaN, the NaN of attention
+    over padding, of a masked log-softmax, of a beam with no live hypothesis. Listed low: it says where a
+    NaN would come from, not that one came."""
+    if any(n.startswith((NONFINITE_PREFIX, UNNAMED)) or not np.isfinite(x.values).all()
+           for n in run.metrics.names() if (x := run.metrics.get(n)) is not None):
+        return []
+    for a, text in pasted_texts(run, ("log", "traceback", "samples"), MATRIX_MAX_BYTES):
+        for n, line in enumerate(map(undress, text.splitlines()), 1):
+            if len(line) <= MATRIX_LINE_MAX and masked_row(line):
+                return [Finding(code="numerical_instability",
+                                issue="A printed row is -inf in every cell: a row masked out whole, which a "
+                                      "softmax turns into NaN",
+                                severity="low", confidence=0.3, analyzer=NAME,
+                                evidence=[Evidence(f"{line.strip()}: every entry masked", a.path, f"line {n}")],
+                                fix="Mask with a large finite negative (torch.finfo(scores.dtype).min) instead of "
+                                    "-inf, or skip the rows with nothing to attend to (all padding) before the "
+                                    "softmax; print the loss beside it: a finite loss leaves the mask harmless",
+                                quick_fix="Mask with finfo.min instead of -inf")]
+    return []
 
 
 def _dice_above_one(run: Run) -> list[Finding]:
@@ -1402,6 +1425,6 @@ def _no_fault_read(run: Run) -> list[Finding]:
 def analyze(run: Run) -> list[Finding]:
     readings = (_gap, _zero_map, _low_miou, _dice_above_one, _absurd_lr, _nan_loss, _rising_loss, _stuck_accuracy,
                 _flat_loss, _frozen_loss, _too_good, _one_column, _growing_gradients, _short_spike, _zero_loss,
-                _no_labels, _no_episode_ended, _unscored_part, same_output)
+                _no_labels, _no_episode_ended, _unscored_part, _masked_row, same_output)
     found = [f for reading in readings for f in reading(run)]
     return found or _no_fault_read(run)

@@ -302,16 +302,27 @@ def _step_before(s: Series, line: int) -> float:
     return float(s.steps[earlier[-1]] if len(earlier) else s.steps[0])
 
 
-def _nan_row(text: str) -> bool:
-    # a row printed without brackets too (PyTorch 0.3's `Variable containing:` block: `    nan     nan     nan`)
+def _row_cells(text: str) -> list[str]:
+    """The cells of a printed tensor's row, bracketed or not (PyTorch 0.3's `Variable containing:` block
+    prints `    nan     nan     nan`), lower-cased; [] where the line is no such row of non-finite cells."""
     bare = text.lower().split()
-    if len(bare) >= 2 and set(bare) <= _NONFINITE_CELLS and any(c.endswith("nan") for c in bare):
-        return True
+    if len(bare) >= 2 and set(bare) <= _NONFINITE_CELLS:
+        return bare
     m = _TENSOR_ROW.match(text)
     if m is None:
-        return False
+        return []
     cells = [c for c in re.split(r"[,\s]+", m.group("cells").lower()) if c and c != "..."]
-    return len(cells) >= 2 and "nan" in {c.lstrip("+-") for c in cells} and set(cells) <= _NONFINITE_CELLS
+    return cells if len(cells) >= 2 and set(cells) <= _NONFINITE_CELLS else []
+
+
+def _nan_row(text: str) -> bool:
+    return "nan" in {c.lstrip("+-") for c in _row_cells(text)}
+
+
+def masked_row(text: str) -> bool:
+    """A printed row that is -inf in every cell: a row masked out whole (every key of a query hidden)."""
+    cells = _row_cells(text)
+    return bool(cells) and set(cells) == {"-inf"}
 
 
 def _zh_metrics(text: str) -> list[tuple[str, float]]:
