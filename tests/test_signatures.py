@@ -81,6 +81,9 @@ REAL_LINES = [
      'text "I think he has schizophrenia." with entities "[(16, 29, \'CONDITION\')]". Use `spacy.gold.biluo_tags_from_'
      'offsets(nlp.make_doc(text), entities)` to check the alignment. Misaligned entities (with BILUO tag \'-\') will be '
      'ignored during training.', "tests/wild spacy-ner-entity-offsets-off-by-one-w030-6240"),
+    ("ctc_not_enough_time", "InvalidArgumentError (see above for traceback): Not enough time for target transition "
+     "sequence (required: 64, available: 39)0You can turn this error into a warning by using the flag "
+     "ignore_longer_outputs_than_inputs", "tests/wild asrt-tf-port-ctc-not-enough-time-64-vs-39-32"),
     # session 31
     ("numpy_invalid_value", "RuntimeWarning: invalid value encountered in log targets_dw = np.log(gt_widths / "
      "ex_widths) Command terminated by signal 11", "github.com/endernewton/tf-faster-rcnn/issues/107"),
@@ -614,8 +617,10 @@ def test_a_numpy_domain_warning_before_a_crash_is_a_nan_source_and_a_ratios_warn
         "  targets_dw = np.log(gt_widths / ex_widths)\nCommand terminated by signal 11\n")
     d, _ = diagnose(tmp_path / "a")
     top = d.root_causes[:2]
-    assert [c.code for c in top] == ["numerical_instability", "data_pipeline_bug"]
-    assert all(c.severity == "medium" for c in top)        # a warning: where a NaN comes from, not a failure
+    # the log of a box's size (tf-faster-rcnn #107 and text-detection-ctpn #49, tests/wild tune half: boxes of
+    # zero or negative size): the boxes first, the unguarded log second, as a warning
+    assert [c.code for c in top] == ["data_pipeline_bug", "numerical_instability"]
+    assert top[1].severity == "medium"
     # metric code dividing 0 by 0 for a class never predicted: no reading
     (tmp_path / "b" / "output.txt").write_text(
         "metrics.py:12: RuntimeWarning: invalid value encountered in divide\n  precision = tp / (tp + fp)\n")
@@ -798,3 +803,15 @@ def test_a_garbled_trainable_count_is_no_event_and_non_trainable_is_not_trainabl
     (tmp_path / "output.txt").write_text("Non-trainable params: 0, Trainable params: 5,000\n")
     d, _ = diagnose(tmp_path)
     assert "no_parameter_updates" not in [c.code for c in d.root_causes]
+
+
+def test_a_numpy_domain_warning_on_a_box_size_is_the_boxes_even_alone(tmp_path):
+    # eragonruan/text-detection-ctpn #49 (tests/wild, tune half): negative ground-truth heights; the source line
+    # NumPy prints under its warning takes the log of the box heights
+    (tmp_path / "output.txt").write_text(
+        "text-detection-ctpn-master1/lib/fast_rcnn/bbox_transform.py:29: RuntimeWarning: invalid value encountered "
+        "in log\n  targets_dh = np.log(gt_heights / ex_heights)\n")
+    d, _ = diagnose(tmp_path)
+    top = d.root_causes[0]
+    assert top.code == "data_pipeline_bug" and [e.locator for e in top.evidence] == ["line 1", "line 2"]
+    assert "numerical_instability" in [c.code for c in d.root_causes[1:]]

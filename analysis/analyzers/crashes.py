@@ -8,7 +8,7 @@ import re
 import numpy as np
 
 from analysis.analyzers import error_readings
-from analysis.analyzers.common import NAN_DATA_SETTLE, reported_after, small_lr, train_loss
+from analysis.analyzers.common import NAN_DATA_SETTLE, pasted_texts, reported_after, small_lr, train_loss
 from analysis.ingest.events import signatures
 from analysis.metrics import clip
 from analysis.model import Event, Evidence, Finding
@@ -313,6 +313,10 @@ _FIXES = {
     "nan_observation": ("The environment hands the policy NaN observations", "Find the observation that is NaN "
                         "(a division by zero, an uninitialised sensor, a normalisation by a zero std) and guard "
                         "it in the environment; NaN inputs turn the network's outputs and losses NaN"),
+    "ctc_not_enough_time": ("A label is longer than the input sequence CTC aligns it to: the loss cannot score it",
+                            "Make the model's output sequence longer than the longest label plus a blank between "
+                            "repeated characters (less downsampling, a wider input), or drop those samples; "
+                            "ignore_longer_outputs_than_inputs=True only skips them"),
     "ctc_no_valid_path": ("CTC found no alignment for a label: it needs more time steps than the input has, and "
                           "that sample's loss is inf", "Drop or truncate samples whose label, plus a blank between "
                           "repeated characters, is longer than the model's output sequence (the image width after "
@@ -355,7 +359,8 @@ def analyze(run: Run) -> list[Finding]:
         if named_assert and e.signature == "device_assert":
             continue
         warned = e.signature in WARNED_ONLY
-        if warned and not failed:
+        boxed = _box_target(run, e) if warned else None
+        if warned and not failed and boxed is None:
             continue            # NumPy's domain warning with nothing gone wrong beside it: expected values
         if e.signature in _PASSING and _learned_after(run, e):
             continue            # an untrained model's first evaluation predicted one value; the run learned on
@@ -389,6 +394,8 @@ def analyze(run: Run) -> list[Finding]:
                      f"{e.fields['world_size']}")
         conf = (_CONFIDENCE.get(e.signature) or (NAN_LOSS_MESSAGE if _loss_nan_message(e) else None)
                 or _CODE_CONFIDENCE.get(e.code, 0.7))
+        if boxed is not None:
+            conf = BOX_TARGET_DATA - 0.15     # the log of a box's size: the box first, the guard second
         critical = e.context or e.code in ("distributed_failure", "dataloader_failure", "data_pipeline_bug")
         sev = _SEVERITY.get(e.signature) or ("critical" if critical else "medium" if warned else "high")
         count = f" ({e.count} times)" if e.count > 1 else ""
@@ -398,7 +405,9 @@ def analyze(run: Run) -> list[Finding]:
                            patch=patch, analyzer=NAME, quick_fix=quick_fix))
         if e.signature in _LR_READING:
             out.append(_lr_reading(e, small_lr(run)))
-        if _loss_nan_message(e) or warned:
+        if boxed is not None:
+            out.append(_box_reading(e, boxed))
+        elif _loss_nan_message(e) or warned:
             out.append(_data_reading(e, "medium" if warned else "high"))
     frozen = _nothing_trainable(run)
     if frozen is not None:
@@ -544,6 +553,36 @@ DROPPED_NONFINITE = 0.3   # a value tensorboardX dropped as NaN/Inf, with no los
 def _loss_nan_message(e: Event) -> bool:
     low = e.text.lower()
     return e.signature == "nonfinite_loss" and "grad" not in low and ("loss" in low or "diverg" in low)
+
+
+# a box regression target's size, the log NumPy warned about: py-faster-rcnn's `bbox_transform.py`
+# (`targets_dw = np.log(gt_widths / ex_widths)`) and its forks' names
+_BOX_TARGET = re.compile(r"\b(?:gt_(?:widths?|heights?|boxes)|ex_(?:widths?|heights?)|targets_d[xywh]|bbox_transform"
+                         r"|box(?:es)?_(?:widths?|heights?|w|h))\b")
+BOX_TARGET_DATA = 0.6
+
+
+def _box_target(run: Run, e: Event) -> Evidence | None:
+    """The line NumPy's domain warning names (its own text, or the source line printed under it) when
+    that line takes the log of a box's width or height: a box of zero or negative size in the
+    annotations makes the target NaN, a fault whatever else the paste shows."""
+    for a, text in pasted_texts(run, ("log", "traceback"), 1 << 20):
+        lines = text.splitlines() if a.path == e.artifact else []
+        if e.line < len(lines) and _BOX_TARGET.search(lines[e.line][:400]):
+            return Evidence(lines[e.line].strip(), a.path, f"line {e.line + 1}")
+    return _ev(e) if _BOX_TARGET.search(e.text) else None
+
+
+def _box_reading(e: Event, line: Evidence) -> Finding:
+    return Finding(code="data_pipeline_bug",
+                   issue="The log of a box's width or height was invalid: a box of zero or negative size in the "
+                         "annotations makes its regression target NaN",
+                   severity="high", confidence=BOX_TARGET_DATA,
+                   evidence=[_ev(e)] + ([line] if line.locator != _ev(e).locator else []),
+                   fix="Find the boxes with x2 <= x1 or y2 <= y1 in the annotations (a 1-based coordinate made 0-based "
+                       "and wrapped, a flipped image's boxes, points instead of boxes) and drop or fix them before "
+                       "training; assert (gt[:, 2:] > gt[:, :2]).all() in the loader",
+                   analyzer=NAME, quick_fix="Drop the boxes of zero or negative size")
 
 
 def _data_reading(e: Event, severity: str = "high") -> Finding:
