@@ -1323,3 +1323,29 @@ def test_a_row_masked_whole_is_listed_low_as_where_a_softmax_nan_comes_from(tmp_
 def test_a_causal_mask_printed_is_no_masked_row(tmp_path):
     d = _top(tmp_path, "tensor([[0., -inf, -inf],\n        [0., 0., -inf],\n        [0., 0., 0.]])\n", "output.txt")
     assert "numerical_instability" not in _read(d)
+
+
+@pytest.mark.parametrize("text", [
+    # a network's own `[epoch] name-name: value` lines: no boosting library's (no tab, a blank after the colon)
+    "lr=0.5, batch=64, model=ResNet18\n[1] train-loss: 2.30 val-loss: 2.31\n[2] train-loss: 2.10 val-loss: 2.15\n"
+    "[3] train-loss: 1.95 val-loss: 2.01\n[4] train-loss: nan val-loss: nan\n[5] train-loss: nan val-loss: nan\n",
+    # a LightGBM baseline's lines before the network that diverged: the NaN is not on them
+    "[1]\tvalid_0's auc: 0.71\n[2]\tvalid_0's auc: 0.72\n"
+    + "".join(f"epoch {i} loss: {v}\n" for i, v in enumerate([0.9, 1.4, 2.2, 3.9, 7.5, "nan"], 1)),
+])
+def test_only_a_nan_on_a_boosting_line_is_read_as_boostings(tmp_path, text):
+    d = _top(tmp_path, text)
+    assert "lr_too_high" in _read(d)[:2]
+    assert not any("gradient-boosting" in e.text for c in d.root_causes for e in c.evidence)
+
+
+def test_lightgbms_best_gain_of_minus_inf_is_no_value_gone_bad(tmp_path):
+    text = "".join(f"[LightGBM] [Warning] No further splits with positive gain, best gain: -inf\n"
+                   f"[{i}]\tvalid_0's auc: {0.70 + i / 100:.2f}\n" for i in range(1, 6))
+    assert _read(_top(tmp_path, text)) in ([], ["healthy"])
+
+
+def test_a_segmenters_first_evaluations_are_not_a_data_bug(tmp_path):
+    d = _top(tmp_path, "Epoch 1 validation: mIoU: 0.021\nEpoch 2 validation: mIoU: 0.034\n"
+                       "Epoch 3 validation: mIoU: 0.048\n")
+    assert "data_pipeline_bug" not in _read(d)

@@ -1,6 +1,8 @@
 """The checks a reporter ran and pasted with their answers (analysis/analyzers/printed_checks.py)."""
 from __future__ import annotations
 
+import pytest
+
 from analysis.analyzers import printed_checks
 from analysis.diagnose import diagnose
 
@@ -78,7 +80,63 @@ def test_isfinite_all_false_on_the_inputs_is_a_data_bug(tmp_path):
 
 def test_a_long_line_costs_linear_time(tmp_path):
     import time
-    line = "ipdb> np.isnan(" + "(" * 390 + "\n"
+    # lines under the length cap, each as hostile as it can be for the readers: open parentheses, a check's
+    # start repeated, answer-shaped digits
+    lines = ["ipdb> np.isnan(" + "(" * 380, "print(torch.equal(" + "w0," * 120, "9" * 399, ">>> " + "isnan(" * 60]
     t = time.perf_counter()
-    list(printed_checks._checks(line * 2000 + "x" * 100_000 + "\n"))
-    assert time.perf_counter() - t < 1.0
+    list(printed_checks._checks("\n".join(lines * 500) + "\n"))
+    assert time.perf_counter() - t < 2.0
+
+
+def test_each_check_takes_the_answer_on_its_own_next_line(tmp_path):
+    # a check that failed (NameError) takes no later answer: the next check's answer is the next check's
+    d = _diagnose(tmp_path, "ipdb> np.isnan(F.log_softmax(input).data.cpu().numpy()).sum()\n"
+                            "*** NameError: name 'F' is not defined\n"
+                            "ipdb> import torch.nn.functional as F\n" + LOG_SOFTMAX)
+    assert _ours(d) == ["numerical_instability"]
+
+
+def test_a_vector_answer_and_an_unrelated_number_say_nothing(tmp_path):
+    d = _diagnose(tmp_path, ">>> torch.isnan(batch).any(dim=1)\ntensor([False, False, False, False])\n"
+                            ">>> len(dataset)\n50000\n")
+    assert _ours(d) == []
+
+
+def test_guard_code_and_a_debuggers_source_echo_are_no_checks(tmp_path):
+    d = _diagnose(tmp_path, "for batch in loader:\n    if torch.isnan(batch).any():\n        continue\n\n"
+                            "num batches:\n1563\n")
+    assert _ours(d) == []
+    d = _diagnose(tmp_path, "-> if torch.isnan(inputs).any():\n(Pdb) p inputs.shape[0]\n32\n"
+                            "(Pdb) p torch.isnan(inputs).any()\ntensor(False)\n")
+    assert _ours(d) == []
+
+
+@pytest.mark.parametrize("text", [
+    ">>> (~torch.isnan(inputs)).all()\ntensor(True)\n",                     # negated: no NaN
+    ">>> torch.isnan(inputs).logical_not().all()\ntensor(True)\n",
+    ">>> not torch.equal(w0, model.fc.weight)\nTrue\n",                     # they changed
+    ">>> torch.equal(model.state_dict()['fc.weight'], model2.state_dict()['fc.weight'])\nTrue\n",   # a reload
+    ">>> torch.allclose(manual_grad_weight, layer.weight.grad, atol=1e-6)\nTrue\n",     # a gradient check
+    "ipdb> torch.isnan(x).sum()\ntensor(512, device='cuda:0')\n",            # an activation, not the data
+    ">>> torch.isnan(inputs).any()\ntensor(False)\n>>> torch.isnan(net(inputs)).any()\ntensor(True)\n",   # a model
+])
+def test_checks_that_say_no_fault_or_not_of_the_data_are_not_read_as_one(tmp_path, text):
+    assert _ours(_diagnose(tmp_path, text)) == []
+
+
+def test_a_converted_array_is_the_data_itself(tmp_path):
+    d = _diagnose(tmp_path, ">>> np.isnan(X_train).sum()\n0\n>>> np.isnan(np.array(y_train)).sum()\n37\n")
+    assert _ours(d) == ["data_pipeline_bug"]
+
+
+def test_a_print_block_answers_one_to_one_or_not_at_all(tmp_path):
+    # two checks, three answers: the block is not read
+    text = ('print(np.array_equal(ckpt.params["a"], params["a"]))\n'
+            'print(np.array_equal(ckpt.params["b"], params["b"]))\n\nTrue\nTrue\nTrue\n')
+    assert _ours(_diagnose(tmp_path, text)) == []
+
+
+def test_nan_in_the_data_beside_unchanged_weights_is_the_data_alone(tmp_path):
+    d = _diagnose(tmp_path, ">>> torch.equal(w0, model.fc.weight)\nTrue\n"
+                            '>>> torch.isnan(batch["input"]).sum()\ntensor(128)\n')
+    assert _ours(d) == ["data_pipeline_bug"] and d.root_causes[0].code == "data_pipeline_bug"

@@ -815,3 +815,21 @@ def test_a_numpy_domain_warning_on_a_box_size_is_the_boxes_even_alone(tmp_path):
     top = d.root_causes[0]
     assert top.code == "data_pipeline_bug" and [e.locator for e in top.evidence] == ["line 1", "line 2"]
     assert "numerical_instability" in [c.code for c in d.root_causes[1:]]
+
+
+def test_the_box_targets_source_line_is_found_past_a_progress_bars_carriage_returns(tmp_path):
+    # `\r` redraws of a progress bar are no lines to the events; the line after the warning is its source
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "output.txt").write_text(
+        "Epoch 1:  10%|#  | 1/10\rEpoch 1:  20%|## | 2/10\n"
+        "lib/rpn/anchor_target_layer.py:140: RuntimeWarning: invalid value encountered in log\n"
+        "  targets_dh = np.log(gt_heights / ex_heights)\n", newline="")
+    d, _ = diagnose(tmp_path / "a")
+    assert d.root_causes[0].code == "data_pipeline_bug"
+    # a line after a library's warning that only mentions boxes is no source line of it
+    (tmp_path / "b" / "output.txt").write_text(
+        "Epoch 1:  10%|#  | 1/10\rEpoch 1:  20%|## | 2/10\nnum gt_boxes per image: 12.4\n"
+        "/opt/conda/lib/python3.8/site-packages/sklearn/metrics/_ranking.py:999: RuntimeWarning: invalid value "
+        "encountered in log\nprocessed gt_boxes for 5000 images\n", newline="")
+    d, _ = diagnose(tmp_path / "b")
+    assert "data_pipeline_bug" not in [c.code for c in d.root_causes]

@@ -8,7 +8,7 @@ import re
 import numpy as np
 
 from analysis.analyzers import error_readings
-from analysis.analyzers.common import NAN_DATA_SETTLE, pasted_texts, reported_after, small_lr, train_loss
+from analysis.analyzers.common import NAN_DATA_SETTLE, reported_after, small_lr, train_loss
 from analysis.ingest.events import signatures
 from analysis.metrics import clip
 from analysis.model import Event, Evidence, Finding
@@ -341,7 +341,7 @@ _SEVERITY = {"yolo_corrupt_label": "high", "tf_no_gradients": "medium", "ctc_no_
              "spacy_misaligned_entities": "medium"}
 # Warnings of a moment that a run learning past them leaves behind: the loss reported LEARNED_AFTER times after
 # the warning's line, and lower at the last of them than at the first
-_PASSING = ("constant_input",)
+_PASSING = ("constant_input", "spacy_misaligned_entities")
 LEARNED_AFTER = 3
 # An assert that names the check a device-side assert failed: the generic device-assert reading (a label out
 # of range) gives way to it
@@ -534,7 +534,9 @@ _CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "targ
                # fastText's NaN and DyNet's Inf gradient: the LR, but a NaN in the data would show the same
                "fasttext_nan": 0.6, "dynet_bad_gradient": 0.55,
                # entities dropped from training: a fault when many are, a nuisance when one is
-               "spacy_misaligned_entities": 0.6}
+               "spacy_misaligned_entities": 0.6,
+               # raised, it stops training on the first label too long for its input: the data, nearly always
+               "ctc_not_enough_time": 0.8}
 # The confidence of a crash by its code, where its signature has none of its own (otherwise 0.7).
 _CODE_CONFIDENCE = {"distributed_failure": 0.9, "dataloader_failure": 0.9, "zero_variance": 0.9,
                     "numerical_instability": 0.75, "data_pipeline_bug": 0.9}
@@ -566,10 +568,18 @@ def _box_target(run: Run, e: Event) -> Evidence | None:
     """The line NumPy's domain warning names (its own text, or the source line printed under it) when
     that line takes the log of a box's width or height: a box of zero or negative size in the
     annotations makes the target NaN, a fault whatever else the paste shows."""
-    for a, text in pasted_texts(run, ("log", "traceback"), 1 << 20):
-        lines = text.splitlines() if a.path == e.artifact else []
-        if e.line < len(lines) and _BOX_TARGET.search(lines[e.line][:400]):
-            return Evidence(lines[e.line].strip(), a.path, f"line {e.line + 1}")
+    base = run.root if run.root.is_dir() else run.root.parent
+    for a in run.usable():
+        if a.path != e.artifact or a.size > 1 << 20:
+            continue
+        try:        # newline="": lines as the events count them, on \n only (a progress bar's \r is no line)
+            with open(base / a.path, newline="", errors="replace") as f:
+                lines = f.read().split("\n")
+        except OSError:
+            return None
+        src = lines[e.line][:400] if e.line < len(lines) else ""
+        if src[:1].isspace() and _BOX_TARGET.search(src):      # the source line NumPy prints under, indented
+            return Evidence(src.strip(), a.path, f"line {e.line + 1}")
     return _ev(e) if _BOX_TARGET.search(e.text) else None
 
 

@@ -236,18 +236,21 @@ def _zero_map(run: Run) -> list[Finding]:
 
 def _low_miou(run: Run) -> list[Finding]:
     """A segmentation's mean IoU at LOW_MIOU or below at every evaluation, pasted without a training curve
-    (one evaluation, or the last from epoch ZERO_MAP_EPOCH on): a model that trained at all overlaps its
-    classes more than that, so the ground truth is not what the evaluation compares with: label ids not
-    mapped to train ids, a palette PNG read as RGB (cv2.imread), the ignore index scored as a class."""
+    or epochs (a trained model evaluated), or with its last from epoch ZERO_MAP_EPOCH on: a model that
+    trained at all overlaps its classes more than that, so the ground truth is not what the evaluation
+    compares with: label ids not mapped to train ids, a palette PNG read as RGB (cv2.imread), the ignore
+    index scored as a class."""
     s = run.metrics.get("miou")
     if s is None or not len(s) or not np.isfinite(s.values).all():
         return []
-    v = s.values / 100 if float(s.values.max()) > 1 else s.values      # printed as a percentage
+    percent = float(s.values.max()) > 1         # a series printed as percentages (mmseg's `mIoU: 3.2100`)
+    v = s.values / 100 if percent else s.values
     epochs = run.metrics.get("epoch")
     late = epochs is not None and len(epochs) and float(np.nanmax(epochs.values)) >= ZERO_MAP_EPOCH
-    if float(v.max()) > LOW_MIOU or (run.metrics.get("train_loss") is not None and not late):
-        return []
-    ev = [point(s, len(s) - 1, "mIoU" + (" (a percentage)" if v is not s.values else ""))]
+    early = epochs is not None and len(epochs) and not late or run.metrics.get("train_loss") is not None and not late
+    if float(v.max()) > LOW_MIOU or early:
+        return []           # a segmenter's first evaluations overlap little while it learns
+    ev = [point(s, len(s) - 1, "mIoU" + (" (a percentage)" if percent else ""))]
     return [Finding(code="data_pipeline_bug",
                     issue=f"mIoU is {float(v[-1]):.1%}: the predictions overlap almost nothing of the ground truth, "
                           "which is what ground truth in another encoding than the evaluation expects gives",
@@ -492,6 +495,9 @@ def _nan_loss(run: Run) -> list[Finding]:
     if hit is None:
         return []
     s, i, nameless = hit
+    if nameless and s.lines is not None and any(e.code and e.artifact == s.artifact and e.line == int(s.lines[i])
+                                                for e in run.events):
+        return []       # a value without a name on a line a signature read (`Magnitude of gradient is bad: inf`)
     line = Evidence(f"{s.name} became {fmt(float(s.values[i]))} at {s.step_kind} {fmt_step(s.steps[i])}",
                     s.artifact, s.locator(i))
     if nameless:
@@ -530,7 +536,7 @@ def _nan_loss(run: Run) -> list[Finding]:
     boxed = _nan_in_boxes_only(run)
     if boxed is not None:
         ev_data.append(boxed)
-    boosted = _boosting_log(run)
+    boosted = _boosting_log(run, s, i)
     if boosted is not None:
         ev_data.append(boosted)
     high_lr = _high_lr(run)
@@ -587,21 +593,24 @@ def _nan_loss(run: Run) -> list[Finding]:
     return out
 
 
-# a gradient-boosting library's evaluation line: XGBoost's `[3]\ttrain-rmse:0.51` (R's cv adds `+0.01`),
-# LightGBM's `[3]\tvalid_0's l2: 0.51`
-_BOOSTING_ROW = re.compile(r"^\[\d{1,7}\]\s{1,8}[\w.]{1,40}(?:-[\w@.]{1,40}:|'s [\w@.]{1,40}:)")
+# a gradient-boosting library's evaluation line, as it prints it: XGBoost's `[3]\ttrain-rmse:0.51` (tab-separated
+# `set-metric:value` pairs, no blank after the colon; R's cv adds `+0.01`), LightGBM's `[3]\tvalid_0's l2: 0.51`
+_BOOSTING_ROW = re.compile(r"^\[\d{1,7}\]\t(?:[\w.]{1,40}-[\w@.]{1,40}:[-+\w.]|[\w.]{1,40}'s [\w@.]{1,40}: )")
 
 
-def _boosting_log(run: Run) -> Evidence | None:
-    """The metric comes from a gradient-boosting library: its learning rate shrinks each tree's output and
-    has no weights to overflow, so a NaN metric is the data's (NaN or Inf labels, a metric undefined on the
-    labels: MAPE on a 0, RMSLE on a negative) and never the LR's."""
+def _boosting_log(run: Run, s: Series, i: int) -> Evidence | None:
+    """The NaN is printed on a gradient-boosting library's evaluation line: its learning rate shrinks each
+    tree's output and has no weights to overflow, so a NaN metric is the data's (NaN or Inf labels, a metric
+    undefined on the labels: MAPE on a 0, RMSLE on a negative) and never the LR's."""
+    if s.lines is None or s.artifact is None:
+        return None
     for a, text in pasted_texts(run, ("log",), MATRIX_MAX_BYTES):
-        for n, line in enumerate(map(undress, text.splitlines()), 1):
-            if len(line) <= MATRIX_LINE_MAX and _BOOSTING_ROW.match(line):
-                return Evidence(f"{line.strip()}: a gradient-boosting evaluation line; boosting has no weights a "
-                                "learning rate could overflow, so a NaN metric comes from the labels or features",
-                                a.path, f"line {n}")
+        lines = text.split("\n") if a.path == s.artifact else []
+        n = int(s.lines[i])
+        if 0 < n <= len(lines) and len(lines[n - 1]) <= MATRIX_LINE_MAX and _BOOSTING_ROW.match(undress(lines[n - 1])):
+            return Evidence(f"{lines[n - 1].strip()}: a gradient-boosting evaluation line; boosting has no weights a "
+                            "learning rate could overflow, so a NaN metric comes from the labels or features",
+                            a.path, f"line {n}")
     return None
 
 

@@ -29,24 +29,33 @@ DATA_NAN_CONF = 0.7         # the reporter's own count of NaNs in the data: as d
 OP_NAN_CONF = 0.65          # finite inputs, NaN after one operation
 SAME_PARAMS_CONF = 0.65     # parameters equal before and after training
 
-_PROMPT = re.compile(r"^\s{0,8}(?:ipdb>|\(Pdb\)|>>>|\.\.\.|In \[\d{1,6}\]:)\s{0,8}")
+_PROMPT = re.compile(r"^\s{0,8}(?:ipdb>|\(Pdb\)|>>>|In \[\d{1,6}\]:)\s{0,8}(?:p\s{1,4})?")
+_PRINT = re.compile(r"^\s{0,8}print\(")
 _NAN_TEST = re.compile(r"\bis(nan|inf|null|na|finite)\(")
 _SAME_TEST = re.compile(r"\b(array_equal|allclose|equal)\(")
 # what a check prints: a bool or a count, bare or in torch/numpy dress (`tensor(2994, device='cuda:0')`,
-# `array(True)`, `np.int64(3)`, `np.True_`)
+# `array(True)`, `np.int64(3)`, `np.True_`); a vector (`tensor([False, True])`) is no answer to read
 _ANSWER = re.compile(r"^\s{0,8}(?:(?:tensor|array|np\.\w{1,12})\(\s{0,4})?(?:np\.)?(True|False|\d{1,15})_?"
-                     r"(?:\s{0,4},[^()]{0,80})?\)?\s{0,8}$")
-# calls that only move or view a tensor: not an operation on the data
-_VIEWS = re.compile(r"\.(?:data|cpu|numpy|detach|float|double|cuda|contiguous|clone|values|to_numpy|item|"
-                    r"sum|any|all|to)\b(?:\([^()]{0,80}\))?")
+                     r"(?:\s{0,4},[^()\[\]]{0,80})?\)?\s{0,8}$")
+# a check that negates its own answer (`(~torch.isnan(x)).all()`, `not torch.equal(a, b)`): not read
+_NEGATED = re.compile(r"~|\bnot\b|logical_not|!=|==\s{0,4}(?:False|0)\b")
+# calls that only move, view or convert the data: no operation on it
+_VIEWS = re.compile(r"\.(?:data|cpu|numpy|detach|float|double|cuda|contiguous|clone|values|to_numpy|item|astype|"
+                    r"sum|any|all|to)\b(?:\([^()]{0,80}\))?|\b(?:np|numpy|torch|tf)\.(?:array|asarray|tensor|"
+                    r"as_tensor|from_numpy|convert_to_tensor)\(")
+_STRING = re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"")
+_REDUCTION = re.compile(r"\.(sum|any|all)\(\s{0,4}\)")
 _WORD = re.compile(r"[A-Za-z_]\w{0,60}")
-DATA_WORDS = frozenset({"data", "x", "y", "input", "inputs", "target", "targets", "label", "labels", "batch",
-                        "features", "feature", "feats", "image", "images", "img", "imgs", "sample", "samples",
-                        "df", "dataset", "x_train", "y_train", "x_test", "y_test", "x_val", "y_val",
-                        "train_x", "train_y", "src", "tgt", "inp", "gt"})
+# names that are the data a loader hands the model; `x`, `y` and `features` are as often a layer's tensors
+DATA_WORDS = frozenset({"data", "input", "inputs", "target", "targets", "label", "labels", "batch", "image",
+                        "images", "imgs", "sample", "samples", "df", "dataset", "x_train", "y_train", "x_test",
+                        "y_test", "x_val", "y_val", "train_x", "train_y", "gt"})
 NOT_DATA = frozenset({"loss", "losses", "out", "output", "outputs", "pred", "preds", "prediction", "predictions",
-                      "logits", "grad", "grads", "weight", "weights", "param", "params", "prob", "probs", "model"})
-PARAM_WORDS = ("param", "weight", "state_dict", "ckpt", "checkpoint", "bias")
+                      "logits", "grad", "grads", "weight", "weights", "param", "params", "prob", "probs", "model",
+                      "net", "forward", "module", "encoder", "decoder", "backbone", "hidden", "activation"})
+PARAM_WORDS = ("param", "weight", "state_dict", "bias")
+# one side of a parameter comparison taken before training: a copy, the initial values, a checkpoint
+BEFORE_WORDS = re.compile(r"(?i)before|init|orig|old|prev|start|ckpt|checkpoint|snapshot|copy|clone|\b[wp]0\b")
 
 
 def _argument(line: str, start: int) -> str:
@@ -60,7 +69,8 @@ def _argument(line: str, start: int) -> str:
 
 
 def _kind(expr: str) -> str:
-    """'data' for the inputs or targets themselves, 'op' for an operation over them, '' otherwise."""
+    """'data' for the inputs or targets themselves, 'op' for one operation over them, '' otherwise (a
+    model's forward pass, an activation, the loss: NaN weights or the numerics, not this reading's)."""
     bare = _VIEWS.sub("", expr)
     words = {w.lower() for w in _WORD.findall(bare)}
     called = re.search(r"[\w\]]\s{0,2}\(", bare) is not None
@@ -69,34 +79,70 @@ def _kind(expr: str) -> str:
     return "op" if called else "data"
 
 
+def _check(line: str) -> tuple[str, str] | None:
+    """(kind, the check as printed) of a line that asks a NaN or an equality question, else None."""
+    if _NEGATED.search(_STRING.sub("''", line)):        # a key's `~` or `not` inside quotes negates nothing
+        return None
+    if m := _NAN_TEST.search(line):
+        rest = line[m.end() + len(_argument(line, m.end())) + 1:]
+        red = _REDUCTION.match(rest)
+        if (k := _kind(_argument(line, m.end()))) and red:
+            test = "finite" if m.group(1) == "finite" else "nan"
+            return f"{test}.{red.group(1)}:{k}", line.strip()
+    elif (m := _SAME_TEST.search(line)) and (arg := _argument(line, m.end())).count(",") >= 1:
+        low = arg.lower()
+        if any(w in low for w in PARAM_WORDS) and BEFORE_WORDS.search(arg) and "grad" not in low:
+            return "same", line.strip()
+    return None
+
+
 def _checks(text: str):
-    """(line number, kind, expression, answer) for every check whose answer the paste shows, where
-    kind is 'nan:data', 'nan:op', 'finite:data', 'finite:op' or 'same'."""
-    pending: list[tuple[int, str, str]] = []
-    for n, raw in enumerate(text.splitlines(), 1):
-        if len(raw) > LINE_MAX:
+    """(line number, kind, check, answer) for every check whose answer the paste shows: a prompt's check
+    answered on the very next line, or a block of `print(check)` lines answered by as many lines after
+    them (blank lines between allowed). Lines are split on newlines only, as the events count them."""
+    raw = [ln if len(ln) <= LINE_MAX else "" for ln in text.split("\n")]
+    lines = [undress(ln) for ln in raw]
+    printed: list[tuple[int, str, str]] = []
+    i = 0
+    while i < len(lines):
+        # a prompt before undress, which takes `>>>` for quote markers, or after it (`> ipdb> ...` quoted)
+        line = raw[i] if _PROMPT.match(raw[i]) else lines[i]
+        prompt = _PROMPT.match(line)
+        c = _check(line[prompt.end():] if prompt else line)
+        if prompt and c and i + 1 < len(lines) and (ans := _ANSWER.match(lines[i + 1])):
+            yield i + 1, c[0], c[1], ans.group(1)
+            i += 2
             continue
-        line = _PROMPT.sub("", undress(raw), count=1)
-        answer = _ANSWER.match(line)
-        if answer and pending:
-            at, kind, expr = pending.pop(0)
-            yield at, kind, expr, answer.group(1)
+        if not prompt and _PRINT.match(line):
+            printed.append((i + 1, *c) if c else (i + 1, "", ""))
+            i += 1
             continue
-        if m := _NAN_TEST.search(line):
-            expr = _argument(line, m.end())
-            if k := _kind(expr):
-                pending.append((n, f"{'finite' if m.group(1) == 'finite' else 'nan'}:{k}", line.strip()))
-        elif (m := _SAME_TEST.search(line)) and any(w in _argument(line, m.end()).lower() for w in PARAM_WORDS):
-            pending.append((n, "same", line.strip()))
+        if printed and not line.strip():
+            i += 1
+            continue
+        if printed:
+            block = lines[i:i + len(printed)]
+            answers = [_ANSWER.match(b) for b in block]
+            after = lines[i + len(printed)] if i + len(printed) < len(lines) else ""
+            if len(block) == len(printed) and all(answers) and not _ANSWER.match(after):
+                for (n, kind, shown), ans in zip(printed, answers):
+                    if kind and ans:
+                        yield n, kind, shown, ans.group(1)
+                i += len(printed)
+            printed = []
+            continue
+        i += 1
 
 
 def _shows_nonfinite(kind: str, answer: str) -> bool | None:
     """Whether the answer says non-finite values are there (None: it says nothing either way)."""
-    if kind.startswith("finite"):
-        return {"True": False, "False": True}.get(answer)   # isfinite(...).all(): False means some are not
-    if answer in ("True", "False"):
-        return answer == "True"
-    return int(answer) > 0
+    test, _, reduction = kind.partition(":")[0].partition(".")
+    if answer not in ("True", "False"):
+        return int(answer) > 0 if reduction == "sum" and test == "nan" else None
+    true = answer == "True"
+    if test == "finite":      # all() False: some are not finite; any() says nothing of the rest
+        return (not true) if reduction == "all" else None
+    return {"any": true, "all": True if true else None}.get(reduction)   # isnan(x).all() False: some may be
 
 
 def analyze(run: Run) -> list[Finding]:
@@ -130,7 +176,9 @@ def analyze(run: Run) -> list[Finding]:
                     "logsumexp, a clamp or an epsilon before log, sqrt or a division) or compute it in float32",
                 analyzer=NAME, quick_fix="Use the stable form of the operation"))
         same = [(n, e, ans) for n, k, e, ans in checks if k == "same"]
-        if same and all(ans == "True" for _, _, ans in same):
+        # beside NaN in the data, unchanged weights are its consequence (every step's gradient NaN, skipped
+        # by a loss scaler or poisoning nothing yet): the data's finding stands alone
+        if same and all(ans == "True" for _, _, ans in same) and not dirty:
             out.append(Finding(
                 code="no_parameter_updates",
                 issue=f"The parameters compared before and after training are identical ({len(same)} of "

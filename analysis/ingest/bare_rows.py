@@ -58,7 +58,7 @@ _COCO_NAMES = {"0.50:0.95": "map", "0.50": "map50"}
 # the mAP at IoU 0.5
 _VOC_MAP = re.compile(r"^\s*Mean AP = (\d+(?:\.\d+)?)\s*$")
 # a segmentation evaluation's mean IoU printed alone: `Mean iou =  0.0464`, `mIoU:  3.46 total_data: 135` (a
-# percentage), semseg's `Eval result: mIoU/mAcc/allAcc 0.0038/0.0150/0.0069.`; kept as a share
+# percentage), semseg's `Eval result: mIoU/mAcc/allAcc 0.0038/0.0150/0.0069.`
 _SEG_MIOU = re.compile(r"^\s*(?:Eval result:\s{0,4})?(?:mean[ _]?iou|miou)(?:/\w{1,12}){0,4}\s{0,8}[:=]?\s{0,8}"
                        r"(\d{1,3}(?:\.\d{1,20})?)(?=[/\s.,]|$)", re.I)
 SEG_MIOU = "miou"
@@ -391,8 +391,7 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
                 keep("map50", n, float(m.group(1)))
                 continue
             if (m := _SEG_MIOU.match(text)) is not None and SEG_MIOU not in have and float(m.group(1)) <= 100:
-                v = float(m.group(1))
-                keep(SEG_MIOU, n, v / 100 if v > 1 else v)
+                keep(SEG_MIOU, n, float(m.group(1)))    # as printed: a share or a percentage, read as a whole
                 continue
             for name, value in _zh_metrics(text):
                 if name not in have:

@@ -23,7 +23,7 @@ from typing import cast
 
 import numpy as np
 
-from analysis.ingest.bare_rows import with_bare_tables, with_printed_values
+from analysis.ingest.bare_rows import PRINTED_VALUE, with_bare_tables, with_printed_values
 from analysis.ingest.events import VALUES_FOLLOW, VALUES_LINES, build_event, fold, prefilter_literals
 from analysis.ingest.logscan_fallback import SECTION_TEST, SECTION_TRAIN, SECTION_VAL
 from analysis.metrics import Series, SeriesBuilder
@@ -98,10 +98,12 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}")
 # whole parts of a name: a rate over a zero duration is no overflow (`bits_per_dim`, `beta` are no timing)
 _TIMING = re.compile(r"(?i)(?:^|[_.\-])(?:time|times|timing|runtime|sec|secs|second|seconds|ms|speed"
                      r"|elapsed|eta|throughput|duration|fps)(?:$|[_.\-])")
-# the last word of a message before its value (`Magnitude of gradient is bad: inf`, `got: nan`): prose, no name
-_PROSE = re.compile(r"(?i)bad|invalid|got|found|received|detected|encountered|is|was|became|becomes")
-# a best-so-far, a limit or a tolerance starts at +-inf by design: no state of the model's
-_BOOKKEEPING = re.compile(r"(?i)(?:^|[_.\-])(?:best|min|max|threshold|thresh|clip|patience|delta|tol)"
+# the last word of a message before its value (`Magnitude of gradient is bad: inf`, `KL divergence is: inf`):
+# prose, no name; the value is kept as one printed without a name (lower case only: `IS: nan` is a score)
+_PROSE = re.compile(r"bad|invalid|got|found|received|detected|encountered|is|was|became|becomes")
+# a best-so-far, a limit or a tolerance starts at +-inf by design: no state of the model's (LightGBM's split
+# `best gain: -inf` where no split has a positive gain, too)
+_BOOKKEEPING = re.compile(r"(?i)(?:^|[_.\-])(?:best|min|max|threshold|thresh|clip|patience|delta|tol|gain)"
                           r"(?:$|[_.\-])")
 # ...but an RL episode statistic's min or max is a statistic (`episode_reward_min: .nan`: no episode ended)
 _EPISODE_STAT = re.compile(r"(?i)^(?!.*best).*episode")
@@ -111,8 +113,9 @@ _SECTION_CODES = {"val": SECTION_VAL, "test": SECTION_TEST, "train": SECTION_TRA
 @lru_cache(maxsize=4096)
 def _name_in(section: str, key: str) -> str | None:
     if section == "nonfinite":
+        if _PROSE.fullmatch(key):
+            return NONFINITE_PREFIX + PRINTED_VALUE
         named = (_IDENTIFIER.fullmatch(key) and _metric_name(key) is None and not _TIMING.search(key)
-                 and not _PROSE.fullmatch(key)
                  and not (_BOOKKEEPING.search(key) and not _EPISODE_STAT.search(key)))
         return NONFINITE_PREFIX + key.lower() if named else None
     if section == "col":                  # a table's header cell: some names are metrics only there
