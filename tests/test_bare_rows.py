@@ -167,3 +167,18 @@ def test_the_word_before_a_messages_value_is_no_metric_but_the_value_is_kept(tmp
                                          "IS: nan\n")
     names = {n for n in load_run(tmp_path).metrics.names() if n.startswith(NONFINITE_PREFIX)}
     assert names == {NONFINITE_PREFIX + br.PRINTED_VALUE, NONFINITE_PREFIX + "is"}     # `IS`, a score, keeps its name
+
+
+def test_comma_separated_cells_that_end_a_loggers_line_are_a_row(tmp_path):
+    # hmgoforth/PointNetLK_Revisited #8 (tests/wild, tune half): a logger's prefix, then `epoch, N, ` and four
+    # unnamed values, NaN from epoch 198
+    rows = [("0089", "0.127450, 0.018011, 0.002422, 0.000114"), ("0090", "0.024315, 0.008478, 0.001742, 0.000605"),
+            ("0091", "0.018989, 0.060334, 0.002259, 0.000702"), ("0198", "nan, nan, nan, nan"),
+            ("0199", "nan, nan, nan, nan")]
+    (tmp_path / "train.log").write_text("".join(
+        f"INFO:PointNetLK-Revisited, 2022-03-11 09:36:30,690, epoch, {e}, {v}\n" for e, v in rows))
+    names = load_run(tmp_path).metrics.names()
+    assert [n for n in names if n.startswith("column_")] != []
+    assert br._comma_tail("INFO:x, epoch, 0089, 0.1, 0.2") == "0089, 0.1, 0.2"
+    assert br._comma_tail("Epoch 5, loss 0.1, acc 0.2") == ""          # a value each after a word: named pairs
+    assert br._comma_tail("best: 0.1, 0.2") == ""                       # two cells are no row

@@ -84,6 +84,9 @@ REAL_LINES = [
     ("ctc_not_enough_time", "InvalidArgumentError (see above for traceback): Not enough time for target transition "
      "sequence (required: 64, available: 39)0You can turn this error into a warning by using the flag "
      "ignore_longer_outputs_than_inputs", "tests/wild asrt-tf-port-ctc-not-enough-time-64-vs-39-32"),
+    # PaddlePaddle's AMP scaler (its prefilter literal was missing: the pattern had never been reached)
+    ("nonfinite_loss", "Found inf or nan, current scale is: 128.0, decrease to: 128.0*0.5",
+     "tests/wild paddledet-fp16-found-inf-nan-loss-scale-halving-4049"),
     # session 31
     ("numpy_invalid_value", "RuntimeWarning: invalid value encountered in log targets_dw = np.log(gt_widths / "
      "ex_widths) Command terminated by signal 11", "github.com/endernewton/tf-faster-rcnn/issues/107"),

@@ -112,6 +112,23 @@ class BareRows:
     dotted: dict[int, np.ndarray]   # width -> whether each row prints a cell after its first with a point (`1.0`)
 
 
+_CELL_ONLY = re.compile(rf"\s{{0,8}}{_CELL}\s{{0,8}}")
+TAIL_CELLS = 3
+
+
+def _comma_tail(text: str) -> str:
+    """The comma-separated cells that end a line after a prefix of words (a CSV-style logger's
+    `INFO:name, 2022-03-11 09:36:30,690, epoch, 0089, 0.127450, 0.018011, 0.002422`): TAIL_CELLS or more,
+    read as a row; '' where the line does not end so."""
+    parts = text.rstrip().rstrip(",").split(",")
+    k = len(parts)
+    while k > 0 and _CELL_ONLY.fullmatch(parts[k - 1]):
+        k -= 1
+    if k == 0 or len(parts) - k < TAIL_CELLS:
+        return ""
+    return ",".join(parts[k:]).strip()
+
+
 def bare_rows(path: Path, whole: bool = False) -> BareRows:
     """The rows of bare numbers of a small file (any file when `whole`: a CSV known to have no
     header), by width, streamed into arrays."""
@@ -127,6 +144,8 @@ def bare_rows(path: Path, whole: bool = False) -> BareRows:
                 if not text.strip():
                     continue
                 m = _ROW.match(text) if len(raw) <= LINE_MAX else None
+                if m is None and not whole and len(raw) <= LINE_MAX and (tail := _comma_tail(text)):
+                    text, m = tail, _ROW.match(tail)
                 if m is None:
                     if not whole:
                         others.append(n)
