@@ -2,16 +2,18 @@
 `(Pdb) `, `>>> `, `In [3]: `) or `print(...)` lines followed by what they printed.
 
 - A NaN/Inf count or test on the data (`torch.isnan(data["y"]).sum()` answering `tensor(2994)`,
-  `np.isnan(X).any()` answering `True`): the inputs or targets hold non-finite values, a data bug,
-  whatever the loss did after.
+  `np.isnan(X_train).any()` answering `True`): the inputs or targets hold non-finite values, a data bug,
+  whatever the loss did after (and the cause of weights that did not change beside it).
 - The same test on the data answering 0 or False, and on an operation over it answering a count
   (`np.isnan(F.log_softmax(input)).sum()` -> 7733): finite inputs that one operation turns NaN, the
   numerics of that operation.
 - Parameters compared before and after training (`np.array_equal(ckpt.params[...], params[...])`,
   `torch.equal(w0, model.fc.weight)`) answering True every time: training did not change them.
 
-Each check is paired with the next answer-shaped line after it, in order (several `print` lines
-then their outputs pair one to one). A check whose answer is not shown says nothing.
+A prompt's check is answered on the very next line, a block of `print(check)` lines by as many answer
+lines after it; a check whose answer is not shown that way says nothing. Not read: a negated check
+(`~`, `not`), one on a model's output, an activation (`x`) or the loss, a reload or a gradient
+compared, and a vector answered (`tensor([False, True])`).
 """
 from __future__ import annotations
 

@@ -48,7 +48,7 @@ def lr_divided_by_steps(dest: Path, v: Variant) -> None:
 
 def wide_init_deep_net(dest: Path, v: Variant) -> None:
     """Weights drawn with std 1.0 in a deep stack: activations and gradients large from the first
-    step, at a small constant rate."""
+    step, at a small constant rate (a narrower std, down a ladder, where a seed breaks at once)."""
     vv = v.with_(depth=4, width=64, sched="constant")
 
     def attempt(std: float):
