@@ -8,7 +8,7 @@ import re
 import numpy as np
 
 from analysis.analyzers import error_readings
-from analysis.analyzers.common import NAN_DATA_SETTLE, reported_after, small_lr, train_loss
+from analysis.analyzers.common import NAN_DATA_SETTLE, pasted_texts, reported_after, small_lr, train_loss
 from analysis.ingest.events import signatures
 from analysis.metrics import clip
 from analysis.model import Event, Evidence, Finding
@@ -568,15 +568,8 @@ def _box_target(run: Run, e: Event) -> Evidence | None:
     """The line NumPy's domain warning names (its own text, or the source line printed under it) when
     that line takes the log of a box's width or height: a box of zero or negative size in the
     annotations makes the target NaN, a fault whatever else the paste shows."""
-    base = run.root if run.root.is_dir() else run.root.parent
-    for a in run.usable():
-        if a.path != e.artifact or a.size > 1 << 20:
-            continue
-        try:        # newline="": lines as the events count them, on \n only (a progress bar's \r is no line)
-            with open(base / a.path, newline="", errors="replace") as f:
-                lines = f.read().split("\n")
-        except OSError:
-            return None
+    for a, text in pasted_texts(run, ("log", "traceback"), 1 << 20):
+        lines = text.split("\n") if a.path == e.artifact else []      # as the events count them
         src = lines[e.line][:400] if e.line < len(lines) else ""
         if src[:1].isspace() and _BOX_TARGET.search(src):      # the source line NumPy prints under, indented
             return Evidence(src.strip(), a.path, f"line {e.line + 1}")

@@ -247,7 +247,7 @@ def _low_miou(run: Run) -> list[Finding]:
     v = s.values / 100 if percent else s.values
     epochs = run.metrics.get("epoch")
     late = epochs is not None and len(epochs) and float(np.nanmax(epochs.values)) >= ZERO_MAP_EPOCH
-    early = epochs is not None and len(epochs) and not late or run.metrics.get("train_loss") is not None and not late
+    early = not late and (epochs is not None and bool(len(epochs)) or run.metrics.get("train_loss") is not None)
     if float(v.max()) > LOW_MIOU or early:
         return []           # a segmenter's first evaluations overlap little while it learns
     ev = [point(s, len(s) - 1, "mIoU" + (" (a percentage)" if percent else ""))]
