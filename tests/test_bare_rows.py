@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from analysis.ingest import bare_rows as br
 from analysis.ingest import load_run
 from analysis.ingest.textlog import NONFINITE_PREFIX
@@ -182,3 +184,22 @@ def test_comma_separated_cells_that_end_a_loggers_line_are_a_row(tmp_path):
     assert br._comma_tail("INFO:x, epoch, 0089, 0.1, 0.2") == "0089, 0.1, 0.2"
     assert br._comma_tail("Epoch 5, loss 0.1, acc 0.2") == ""          # a value each after a word: named pairs
     assert br._comma_tail("best: 0.1, 0.2") == ""                       # two cells are no row
+
+
+@pytest.mark.parametrize("before", ["", "INFO:PointNetLK-Revisited, 2022-03-11 10:07:13,210, epoch, 0101, 0.099490, "
+                                        "0.019117, 0.002162, 0.000831\n"])
+def test_one_or_two_such_rows_with_a_nan_row_are_read_for_it(tmp_path, before):
+    # the same log cut to its NaN row, alone or after one finite row: too few rows for a table, the NaN is read
+    (tmp_path / "train.log").write_text(before + "INFO:PointNetLK-Revisited, 2022-03-11 14:18:54,833, epoch, 0198, "
+                                                 "nan, nan, nan, nan\n")
+    names = set(load_run(tmp_path).metrics.names())
+    assert NONFINITE_PREFIX + br.PRINTED_ROW in names
+    assert br._comma_nan_cells("x, epoch, 0198, nan, 0.1, nan") == []          # a finite cell among them
+    assert br._comma_nan_cells("x, 0198, nan, nan") == ["nan", "nan"]
+
+
+def test_a_nan_row_a_table_reads_is_not_read_twice(tmp_path):
+    rows = [f"INFO:x, 2022-03-11 09:36:30,690, epoch, {e:04d}, 0.{e}1, 0.{e}2, 0.{e}3\n" for e in range(1, 9)]
+    (tmp_path / "train.log").write_text("".join(rows) + "INFO:x, 2022-03-11 09:36:30,690, epoch, 0009, nan, nan, nan\n")
+    names = set(load_run(tmp_path).metrics.names())
+    assert NONFINITE_PREFIX + br.PRINTED_ROW not in names and any(n.startswith("column_") for n in names)

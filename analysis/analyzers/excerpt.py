@@ -52,7 +52,7 @@ from analysis.analyzers.common import (
 )
 from analysis.analyzers.not_learning import chance_accuracy, frozen_loss
 from analysis.analyzers.same_output import same_output
-from analysis.ingest.bare_rows import PRINTED_NAN, PRINTED_VALUE, UNNAMED, masked_row
+from analysis.ingest.bare_rows import PRINTED_NAN, PRINTED_ROW, PRINTED_VALUE, UNNAMED, masked_row
 from analysis.ingest.dressing import undress
 from analysis.ingest.textlog import NONFINITE_PREFIX, PART_PREFIX
 from analysis.metrics import Series, fmt, fmt_step
@@ -480,7 +480,8 @@ def _printed_on(run: Run, s: Series) -> bool:
 
 def _shown(s: Series) -> str:
     name = s.name.removeprefix(NONFINITE_PREFIX)
-    return {PRINTED_NAN: "the printed tensor", PRINTED_VALUE: "the printed value"}.get(name, name)
+    return {PRINTED_NAN: "the printed tensor", PRINTED_ROW: "the printed row",
+            PRINTED_VALUE: "the printed value"}.get(name, name)
 
 
 def _nan_loss(run: Run) -> list[Finding]:

@@ -67,6 +67,7 @@ SEG_MIOU = "miou"
 _TENSOR_ROW = re.compile(r"^\s*(?:tensor\(|array\()?\[+(?P<cells>[^\[\]()]{1,4000})")
 _NONFINITE_CELLS = {"nan", "-nan", "+nan", "inf", "-inf", "+inf"}
 PRINTED_NAN = "printed_tensor"
+PRINTED_ROW = "printed_row"       # a logger's row of comma-separated cells, NaN after its count
 # a line that is a non-finite value and nothing else: `print(loss.item())` (or Lua's `print(err)`) of a NaN
 # (or a scalar tensor so printed with no grad_fn: `print(loss)` under no_grad gives `tensor(nan, device='cuda:0')`)
 _BARE_NONFINITE = re.compile(r"^[ \t]*(?:tensor\()?([-+]?(?:nan|inf))(?:,[ \t]*device='[\w:]{1,16}')?\)?[ \t]*$", re.I)
@@ -338,6 +339,16 @@ def _nan_row(text: str) -> bool:
     return "nan" in {c.lstrip("+-") for c in _row_cells(text)}
 
 
+def _comma_nan_cells(text: str) -> list[str]:
+    """The non-finite cells of comma-separated cells ending a line (`_comma_tail`) that are non-finite
+    after a leading count (PointNetLK's `..., epoch, 0198, nan, nan, nan, nan`): a row too short a paste
+    to make a table of; [] where a finite value is among them."""
+    cells = [c.strip().lower() for c in _comma_tail(text).split(",") if c.strip()]
+    if cells and cells[0].isdigit():
+        cells = cells[1:]
+    return cells if len(cells) >= 2 and set(cells) <= _NONFINITE_CELLS else []
+
+
 def masked_row(text: str) -> bool:
     """A printed row that is -inf in every cell: a row masked out whole (every key of a query hidden)."""
     cells = _row_cells(text)
@@ -372,7 +383,8 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
       the training loss, in line order, at TABLE_ROWS lines or more, where the log names no training
       loss of its own;
     - the rows of a printed tensor that show only NaN/Inf (kept as `<prefix>printed_tensor`, one value
-      per row; rows printed after an exception's line are its message's), a line that is a NaN or an
+      per row; rows printed after an exception's line are its message's), a logger's comma-separated
+      row that is NaN after its count and that nothing else read (`<prefix>printed_row`), a line that is a NaN or an
       Inf alone (`<prefix>printed_value`), and a name with a non-finite value alone on a line behind a
       paste's prefix (`<prefix><name>`, where the scanner kept no such name from the bare lines), and a loss's
       non-finite value under a dressed name that ends a line the scanner read nothing from
@@ -382,6 +394,8 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
         return series
     have = {s.name for s in series}
     read = set(np.concatenate([s.lines for s in series if s.lines is not None] or [np.zeros(0, np.int64)]).tolist())
+    valued = set(np.concatenate([s.lines for s in series if s.lines is not None and s.name not in ("step", "epoch")]
+                                or [np.zeros(0, np.int64)]).tolist())     # read for a value, not a counter only
     losses: tuple[list[int], list[float]] = ([], [])
     found: dict[str, tuple[list[int], list[float]]] = {}
     dressed: set[str] = set()
@@ -419,6 +433,8 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
                 continue
             if _nan_row(text) and not raised:
                 name, value = PRINTED_NAN, math.nan
+            elif n not in valued and "nan" in _comma_nan_cells(text):
+                name, value = PRINTED_ROW, math.nan
             elif (m := _BARE_NONFINITE.match(text)) and text.count("(") == text.count(")"):
                 name, value = PRINTED_VALUE, float(m.group(1))
             elif text != line and (m := _LONE_PAIR.match(text)):
