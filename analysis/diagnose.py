@@ -39,8 +39,9 @@ def _benign_only(run: Run) -> Finding | None:
     for e in run.events:
         if e.signature == "benign":
             seen.setdefault(e.fields["benign"], e)
-    if not seen or any(e.signature != "benign" for e in run.events):
+    if not seen or any(e.signature not in ("benign", "trainable_params") for e in run.events):
         return None               # an unknown warning among them: _warnings_only says so, with less confidence
+        #                           (a model summary's count of trainable parameters is no message)
     ev = [Evidence(f"{clip(e.text, 160)}{f' (x{e.count})' if e.count > 1 else ''}: harmless. {e.fields['why']}",
                    e.artifact, e.locator) for e in seen.values()]
     return Finding(code="healthy", issue="No fault shown: the only messages are warnings that are harmless ("

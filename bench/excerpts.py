@@ -50,6 +50,9 @@ KINDS = ("window3", "window10", "window30", "offset", "head", "tail", "indent", 
 
 # What this probe counts as "must answer", by its own patterns (case-insensitive)
 NAN = re.compile(r"(?<![A-Za-z])[-+]?(?:nan|inf|infinity)(?![A-Za-z])", re.I)
+# a count of NaN steps that is 0 (Megatron's `number of nan iterations:   0`) shows no NaN
+ZERO_COUNT = re.compile(r"(?<![A-Za-z_])(?:nan|inf)[ _](?:iterations?|iters?|steps?|batches|count)"
+                         r"[ \t]*[:=][ \t]*0(?![\d.])", re.I)
 OOM = re.compile(r"out of memory|CUBLAS_STATUS_ALLOC_FAILED|DefaultCPUAllocator|OOM|ResourceExhausted|"
                  r"exit(?:code| code|ed with code)[:= ]*(?:137|-9)|signal 9|SIGKILL|\bKilled\b", re.I)
 # an error message, not a frame that passes through torch.distributed (a stack without its error line
@@ -286,7 +289,7 @@ def _rising(text: str) -> bool:
 def must_answer(text: str) -> list[str]:
     plain = re.sub(r"\x1b\[[0-9;]*m", "", text)
     out = []
-    if NAN.search(plain):
+    if NAN.search(ZERO_COUNT.sub("", plain)):
         out.append("nan")
     if OOM.search(plain):
         out.append("oom")

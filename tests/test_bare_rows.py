@@ -203,3 +203,15 @@ def test_a_nan_row_a_table_reads_is_not_read_twice(tmp_path):
     (tmp_path / "train.log").write_text("".join(rows) + "INFO:x, 2022-03-11 09:36:30,690, epoch, 0009, nan, nan, nan\n")
     names = set(load_run(tmp_path).metrics.names())
     assert NONFINITE_PREFIX + br.PRINTED_ROW not in names and any(n.startswith("column_") for n in names)
+
+
+def test_rows_that_neither_count_nor_name_are_read_by_place_only_for_a_nan(tmp_path):
+    # 222464/HTSL #1 (tests/wild, tune half): a C++ demo's `print` of three numbers, no counter, the third NaN
+    rows = [f"{-1e18 * (i + 7):g} 0 {0.95 + i / 1000:g}\n" for i in range(8)] + ["-1.13727e+19 0 nan\n"] * 3
+    (tmp_path / "output.txt").write_text("".join(rows))
+    run = load_run(tmp_path)
+    assert run.artifacts[0].kind != "samples"          # a row ending in NaN reads like a console
+    s = run.metrics.get("column_3")
+    assert s is not None and s.step_kind == "index" and list(s.steps[:3]) == [0, 1, 2] and s.values[-1] != s.values[-1]
+    (tmp_path / "output.txt").write_text("".join(rows[:8]))   # the same rows all finite: nothing is guessed
+    assert not any(n.startswith("column_") for n in load_run(tmp_path).metrics.names())

@@ -1349,3 +1349,53 @@ def test_a_segmenters_first_evaluations_are_not_a_data_bug(tmp_path):
     d = _top(tmp_path, "Epoch 1 validation: mIoU: 0.021\nEpoch 2 validation: mIoU: 0.034\n"
                        "Epoch 3 validation: mIoU: 0.048\n")
     assert "data_pipeline_bug" not in _read(d)
+
+
+def _megatron(scales, skipped, loss: bool = False) -> str:
+    def lm(i: int) -> str:
+        return f"lm loss: {8 - i / 4:.6E} | " if loss else ""
+    return "".join(f" iteration {i:8d}/ 2753818 | consumed samples: {8 * i:12d} | elapsed time per iteration (ms): "
+                   f"1152.3 | learning rate: 1.000E-07 | global batch size:     8 | {lm(i)}loss scale: {sc} | "
+                   f"number of skipped iterations: {sk:3d} | number of nan iterations:   0 |\n"
+                   for i, (sc, sk) in enumerate(zip(scales, skipped), 1))
+
+
+def test_every_megatron_iteration_skipped_under_a_scale_that_holds_is_no_update(tmp_path):
+    # NVIDIA/Megatron-LM #602 (tests/wild, tune half): `number of skipped iterations: 1` at every iteration, the
+    # scale held at 16384 and no lm loss: the optimizer never stepped (its saved state has no exp_avg)
+    d = _top(tmp_path, _megatron([16384.0] * 4, [1] * 4))
+    assert _read(d)[:2] == ["no_parameter_updates", "numerical_instability"]
+    assert d.root_causes[0].severity == "high" and d.root_causes[0].evidence[0].locator == "line 1"
+
+
+@pytest.mark.parametrize("scales, skipped, loss", [
+    ([2.0 ** (32 - i) for i in range(6)], [1] * 6, False),       # the dynamic scaler's search at a start: halving
+    ([65536.0] * 4, [1] * 4, True),                              # iterations that printed a loss ran
+    ([16384.0] * 4, [1, 1, 0, 1], False),                        # one report stepped
+])
+def test_skipped_iterations_that_are_a_scalers_search_or_not_all_are_no_finding(tmp_path, scales, skipped, loss):
+    assert "no_parameter_updates" not in _read(_top(tmp_path, _megatron(scales, skipped, loss)))
+
+
+@pytest.mark.parametrize("first, lead", [(-1e18, "lr_too_high"), (-3.0, "numerical_instability")])
+def test_values_at_1e10_beside_a_column_that_turns_nan_put_the_lr_first(tmp_path, first, lead):
+    # 222464/HTSL #1 (tests/wild, tune half): a Q value printed at -5e19 before the third column turned NaN is a
+    # run that diverged (the maintainer: lower the Q learning rate); the same rows at -3 read as an overflow
+    rows = [f"{first * (i + 7):g} 0 {0.95 + i / 1000:g}\n" for i in range(8)] + [f"{first * 11:g} 0 nan\n"] * 3
+    d = _top(tmp_path, "".join(rows), "output.txt")
+    assert _read(d)[0] == lead and "lr_too_high" in _read(d)[:2]
+
+
+def test_one_task_at_zero_beside_tasks_that_score_is_its_ground_truth(tmp_path):
+    # facebookresearch/detectron2 #2957 (tests/wild, tune half): bbox AP 0.0 at every threshold while the same
+    # model's keypoints score 89 and masks 25: boxes registered as XYXY_ABS in a dataset that holds XYWH
+    res = ("OrderedDict([('bbox', {'AP': 0.0, 'AP50': 0.0, 'AP75': 0.0, 'APs': 0.0, 'APm': 0.0, 'APl': 0.0}), "
+           "('keypoints', {'AP': 89.12167762924479, 'AP50': 90.35358249754294}), ('segm', {'AP': 25.232762212600246, "
+           "'AP50': 63.972208860200396, 'AP75': 15.620111291937434})])\n")
+    d = _top(tmp_path, res, "output.txt")
+    assert _read(d)[0] == "data_pipeline_bug" and "BoxMode" in d.root_causes[0].fix
+    # every task low but not 0, or a lone task at 0 (an untrained model): not this reading
+    for text in (res.replace("'AP': 0.0, 'AP50': 0.0", "'AP': 0.1, 'AP50': 0.3"),
+                 "OrderedDict([('bbox', {'AP': 0.0, 'AP50': 0.0, 'AP75': 0.0})])\n"):
+        d = _top(tmp_path, text, "output.txt")
+        assert not any("every threshold" in c.issue for c in d.root_causes)

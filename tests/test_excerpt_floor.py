@@ -29,6 +29,9 @@ SCENARIO_RUNS = tuple(name for name, (_, code) in SCENARIOS.items() if code != "
 
 # (a name or a call such as RecBole's `self._check_nan(loss)` in a traceback frame prints no value)
 _NONFINITE = re.compile(r"(?<![A-Za-z_])-?(?:nan|inf)(?![A-Za-z_(])|1\.#(?:INF|IND|QNAN)", re.I)
+# a count of NaN steps that is 0 (Megatron's `number of nan iterations:   0`) shows no NaN
+_ZERO_COUNT = re.compile(r"(?<![A-Za-z_])(?:nan|inf)[ _](?:iterations?|iters?|steps?|batches|count)"
+                         r"[ \t]*[:=][ \t]*0(?![\d.])", re.I)
 _OOM = re.compile(r"out of memory|OutOfMemoryError|CUBLAS_STATUS_ALLOC_FAILED|DefaultCPUAllocator|^\s*Killed\s*$|"
                   r"exit code 137|SIGKILL|\bMemoryError\b|OOM when allocating", re.I)
 _DIST = re.compile(r"(?:nccl|gloo|processgroup|c10d|torch\.distributed|rendezvous|store based barrier|\brank\b)"
@@ -45,7 +48,7 @@ def _rising(lines: list[str]) -> bool:
 
 def qualifies(lines: list[str]) -> str | None:
     """What in these lines calls for a cause, or None."""
-    if any("loss" in line.lower() and _NONFINITE.search(line) for line in lines):
+    if any("loss" in line.lower() and _NONFINITE.search(_ZERO_COUNT.sub("", line)) for line in lines):
         return "nan"
     if any(_OOM.search(line) for line in lines):
         return "oom"
@@ -114,3 +117,6 @@ def test_the_window_rule_sees_each_kind():
         "distributed"
     assert qualifies([f"epoch {i} loss {v}" for i, v in enumerate((1.0, 1.3, 1.9, 2.8))]) == "rising loss"
     assert qualifies([f"epoch {i} loss {v}" for i, v in enumerate((2.8, 1.9, 1.3, 1.0))]) is None
+    # Megatron's count of NaN iterations at 0 is no NaN; at 1 it is
+    line = " iteration 2/ 9 | lm loss: 7.4E+00 | loss scale: 16384.0 | number of nan iterations: {} |"
+    assert qualifies([line.format("  0")]) is None and qualifies([line.format("  1")]) == "nan"

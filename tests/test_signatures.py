@@ -750,6 +750,21 @@ def test_a_summary_that_counts_no_trainable_parameter_is_a_model_that_cannot_lea
     assert "no_parameter_updates" not in [c.code for c in d.root_causes]
 
 
+def test_no_trainable_parameter_in_a_model_loaded_for_inference_is_expected(tmp_path):
+    """hiyouga/LLaMA-Factory #1714 (tests/wild, tune half): merging a LoRA adapter loads the model frozen, and the
+    library says that 0 trainable parameters is then expected. Without that line the count is still read."""
+    count = "12/02/2023 18:33:58 - INFO - llmtuner.model.loader - trainable params: 0 || all params: 6738415616 || " \
+            "trainable%: 0.0000\n"
+    said = "12/02/2023 18:33:58 - INFO - llmtuner.model.loader - This IS expected that the trainable params is 0 if " \
+           "you are using model for inference only.\n"
+    (tmp_path / "output.txt").write_text(count + said)
+    d, _ = diagnose(tmp_path)
+    assert [c.code for c in d.root_causes][:1] == ["healthy"]
+    (tmp_path / "output.txt").write_text(count)
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "no_parameter_updates"
+
+
 def test_a_named_bce_assert_leads_the_device_side_assert_it_raised(tmp_path):
     """The device-side assert's generic reading (a label out of range) gives way to the assert that names the
     check: BCELoss's input outside [0, 1] is a prediction gone NaN, with the LR as its second reading."""

@@ -430,6 +430,8 @@ def _nothing_trainable(run: Run) -> Finding | None:
               and (m := _TRAINABLE.search(e.text))]
     if not counts or any(n for _, n in counts):
         return None
+    if any(e.signature == "benign" and e.fields.get("benign") == "inference_only_params" for e in run.events):
+        return None         # LLaMA-Factory's own word that the model is loaded for inference or export
     e = counts[0][0]
     return Finding(code="no_parameter_updates", issue="The model has no trainable parameters: every layer is "
                    "frozen, so training cannot change it", severity="high", confidence=0.85, evidence=[_ev(e)],

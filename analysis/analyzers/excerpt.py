@@ -118,6 +118,8 @@ BOOKKEEPING = ("epoch", "step", "iter", "iteration", "global_step", "time", "eta
 # names that hold a loss word and no loss: a mixed-precision scaler's scale (apex prints "loss scaler 0",
 # its scaler's index)
 NOT_LOSSES = ("loss_scale",)
+BLOWN_UP = 1e10           # a printed loss or table value this large, finite, is a run that diverged
+SKIPPED_REPORTS = 3       # reports with every iteration skipped before a run that never stepped is read
 
 
 def _short(run: Run, name: str):
@@ -231,6 +233,43 @@ def _zero_map(run: Run) -> list[Finding]:
                         severity="medium", confidence=0.3, evidence=ev, analyzer=NAME,
                         fix="Check the loss falls; if it does not, lower the LR (a recipe's LR is for its "
                             "number of GPUs: scale it to yours)", quick_fix="Check the loss falls")]
+    return []
+
+
+# detectron2's evaluation results as printed (`OrderedDict([('bbox', {'AP': 0.0, 'AP50': 0.0, ...}), ('segm', ...`)
+_TASK_RESULTS = re.compile(r"\('(\w{1,20})',\s{0,4}\{"
+                           r"((?:'[\w\-]{1,20}':\s{0,4}[-+\d.eE]{1,40}(?:,\s{0,4})?){1,20})\}\)")
+_TASK_VALUE = re.compile(r"'([\w\-]{1,20})':\s{0,4}([-+\d.eE]{1,40})")
+TASK_SCORES = 10.0          # an AP (detectron2 prints percentages) a head that finds the objects reaches
+
+
+def _one_task_zero(run: Run) -> list[Finding]:
+    """One task of a model's evaluation at exactly 0 at every threshold (bbox AP, AP50, AP75... all 0.0) while
+    another task of the same model scores TASK_SCORES or more (segm AP 25, keypoints AP 89): the model finds
+    the objects, so what scores the zero task is not what it predicts. Its ground truth is: boxes registered
+    in another convention (detectron2's BoxMode.XYXY_ABS against XYWH_ABS, a negative height), or that
+    task's annotations missing."""
+    for a, text in pasted_texts(run, ("log", "traceback", "samples"), MATRIX_MAX_BYTES):
+        for n, line in enumerate(text.split("\n"), 1):
+            tasks = {m.group(1): [(k, float(v)) for k, v in _TASK_VALUE.findall(m.group(2))]
+                     for m in _TASK_RESULTS.finditer(line) if "AP" in m.group(2)}
+            zero = [t for t, vals in tasks.items() if vals and all(v == 0 for _, v in vals)]
+            aps = {t: dict(vals).get("AP", 0.0) for t, vals in tasks.items()}
+            good = {t: ap for t, ap in aps.items() if ap >= TASK_SCORES}
+            if not zero or not good:
+                continue
+            others = ", ".join(f"{t} AP {fmt(v)}" for t, v in good.items())
+            said = f"{zero[0]} AP is 0 at every threshold while {others}"
+            ev = [Evidence(f"{said}: the model finds the objects", a.path, f"line {n}")]
+            return [Finding(code="data_pipeline_bug",
+                            issue=f"{said}: the {zero[0]} ground truth is not what the model predicts (boxes "
+                                  "registered in another format, or that task's annotations missing)",
+                            severity="high", confidence=0.65, evidence=ev, analyzer=NAME,
+                            fix=f"Check the {zero[0]} annotations the evaluator compares with: in detectron2, the "
+                                "BoxMode you registered must match the boxes (XYXY_ABS: x0, y0, x1, y1; XYWH_ABS: x, "
+                                "y, w, h); open the *_coco_format.json the evaluator wrote and look for negative "
+                                "widths or heights",
+                            quick_fix="Check the BoxMode the dataset is registered with")]
     return []
 
 
@@ -484,6 +523,25 @@ def _shown(s: Series) -> str:
             PRINTED_VALUE: "the printed value"}.get(name, name)
 
 
+def _blown_up_before(run: Run, s: Series, i: int) -> Evidence | None:
+    """A column printed beside `s` (a loss, or a column of the same headerless table) whose finite values
+    reached BLOWN_UP in magnitude before `s` turned non-finite at its report `i`: the values a run prints
+    do not reach 1e10 unless the weights have diverged (HTSL's `-5.4e+19 0 0.97` before `nan`)."""
+    if s.lines is None:
+        return None
+    at = int(s.lines[i])
+    for x in [*_losses(run), *(_unnamed(run) if s.name.startswith(UNNAMED) else [])]:
+        if x is s or x.lines is None or x.artifact != s.artifact:
+            continue
+        early = np.flatnonzero((x.lines < at) & np.isfinite(x.values) & (np.abs(x.values) >= BLOWN_UP))
+        if len(early):
+            j = int(early[np.argmax(np.abs(x.values[early]))])
+            return Evidence(f"{x.name} reached {fmt(float(x.values[j]))} before {s.name} turned non-finite: values "
+                            "that size mean the weights had already diverged, the LR's signature",
+                            x.artifact, x.locator(j))
+    return None
+
+
 def _nan_loss(run: Run) -> list[Finding]:
     """A loss that turns NaN has three readings, each listed with what points to it: numerical
     instability (an overflow, a log(0), fp16: the mechanism, and the reading nothing contradicts),
@@ -506,12 +564,17 @@ def _nan_loss(run: Run) -> list[Finding]:
                         f"at {s.step_kind} {fmt_step(s.steps[i])}", s.artifact, s.locator(i))
     before = s.values[:i][np.isfinite(s.values[:i])]
     ev_num, ev_lr, ev_data = [line], [line], [line]
+    blown = None
     rose = len(before) >= 2 and before[-1] > before[0] * (1 + RISE_MIN)
     if nameless:                 # its finite values were not kept: nothing is said about before the NaN
         pass
     elif len(before):
         last = point(s, i - 1, f"last finite {s.name}")
-        if rose:
+        blown = None if rose else _blown_up_before(run, s, i)
+        if blown is not None:     # a value beside it already at 1e10 and more: the run diverged, not one op
+            rose = True
+            ev_lr.append(blown)
+        elif rose:
             ev_lr.append(Evidence(f"{s.name} climbed from {fmt(float(before[0]))} to "
                                   f"{fmt(float(before[-1]))} before it turned non-finite: a "
                                   "divergence, the LR's signature", s.artifact,
@@ -590,7 +653,8 @@ def _nan_loss(run: Run) -> list[Finding]:
         ev_lr.append(small)
         c_lr = min(c_lr, SMALL_LR_CONF)
     if not val_only and empty is None and boosted is None:   # an LR too high would break the training loss first
-        out.append(_nan_lr(s, i, ev_lr, c_lr, step, rose))
+        out.append(_nan_lr(s, i, ev_lr, c_lr, step, rose, "the values beside it blew up" if blown is not None
+                           else "the loss climbed"))
     return out
 
 
@@ -686,11 +750,12 @@ def _warming_lr(run: Run, s: Series, i: int) -> Evidence | None:
                     lr.span_locator(k, int(upto[-1])))
 
 
-def _nan_lr(s: Series, i: int, ev: list[Evidence], conf: float, step: float, rose: bool) -> Finding:
+def _nan_lr(s: Series, i: int, ev: list[Evidence], conf: float, step: float, rose: bool,
+            climbed: str = "the loss climbed") -> Finding:
     return Finding(code="lr_too_high",
                    issue=f"{_shown(s)} turned {fmt(float(s.values[i]))} at {s.step_kind} "
                          f"{fmt_step(s.steps[i])}: a learning rate too high drives the weights to overflow"
-                         + (" after the loss climbed" if rose else ""),
+                         + (f" after {climbed}" if rose else ""),
                    severity="critical" if conf > LONG_NAN_LR else "high",
                    confidence=conf,
                    evidence=ev,
@@ -1432,9 +1497,46 @@ def _no_fault_read(run: Run) -> list[Finding]:
                     analyzer=NAME)]
 
 
+def _every_step_skipped(run: Run) -> list[Finding]:
+    """Megatron-LM's `number of skipped iterations` equal to the iterations of its interval at every report,
+    SKIPPED_REPORTS or more, under a loss scale that does not fall: the fp16 scaler found an overflow at
+    every step and skipped it, so the optimizer never stepped (its state stays empty). A dynamic scaler's
+    first skipped steps are its search, the scale halving at each; a scale that holds is not searching."""
+    s = run.metrics.get("skipped_iterations")
+    if s is None or len(s) < SKIPPED_REPORTS or s.step_kind != "step" or _losses(run):
+        return []           # a loss printed at a report is an iteration that ran (Megatron prints none when all skip)
+    steps = np.diff(s.steps)
+    if not len(steps) or np.any(steps <= 0) or not np.all(s.values[1:] >= steps) or s.values[0] < steps.min():
+        return []
+    scale = run.metrics.get("loss_scale")
+    if scale is not None and len(scale) and np.nanmin(scale.values) < np.nanmax(scale.values):
+        return []           # halving: the scaler's search at a start
+    ev = [point(s, 0, "number of skipped iterations"), point(s, len(s) - 1, "number of skipped iterations")]
+    said = f"every iteration of the {len(s)} reports was skipped"
+    scale_said = f" while the loss scale held at {fmt(float(scale.values[-1]))}" if scale is not None and len(scale) \
+        else ""
+    return [Finding(code="no_parameter_updates",
+                    issue=f"{said}{scale_said}: the fp16 loss scaler found an overflow at every step and skipped "
+                          "it, so the optimizer has never stepped (its state is empty) and no lm loss is printed",
+                    severity="high", confidence=0.7, evidence=ev,
+                    fix="Train in bf16 (--bf16 instead of --fp16), or let the scale fall: drop a fixed --loss-scale "
+                        "or lower --initial-loss-scale so the dynamic scaler can find a scale that does not overflow; "
+                        "'number of skipped iterations' should fall to 0 and an lm loss be printed",
+                    expected_impact="iterations that step: an lm loss printed and falling",
+                    analyzer=NAME, quick_fix="Train with --bf16"),
+            Finding(code="numerical_instability",
+                    issue=f"{said}{scale_said}: the gradients overflow fp16 at every step",
+                    severity="medium", confidence=0.5, evidence=ev,
+                    fix="Train in bf16, or find the layer whose gradients overflow fp16 (log the gradient norm "
+                        "per layer)",
+                    expected_impact="gradients finite in half precision", analyzer=NAME,
+                    quick_fix="Train with --bf16")]
+
+
 def analyze(run: Run) -> list[Finding]:
-    readings = (_gap, _zero_map, _low_miou, _dice_above_one, _absurd_lr, _nan_loss, _rising_loss, _stuck_accuracy,
-                _flat_loss, _frozen_loss, _too_good, _one_column, _growing_gradients, _short_spike, _zero_loss,
-                _no_labels, _no_episode_ended, _unscored_part, _masked_row, same_output)
+    readings = (_gap, _zero_map, _one_task_zero, _low_miou, _dice_above_one, _absurd_lr, _nan_loss, _rising_loss,
+                _stuck_accuracy, _flat_loss, _frozen_loss, _too_good, _one_column, _growing_gradients, _short_spike,
+                _zero_loss, _no_labels, _no_episode_ended, _unscored_part, _masked_row, _every_step_skipped,
+                same_output)
     found = [f for reading in readings for f in reading(run)]
     return found or _no_fault_read(run)

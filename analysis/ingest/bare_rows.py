@@ -7,7 +7,9 @@ Two readings name their columns, and nothing beyond them is guessed:
 - a row whose values are, to the printed precision, those of one named line of the same log
   (`loss: 17.2694 - acc.: 0.5000`) takes that line's names, and so does the run of rows around it:
   the rows of its width that follow one another with only named lines between them (one loop's
-  output). Rows of the same width elsewhere (`224 224`, an image size) are another loop's.
+  output). Rows of the same width elsewhere (`224 224`, an image size) are another loop's;
+- rows that neither counts nor names, COUNTED_ROWS or more in a run, are read by their place only
+  where a column holds a NaN or an Inf (a print loop's `-1.13727e+19 0 nan`): enough to see it turn.
 A table needs TABLE_ROWS rows, and a counted one COUNTED_ROWS rows (TABLE_ROWS where its counter starts
 above 1: a paste cut from a run's table) and a column with a fraction in it (or printed with a point,
 `1.0`): a block of whole numbers
@@ -102,7 +104,8 @@ class BareTable:
     names: list[str]          # one per column; "" for the counter
     lines: np.ndarray         # 1-based line of each row
     cells: np.ndarray         # rows x columns, float64
-    counted: bool             # the first column is the step
+    counted: bool             # the first column is the step (or, `placed`, the rows are counted by place)
+    placed: bool = False      # no counter: each row's step is its place in the table
 
 
 @dataclass
@@ -272,10 +275,16 @@ def bare_tables(path: Path, series: list[Series], whole: bool = False) -> tuple[
         fraction = bool(np.any(np.isfinite(cells) & (cells != np.round(cells)))) or bool(dots.any())
         # a listing per class counts from 0 or 1; a few rows cut from a run's table start where the paste did
         enough = len(lines) >= COUNTED_ROWS or (len(lines) >= TABLE_ROWS and len(cells) and cells[0, 0] > 1)
+        k = sum(t.counted for t in tables)      # a second table's columns are its own
+        tag = f"_table{k + 1}" if k else ""
         if enough and _counter(cells) and fraction:
-            k = sum(t.counted for t in tables)      # a second table's columns are its own
-            tag = f"_table{k + 1}" if k else ""
             tables.append(BareTable([""] + [f"{UNNAMED}{j + 1}{tag}" for j in range(1, width)], lines, cells, True))
+        elif len(lines) >= COUNTED_ROWS and width >= 2 and fraction and not np.isfinite(cells).all():
+            run_of = np.searchsorted(ends, lines)     # the longest run of rows with no other line between them
+            at = np.flatnonzero(run_of == np.bincount(run_of).argmax())
+            if len(at) >= COUNTED_ROWS and not np.isfinite(cells[at]).all():
+                tables.append(BareTable([f"{UNNAMED}{j + 1}{tag}" for j in range(width)], lines[at], cells[at], True,
+                                        placed=True))
     return tables, rows.cut
 
 
@@ -310,7 +319,8 @@ def with_bare_tables(path: Path, series: list[Series], artifact: str, whole: boo
         out = [Series(s.name, s.artifact, np.searchsorted(places, s.lines).astype(np.float64), s.values, s.lines,
                       "index", s.stride) if s.lines is not None else s for s in out]
     for t in (t for t in tables if t.counted):
-        out += [Series(name, artifact, t.cells[:, 0].copy(), t.cells[:, j].copy(), t.lines, "step")
+        steps = np.arange(len(t.lines), dtype=np.float64) if t.placed else t.cells[:, 0].copy()
+        out += [Series(name, artifact, steps, t.cells[:, j].copy(), t.lines, "index" if t.placed else "step")
                 for j, name in enumerate(t.names) if name]
     return out
 

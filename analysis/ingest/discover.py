@@ -43,6 +43,7 @@ _LOG_WORDS = re.compile(rb"Traceback|Error|Exception|Warning|NCCL|Killed|"
                         # ...nor a row of a table of numbers with a NaN among them (YOLO's `nan  0.007422  0  nan`)...
                         rb"^[ \t]*(?:[-+]?[\d.]+(?:e[-+]?\d+)?[ \t]+)*[-+]?(?:nan|inf)"
                         rb"(?:[ \t]+[-+]?(?:[\d.]+(?:e[-+]?\d+)?|nan|inf))+[ \t]*$|"
+                        rb"^[ \t]*(?:[-+]?[\d.]+(?:e[-+]?\d+)?[ \t]+)+[-+]?(?:nan|inf)[ \t]*$|"    # (or ending one)
                         # ...nor a loss printed alone (`tensor(2.3026, grad_fn=<NllLossBackward0>)`, fastai's
                         # `TensorBase(5.7082e+08)`)
                         rb"^[ \t]*(?:tensor\([-+.\deE]+,.*grad_fn=<|TensorBase\([-+.\deE]+\)[ \t]*$)|"
