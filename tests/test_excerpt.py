@@ -1399,3 +1399,16 @@ def test_one_task_at_zero_beside_tasks_that_score_is_its_ground_truth(tmp_path):
                  "OrderedDict([('bbox', {'AP': 0.0, 'AP50': 0.0, 'AP75': 0.0})])\n"):
         d = _top(tmp_path, text, "output.txt")
         assert not any("every threshold" in c.issue for c in d.root_causes)
+
+
+@pytest.mark.parametrize("tps, severity", [("0.00", "medium"), ("1843.20", "critical")])
+def test_a_zero_gradient_norm_beside_a_zero_throughput_is_a_placeholder_maybe(tmp_path, tps, severity):
+    # NVIDIA-NeMo/Automodel #780 (tests/wild, tune half, healthy): the sequence-classification recipe printed
+    # grad_norm 0.0000 and tps 0.00 at every step because it computed neither; a throughput of 0 is no step
+    # that ran, so the zero norm is said with less weight. With a real throughput it stays critical.
+    text = "".join(f"2025-11-07 17:20:43 | INFO | root | step {i} | epoch 0 | loss {v} | grad_norm 0.0000 | "
+                   f"lr 3.00e-04 | mem 4.63 GiB | tps {tps}({tps}/gpu) | num_label_tokens 0\n"
+                   for i, v in enumerate((0.8371, 0.6606, 0.8939, 0.6635, 0.6588)))
+    d = _top(tmp_path, text)
+    zero = next(c for c in d.root_causes if c.code == "no_parameter_updates")
+    assert zero.severity == severity

@@ -84,6 +84,8 @@ REAL_LINES = [
     ("ctc_not_enough_time", "InvalidArgumentError (see above for traceback): Not enough time for target transition "
      "sequence (required: 64, available: 39)0You can turn this error into a warning by using the flag "
      "ignore_longer_outputs_than_inputs", "tests/wild asrt-tf-port-ctc-not-enough-time-64-vs-39-32"),
+    ("unknown_piece_output", "' ⁇ un müssen meines  ⁇ rachtens konkrete und erkennbare  ⁇ aßnahmen "
+     "ergriffen werden ⁇ '", "tests/wild nemo-asr-finetune-chars-outside-tokenizer-unk-5289"),
     # PaddlePaddle's AMP scaler (its prefilter literal was missing: the pattern had never been reached)
     ("nonfinite_loss", "Found inf or nan, current scale is: 128.0, decrease to: 128.0*0.5",
      "tests/wild paddledet-fp16-found-inf-nan-loss-scale-halving-4049"),
@@ -384,6 +386,9 @@ HARMLESS_NCCL_WARNINGS = [
 ]
 
 BENIGN_LINES = [
+    ("inference_only_params", "12/02/2023 18:33:58 - INFO - llmtuner.model.loader - This IS expected that the trainable "
+     "params is 0 if you are using model for inference only.", "tests/wild llamafactory-export-trainable-params-zero-"
+     "expected-1714"),
     ("darknet_empty_region", "Region 23 Avg IOU: nan, Class: nan, Obj: nan, No Obj: 0.514100, .5R: nan, .75R: nan,  "
      "count: 0", "tests/wild darknet-burn-in-rate-zero-normal-1082 (the maintainer: normal)"),
     ("darknet_empty_region", "Region 82 Avg IOU: -**nan**, Class: -**nan**, Obj: -**nan**, No Obj: 0.504497, .5R: "

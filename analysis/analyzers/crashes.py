@@ -161,6 +161,12 @@ _FIXES = {
     "dynet_bad_gradient": ("DyNet refused an update whose gradient norm is Inf or NaN: the updates outgrew the "
                            "weights", "Lower the learning rate (the trainer's learning_rate / eta0) and clip "
                            "gradients (trainer.clip_threshold, on by default at 5: check it was not disabled)"),
+    "unknown_piece_output": ("The model's output holds the tokenizer's unknown piece (⁇): the training text has "
+                             "characters its vocabulary lacks, which were trained on as <unk>",
+                             "Count the <unk> ids in the tokenized training targets (sp.encode(text) == sp.unk_id()); "
+                             "add the missing characters to the vocabulary (train a new tokenizer on your text, or "
+                             "change the model's tokenizer before fine-tuning), or normalise the text to the "
+                             "characters it has"),
     "spacy_misaligned_entities": ("spaCy drops entities whose character offsets do not fall on token "
                                   "boundaries: those annotations never reach training",
                                   "Check the offsets with spacy.gold.biluo_tags_from_offsets(nlp.make_doc(text), "
@@ -338,7 +344,7 @@ WARNED_ONLY = ("numpy_invalid_value",)
 # some are unused on purpose, a rare one is harmless, an untrained model's first evaluation predicts one value)
 _SEVERITY = {"yolo_corrupt_label": "high", "tf_no_gradients": "medium", "ctc_no_valid_path": "medium",
              "nan_observation": "high", "constant_input": "medium", "input_ran_out": "medium",
-             "spacy_misaligned_entities": "medium"}
+             "spacy_misaligned_entities": "medium", "unknown_piece_output": "medium"}
 # Warnings of a moment that a run learning past them leaves behind: the loss reported LEARNED_AFTER times after
 # the warning's line, and lower at the last of them than at the first
 _PASSING = ("constant_input", "spacy_misaligned_entities")
@@ -538,7 +544,9 @@ _CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "targ
                # entities dropped from training: a fault when many are, a nuisance when one is
                "spacy_misaligned_entities": 0.6,
                # raised, it stops training on the first label too long for its input: the data, nearly always
-               "ctc_not_enough_time": 0.8}
+               "ctc_not_enough_time": 0.8,
+               # <unk> in what the model says: the tokenizer and the text disagree, or the input was out of domain
+               "unknown_piece_output": 0.55}
 # The confidence of a crash by its code, where its signature has none of its own (otherwise 0.7).
 _CODE_CONFIDENCE = {"distributed_failure": 0.9, "dataloader_failure": 0.9, "zero_variance": 0.9,
                     "numerical_instability": 0.75, "data_pipeline_bug": 0.9}

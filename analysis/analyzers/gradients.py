@@ -112,11 +112,18 @@ def analyze(run: Run) -> list[Finding]:
         v = g.values
         finite = v[np.isfinite(v)]
         if len(finite) >= 4 and np.all(finite == 0):
+            # a throughput of 0 at every step is no step that ran: a logger printing 0 for what it does not
+            # compute (NeMo Automodel's sequence-classification recipe: `grad_norm 0.0000 | ... | tps 0.00`)
+            speed = run.metrics.get("throughput")
+            unmeasured = speed is not None and len(speed) >= 4 and not np.any(speed.values)
             out.append(Finding(code="no_parameter_updates",
-                               issue="Gradient norm is 0 at every logged step",
-                               severity="critical",
-                               confidence=0.85,
-                               evidence=[point(g, 0, "grad_norm"), point(g, len(g) - 1, "grad_norm")],
+                               issue="Gradient norm is 0 at every logged step" + (
+                                   ", but so is the throughput, which no step that ran can be: the logger may "
+                                   "print 0 for values it does not compute" if unmeasured else ""),
+                               severity="medium" if unmeasured else "critical",
+                               confidence=0.45 if unmeasured else 0.85,
+                               evidence=[point(g, 0, "grad_norm"), point(g, len(g) - 1, "grad_norm")]
+                               + ([point(speed, 0, "throughput")] if unmeasured and speed is not None else []),
                                fix="The loss does not depend on any trainable parameter: check "
                                    "requires_grad, detach()/no_grad around the forward pass, and which "
                                    "parameters the optimizer holds",
