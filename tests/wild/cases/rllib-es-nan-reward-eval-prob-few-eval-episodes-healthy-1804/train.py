@@ -1,0 +1,12 @@
+DEFAULT_CONFIG = dict(
+    l2_coeff=0.005,
+    noise_stdev=0.02,
+    episodes_per_batch=10,
+    timesteps_per_batch=500,
+    eval_prob=0.003,
+    return_proc_mode="centered_rank",
+    num_workers=5,
+    stepsize=0.01,
+    observation_filter="MeanStdFilter",
+    noise_size=250000000,
+    env_config={})
