@@ -195,6 +195,9 @@ REAL_LINES = [
      "thread: [996,0,0] Assertion `t >= 0 && t < n_classes` failed.", "github.com/milesial/Pytorch-UNet/issues/375"),
     ("label_out_of_range", "IndexError: Target 192 is out of bounds", "tests/wild unet-greyscale-mask-target-291"),
     ("nonfinite_loss", "FloatingPointError: Loss became infinite or NaN at iteration=27!", "tests/wild detectron2-diverge-508"),
+    # SpeechBrain's check_gradients giving up on non-finite losses
+    ("nonfinite_loss", "ValueError: Loss is not finite and patience is exhausted. To debug, wrap 'fit()' with autograd's "
+     "detect_anomaly()', e.g.", "tests/wild speechbrain-commonlanguage-aam-cosine-acos-nan-loss-1276"),
     ("nonfinite_loss", "FloatingPointError: Predicted boxes or scores contain Inf/NaN. Training has diverged.",
      "tests/wild detectron2-diverged-lr01-1128"),
     ("nonfinite_loss", '"grad norm is nan. Do not update model".', "tests/wild espnet-eps-grad-nan-964"),
