@@ -64,7 +64,7 @@ REAL = [
     # glog's fatal check is an error: cuBLAS failing in Caffe (github.com/rbgirshick/py-faster-rcnn/issues/912)
     ("F0827 19:55:39.568928 17377 math_functions.cu:26] Check failed: status == CUBLAS_STATUS_SUCCESS (13 vs. 0)  "
      "CUBLAS_STATUS_EXECUTION_FAILED\n*** Check failure stack trace: ***\n", "tests/wild "
-     "faster-rcnn-matlab-cublas-two-classes-output-dim-24", "out_of_memory", {"data_pipeline_bug"}),
+     "faster-rcnn-matlab-cublas-two-classes-output-dim-24", "data_pipeline_bug", {"out_of_memory"}),
     # cv2.imread's None for an image path that does not exist (github.com/tslgithub/image_class/issues/23)
     ('Traceback (most recent call last):\n  File "train.py", line 55, in load_data\n    _, w, h = img.shape[::-1]\n'
      "AttributeError: 'NoneType' object has no attribute 'shape'\n", "github.com/tslgithub/image_class/issues/23",
@@ -73,8 +73,11 @@ REAL = [
     ("OSError: [Errno 28] No space left on device\n", "github.com/NVIDIA/Megatron-LM/issues/878", "dataloader_failure",
      set()),
     (MTPSL, "github.com/VICO-UoE/MTPSL/issues/3", "data_pipeline_bug", {"architecture_imbalance"}),
+    # a kernel that faulted: an index past its table first (mmseg #1600 and py-faster-rcnn's cuBLAS failure in
+    # tests/wild were labels beyond the classes), memory second (this thread: batch size 1 runs, larger fails)
     ("RuntimeError: CUDA error: an illegal memory access was encountered\n", "github.com/pytorch/pytorch/issues/34220 "
-     "(batch size 1 runs, larger fails; the cuda_error context signature names no cause)", "out_of_memory", {"data_pipeline_bug"}),
+     "(batch size 1 runs, larger fails; the cuda_error context signature names no cause)", "data_pipeline_bug",
+     {"out_of_memory"}),
     ("RuntimeError: expected scalar type Float but found Half\n", "github.com/hiyouga/LlamaFactory/issues/1233",
      "numerical_instability", {"data_pipeline_bug"}),
     # a GPU index the machine does not have: four processes per node on two GPUs (not memory, not data)
