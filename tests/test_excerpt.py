@@ -1412,3 +1412,15 @@ def test_a_zero_gradient_norm_beside_a_zero_throughput_is_a_placeholder_maybe(tm
     d = _top(tmp_path, text)
     zero = next(c for c in d.root_causes if c.code == "no_parameter_updates")
     assert zero.severity == severity
+
+
+@pytest.mark.parametrize("rows", [
+    "-1.71805e+19 0 -nan\n-1.72727e+19 9.20951e+15 -nan\n-1.69868e+19 3.12143e+17 -nan\n",   # NaN at every row
+    "-1.04449e+19 0 1\n-1.13727e+19 0 nan\n-1.4182e+19 0 -nan\n",                           # whole-valued cells
+])
+def test_three_rows_of_the_diverged_print_loop_are_enough(tmp_path, rows):
+    # the HTSL paste cut to three rows (the excerpt probe's windows): the NaN column beside one at 1e19
+    assert _read(_top(tmp_path, rows, "output.txt"))[0] == "lr_too_high"
+    # one NaN column beside ordinary values is a metric never computed, not this reading
+    (tmp_path / "o").mkdir()
+    assert "lr_too_high" not in _read(_top(tmp_path / "o", "0.5 0.1 nan\n0.4 0.2 nan\n0.3 0.3 nan\n", "output.txt"))

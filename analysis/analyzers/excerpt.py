@@ -440,10 +440,13 @@ def _unnamed(run: Run) -> list[Series]:
 def _nan_throughout(run: Run) -> list[Series]:
     """The columns of a headerless table NaN at every row, NAN_COLUMNS of them or more, beside a column
     that stays finite (the counter's time, an accuracy held): a paste cut after the run went NaN. One
-    such column alone is a metric never computed."""
+    such column alone is a metric never computed, unless the finite one beside it has blown up."""
     cols = _unnamed(run)
     nan = [s for s in cols if len(s) >= FINITE_BEFORE + 1 and np.isnan(s.values).all()]
-    return nan if len(nan) >= NAN_COLUMNS and any(np.isfinite(s.values).all() for s in cols) else []
+    finite = [s for s in cols if np.isfinite(s.values).all()]
+    # one such column beside one at BLOWN_UP (HTSL's `-1.7e+19 0 -nan`): not a metric never computed, a run gone
+    blown = any(float(np.abs(s.values).max(initial=0.0)) >= BLOWN_UP for s in finite)
+    return nan if (len(nan) >= NAN_COLUMNS or (nan and blown)) and finite else []
 
 
 def _nameless_nonfinite(run: Run, losses: list[Series]) -> list[Series]:
@@ -525,15 +528,15 @@ def _shown(s: Series) -> str:
 
 def _blown_up_before(run: Run, s: Series, i: int) -> Evidence | None:
     """A column printed beside `s` (a loss, or a column of the same headerless table) whose finite values
-    reached BLOWN_UP in magnitude before `s` turned non-finite at its report `i`: the values a run prints
-    do not reach 1e10 unless the weights have diverged (HTSL's `-5.4e+19 0 0.97` before `nan`)."""
+    reached BLOWN_UP in magnitude before `s` turned non-finite at its report `i`, or on its line: the values
+    a run prints do not reach 1e10 unless the weights have diverged (HTSL's `-5.4e+19 0 0.97` before `nan`)."""
     if s.lines is None:
         return None
     at = int(s.lines[i])
     for x in [*_losses(run), *(_unnamed(run) if s.name.startswith(UNNAMED) else [])]:
         if x is s or x.lines is None or x.artifact != s.artifact:
             continue
-        early = np.flatnonzero((x.lines < at) & np.isfinite(x.values) & (np.abs(x.values) >= BLOWN_UP))
+        early = np.flatnonzero((x.lines <= at) & np.isfinite(x.values) & (np.abs(x.values) >= BLOWN_UP))
         if len(early):
             j = int(early[np.argmax(np.abs(x.values[early]))])
             return Evidence(f"{x.name} reached {fmt(float(x.values[j]))} before {s.name} turned non-finite: values "
@@ -566,8 +569,11 @@ def _nan_loss(run: Run) -> list[Finding]:
     ev_num, ev_lr, ev_data = [line], [line], [line]
     blown = None
     rose = len(before) >= 2 and before[-1] > before[0] * (1 + RISE_MIN)
-    if nameless:                 # its finite values were not kept: nothing is said about before the NaN
-        pass
+    if nameless:                 # its finite values were not kept: nothing is said about before the NaN...
+        blown = _blown_up_before(run, s, i)
+        if blown is not None:     # ...but a value printed beside it at 1e10 and more says the run diverged
+            rose = True
+            ev_lr.append(blown)
     elif len(before):
         last = point(s, i - 1, f"last finite {s.name}")
         blown = None if rose else _blown_up_before(run, s, i)

@@ -8,7 +8,7 @@ Two readings name their columns, and nothing beyond them is guessed:
   (`loss: 17.2694 - acc.: 0.5000`) takes that line's names, and so does the run of rows around it:
   the rows of its width that follow one another with only named lines between them (one loop's
   output). Rows of the same width elsewhere (`224 224`, an image size) are another loop's;
-- rows that neither counts nor names, COUNTED_ROWS or more in a run, are read by their place only
+- rows that neither counts nor names, TABLE_ROWS or more in a run, are read by their place only
   where a column holds a NaN or an Inf (a print loop's `-1.13727e+19 0 nan`): enough to see it turn.
 A table needs TABLE_ROWS rows, and a counted one COUNTED_ROWS rows (TABLE_ROWS where its counter starts
 above 1: a paste cut from a run's table) and a column with a fraction in it (or printed with a point,
@@ -36,6 +36,7 @@ BARE_MAX_BYTES = 1 << 20
 LINE_MAX = 4096                # a longer line is no row of metrics: not matched at all
 CELLS_MAX = DEFAULT.artifact_bytes // 64    # cells kept of a headerless CSV: 8 bytes each, far under the budget
 TABLE_ROWS = 3
+HUGE = 1e10                    # a printed value this large is a float (`-1.04449e+19`), whole or not: no count
 COUNTED_ROWS = 5               # a counted table: a run of steps, not a short per-class listing
 NAMING_TRIES = 4               # rows of a run tried against the named lines of its width...
 NAMING_RUNS = 64               # ...in its first 64 runs: a log of more loops names what it prints
@@ -279,10 +280,12 @@ def bare_tables(path: Path, series: list[Series], whole: bool = False) -> tuple[
         tag = f"_table{k + 1}" if k else ""
         if enough and _counter(cells) and fraction:
             tables.append(BareTable([""] + [f"{UNNAMED}{j + 1}{tag}" for j in range(1, width)], lines, cells, True))
-        elif len(lines) >= COUNTED_ROWS and width >= 2 and fraction and not np.isfinite(cells).all():
+        elif len(lines) >= TABLE_ROWS and width >= 2 and not np.isfinite(cells).all() and not _counter(cells) and (
+                fraction or float(np.abs(cells[np.isfinite(cells)]).max(initial=0.0)) >= HUGE):
+            # (rows that count from 0 or 1 too few to be a run's are a listing per class: not read by place either)
             run_of = np.searchsorted(ends, lines)     # the longest run of rows with no other line between them
             at = np.flatnonzero(run_of == np.bincount(run_of).argmax())
-            if len(at) >= COUNTED_ROWS and not np.isfinite(cells[at]).all():
+            if len(at) >= TABLE_ROWS and not np.isfinite(cells[at]).all():
                 tables.append(BareTable([f"{UNNAMED}{j + 1}{tag}" for j in range(width)], lines[at], cells[at], True,
                                         placed=True))
     return tables, rows.cut
