@@ -213,5 +213,26 @@ def test_rows_that_neither_count_nor_name_are_read_by_place_only_for_a_nan(tmp_p
     assert run.artifacts[0].kind != "samples"          # a row ending in NaN reads like a console
     s = run.metrics.get("column_3")
     assert s is not None and s.step_kind == "index" and list(s.steps[:3]) == [0, 1, 2] and s.values[-1] != s.values[-1]
-    (tmp_path / "output.txt").write_text("".join(rows[:8]))   # the same rows all finite: nothing is guessed
-    assert not any(n.startswith("column_") for n in load_run(tmp_path).metrics.names())
+    (tmp_path / "output.txt").unlink()
+    for name, text in (("train.log", "".join(rows[:8])),                       # the same rows all finite,
+                       ("train.log", "".join(rows[:8]).replace(" 0.95", " nan", 1)),   # a value left out,
+                       ("data.csv", "".join(rows).replace(" ", ","))):        # a data file read whole
+        for f in tmp_path.iterdir():
+            f.unlink()
+        (tmp_path / name).write_text(text)
+        assert not any(n.startswith("column_") for n in load_run(tmp_path).metrics.names()), name
+    # predictions with a label left out (no value near 1e10): a model's outputs, not a log
+    for f in tmp_path.iterdir():
+        f.unlink()
+    (tmp_path / "predictions.txt").write_text("".join(f"0.{i}4 1.0\n" for i in range(6)) + "0.2581 nan\n" * 4)
+    assert load_run(tmp_path).artifacts[0].kind == "samples"
+
+
+def test_a_nan_comma_row_the_logger_printed_finite_rows_after_is_a_value_left_out(tmp_path):
+    # (the session's review) an evaluation row of NaN between finite ones: no run gone NaN; `-nan` is NaN too
+    rows = ["0.1, 0.2, 0.3", "nan, nan, nan", "0.1, 0.2, 0.3"]
+    (tmp_path / "train.log").write_text("".join(f"INFO:eval, 2022-03-11 10:07:13,210, epoch, {i:04d}, {r}\n"
+                                                for i, r in enumerate(rows, 1)))
+    assert NONFINITE_PREFIX + br.PRINTED_ROW not in set(load_run(tmp_path).metrics.names())
+    (tmp_path / "train.log").write_text("INFO:eval, 2022-03-11 10:07:13,210, epoch, 0007, -nan, -nan, -nan\n")
+    assert NONFINITE_PREFIX + br.PRINTED_ROW in set(load_run(tmp_path).metrics.names())

@@ -1377,12 +1377,14 @@ def test_skipped_iterations_that_are_a_scalers_search_or_not_all_are_no_finding(
     assert "no_parameter_updates" not in _read(_top(tmp_path, _megatron(scales, skipped, loss)))
 
 
-@pytest.mark.parametrize("first, lead", [(-1e18, "lr_too_high"), (-3.0, "numerical_instability")])
-def test_values_at_1e10_beside_a_column_that_turns_nan_put_the_lr_first(tmp_path, first, lead):
+@pytest.mark.parametrize("first, name, lead", [(-1e18, "output.txt", "lr_too_high"),
+                                               (-3.0, "train.log", "numerical_instability")])
+def test_values_at_1e10_beside_a_column_that_turns_nan_put_the_lr_first(tmp_path, first, name, lead):
     # 222464/HTSL #1 (tests/wild, tune half): a Q value printed at -5e19 before the third column turned NaN is a
-    # run that diverged (the maintainer: lower the Q learning rate); the same rows at -3 read as an overflow
+    # run that diverged (the maintainer: lower the Q learning rate); the same rows at -3 read as an overflow.
+    # (An `output.txt` of small values with a NaN is a model's outputs, not read as a log: a train.log is.)
     rows = [f"{first * (i + 7):g} 0 {0.95 + i / 1000:g}\n" for i in range(8)] + [f"{first * 11:g} 0 nan\n"] * 3
-    d = _top(tmp_path, "".join(rows), "output.txt")
+    d = _top(tmp_path, "".join(rows), name)
     assert _read(d)[0] == lead and "lr_too_high" in _read(d)[:2]
 
 
@@ -1394,11 +1396,19 @@ def test_one_task_at_zero_beside_tasks_that_score_is_its_ground_truth(tmp_path):
            "'AP50': 63.972208860200396, 'AP75': 15.620111291937434})])\n")
     d = _top(tmp_path, res, "output.txt")
     assert _read(d)[0] == "data_pipeline_bug" and "BoxMode" in d.root_causes[0].fix
-    # every task low but not 0, or a lone task at 0 (an untrained model): not this reading
+    # a size with no object (nan) and per-class keys with spaces (`'AP-traffic light'`) are read through
+    d = _top(tmp_path, res.replace("'APl': 0.0", "'APl': nan, 'AP-traffic light': 0.0"), "output.txt")
+    assert _read(d)[0] == "data_pipeline_bug"
+    # every task low but not 0, a lone task at 0 (an untrained model), a keypoint head at 0 beside boxes at 12 early
+    # on, and a value no float reads (`0.1.0`): not this reading, and no analyzer fails
     for text in (res.replace("'AP': 0.0, 'AP50': 0.0", "'AP': 0.1, 'AP50': 0.3"),
-                 "OrderedDict([('bbox', {'AP': 0.0, 'AP50': 0.0, 'AP75': 0.0})])\n"):
-        d = _top(tmp_path, text, "output.txt")
-        assert not any("every threshold" in c.issue for c in d.root_causes)
+                 "OrderedDict([('bbox', {'AP': 0.0, 'AP50': 0.0, 'AP75': 0.0})])\n",
+                 "Evaluation results at iter 499: OrderedDict([('bbox', {'AP': 12.3, 'AP50': 30.1}), "
+                 "('keypoints', {'AP': 0.0, 'AP50': 0.0})])\n",
+                 "step 1 loss 2.31\nstep 2 loss 2.2\nstep 3 loss 2.1\nstep 4 loss nan\n[('pkgs', {'APEX': 0.1.0})]\n"):
+        (tmp_path / "output.txt").write_text(text)
+        d, _ = diagnose(tmp_path)
+        assert not any("every threshold" in c.issue for c in d.root_causes) and not d.failed_analyzers
 
 
 @pytest.mark.parametrize("tps, severity", [("0.00", "medium"), ("1843.20", "critical")])
@@ -1424,3 +1434,18 @@ def test_three_rows_of_the_diverged_print_loop_are_enough(tmp_path, rows):
     # one NaN column beside ordinary values is a metric never computed, not this reading
     (tmp_path / "o").mkdir()
     assert "lr_too_high" not in _read(_top(tmp_path / "o", "0.5 0.1 nan\n0.4 0.2 nan\n0.3 0.3 nan\n", "output.txt"))
+
+
+def test_a_count_at_1e10_or_a_loss_large_from_its_start_is_no_divergence(tmp_path):
+    # (the session's review) a token count beside a loss column that turns NaN, and a Keras regression on
+    # unscaled prices whose loss sits at 4e10 and falls: neither says the weights diverged
+    rows = "".join(f"{2.31 - i / 10:.4f} {8388608000 * (i + 1)}\n" for i in range(6)) + \
+        "".join(f"nan {8388608000 * (i + 7)}\n" for i in range(3))
+    assert _read(_top(tmp_path, rows))[0] == "numerical_instability"
+    (tmp_path / "k").mkdir()
+    bar = "120/120 [==============================] - 1s 5ms/step"
+    keras = "".join(f"Epoch {i}/9\n{bar} - loss: {4.12e10 - i * 5e8:.4e} - val_loss: {4.33e10 - i * 5e8:.4e}\n"
+                    for i in range(1, 6)) + \
+        "Epoch 6/9\n120/120 [==============================] - 1s 5ms/step - loss: nan - val_loss: nan\n"
+    d = _top(tmp_path / "k", keras)
+    assert not any("diverged" in e.text for c in d.root_causes for e in c.evidence)

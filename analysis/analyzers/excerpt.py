@@ -236,16 +236,19 @@ def _zero_map(run: Run) -> list[Finding]:
     return []
 
 
-# detectron2's evaluation results as printed (`OrderedDict([('bbox', {'AP': 0.0, 'AP50': 0.0, ...}), ('segm', ...`)
-_TASK_RESULTS = re.compile(r"\('(\w{1,20})',\s{0,4}\{"
-                           r"((?:'[\w\-]{1,20}':\s{0,4}[-+\d.eE]{1,40}(?:,\s{0,4})?){1,20})\}\)")
-_TASK_VALUE = re.compile(r"'([\w\-]{1,20})':\s{0,4}([-+\d.eE]{1,40})")
-TASK_SCORES = 10.0          # an AP (detectron2 prints percentages) a head that finds the objects reaches
+# detectron2's evaluation results as printed (`OrderedDict([('bbox', {'AP': 0.0, 'AP50': 0.0, ..., 'AP-person': 0.0}),
+# ('segm', ...`): a task's dict of metric names and numbers (nan where a size has no object)
+_NUMBER = r"(?:[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan)"
+_TASK_RESULTS = re.compile(r"\('(\w{1,20})',\s{0,4}\{((?:'[^'\n]{1,60}':\s{0,4}" + _NUMBER
+                           + r"(?:,\s{0,4})?){1,400})\}\)")
+_TASK_VALUE = re.compile(r"'([^'\n]{1,60})':\s{0,4}(" + _NUMBER + ")")
+TASK_SCORES = 20.0          # an AP (detectron2 prints percentages) of a head that finds the objects, past a start
 
 
 def _one_task_zero(run: Run) -> list[Finding]:
     """One task of a model's evaluation at exactly 0 at every threshold (bbox AP, AP50, AP75... all 0.0) while
-    another task of the same model scores TASK_SCORES or more (segm AP 25, keypoints AP 89): the model finds
+    another task of the same model scores TASK_SCORES or more (keypoints AP 89; an early evaluation's 12 says
+    less, a keypoint head starts at 0): the model finds
     the objects, so what scores the zero task is not what it predicts. Its ground truth is: boxes registered
     in another convention (detectron2's BoxMode.XYXY_ABS against XYWH_ABS, a negative height), or that
     task's annotations missing."""
@@ -253,7 +256,9 @@ def _one_task_zero(run: Run) -> list[Finding]:
         for n, line in enumerate(text.split("\n"), 1):
             tasks = {m.group(1): [(k, float(v)) for k, v in _TASK_VALUE.findall(m.group(2))]
                      for m in _TASK_RESULTS.finditer(line) if "AP" in m.group(2)}
-            zero = [t for t, vals in tasks.items() if vals and all(v == 0 for _, v in vals)]
+            # (a size with no object prints nan: the rest of the task's values say whether it scored)
+            zero = [t for t, vals in tasks.items() if any(v == 0 for _, v in vals)
+                    and all(v == 0 or math.isnan(v) for _, v in vals)]
             aps = {t: dict(vals).get("AP", 0.0) for t, vals in tasks.items()}
             good = {t: ap for t, ap in aps.items() if ap >= TASK_SCORES}
             if not zero or not good:
@@ -527,14 +532,16 @@ def _shown(s: Series) -> str:
 
 
 def _blown_up_before(run: Run, s: Series, i: int) -> Evidence | None:
-    """A column printed beside `s` (a loss, or a column of the same headerless table) whose finite values
-    reached BLOWN_UP in magnitude before `s` turned non-finite at its report `i`, or on its line: the values
-    a run prints do not reach 1e10 unless the weights have diverged (HTSL's `-5.4e+19 0 0.97` before `nan`)."""
+    """A column of the same headerless table as `s` whose finite values reached BLOWN_UP in magnitude before
+    `s` turned non-finite at its report `i`, or on its line: a print loop's values do not reach 1e10 unless
+    the weights have diverged (HTSL's `-5.4e+19 0 0.97` before `nan`). Not a column of whole numbers that
+    never falls (tokens or samples counted), nor a named loss: one large from its start that falls is a
+    regression on unscaled targets, and one that climbed is read as a climb already."""
     if s.lines is None:
         return None
     at = int(s.lines[i])
-    for x in [*_losses(run), *(_unnamed(run) if s.name.startswith(UNNAMED) else [])]:
-        if x is s or x.lines is None or x.artifact != s.artifact:
+    for x in _unnamed(run) if s.name.startswith(UNNAMED) else []:
+        if x is s or x.lines is None or x.artifact != s.artifact or _count_up(x.values):
             continue
         early = np.flatnonzero((x.lines <= at) & np.isfinite(x.values) & (np.abs(x.values) >= BLOWN_UP))
         if len(early):
@@ -543,6 +550,12 @@ def _blown_up_before(run: Run, s: Series, i: int) -> Evidence | None:
                             "that size mean the weights had already diverged, the LR's signature",
                             x.artifact, x.locator(j))
     return None
+
+
+def _count_up(v: np.ndarray) -> bool:
+    """Whole numbers that never fall: a counter (tokens, samples, a timestamp), whatever its size."""
+    f = v[np.isfinite(v)]
+    return bool(len(f) and np.all(f == np.round(f)) and np.all(np.diff(f) >= 0))
 
 
 def _nan_loss(run: Run) -> list[Finding]:

@@ -8,8 +8,9 @@ Two readings name their columns, and nothing beyond them is guessed:
   (`loss: 17.2694 - acc.: 0.5000`) takes that line's names, and so does the run of rows around it:
   the rows of its width that follow one another with only named lines between them (one loop's
   output). Rows of the same width elsewhere (`224 224`, an image size) are another loop's;
-- rows that neither counts nor names, TABLE_ROWS or more in a run, are read by their place only
-  where a column holds a NaN or an Inf (a print loop's `-1.13727e+19 0 nan`): enough to see it turn.
+- the longest run of rows that neither counts nor names, TABLE_ROWS or more, is read by place only where a
+  column turned NaN or Inf and stayed so (a print loop's `-1.13727e+19 0 nan`): enough to see it turn. A file
+  read whole (a headerless CSV: data, whose missing values are no run's) is not.
 A table needs TABLE_ROWS rows, and a counted one COUNTED_ROWS rows (TABLE_ROWS where its counter starts
 above 1: a paste cut from a run's table) and a column with a fraction in it (or printed with a point,
 `1.0`): a block of whole numbers
@@ -36,6 +37,7 @@ BARE_MAX_BYTES = 1 << 20
 LINE_MAX = 4096                # a longer line is no row of metrics: not matched at all
 CELLS_MAX = DEFAULT.artifact_bytes // 64    # cells kept of a headerless CSV: 8 bytes each, far under the budget
 TABLE_ROWS = 3
+PLACED_TAIL = 2                # rows non-finite to the last in a column read by place (all, in a shorter one)
 HUGE = 1e10                    # a printed value this large is a float (`-1.04449e+19`), whole or not: no count
 COUNTED_ROWS = 5               # a counted table: a run of steps, not a short per-class listing
 NAMING_TRIES = 4               # rows of a run tried against the named lines of its width...
@@ -172,6 +174,15 @@ def bare_rows(path: Path, whole: bool = False) -> BareRows:
                     {w: np.frombuffer(dotted[w], dtype=np.int8).astype(bool) for w in dotted})
 
 
+def _turns(col: np.ndarray) -> bool:
+    """Whether a column read by place went non-finite and stayed so: finite rows (or none), then PLACED_TAIL
+    non-finite rows or more to the last, with no non-finite cell among the finite ones (a value left out
+    between finite ones is a missing value, not a run gone NaN)."""
+    finite = np.isfinite(col)
+    k = int(np.argmin(finite)) if not finite.all() else len(col)     # the first non-finite row
+    return len(col) - k >= min(PLACED_TAIL, len(col)) and not finite[k:].any()
+
+
 def _counter(cells: np.ndarray) -> bool:
     first = cells[:, 0]
     return bool(np.isfinite(first).all() and np.all(first == np.round(first)) and np.all(np.diff(first) >= 1))
@@ -280,12 +291,13 @@ def bare_tables(path: Path, series: list[Series], whole: bool = False) -> tuple[
         tag = f"_table{k + 1}" if k else ""
         if enough and _counter(cells) and fraction:
             tables.append(BareTable([""] + [f"{UNNAMED}{j + 1}{tag}" for j in range(1, width)], lines, cells, True))
-        elif len(lines) >= TABLE_ROWS and width >= 2 and not np.isfinite(cells).all() and not _counter(cells) and (
+        elif not whole and len(lines) >= TABLE_ROWS and width >= 2 and not _counter(cells) and (
                 fraction or float(np.abs(cells[np.isfinite(cells)]).max(initial=0.0)) >= HUGE):
-            # (rows that count from 0 or 1 too few to be a run's are a listing per class: not read by place either)
+            # (rows that count from 0 or 1 too few to be a run's are a listing per class: not read by place either;
+            # nor a data file read whole, whose missing values are no run's)
             run_of = np.searchsorted(ends, lines)     # the longest run of rows with no other line between them
             at = np.flatnonzero(run_of == np.bincount(run_of).argmax())
-            if len(at) >= TABLE_ROWS and not np.isfinite(cells[at]).all():
+            if len(at) >= TABLE_ROWS and any(_turns(cells[at, j]) for j in range(width)):
                 tables.append(BareTable([f"{UNNAMED}{j + 1}{tag}" for j in range(width)], lines[at], cells[at], True,
                                         placed=True))
     return tables, rows.cut
@@ -418,6 +430,7 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
         at[0].append(line)
         at[1].append(value)
 
+    finite_row = 0
     with open(path, "rb") as f:
         raised = False
         for n, raw in enumerate(f, 1):
@@ -442,11 +455,13 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
             for name, value in _zh_metrics(text):
                 if name not in have:
                     keep(name, n, value)
+            if "," in text and _comma_tail(text) and not _comma_nan_cells(text):
+                finite_row = n          # a comma row finite again after a NaN one: that one was a value left out
             if not re.search(r"nan|inf", text, re.I):
                 continue
             if _nan_row(text) and not raised:
                 name, value = PRINTED_NAN, math.nan
-            elif n not in valued and "nan" in _comma_nan_cells(text):
+            elif n not in valued and not raised and "nan" in {c.lstrip("+-") for c in _comma_nan_cells(text)}:
                 name, value = PRINTED_ROW, math.nan
             elif (m := _BARE_NONFINITE.match(text)) and text.count("(") == text.count(")"):
                 name, value = PRINTED_VALUE, float(m.group(1))
@@ -462,6 +477,8 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
                 keep(prefix + name, n, value)
     if sum(len(found[k][0]) for k in dressed) < DRESSED_REPEATS:
         found = {k: v for k, v in found.items() if k not in dressed}
+    if (rows := found.get(prefix + PRINTED_ROW)) is not None and rows[0][-1] < finite_row:
+        del found[prefix + PRINTED_ROW]     # the logger printed finite rows after its NaN one
     if PRINTED_LOSS not in have and len(losses[0]) >= TABLE_ROWS:
         found = {PRINTED_LOSS: losses, **found}
     return series + [Series(name, artifact, np.arange(len(lines), dtype=np.float64), np.array(values),

@@ -43,7 +43,13 @@ _LOG_WORDS = re.compile(rb"Traceback|Error|Exception|Warning|NCCL|Killed|"
                         # ...nor a row of a table of numbers with a NaN among them (YOLO's `nan  0.007422  0  nan`)...
                         rb"^[ \t]*(?:[-+]?[\d.]+(?:e[-+]?\d+)?[ \t]+)*[-+]?(?:nan|inf)"
                         rb"(?:[ \t]+[-+]?(?:[\d.]+(?:e[-+]?\d+)?|nan|inf))+[ \t]*$|"
-                        rb"^[ \t]*(?:[-+]?[\d.]+(?:e[-+]?\d+)?[ \t]+)+[-+]?(?:nan|inf)[ \t]*$|"    # (or ending one)
+                        # (or ending one beside a value at 1e10 or more, which no prediction or label holds:
+                        # a print loop's `-1.13727e+19 0 nan` after its run diverged)
+                        rb"^(?=[^\n]*\de\+?(?:[1-9]\d|\d{3}))[ \t]*(?:[-+]?[\d.]+(?:e[-+]?\d+)?[ \t]+)+"
+                        rb"[-+]?(?:nan|inf)[ \t]*$|"
+                        # ...nor SentencePiece's unknown piece (U+2047 in UTF-8) twice on a line, a tokenizer
+                        # the text outgrew...
+                        rb"\xe2\x81\x87[^\n]{0,200}?\xe2\x81\x87|"
                         # ...nor a loss printed alone (`tensor(2.3026, grad_fn=<NllLossBackward0>)`, fastai's
                         # `TensorBase(5.7082e+08)`)
                         rb"^[ \t]*(?:tensor\([-+.\deE]+,.*grad_fn=<|TensorBase\([-+.\deE]+\)[ \t]*$)|"
@@ -51,6 +57,11 @@ _LOG_WORDS = re.compile(rb"Traceback|Error|Exception|Warning|NCCL|Killed|"
                         # ...nor the command that launched a run (`python train.py --lr 1.0`)
                         rb"\b(?:python[\d.]*|torchrun|deepspeed)[ \t][^\n]{0,1000}?[ \t]--[A-Za-z]",
                         re.I | re.M)
+
+
+# literals a model's outputs may hold without being a console: the unknown piece alone (two on a line are read
+# above) and LLaMA-Factory's inference-only notice
+_NOT_LOG_LITERALS = ("\u2047", "inference only")
 
 
 def _reads_like_a_log(path: Path) -> bool:
@@ -66,7 +77,8 @@ def _reads_like_a_log(path: Path) -> bool:
     # each line as its trainer printed it: a paste quoted in markdown, or one a launcher prefixed (`[rank0]:`),
     # reads as itself
     bare = "\n".join(undress(line) for line in head.decode("utf-8", "replace").splitlines()).encode()
-    return bool(_LOG_WORDS.search(bare)) or any(lit.encode() in head for lit in prefilter_literals())
+    return bool(_LOG_WORDS.search(bare)) or any(lit.encode() in head for lit in prefilter_literals()
+                                                if lit not in _NOT_LOG_LITERALS)
 
 
 def _sniff(path: Path) -> tuple[str, str]:
