@@ -35,7 +35,7 @@ def canonical(raw: str) -> str:
 
 
 STEP_COLUMNS = ("step", "global_step", "_step", "iter", "iteration", "trainer/global_step", "it", "steps",
-                "num_updates")
+                "num_updates", "current_steps")      # (LLaMA-Factory's trainer_log.jsonl: `"current_steps": 3200`)
 # In a line of text `Steps: 3` is a count of steps (Time-Series-Library's `Epoch: 5, Steps: 3`), not a position.
 TEXT_STEP_KEYS = tuple(k for k in STEP_COLUMNS if k != "steps")
 

@@ -1,6 +1,8 @@
 """Short pasted excerpts: a few lines must give the best answer they support."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -1449,3 +1451,14 @@ def test_a_count_at_1e10_or_a_loss_large_from_its_start_is_no_divergence(tmp_pat
         "Epoch 6/9\n120/120 [==============================] - 1s 5ms/step - loss: nan - val_loss: nan\n"
     d = _top(tmp_path / "k", keras)
     assert not any("diverged" in e.text for c in d.root_causes for e in c.evidence)
+
+
+def test_the_last_lines_of_a_decayed_schedule_are_no_lr_too_low(tmp_path):
+    # hiyouga/LLaMA-Factory #774 (tests/wild, tune half, healthy): trainer_log.jsonl's last lines, the cosine's
+    # rate near 0 at 99% of the run. `current_steps` is the step: the paste is the run's tail, not its rate.
+    lines = [(3200, 4.4671, 1.4439610072863874e-08, 98.92), (3210, 4.4577, 7.367495402210711e-09, 99.23),
+             (3220, 4.4458, 2.6523817248214068e-09, 99.54), (3230, 4.4598, 2.9471371284783834e-10, 99.85)]
+    text = "".join(json.dumps({"current_steps": s, "total_steps": 3235, "loss": v, "eval_loss": None,
+                               "learning_rate": lr, "epoch": 0.99, "percentage": p}) + "\n" for s, v, lr, p in lines)
+    d = _top(tmp_path, text, "trainer_log.jsonl")
+    assert not [c for c in d.root_causes if c.code == "lr_too_low" and c.severity in ("critical", "high")]

@@ -84,6 +84,14 @@ REAL_LINES = [
     ("ctc_not_enough_time", "InvalidArgumentError (see above for traceback): Not enough time for target transition "
      "sequence (required: 64, available: 39)0You can turn this error into a warning by using the flag "
      "ignore_longer_outputs_than_inputs", "tests/wild asrt-tf-port-ctc-not-enough-time-64-vs-39-32"),
+    # session 36's round-31 tune cases: RAPIDS' memory pool (XGBoost on GPU), CatBoost's NaN target, rabit's tracker
+    ("cuda_oom", "Memory allocation error on worker 0: std::bad_alloc: out_of_memory: RMM failure at:/home/ubuntu/"
+     "anaconda3/include/rmm/mr/device/arena_memory_resource.hpp:171: Maximum pool size exceeded (failed to allocate "
+     "5.985840 GiB): No room in arena.", "tests/wild xgboost-extmem-rmm-pool-oom-11457"),
+    ("input_contains_nan", "CatBoostError: C:/Program Files (x86)/Go Agent/pipelines/BuildMaster/catboost.git/catboost/"
+     "private/libs/target/target_converter.cpp:392: NaN values are not supported for target",
+     "tests/wild catboost-crossentropy-target-nan-and-above-one-2061"),
+    ("rank_failure", "connect to (failed): [localhost]", "tests/wild dask-xgboost-rabit-localhost-connect-failed-5"),
     ("unknown_piece_output", "' ⁇ un müssen meines  ⁇ rachtens konkrete und erkennbare  ⁇ aßnahmen "
      "ergriffen werden ⁇ '", "tests/wild nemo-asr-finetune-chars-outside-tokenizer-unk-5289"),
     # PaddlePaddle's AMP scaler (its prefilter literal was missing: the pattern had never been reached)
