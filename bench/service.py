@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import multiprocessing
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -161,8 +162,11 @@ def main() -> None:
         print(f"floors (ack p99 < 100 ms, all answered exactly once, median reply < 5 s, median follow-up reply "
               f"< 5 s): {'ok' if ok else 'NOT MET'}")
     finally:
-        for p in workers + [web]:
-            p.terminate()
+        # the workers stop as huey stops gracefully (SIGINT): a job whose reply is posted records itself done,
+        # so no row is left `running` in the shared database for a later reaper to run again
+        for p in workers:
+            p.send_signal(signal.SIGINT)
+        web.terminate()
         for p in workers + [web]:
             try:
                 p.wait(15)
