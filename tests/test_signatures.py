@@ -88,6 +88,8 @@ REAL_LINES = [
     ("cuda_oom", "Memory allocation error on worker 0: std::bad_alloc: out_of_memory: RMM failure at:/home/ubuntu/"
      "anaconda3/include/rmm/mr/device/arena_memory_resource.hpp:171: Maximum pool size exceeded (failed to allocate "
      "5.985840 GiB): No room in arena.", "tests/wild xgboost-extmem-rmm-pool-oom-11457"),
+    ("cuda_oom", "Error allocating 411041792 bytes of device memory < out of memory >. Driver report 169512960 bytes "
+     "free and 2147483648 bytes total", "tests/wild deepmask-keras-theano-2gb-oom-optimizer-none-6 (Theano's words)"),
     ("input_contains_nan", "CatBoostError: C:/Program Files (x86)/Go Agent/pipelines/BuildMaster/catboost.git/catboost/"
      "private/libs/target/target_converter.cpp:392: NaN values are not supported for target",
      "tests/wild catboost-crossentropy-target-nan-and-above-one-2061"),
