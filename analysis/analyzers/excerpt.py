@@ -118,7 +118,7 @@ BOOKKEEPING = ("epoch", "step", "iter", "iteration", "global_step", "time", "eta
 # names that hold a loss word and no loss: a mixed-precision scaler's scale (apex prints "loss scaler 0",
 # its scaler's index)
 NOT_LOSSES = ("loss_scale",)
-BLOWN_UP = 1e10           # a printed loss or table value this large, finite, is a run that diverged
+BLOWN_UP = 1e10           # a value of a headerless table this large, finite and no counter: a run that diverged
 SKIPPED_REPORTS = 3       # reports with every iteration skipped before a run that never stepped is read
 
 
@@ -248,10 +248,9 @@ TASK_SCORES = 20.0          # an AP (detectron2 prints percentages) of a head th
 def _one_task_zero(run: Run) -> list[Finding]:
     """One task of a model's evaluation at exactly 0 at every threshold (bbox AP, AP50, AP75... all 0.0) while
     another task of the same model scores TASK_SCORES or more (keypoints AP 89; an early evaluation's 12 says
-    less, a keypoint head starts at 0): the model finds
-    the objects, so what scores the zero task is not what it predicts. Its ground truth is: boxes registered
-    in another convention (detectron2's BoxMode.XYXY_ABS against XYWH_ABS, a negative height), or that
-    task's annotations missing."""
+    less, a keypoint head starts at 0): the model finds the objects, so what scores the zero task is not what
+    it predicts. Its ground truth is: boxes registered in another convention (detectron2's BoxMode.XYXY_ABS
+    against XYWH_ABS, a negative height), or that task's annotations missing."""
     for a, text in pasted_texts(run, ("log", "traceback", "samples"), MATRIX_MAX_BYTES):
         for n, line in enumerate(text.split("\n"), 1):
             tasks = {m.group(1): [(k, float(v)) for k, v in _TASK_VALUE.findall(m.group(2))]
@@ -450,7 +449,7 @@ def _nan_throughout(run: Run) -> list[Series]:
     nan = [s for s in cols if len(s) >= FINITE_BEFORE + 1 and np.isnan(s.values).all()]
     finite = [s for s in cols if np.isfinite(s.values).all()]
     # one such column beside one at BLOWN_UP (HTSL's `-1.7e+19 0 -nan`): not a metric never computed, a run gone
-    blown = any(float(np.abs(s.values).max(initial=0.0)) >= BLOWN_UP for s in finite)
+    blown = any(float(np.abs(s.values).max(initial=0.0)) >= BLOWN_UP for s in finite if not _count_up(s.values))
     return nan if (len(nan) >= NAN_COLUMNS or (nan and blown)) and finite else []
 
 
