@@ -1429,6 +1429,7 @@ def test_a_zero_gradient_norm_beside_a_zero_throughput_is_a_placeholder_maybe(tm
 @pytest.mark.parametrize("rows", [
     "-1.71805e+19 0 -nan\n-1.72727e+19 9.20951e+15 -nan\n-1.69868e+19 3.12143e+17 -nan\n",   # NaN at every row
     "-1.04449e+19 0 1\n-1.13727e+19 0 nan\n-1.4182e+19 0 -nan\n",                           # whole-valued cells
+    "-5.40889e+19 0 0.971343\n-1.03274e+19 0 0\n-1.04449e+19 0 1\n-1.13727e+19 0 nan\n",     # cut at its first NaN
 ])
 def test_three_rows_of_the_diverged_print_loop_are_enough(tmp_path, rows):
     # the HTSL paste cut to three rows (the excerpt probe's windows): the NaN column beside one at 1e19

@@ -174,13 +174,13 @@ def bare_rows(path: Path, whole: bool = False) -> BareRows:
                     {w: np.frombuffer(dotted[w], dtype=np.int8).astype(bool) for w in dotted})
 
 
-def _turns(col: np.ndarray) -> bool:
-    """Whether a column read by place went non-finite and stayed so: finite rows (or none), then PLACED_TAIL
+def _turns(col: np.ndarray, tail: int = PLACED_TAIL) -> bool:
+    """Whether a column read by place went non-finite and stayed so: finite rows (or none), then `tail`
     non-finite rows or more to the last, with no non-finite cell among the finite ones (a value left out
     between finite ones is a missing value, not a run gone NaN)."""
     finite = np.isfinite(col)
     k = int(np.argmin(finite)) if not finite.all() else len(col)     # the first non-finite row
-    return len(col) - k >= min(PLACED_TAIL, len(col)) and not finite[k:].any()
+    return len(col) - k >= min(tail, len(col)) and not finite[k:].any()
 
 
 def _counter(cells: np.ndarray) -> bool:
@@ -297,7 +297,9 @@ def bare_tables(path: Path, series: list[Series], whole: bool = False) -> tuple[
             # nor a data file read whole, whose missing values are no run's)
             run_of = np.searchsorted(ends, lines)     # the longest run of rows with no other line between them
             at = np.flatnonzero(run_of == np.bincount(run_of).argmax())
-            if len(at) >= TABLE_ROWS and any(_turns(cells[at, j]) for j in range(width)):
+            # (beside a value at HUGE, one non-finite row at the end is enough: the run had diverged before it)
+            tail = 1 if float(np.abs(cells[at][np.isfinite(cells[at])]).max(initial=0.0)) >= HUGE else PLACED_TAIL
+            if len(at) >= TABLE_ROWS and any(_turns(cells[at, j], tail) for j in range(width)):
                 tables.append(BareTable([f"{UNNAMED}{j + 1}{tag}" for j in range(width)], lines[at], cells[at], True,
                                         placed=True))
     return tables, rows.cut
