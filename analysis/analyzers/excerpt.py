@@ -579,19 +579,19 @@ def _nan_loss(run: Run) -> list[Finding]:
                         f"at {s.step_kind} {fmt_step(s.steps[i])}", s.artifact, s.locator(i))
     before = s.values[:i][np.isfinite(s.values[:i])]
     ev_num, ev_lr, ev_data = [line], [line], [line]
-    blown = None
     rose = len(before) >= 2 and before[-1] > before[0] * (1 + RISE_MIN)
-    if nameless:                 # its finite values were not kept: nothing is said about before the NaN...
-        blown = _blown_up_before(run, s, i)
-        if blown is not None:     # ...but a value printed beside it at 1e10 and more says the run diverged
-            rose = True
-            ev_lr.append(blown)
+    # a value printed beside it already at 1e10 and more: the run diverged, not one op (a climb of its own says so
+    # already; a value NaN from its first report has no before to say it of)
+    blown = None if rose or not (nameless or len(before)) else _blown_up_before(run, s, i)
+    if blown is not None:
+        rose = True
+        ev_lr.append(blown)
+    if nameless:                 # its finite values were not kept: nothing more is said about before the NaN
+        pass
     elif len(before):
         last = point(s, i - 1, f"last finite {s.name}")
-        blown = None if rose else _blown_up_before(run, s, i)
-        if blown is not None:     # a value beside it already at 1e10 and more: the run diverged, not one op
-            rose = True
-            ev_lr.append(blown)
+        if blown is not None:
+            pass
         elif rose:
             ev_lr.append(Evidence(f"{s.name} climbed from {fmt(float(before[0]))} to "
                                   f"{fmt(float(before[-1]))} before it turned non-finite: a "

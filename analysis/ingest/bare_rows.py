@@ -366,14 +366,22 @@ def _nan_row(text: str) -> bool:
     return "nan" in {c.lstrip("+-") for c in _row_cells(text)}
 
 
-def _comma_nan_cells(text: str) -> list[str]:
-    """The non-finite cells of comma-separated cells ending a line (`_comma_tail`) that are non-finite
-    after a leading count (PointNetLK's `..., epoch, 0198, nan, nan, nan, nan`): a row too short a paste
-    to make a table of; [] where a finite value is among them."""
+def _comma_cells(text: str) -> list[str]:
+    """The comma-separated cells ending a line (`_comma_tail`) after a leading count, lower-cased; [] where
+    the line does not end so."""
     cells = [c.strip().lower() for c in _comma_tail(text).split(",") if c.strip()]
-    if cells and cells[0].isdigit():
-        cells = cells[1:]
+    return cells[1:] if cells and cells[0].isdigit() else cells
+
+
+def _nonfinite_only(cells: list[str]) -> list[str]:
     return cells if len(cells) >= 2 and set(cells) <= _NONFINITE_CELLS else []
+
+
+def _comma_nan_cells(text: str) -> list[str]:
+    """The cells of a logger's comma-separated row that are non-finite after a leading count (PointNetLK's
+    `..., epoch, 0198, nan, nan, nan, nan`): a row too short a paste to make a table of; [] where a finite
+    value is among them."""
+    return _nonfinite_only(_comma_cells(text))
 
 
 def masked_row(text: str) -> bool:
@@ -457,13 +465,15 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
             for name, value in _zh_metrics(text):
                 if name not in have:
                     keep(name, n, value)
-            if "," in text and _comma_tail(text) and not _comma_nan_cells(text):
+            comma = _comma_cells(text) if "," in text else []       # split once, read twice below
+            comma_nan = _nonfinite_only(comma)
+            if comma and not comma_nan:
                 finite_row = n          # a comma row finite again after a NaN one: that one was a value left out
             if not re.search(r"nan|inf", text, re.I):
                 continue
             if _nan_row(text) and not raised:
                 name, value = PRINTED_NAN, math.nan
-            elif n not in valued and not raised and "nan" in {c.lstrip("+-") for c in _comma_nan_cells(text)}:
+            elif n not in valued and not raised and "nan" in {c.lstrip("+-") for c in comma_nan}:
                 name, value = PRINTED_ROW, math.nan
             elif (m := _BARE_NONFINITE.match(text)) and text.count("(") == text.count(")"):
                 name, value = PRINTED_VALUE, float(m.group(1))
