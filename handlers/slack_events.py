@@ -20,6 +20,8 @@ from handlers.events import Ignored, Request, accept
 
 log = logging.getLogger("mltd.web")
 REPLAY_WINDOW_S = 300
+PLACEHOLDER_DEFER_S = 1.0       # under a burst a placeholder waits at most this long for the acks to pass
+PLACEHOLDERS_AT_ONCE = 2
 ROUTE = "/slack/events"
 FILE_FIELDS = ("id", "name", "size", "url_private_download", "url_private")
 
@@ -53,6 +55,36 @@ def parse(body: dict, settings: Settings) -> Request | Ignored:
         "text": event.get("text", ""), "params": params})
 
 
+class AcksFirst:
+    """Requests being acknowledged, and the placeholder posts that give way to them: a post starts
+    when no ack is in flight (or after PLACEHOLDER_DEFER_S), a few at a time, so that under a burst
+    the event loop answers Slack before it talks to Slack."""
+
+    def __init__(self) -> None:
+        self.acking = 0
+        self.idle = asyncio.Event()
+        self.idle.set()
+        self.posting = asyncio.Semaphore(PLACEHOLDERS_AT_ONCE)
+
+    def start(self) -> None:
+        self.acking += 1
+        self.idle.clear()
+
+    def done(self) -> None:
+        self.acking -= 1
+        if self.acking == 0:
+            self.idle.set()
+
+    async def after_acks(self, post) -> None:
+        """Await `post()` once the acks in flight have passed."""
+        try:
+            await asyncio.wait_for(self.idle.wait(), PLACEHOLDER_DEFER_S)
+        except asyncio.TimeoutError:
+            pass
+        async with self.posting:
+            await post()
+
+
 def register(app, settings: Settings, worker) -> AsyncApp:
     """The events route on `app`; the bolt app it dispatches to (Socket Mode connects it too)."""
     store, port = worker.store, worker.slack
@@ -60,6 +92,7 @@ def register(app, settings: Settings, worker) -> AsyncApp:
     bolt = AsyncApp(signing_secret=settings.slack_signing_secret, client=port.async_web, process_before_response=True,
                     request_verification_enabled=False)
     pending: set[asyncio.Task] = set()
+    acks = AcksFirst()
 
     @bolt.event("app_mention")
     async def on_mention(body):
@@ -71,26 +104,32 @@ def register(app, settings: Settings, worker) -> AsyncApp:
             return                                     # Slack's retry of an event we already hold
         log.info("queued: %s", parsed.fields["params"]["run"] or "no run named",
                  extra={"event": "queued", "request_id": parsed.key})
-        task = asyncio.create_task(port.post_placeholder_async(store, parsed.key))     # after the ack
+        task = asyncio.create_task(acks.after_acks(lambda: port.post_placeholder_async(store, parsed.key)))
         pending.add(task)
         task.add_done_callback(pending.discard)
 
-    serve(app, ROUTE, bolt, settings)
+    serve(app, ROUTE, bolt, settings, acks)
     return bolt
 
 
-def serve(app, route: str, bolt: AsyncApp, settings: Settings) -> None:
+def serve(app, route: str, bolt: AsyncApp, settings: Settings, acks: AcksFirst | None = None) -> None:
     """POST `route`: Slack's signature checked, then bolt dispatches. Events, interactions and the
     slash command each have their URL, and reach the same listeners as over Socket Mode."""
     handler = AsyncSlackRequestHandler(bolt)
 
     async def endpoint(request: HttpRequest):
         t = time.perf_counter()
-        body = await request.body()
-        if not verified(settings, body, request.headers):
-            metrics.REQUESTS.labels(route, "401").inc()
-            return JSONResponse({"error": "invalid signature or timestamp"}, status_code=401)
-        response = await handler.handle(request)
+        if acks:
+            acks.start()
+        try:
+            body = await request.body()
+            if not verified(settings, body, request.headers):
+                metrics.REQUESTS.labels(route, "401").inc()
+                return JSONResponse({"error": "invalid signature or timestamp"}, status_code=401)
+            response = await handler.handle(request)
+        finally:
+            if acks:
+                acks.done()
         metrics.REQUESTS.labels(route, str(response.status_code)).inc()
         metrics.ACK_SECONDS.labels(route).observe(time.perf_counter() - t)
         return response
