@@ -6,6 +6,7 @@ from pathlib import Path
 
 from analysis.analyzers import ANALYZERS, healthy
 from analysis.analyzers.common import off_harmless_lines
+from analysis.analyzers.crashes import WARNED_ONLY
 from analysis.analyzers.error_readings import setup_error
 from analysis.budget import DEFAULT, Budget
 from analysis.calibration import calibrated, thin_paste
@@ -55,11 +56,13 @@ def _warnings_only(run: Run) -> Finding | None:
     that name no known failure: a warning does not stop training, and none of these is one that
     matters (those are signatures). A harmless one among them is said so with why."""
     read = [s for n in run.metrics.names() if (s := run.metrics.get(n)) is not None and not off_harmless_lines(run, s)]
-    if read or not run.events or any(e.signature not in ("warning", "benign") for e in run.events):
-        return None
+    if read or not run.events or any(e.signature not in ("warning", "benign", *WARNED_ONLY) for e in run.events):
+        return None             # (a warning read only beside a failure has none beside it here: crashes.py)
     seen = {e.text: e for e in run.events}
     ev = [Evidence(clip(e.text, 160) + (f": harmless. {e.fields['why']}" if e.signature == "benign" else
-                                        ": a warning that names no known failure"), e.artifact, e.locator)
+                                        ": a fault only where a failure follows it, and none does here"
+                                        if e.signature in WARNED_ONLY else ": a warning that names no known failure"),
+                   e.artifact, e.locator)
           for e in list(seen.values())[:4]]
     return Finding(code="healthy",
                    issue="No fault shown: the only messages are warnings, and none of them names a known failure",

@@ -45,6 +45,21 @@ def test_an_lr_above_every_optimizers_range(tmp_path):
     assert d.root_causes[0].code == "lr_too_high" and "2" in d.root_causes[0].issue
 
 
+def test_an_lr_above_every_range_over_a_loss_that_falls_at_each_report_is_a_note(tmp_path):
+    # fairseq #85 (tests/wild fairseq-wmt14-enfr-train-log-fine-test-lowercase-mismatch-85, tune half): fconv's NAG
+    # at lr 1.25, the loss falling at each epoch; a maintainer called the log fine
+    d = _top(tmp_path, "| epoch 001 | train loss 2.24 | train ppl 4.73 | lr 1.25 | clip 18% | gnorm 0.0936811\n"
+                       "| epoch 001 | valid on 'valid' subset | valid loss 1.75 | valid ppl 3.37\n"
+                       "| epoch 002 | train loss 1.76 | train ppl 3.38 | lr 1.25 | clip 0% | gnorm 0.0558167\n"
+                       "| epoch 002 | valid on 'valid' subset | valid loss 1.63 | valid ppl 3.11\n")
+    assert [c.code for c in d.root_causes][:2] == ["healthy", "lr_too_high"]
+    note = d.root_causes[1]
+    assert note.severity == "low" and "falls at every report" in note.issue
+    # the same rate over a loss that rises is the fault
+    d = _top(tmp_path, "| epoch 001 | train loss 2.24 | lr 1.25\n| epoch 002 | train loss 2.90 | lr 1.25\n")
+    assert d.root_causes[0].code == "lr_too_high" and d.root_causes[0].severity == "high"
+
+
 def test_accuracy_stuck_at_one_value_lists_why(tmp_path):
     lines = "".join(f"Epoch {i}/5\n10/10 - 1s - loss: {0.69 - i * 0.0001:.4f} - accuracy: 0.5000\n"
                     for i in range(1, 6))

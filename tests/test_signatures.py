@@ -10,6 +10,13 @@ from analysis.ingest.events import build_event, match_benign, prefilter_literals
 
 # (signature name, line as posted, where it was posted)
 REAL_LINES = [
+    # session 37: the thirty-second round's tune cases
+    ("checkpoint_no_input_grad", "/home/ywan171/miniconda3/envs/trl/lib/python3.9/site-packages/torch/utils/"
+     "checkpoint.py:31: UserWarning: None of the inputs have requires_grad=True. Gradients will be None",
+     "tests/wild peft-dpo-gradient-checkpointing-no-input-grad-1056 (trl #927's fix: inputs made to require grad)"),
+    ("nonfinite_matching_cost", "ValueError: matrix contains invalid numeric entries (the 132th line in "
+     "hungarian_assigner)", "tests/wild mmdet-detr-scratch-hungarian-nan-cost-4902 (SciPy's linear_sum_assignment "
+     "under mmdet's DETR matcher)"),
     # session 34: the twenty-third round's tune cases
     ("port_in_use", "RuntimeError address already in use", "tests/wild allennlp-distributed-address-in-use-4666 "
      "(as the thread's title words it, lower case and no colon)"),
@@ -869,3 +876,33 @@ def test_the_box_targets_source_line_is_found_past_a_progress_bars_carriage_retu
         "encountered in log\nprocessed gt_boxes for 5000 images\n", newline="")
     d, _ = diagnose(tmp_path / "b")
     assert "data_pipeline_bug" not in [c.code for c in d.root_causes]
+
+
+# trl DPO under gradient checkpointing (tests/wild peft-dpo-gradient-checkpointing-no-input-grad-1056, tune half):
+# the checkpoint's warning, then a backward that fails; the same warning alone under a ViT frozen on purpose
+# (tests/wild videochat2-frozen-vit-qformer-checkpoint-no-grad-warning-235, tune half) is harmless
+CHECKPOINT_WARNING = ("/usr/lib/python3.9/site-packages/torch/utils/checkpoint.py:31: UserWarning: None of the inputs "
+                      "have requires_grad=True. Gradients will be None\n"
+                      '  warnings.warn("None of the inputs have requires_grad=True. Gradients will be None")\n')
+BACKWARD_FAILS = ("Traceback (most recent call last):\n"
+                  '  File "dpo_llama2.py", line 221, in <module>\n    dpo_trainer.train()\n'
+                  '  File "/usr/lib/python3.9/site-packages/accelerate/accelerator.py", line 1985, in backward\n'
+                  "    loss.backward(**kwargs)\n"
+                  '  File "/usr/lib/python3.9/site-packages/torch/_tensor.py", line 487, in backward\n'
+                  "    torch.autograd.backward(\n")
+
+
+def test_the_checkpoint_warning_before_a_failed_backward_is_no_update(tmp_path):
+    (tmp_path / "traceback.txt").write_text(CHECKPOINT_WARNING + BACKWARD_FAILS)
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "no_parameter_updates"
+    assert "enable_input_require_grads" in d.root_causes[0].fix
+    # accelerator.py's backward is every Hugging Face step's, not the distributed layer
+    assert "distributed_failure" not in [c.code for c in d.root_causes]
+
+
+def test_the_checkpoint_warning_alone_is_healthy(tmp_path):
+    (tmp_path / "output.txt").write_text(CHECKPOINT_WARNING)
+    d, _ = diagnose(tmp_path)
+    assert [c.code for c in d.root_causes][:1] == ["healthy"]
+    assert all(c.severity in ("info", "low") for c in d.root_causes)

@@ -328,6 +328,19 @@ _FIXES = {
                           "repeated characters, is longer than the model's output sequence (the image width after "
                           "downsampling, max_text_len); count them per epoch: a handful is harmless, one per batch "
                           "is a data bug"),
+    "checkpoint_no_input_grad": ("Gradient checkpointing got inputs that do not require grad (frozen embeddings "
+                                 "under LoRA/PEFT): with the reentrant checkpoint no weight inside the checkpointed "
+                                 "blocks gets a gradient, and the backward found nothing to differentiate",
+                                 "Call model.enable_input_require_grads() before training (PEFT's "
+                                 "prepare_model_for_kbit_training does), or checkpoint without reentrancy "
+                                 "(gradient_checkpointing_kwargs={'use_reentrant': False}); harmless alone where "
+                                 "every layer inside the blocks is frozen on purpose"),
+    "nonfinite_matching_cost": ("The Hungarian matcher got a cost matrix with NaN or inf in it: the predicted boxes "
+                                "or class scores had gone non-finite",
+                                "Find the step where the predictions first turn NaN (torch.isfinite on the boxes and "
+                                "logits); a DETR-style model wants a low LR (AdamW 1e-4, backbone 1e-5), gradient "
+                                "clipping (max_norm 0.1) and fp32 in the matcher; boxes of zero size in the "
+                                "annotations make the GIoU cost NaN too"),
     "nonfinite_loss": ("The training loop reported a non-finite loss", "Find the first op that overflows "
                        "(set_detect_anomaly for a few steps), compute the loss in fp32, add eps"),
 }
@@ -337,8 +350,11 @@ _FIXES = {
 # Horovod's shutdown after a rank raised) says where, not why: beside the rank's own error naming another
 # cause, it is that error's consequence.
 LAUNCHER_REPORTS = ("rank_failure", "elastic_teardown", "horovod_shutdown")
-# A warning the program went on after: it says where a NaN may come from, not that the run failed.
-WARNED_ONLY = ("numpy_invalid_value",)
+# Warnings the program went on after, read only beside a failure: NumPy's domain warning says where a NaN may
+# come from, not that the run failed; the checkpoint's "no input requires grad" is harmless where every layer
+# in the checkpointed blocks is frozen on purpose (a frozen ViT), the fault where a backward then fails on a loss
+# that reached no trainable weight (LoRA under gradient checkpointing).
+WARNED_ONLY = ("numpy_invalid_value", "checkpoint_no_input_grad")
 # Warnings a run goes on after that still name a fault: images dropped for their labels and NaN observations
 # (high), layers the loss never reaches, labels CTC cannot align and a correlation over a constant set (medium:
 # some are unused on purpose, a rare one is harmless, an untrained model's first evaluation predicts one value)
@@ -365,7 +381,7 @@ def analyze(run: Run) -> list[Finding]:
         if named_assert and e.signature == "device_assert":
             continue
         warned = e.signature in WARNED_ONLY
-        boxed = _box_target(run, e) if warned else None
+        boxed = _box_target(run, e) if e.signature == "numpy_invalid_value" else None
         if warned and not failed and boxed is None:
             continue            # NumPy's domain warning with nothing gone wrong beside it: expected values
         if e.signature in _PASSING and _learned_after(run, e):
@@ -413,7 +429,7 @@ def analyze(run: Run) -> list[Finding]:
             out.append(_lr_reading(e, small_lr(run)))
         if boxed is not None:
             out.append(_box_reading(e, boxed))
-        elif _loss_nan_message(e) or warned:
+        elif _loss_nan_message(e) or e.signature == "numpy_invalid_value":
             out.append(_data_reading(e, "medium" if warned else "high"))
     frozen = _nothing_trainable(run)
     if frozen is not None:

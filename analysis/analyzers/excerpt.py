@@ -66,6 +66,9 @@ GAP_LOSS_RATIO = 3.0
 GAP_ACC = 0.2
 FITTED, GAP_ACC_FITTED = 0.99, 0.1   # a training accuracy of 99% or more, 10 points above the held-out one
 LR_ABSURD = 1.0
+NOTES = ("low", "info")
+LR_NOTE = "an LR above its usual range over a loss that falls at every report"
+FALLS_POINTS = 2          # an absurd LR over a loss that falls at every one of 2+ reports is a note
 STUCK_POINTS = 3
 CHANCE_CLASSES, CHANCE_BAND = 10, 0.01   # an accuracy within 1 point of 1/K (K <= 10) at every report guesses
 RISE_POINTS = 4
@@ -357,17 +360,36 @@ def _absurd_lr(run: Run) -> list[Finding]:
     if i is None or lr.values[i] < LR_ABSURD:
         return []
     tops = ", ".join(f"{fam} ~{fmt(hi)}" for fam, (_, hi) in LR_RANGE.items() if fam in ("adam", "sgd"))
+    issue = f"Learning rate {fmt(float(lr.values[i]))} is above the usual range of every common optimizer " \
+            f"(upper ends: {tops})"
+    ev = [point(lr, i, "lr")]
+    falls = _falls_throughout(run)
+    if falls is not None:
+        # the rate's harm shows in the loss: one that falls at every report and stays finite is a run that takes
+        # this rate (fairseq's NAG at 1.25, LARS), so the rate is a note, not the fault
+        ev.append(point(falls, len(falls) - 1, falls.name))
+        issue += (f"; but {falls.name} falls at every report ({fmt(float(falls.values[0]))} -> "
+                  f"{fmt(float(falls.values[-1]))}), so the run copes with it (an optimizer that takes such rates)")
     return [Finding(code="lr_too_high",
-                    issue=f"Learning rate {fmt(float(lr.values[i]))} is above the usual range of every "
-                          f"common optimizer (upper ends: {tops})",
-                    severity="high",
-                    confidence=0.65,
-                    evidence=[point(lr, i, "lr")],
+                    issue=issue,
+                    severity="low" if falls is not None else "high",
+                    confidence=0.3 if falls is not None else 0.65,
+                    evidence=ev,
                     fix="Lower the learning rate (Adam ~1e-4 to 1e-3, SGD ~0.01 to 0.1) with a warm-up; if a "
                         "schedule multiplies it (Noam's lr factor), check the product it reaches at its peak",
                     expected_impact="the loss falls instead of exploding",
                     analyzer=NAME,
                     quick_fix="Lower the LR with a warm-up")]
+
+
+def _falls_throughout(run: Run) -> Series | None:
+    """The training loss, where every loss the paste shows is finite and falls at each of FALLS_POINTS or more
+    reports."""
+    losses = _losses(run)
+    if not losses or any(len(s) < FALLS_POINTS or not np.isfinite(s.values).all()
+                         or not (np.diff(s.values) < 0).all() for s in losses):
+        return None
+    return losses[0]
 
 
 def _first_nonfinite(run: Run) -> tuple[Series, int, bool] | None:
@@ -1482,8 +1504,9 @@ def _no_fault_read(run: Run) -> list[Finding]:
     `healthy`, with what was checked, rather than "needs more data". Only where nothing else in the
     paste speaks (an error, a NaN anywhere, a loss above its start, an LR above every optimizer's
     range); any fault another analyzer finds outranks it (analysis/rank.py)."""
-    if any(e.signature not in QUIET_EVENTS for e in run.events) or _high_lr(run) is not None:
-        return []
+    high_lr = _high_lr(run) is not None
+    if any(e.signature not in QUIET_EVENTS for e in run.events) or high_lr and _falls_throughout(run) is None:
+        return []               # (an LR above every range over a loss that falls at each report is a note)
     series = [s for s in (run.metrics.get(n) for n in run.metrics.names())
               if s is not None and len(s) and s.name not in BOOKKEEPING]
     if not series or any(len(s) >= SHORT or not np.isfinite(s.values).all() for s in series):
@@ -1495,8 +1518,8 @@ def _no_fault_read(run: Run) -> list[Finding]:
     more = f" and {len(series) - 6} more" if len(series) > 6 else ""
     names = ", ".join(s.name for s in series[:6]) + more
     ev = [Evidence(f"read {len(series)} series ({names}) over {reports} report{'s' * (reports > 1)}: every "
-                   "value finite, no error, no LR above its usual range", series[0].artifact,
-                   series[0].span_locator(0, len(series[0]) - 1))]
+                   f"value finite, no error, {LR_NOTE if high_lr else 'no LR above its usual range'}",
+                   series[0].artifact, series[0].span_locator(0, len(series[0]) - 1))]
     conf = HEALTHY_READ
     if loss is not None and len(loss) >= 2 and loss.values[-1] < loss.values[0]:
         ev.append(Evidence(f"{loss.name} fell from {fmt(float(loss.values[0]))} to "
@@ -1557,4 +1580,5 @@ def analyze(run: Run) -> list[Finding]:
                 _zero_loss, _no_labels, _no_episode_ended, _unscored_part, _masked_row, _every_step_skipped,
                 same_output)
     found = [f for reading in readings for f in reading(run)]
-    return found or _no_fault_read(run)
+    # notes (low severity: a masked row, an LR the falling loss copes with) leave the lines healthy
+    return found if any(f.severity not in NOTES for f in found) else found + _no_fault_read(run)
