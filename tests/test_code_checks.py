@@ -365,3 +365,18 @@ def test_a_loss_accumulated_from_values_off_the_graph(tmp_path):
     assert "taken off the graph" in no_update(tmp_path, "loss += out.item()\nloss.backward()\n")
     assert no_update(tmp_path, "running_loss += loss.item()\n") is None
     assert no_update(tmp_path, "rl_loss -= log_probs[0, top_i] * discounted_reward\n") is None
+
+
+def test_tokens_added_and_the_embeddings_never_resized(tmp_path):
+    # transformers #1062 (tests/wild transformers-openai-gpt-added-cls-token-no-resize-1062, tune half)
+    source = """
+        tokenizer = OpenAIGPTTokenizer.from_pretrained('openai-gpt')
+        model = OpenAIGPTDoubleHeadsModel.from_pretrained('openai-gpt')
+        tokenizer.add_special_tokens({'cls_token': '[CLS]'})
+        input_ids = torch.tensor([tokenizer.encode(s) for s in choices]).unsqueeze(0)
+    """
+    f = findings(tmp_path, source)["data_pipeline_bug"]
+    assert f.evidence[0].locator == "line 4" and f.severity == "high"
+    assert "+model.resize_token_embeddings(len(tokenizer))" in f.patch
+    resized = source + "    model.resize_token_embeddings(len(tokenizer))\n"
+    assert "data_pipeline_bug" not in findings(tmp_path, resized)

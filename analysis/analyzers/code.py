@@ -154,6 +154,31 @@ def _unshuffled_training_loader(code: CodeFile) -> Finding | None:
     return None
 
 
+def _tokens_without_resize(code: CodeFile) -> Finding | None:
+    """Tokens added to a tokenizer (`add_tokens`, `add_special_tokens`) in code that never resizes the model's
+    embeddings: the new ids index past the embedding table (an IndexError on the CPU, a device-side assert on
+    the GPU) or, where the table had spare rows, read rows no one trained."""
+    added = sorted(ln for callee, lines in code.calls.items() if "." in callee
+                   and callee.rsplit(".", 1)[1] in ("add_tokens", "add_special_tokens") for ln in lines)
+    if not added or any(callee.endswith("resize_token_embeddings") for callee in code.calls):
+        return None
+    n = added[0]
+    tokenizer = next(c for c in code.calls if n in code.calls[c] and "." in c).rsplit(".", 1)[0]
+    resize = f"model.resize_token_embeddings(len({tokenizer}))"
+    return Finding(code="data_pipeline_bug",
+                   issue=f"{code.artifact} line {n} adds tokens to {tokenizer} and the model's embeddings are never "
+                         "resized: the new tokens' ids are past the embedding table",
+                   severity="high", confidence=0.6,
+                   evidence=[Evidence(f"{code.line(n)}: new ids, and no resize_token_embeddings anywhere in the file",
+                                      code.artifact, f"line {n}")],
+                   fix=f"Resize the embeddings after adding the tokens ({resize}), and train them (they start "
+                       "random): with LoRA, add the embeddings to modules_to_save",
+                   # (where a `model` exists by then: one built further down is resized there)
+                   patch=insert_code_before(code, n + 1, resize) if min(code.names.get("model", [n])) < n
+                   and n < len(code.text.splitlines()) else None,
+                   analyzer=NAME, quick_fix="Call model.resize_token_embeddings(len(tokenizer))")
+
+
 def _constants(tree: ast.Module) -> dict[str, float]:
     """Module-level names assigned a number (`learning_rate = 1e-5`): what an `lr=learning_rate` reads."""
     out = {}
@@ -394,6 +419,7 @@ def analyze(run: Run) -> list[Finding]:
         opts = optimizers(code)
         checks = (_unguarded_division(code), _softmax_into_cross_entropy(code), _half_without_scaler(code),
                   _unshuffled_training_loader(code), _lr_above_range(code), _frozen(code, opts),
+                  _tokens_without_resize(code),
                   # with an optimizer in the paste, the two rules above and below speak
                   None if opts else _frozen_head(code),
                   None if opts and "zero_grad" not in code.calls else _uncleared_between_steps(code))
