@@ -236,3 +236,18 @@ def test_a_nan_comma_row_the_logger_printed_finite_rows_after_is_a_value_left_ou
     assert NONFINITE_PREFIX + br.PRINTED_ROW not in set(load_run(tmp_path).metrics.names())
     (tmp_path / "train.log").write_text("INFO:eval, 2022-03-11 10:07:13,210, epoch, 0007, -nan, -nan, -nan\n")
     assert NONFINITE_PREFIX + br.PRINTED_ROW in set(load_run(tmp_path).metrics.names())
+
+
+def test_a_value_printed_with_its_step_in_brackets_is_read_at_that_step(tmp_path):
+    # GitYCC crnn #7 (tests/wild gitycc-crnn-loss-nan-step-6590-clip-grad-7, tune half): the validation summary,
+    # then the batch loss at each step, turning NaN at 6590
+    lines = ["valid_evaluation: loss=1.832921710359357, acc=0.7594752661693344"]
+    lines += [f"train_batch_loss[ {s} ]:  {v}" for s, v in ((6570, 1.6885172128677368), (6580, 1.9712326526641846),
+                                                         (6590, "nan"), (6600, "nan"))]
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+    loss = load_run(tmp_path).metrics.get("train_loss")
+    assert loss.steps.tolist() == [6570, 6580, 6590, 6600] and loss.step_kind == "step"
+    assert loss.lines.tolist() == [2, 3, 4, 5]
+    # fewer than INDEXED_ROWS such lines are an index into a list as likely as a step
+    (tmp_path / "train.log").write_text("\n".join(lines[:2]) + "\n")
+    assert load_run(tmp_path).metrics.get("train_loss").steps.tolist() != [6570]

@@ -32,6 +32,7 @@ import numpy as np
 from analysis.budget import DEFAULT
 from analysis.ingest.dressing import undress
 from analysis.metrics import Series
+from analysis.names import canonical, known_names
 
 BARE_MAX_BYTES = 1 << 20
 LINE_MAX = 4096                # a longer line is no row of metrics: not matched at all
@@ -82,6 +83,12 @@ PRINTED_VALUE = "printed_value"
 _RAISED = re.compile(rb"^\s*(?:\[[^\]]{0,40}\]:?\s*)?[\w.]{0,100}(?:Error|Exception)\b[^:\n]{0,40}:")
 # a line that is one name and one non-finite value (Lua Torch's `err     nan`) behind a paste's prefix
 # (`[2024-03-01 10:22:42] err     nan`): the log scanner reads the bare line, not the dressed one
+# a value printed under its name with the step in brackets (`train_batch_loss[ 6590 ]:  nan`): the scanner
+# reads `loss[0]: 0.5` as an index into a list and keeps nothing; read here, the bracket as the step, at
+# INDEXED_ROWS lines or more of one known name, or at any line where it is NaN or Inf
+_INDEXED = re.compile(r"^[ \t]*([A-Za-z_][\w.]{0,63})\[[ \t]*(\d{1,12})[ \t]*\][ \t]*[:=][ \t]*"
+                      r"([-+]?(?:\d{1,20}(?:\.\d{0,20})?(?:[eE][-+]?\d{1,3})?|nan|inf))[ \t]*$", re.I)
+INDEXED_ROWS = 3
 _LONE_PAIR = re.compile(r"^[ \t]*([A-Za-z_][\w.]{0,64})[ \t]+([-+]?(?:nan|inf))[ \t]*$", re.I)
 # a metric under a Chinese trainer's word for it (`[验证集] 准确率为 0.17`, `训练损失：0.52`), which the scanner,
 # reading ASCII keys, passes over: the split is the nearest of 训练/验证/测试 before it on the line
@@ -433,6 +440,10 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
                                 or [np.zeros(0, np.int64)]).tolist())     # read for a value, not a counter only
     losses: tuple[list[int], list[float]] = ([], [])
     found: dict[str, tuple[list[int], list[float]]] = {}
+    indexed: dict[str, tuple[list[int], list[float], list[float]]] = {}     # name -> lines, steps, values
+    # a name the scanner read at a line or two only (a `valid_evaluation: loss=1.83` summary it took for the
+    # training loss) gives way to the same name printed at every step with its step in brackets
+    few = {s.name: s.values for s in series if len(s) < INDEXED_ROWS}
     dressed: set[str] = set()
 
     def keep(name: str, line: int, value: float) -> None:
@@ -465,6 +476,14 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
             for name, value in _zh_metrics(text):
                 if name not in have:
                     keep(name, n, value)
+            if n not in read and (m := _INDEXED.match(text)) is not None:
+                name = canonical(m.group(1))
+                if name in known_names() and len(few.get(name, ())) < INDEXED_ROWS:
+                    at = indexed.setdefault(name, ([], [], []))
+                    at[0].append(n)
+                    at[1].append(float(m.group(2)))
+                    at[2].append(float(m.group(3)))
+                    continue
             comma = _comma_cells(text) if "," in text else []       # split once, read twice below
             comma_nan = _nonfinite_only(comma)
             if comma and not comma_nan:
@@ -493,5 +512,10 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
         del found[prefix + PRINTED_ROW]     # the logger printed finite rows after its NaN one
     if PRINTED_LOSS not in have and len(losses[0]) >= TABLE_ROWS:
         found = {PRINTED_LOSS: losses, **found}
+    stepped = {name for name, (lines, _, values) in indexed.items()       # (a NaN loss is one, index or step)
+               if len(lines) >= INDEXED_ROWS or not all(map(math.isfinite, values))}
+    series = [s for s in series if s.name not in stepped]
     return series + [Series(name, artifact, np.arange(len(lines), dtype=np.float64), np.array(values),
-                            np.array(lines, dtype=np.int64), "index") for name, (lines, values) in found.items()]
+                            np.array(lines, dtype=np.int64), "index") for name, (lines, values) in found.items()] \
+        + [Series(name, artifact, np.array(steps), np.array(values), np.array(lines, dtype=np.int64), "step")
+           for name, (lines, steps, values) in indexed.items() if name in stepped]
