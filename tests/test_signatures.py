@@ -11,6 +11,12 @@ from analysis.ingest.events import build_event, match_benign, prefilter_literals
 # (signature name, line as posted, where it was posted)
 REAL_LINES = [
     # session 37: the thirty-second round's tune cases
+    ("cuda_oom", "cuda out of memory, tried to allocate 50MiB(GPU 0; 1.96GiB totalcapacity;1.33GiB already allocated; "
+     "43.5MiB free;1.36 GiB reserved in total by Pytorch)", "tests/wild detectron2-mask-rcnn-2gb-gpu-oom-expected-2457 "
+     "(as the reporter retyped it, lower case)"),
+    ("cuda_oom", "21:39:09 ERROR    Uncaught exception: Could not allocate memory: E:\\TUTORIAL\\ngp\\instant-ngp\\"
+     "dependencies\\tiny-cuda-nn\\include\\tiny-cuda-nn/gpu_memory.h:109 cudaMalloc(&rawptr, n_bytes+DEBUG_GUARD_SIZE*2) "
+     "failed with error out of memory", "tests/wild instant-ngp-86-4k-images-exceed-8gb-oom-182 (tiny-cuda-nn's wording)"),
     ("checkpoint_no_input_grad", "/home/ywan171/miniconda3/envs/trl/lib/python3.9/site-packages/torch/utils/"
      "checkpoint.py:31: UserWarning: None of the inputs have requires_grad=True. Gradients will be None",
      "tests/wild peft-dpo-gradient-checkpointing-no-input-grad-1056 (trl #927's fix: inputs made to require grad)"),
