@@ -62,11 +62,19 @@ class AcksFirst:
 
     def __init__(self) -> None:
         self.acking = 0
-        self.idle = asyncio.Event()
-        self.idle.set()
-        self.posting = asyncio.Semaphore(PLACEHOLDERS_AT_ONCE)
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _on_this_loop(self) -> None:
+        """The primitives of the loop serving now: an app served on a second loop (a test client after
+        another) gets its own, where the first loop's would raise."""
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            self._loop, self.idle, self.posting = loop, asyncio.Event(), asyncio.Semaphore(PLACEHOLDERS_AT_ONCE)
+            if self.acking == 0:
+                self.idle.set()
 
     def start(self) -> None:
+        self._on_this_loop()
         self.acking += 1
         self.idle.clear()
 
@@ -77,6 +85,7 @@ class AcksFirst:
 
     async def after_acks(self, post) -> None:
         """Await `post()` once the acks in flight have passed."""
+        self._on_this_loop()
         try:
             await asyncio.wait_for(self.idle.wait(), PLACEHOLDER_DEFER_S)
         except asyncio.TimeoutError:

@@ -54,3 +54,20 @@ def test_only_a_few_placeholders_post_at_once():
         await asyncio.gather(*(acks.after_acks(post) for _ in range(10)))
         return peak
     assert asyncio.run(go()) == slack_events.PLACEHOLDERS_AT_ONCE
+
+
+def test_one_gate_serves_a_second_event_loop():
+    acks = AcksFirst()
+
+    async def go():
+        posted = []
+
+        async def post():
+            posted.append(1)
+        acks.start()                        # the post waits on the gate: its Event binds to this loop
+        task = asyncio.create_task(acks.after_acks(post))
+        await asyncio.sleep(0.01)
+        acks.done()
+        await task
+        return posted
+    assert asyncio.run(go()) == [1] and asyncio.run(go()) == [1]       # a fresh loop each time

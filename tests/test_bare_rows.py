@@ -251,3 +251,11 @@ def test_a_value_printed_with_its_step_in_brackets_is_read_at_that_step(tmp_path
     # fewer than INDEXED_ROWS such lines are an index into a list as likely as a step
     (tmp_path / "train.log").write_text("\n".join(lines[:2]) + "\n")
     assert load_run(tmp_path).metrics.get("train_loss").steps.tolist() != [6570]
+
+
+def test_indexed_lines_never_replace_a_series_the_scanner_read_or_take_a_class_index_for_a_step(tmp_path):
+    lines = [f"step {i} - loss: {1 - i / 40:.3f}" for i in range(20)]
+    (tmp_path / "train.log").write_text("\n".join(lines + ["loss[ 0 ]: 0.41", "loss[ 1 ]: nan"]) + "\n")
+    assert len(load_run(tmp_path).metrics.get("train_loss")) == 20
+    (tmp_path / "train.log").write_text("".join(f"loss[ {c} ]: 0.{c + 1}\n" for c in (2, 0, 1)))
+    assert load_run(tmp_path).metrics.get("train_loss") is None        # 2, 0, 1: no step counts that way

@@ -380,3 +380,6 @@ def test_tokens_added_and_the_embeddings_never_resized(tmp_path):
     assert "+model.resize_token_embeddings(len(tokenizer))" in f.patch
     resized = source + "    model.resize_token_embeddings(len(tokenizer))\n"
     assert "data_pipeline_bug" not in findings(tmp_path, resized)
+    # a pad token set to one the vocabulary has adds no id
+    same = source.replace("{'cls_token': '[CLS]'}", "{'pad_token': tokenizer.eos_token}")
+    assert "data_pipeline_bug" not in findings(tmp_path, same)

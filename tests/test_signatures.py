@@ -912,3 +912,11 @@ def test_the_checkpoint_warning_alone_is_healthy(tmp_path):
     d, _ = diagnose(tmp_path)
     assert [c.code for c in d.root_causes][:1] == ["healthy"]
     assert all(c.severity in ("info", "low") for c in d.root_causes)
+
+
+def test_the_checkpoint_warning_beside_a_forward_oom_is_the_oom_alone(tmp_path):
+    (tmp_path / "traceback.txt").write_text(CHECKPOINT_WARNING + "torch.cuda.OutOfMemoryError: CUDA out of memory. "
+                                            "Tried to allocate 2.00 GiB (GPU 0; 23.69 GiB total capacity)\n")
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "out_of_memory"
+    assert "no_parameter_updates" not in [c.code for c in d.root_causes]

@@ -154,16 +154,20 @@ def _unshuffled_training_loader(code: CodeFile) -> Finding | None:
     return None
 
 
+# a special token set to one the vocabulary has (`{'pad_token': tokenizer.eos_token}`): no new id
+_EXISTING_TOKENS = re.compile(r"add_special_tokens\(\s*\{\s*['\"]\w+['\"]\s*:\s*\w+\.\w+_token\s*\}\s*\)")
+
+
 def _tokens_without_resize(code: CodeFile) -> Finding | None:
     """Tokens added to a tokenizer (`add_tokens`, `add_special_tokens`) in code that never resizes the model's
     embeddings: the new ids index past the embedding table (an IndexError on the CPU, a device-side assert on
     the GPU) or, where the table had spare rows, read rows no one trained."""
-    added = sorted(ln for callee, lines in code.calls.items() if "." in callee
-                   and callee.rsplit(".", 1)[1] in ("add_tokens", "add_special_tokens") for ln in lines)
+    added = sorted((ln, callee.rsplit(".", 1)[0]) for callee, lines in code.calls.items() if "." in callee
+                   and callee.rsplit(".", 1)[1] in ("add_tokens", "add_special_tokens") for ln in lines
+                   if not _EXISTING_TOKENS.search(code.line(ln)))
     if not added or any(callee.endswith("resize_token_embeddings") for callee in code.calls):
         return None
-    n = added[0]
-    tokenizer = next(c for c in code.calls if n in code.calls[c] and "." in c).rsplit(".", 1)[0]
+    n, tokenizer = added[0]
     resize = f"model.resize_token_embeddings(len({tokenizer}))"
     return Finding(code="data_pipeline_bug",
                    issue=f"{code.artifact} line {n} adds tokens to {tokenizer} and the model's embeddings are never "
@@ -173,9 +177,11 @@ def _tokens_without_resize(code: CodeFile) -> Finding | None:
                                       code.artifact, f"line {n}")],
                    fix=f"Resize the embeddings after adding the tokens ({resize}), and train them (they start "
                        "random): with LoRA, add the embeddings to modules_to_save",
-                   # (where a `model` exists by then: one built further down is resized there)
+                   # (where a `model` exists by then, one built further down being resized there, and after a call
+                   # on one line: inside a call spread over lines the line would land within its parentheses)
                    patch=insert_code_before(code, n + 1, resize) if min(code.names.get("model", [n])) < n
-                   and n < len(code.text.splitlines()) else None,
+                   and n < len(code.text.splitlines()) and code.line(n).count("(") == code.line(n).count(")")
+                   else None,
                    analyzer=NAME, quick_fix="Call model.resize_token_embeddings(len(tokenizer))")
 
 

@@ -374,6 +374,7 @@ def analyze(run: Run) -> list[Finding]:
     out: list[Finding] = []
     own_error = any(e.code not in (None, "distributed_failure") and not _says_nothing(e) for e in run.events)
     failed = any(e.signature in WARNED_ONLY for e in run.events) and _failed_beside(run)
+    backward_failed = _backward_failed(run)
     named_assert = any(e.signature in _NAMED_ASSERTS for e in run.events)
     for e in run.events:
         if e.code is None or (own_error and e.signature in LAUNCHER_REPORTS):
@@ -384,6 +385,8 @@ def analyze(run: Run) -> list[Finding]:
         boxed = _box_target(run, e) if e.signature == "numpy_invalid_value" else None
         if warned and not failed and boxed is None:
             continue            # NumPy's domain warning with nothing gone wrong beside it: expected values
+        if e.signature == "checkpoint_no_input_grad" and not backward_failed:
+            continue            # beside an OOM in the forward pass, a frozen block's warning says nothing
         if e.signature in _PASSING and _learned_after(run, e):
             continue            # an untrained model's first evaluation predicted one value; the run learned on
         if e.code == "out_of_memory":
@@ -496,6 +499,18 @@ def _failed_beside(run: Run) -> bool:
         return True             # the process died on the warning's own line (`... Command terminated by signal 11`)
     return any(s is not None and len(s) and not np.isfinite(s.values).all()
                for s in (run.metrics.get(n) for n in run.metrics.names()))
+
+
+def _backward_failed(run: Run) -> bool:
+    """A failure in the backward pass: autograd's "does not require grad" error, or a traceback whose last
+    frames are the backward call."""
+    for e in run.events:
+        if "does not require grad" in e.text or "does not have a grad_fn" in e.text:
+            return True
+        frames = e.fields.get("frames") or []
+        if e.signature == "traceback" and any(f.get("func") == "backward" for f in frames[-2:]):
+            return True
+    return False
 
 
 def _says_nothing(e: Event) -> bool:

@@ -68,7 +68,8 @@ FITTED, GAP_ACC_FITTED = 0.99, 0.1   # a training accuracy of 99% or more, 10 po
 LR_ABSURD = 1.0
 NOTES = ("low", "info")
 LR_NOTE = "an LR above its usual range over a loss that falls at every report"
-FALLS_POINTS = 2          # an absurd LR over a loss that falls at every one of 2+ reports is a note
+FALLS_POINTS = 2          # an absurd LR over a loss that falls at every one of 2+ reports is a note...
+FALLS_SHARE = 0.05        # ...by 5% of itself or more at each (a loss that holds at ln(K) does not fall)
 STUCK_POINTS = 3
 CHANCE_CLASSES, CHANCE_BAND = 10, 0.01   # an accuracy within 1 point of 1/K (K <= 10) at every report guesses
 RISE_POINTS = 4
@@ -383,11 +384,11 @@ def _absurd_lr(run: Run) -> list[Finding]:
 
 
 def _falls_throughout(run: Run) -> Series | None:
-    """The training loss, where every loss the paste shows is finite and falls at each of FALLS_POINTS or more
-    reports."""
+    """The training loss, where every loss the paste shows is finite, positive and falls by FALLS_SHARE or more at
+    each of FALLS_POINTS or more reports."""
     losses = _losses(run)
-    if not losses or any(len(s) < FALLS_POINTS or not np.isfinite(s.values).all()
-                         or not (np.diff(s.values) < 0).all() for s in losses):
+    if not losses or any(len(s) < FALLS_POINTS or not np.isfinite(s.values).all() or (s.values <= 0).any()
+                         or not (s.values[1:] <= s.values[:-1] * (1 - FALLS_SHARE)).all() for s in losses):
         return None
     return losses[0]
 

@@ -443,7 +443,7 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
     indexed: dict[str, tuple[list[int], list[float], list[float]]] = {}     # name -> lines, steps, values
     # a name the scanner read at a line or two only (a `valid_evaluation: loss=1.83` summary it took for the
     # training loss) gives way to the same name printed at every step with its step in brackets
-    few = {s.name: s.values for s in series if len(s) < INDEXED_ROWS}
+    read_len = {s.name: len(s) for s in series}
     dressed: set[str] = set()
 
     def keep(name: str, line: int, value: float) -> None:
@@ -478,7 +478,7 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
                     keep(name, n, value)
             if n not in read and (m := _INDEXED.match(text)) is not None:
                 name = canonical(m.group(1))
-                if name in known_names() and len(few.get(name, ())) < INDEXED_ROWS:
+                if name in known_names() and read_len.get(name, 0) < INDEXED_ROWS:
                     at = indexed.setdefault(name, ([], [], []))
                     at[0].append(n)
                     at[1].append(float(m.group(2)))
@@ -512,8 +512,9 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
         del found[prefix + PRINTED_ROW]     # the logger printed finite rows after its NaN one
     if PRINTED_LOSS not in have and len(losses[0]) >= TABLE_ROWS:
         found = {PRINTED_LOSS: losses, **found}
-    stepped = {name for name, (lines, _, values) in indexed.items()       # (a NaN loss is one, index or step)
-               if len(lines) >= INDEXED_ROWS or not all(map(math.isfinite, values))}
+    # steps that rise at each line (a class's or a task's index repeats or restarts); a NaN loss is one at any count
+    stepped = {name for name, (lines, steps, values) in indexed.items() if all(np.diff(steps) > 0)
+               and (len(lines) >= INDEXED_ROWS or not all(map(math.isfinite, values)))}
     series = [s for s in series if s.name not in stepped]
     return series + [Series(name, artifact, np.arange(len(lines), dtype=np.float64), np.array(values),
                             np.array(lines, dtype=np.int64), "index") for name, (lines, values) in found.items()] \
