@@ -431,7 +431,8 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
       paste's prefix (`<prefix><name>`, where the scanner kept no such name from the bare lines), and a loss's
       non-finite value under a dressed name that ends a line the scanner read nothing from
       (`<prefix>wQuantileLoss`);
-    - metrics printed under a Chinese word for them (`[验证集] 准确率为 0.17`: `val_acc`)."""
+    - metrics printed under a Chinese word for them (`[验证集] 准确率为 0.17`: `val_acc`);
+    - a known name printed with its step in brackets (`train_batch_loss[ 6590 ]:  nan`, _INDEXED)."""
     if path.stat().st_size > BARE_MAX_BYTES:
         return series
     have = {s.name for s in series}
