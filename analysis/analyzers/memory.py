@@ -33,15 +33,15 @@ def analyze(run: Run) -> list[Finding]:
     x, y = s.steps[ok], s.values[ok]
     if len(y) < SHORT_LEAK_REPORTS or np.ptp(x) == 0:
         return []
-    if len(y) < 10:
+    short = len(y) < 10
+    r = float(np.corrcoef(x, y)[0, 1]) if np.std(y) > 0 else 0.0
+    if short:
         if not _even_climb(y):
             return []
-        start, end, r, short = float(y[0]), float(y[-1]), 1.0, True
+        start, end = float(y[0]), float(y[-1])
     else:
-        short = False
         k = max(2, len(y) // 10)
         start, end = float(np.median(y[:k])), float(np.median(y[-k:]))
-        r = float(np.corrcoef(x, y)[0, 1]) if np.std(y) > 0 else 0.0
         if start <= 0 or end < LEAK_GROWTH * start or r < LEAK_STRAIGHT:
             return []
     slope = float(np.polyfit(x, y, 1)[0])
