@@ -43,6 +43,7 @@ def test_an_lr_above_every_optimizers_range(tmp_path):
             "xent: 6776.20; lr: 2.00000; 4132/2064 tok/s;     52 sec\n")
     d = _top(tmp_path, line)
     assert d.root_causes[0].code == "lr_too_high" and "2" in d.root_causes[0].issue
+    assert d.root_causes[0].severity == "high"      # one report, but a perplexity of 1e43 is harm shown
 
 
 def test_an_lr_above_every_range_over_a_loss_that_falls_at_each_report_is_a_note(tmp_path):
@@ -61,6 +62,12 @@ def test_an_lr_above_every_range_over_a_loss_that_falls_at_each_report_is_a_note
     # the same rate over a loss that rises is the fault
     d = _top(tmp_path, "| epoch 001 | train loss 2.24 | lr 1.25\n| epoch 002 | train loss 2.90 | lr 1.25\n")
     assert d.root_causes[0].code == "lr_too_high" and d.root_causes[0].severity == "high"
+    # one report, finite, beside a lower validation loss (the excerpt probe's three-line window of #85): a suspect
+    # to check, never an alarm
+    d = _top(tmp_path, "| epoch 001 | train loss 2.24 | train ppl 4.73 | lr 1.25 | clip 18% | gnorm 0.0936811\n"
+                       "| epoch 001 | valid on 'valid' subset | valid loss 1.75 | valid ppl 3.37\n")
+    top = d.root_causes[0]
+    assert (top.code, top.severity) == ("lr_too_high", "medium") and "suspect" in top.issue
 
 
 def test_accuracy_stuck_at_one_value_lists_why(tmp_path):
@@ -1297,6 +1304,12 @@ def test_darknets_nan_averages_over_no_object_are_no_nan(tmp_path):
     assert _top(tmp_path, line.format(0), name="output.txt").root_causes[0].code == "healthy"
     (tmp_path / "c").mkdir()
     assert _read(_top(tmp_path / "c", line.format(5), name="output.txt"))[0] == "numerical_instability"
+    # a scale with objects between two without (the probe's three-line window of #1082): its finite Class does not
+    # make the empty scales' nan a value gone NaN
+    ok = ("Region 16 Avg IOU: 0.328728, Class: 0.514288, Obj: 0.592841, No Obj: 0.498886, .5R: 0.086207, "
+          ".75R: 0.0,  count: 58\n")
+    (tmp_path / "m").mkdir()
+    assert _top(tmp_path / "m", line.format(0) + ok + line.format(0), name="train.log").root_causes[0].code == "healthy"
 
 
 def test_a_boosting_metric_nan_from_its_first_round_is_the_datas(tmp_path):
@@ -1481,3 +1494,15 @@ def test_the_last_lines_of_a_decayed_schedule_are_no_lr_too_low(tmp_path):
                                "learning_rate": lr, "epoch": 0.99, "percentage": p}) + "\n" for s, v, lr, p in lines)
     d = _top(tmp_path, text, "trainer_log.jsonl")
     assert not [c for c in d.root_causes if c.code == "lr_too_low" and c.severity in ("critical", "high")]
+    # printed with six decimals the tiny rates read 0, in no falling order; the log's own total_steps still puts
+    # every line in the run's last 2%
+    rates = ("0.000000", "0.000000", "2.65e-09", "0.000000")
+    text = "".join(f'{{"current_steps": {s}, "total_steps": 3235, "loss": {v}, "learning_rate": {r}, '
+                   f'"percentage": {p}}}\n' for (s, v, _, p), r in zip(lines, rates))
+    (tmp_path / "r").mkdir()
+    d = _top(tmp_path / "r", text, "trainer_log.jsonl")
+    assert not [c for c in d.root_causes if c.code == "lr_too_low" and c.severity in ("critical", "high")]
+    # the same rates early in a run (step 200 of 3235) are a rate too low
+    early = text.replace('"current_steps": 32', '"current_steps": 2')
+    (tmp_path / "e").mkdir()
+    assert _top(tmp_path / "e", early, "trainer_log.jsonl").root_causes[0].code == "lr_too_low"

@@ -28,12 +28,18 @@ def train_loss(run: Run) -> Series | None:
 
 
 def off_harmless_lines(run: Run, s: Series, also: tuple[str, ...] = ()) -> bool:
-    """Whether every value of `s` was read off a line that is a harmless message (benign.toml): tensorboardX's
-    `Warning: NaN or Inf found in input tensor.`, LightGBM's `best gain: -inf`. Those are the message's words,
-    no state of the model. `also`: other event signatures whose lines count the same (an exception line's
+    """Whether every non-finite value of `s` was read off a line that is a harmless message (benign.toml):
+    tensorboardX's `Warning: NaN or Inf found in input tensor.`, LightGBM's `best gain: -inf`, darknet's
+    `Region 23 Avg IOU: nan, Class: nan, ... count: 0`. Those are the message's words, no state of the model; a
+    finite value of the same name on another line (the next region's `Class: 0.51 ... count: 58`) does not make
+    them less so. `also`: other event signatures whose lines count the same (an exception line's
     `column 'age' has invalid values: [nan, ...]`)."""
-    harmless = {(e.artifact, e.line) for e in run.events if e.signature == "benign" or e.signature in also}
-    return bool(harmless) and s.lines is not None and all((s.artifact, int(ln)) in harmless for ln in s.lines)
+    harmless = {(e.artifact, ln) for e in run.events if e.signature == "benign" or e.signature in also
+                for ln in e.fields.get("lines", [e.line])}
+    if not harmless or s.lines is None:
+        return False
+    bad = ~np.isfinite(s.values)
+    return bool(bad.any()) and all((s.artifact, int(ln)) in harmless for ln in s.lines[bad])
 
 
 def point(s: Series, i: int, label: str | None = None) -> Evidence:

@@ -190,7 +190,7 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str, given_back: float
     # default): no schedule is that low while half the run is still to come
     floor = LR_RANGE[family][0] if fam is not None else LR_RANGE["adam"][0]
     far_below = value * FAR_BELOW <= floor * (1 + 1e-9)
-    tail = _decaying_tail(lr) and (not far_below or _share_shown(lr) < FAR_BELOW_SPAN)
+    tail = (_decaying_tail(lr) or _late_by_its_count(run, lr)) and (not far_below or _share_shown(lr) < FAR_BELOW_SPAN)
     moved = relative_change(loss.values)
     loss_ev = Evidence(f"loss moved {moved * 100:.1f}% over the run ({fmt(float(loss.values[0]))} -> "
                        f"{fmt(float(loss.values[-1]))})", loss.artifact, loss.span_locator(0, len(loss) - 1))
@@ -330,14 +330,27 @@ def _share_shown(lr) -> float:
     return float(lr.steps[-1] - lr.steps[0]) / max(float(lr.steps[-1]), 1.0)
 
 
+def _late_by_its_count(run: Run, lr) -> bool:
+    """The log's own count of the run's steps (LLaMA-Factory's `"current_steps": 3200, "total_steps": 3235`) puts
+    every logged rate past LATE_START of the run: a schedule's end, whatever order rounding printed it in."""
+    total = run.metrics.get("total_steps")
+    if lr is None or not len(lr) or lr.step_kind != "step" or total is None or not len(total):
+        return False
+    t = float(total.values[-1])
+    return bool(np.isfinite(t) and t > 0 and lr.steps[0] > LATE_START * t and lr.steps[-1] <= t)
+
+
 def _decaying_tail(lr) -> bool:
     """Only the tail of a run, its rate falling at every logged value: the end of a schedule (a cosine
     or linear decay to ~0). The peak the run trained at, and the steps it spent there, lie before the
     first line, so a rate that looks too low here says nothing of the run (a rate held low is judged)."""
     if lr is None or len(lr) < 2 or lr.step_kind != "step" or not np.isfinite(lr.values).all():
         return False
-    v = lr.values
-    return bool(lr.steps[0] > LATE_START * lr.steps[-1] and np.all(np.diff(v) <= 0) and v[-1] < v[0])
+    # a rate printed as 0 (`learning_rate: 0.000000`, six decimals of a 1e-9) is a tiny one rounded: it may sit
+    # anywhere in the fall, so the rates that printed non-zero are the ones that must fall
+    v = lr.values[lr.values > 0]
+    return bool(lr.steps[0] > LATE_START * lr.steps[-1] and len(v) >= 1 and np.all(np.diff(v) <= 0)
+                and lr.values[-1] < lr.values[0])
 
 
 def _moved_while_high(lr, loss, far: float) -> float:

@@ -258,6 +258,9 @@ def _frames(block: list[str]) -> list[dict]:
     return frames
 
 
+FOLDED_LINES = 10_000   # a harmless message's lines kept past its first (a paste's few, not a 1 GB log's millions)
+
+
 def fold(events: list[Event]) -> list[Event]:
     """Repeated warnings with the same signature and text fold into the first, with a count."""
     out: list[Event] = []
@@ -270,6 +273,9 @@ def fold(events: list[Event]) -> list[Event]:
         if key in seen:
             seen[key].count += 1
             seen[key].fields["last_line"] = e.line
+            if e.signature == "benign" and seen[key].count <= FOLDED_LINES:
+                # the lines a harmless message was printed on, for the values read off them (common.off_harmless_lines)
+                seen[key].fields.setdefault("lines", [seen[key].line]).append(e.line)
         else:
             seen[key] = e
             out.append(e)
