@@ -68,6 +68,14 @@ def main(root=HERE):
     for url, s in splits_by_url.items():
         if len(s) > 1:
             problems.append(f"{url}: thread split across halves")
+    reads = root / "expert_reads.json"      # bench/wild_expert.py's blind reads, where the folder has them
+    if reads.exists():
+        by_id = {e["id"]: e for e in labels}
+        for r in json.loads(reads.read_text())["reads"]:
+            if r["id"] not in by_id or r["split"] != by_id[r["id"]]["split"]:
+                problems.append(f"expert read {r['id']}: no such case in that split")
+            if not 1 <= len(r["codes"]) <= 3 or any(c not in TAXONOMY for c in r["codes"]):
+                problems.append(f"expert read {r['id']}: codes {r['codes']} are not 1 to 3 taxonomy codes")
     for p in problems:
         print(p)
     print(f"{len(labels)} cases, {len(problems)} problems")
