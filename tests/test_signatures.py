@@ -115,6 +115,9 @@ REAL_LINES = [
     # session 31
     ("numpy_invalid_value", "RuntimeWarning: invalid value encountered in log targets_dw = np.log(gt_widths / "
      "ex_widths) Command terminated by signal 11", "github.com/endernewton/tf-faster-rcnn/issues/107"),
+    # session 38
+    ("numpy_overflow_in_data", "/home/yuwentao/project/3D_tracking/OpenPCDet/pcdet/datasets/augmentor/augmentor_"
+     "utils.py:77: RuntimeWarning: overflow encountered in multiply", "github.com/open-mmlab/OpenPCDet/issues/341"),
     # lines a probe of public threads met (session 31), each with the cause its thread settled
     ("label_out_of_range", "InvalidArgumentError (see above for traceback): Received a label value of 48 which is "
      "outside the valid range of [0, 40).  Label values: 1 23 24 47 11 39 5 1", "github.com/vrenkens/nabu/issues/9"),
@@ -920,3 +923,13 @@ def test_the_checkpoint_warning_beside_a_forward_oom_is_the_oom_alone(tmp_path):
     d, _ = diagnose(tmp_path)
     assert d.root_causes[0].code == "out_of_memory"
     assert "no_parameter_updates" not in [c.code for c in d.root_causes]
+
+
+def test_numpys_overflow_is_the_datas_only_where_a_data_pipeline_file_raised_it():
+    # OpenPCDet #341 (tests/wild, tune half): the augmentor scaled points read as 1e31; the same warning from a
+    # loss or a model file is left to the NaN readings
+    data = _line("numpy_overflow_in_data")
+    model = "/home/u/proj/models/losses/focal_loss.py:41: RuntimeWarning: overflow encountered in exp"
+    assert build_event("train.log", 1, [data])[0].signature == "numpy_overflow_in_data"
+    event, _ = build_event("train.log", 1, [model])
+    assert event is None or event.signature != "numpy_overflow_in_data"

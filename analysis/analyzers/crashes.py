@@ -290,6 +290,12 @@ _FIXES = {
                       "Check that the optimizer's parameters have requires_grad=True and that the loss depends on "
                       "them (no .detach(), no torch.no_grad() around the forward); print [n for n, p in "
                       "model.named_parameters() if p.grad is None] after backward"),
+    "numpy_overflow_in_data": ("NumPy overflowed inside the data pipeline: the samples hold values too large to "
+                               "transform (a record read with the wrong dtype or number of fields gives 1e31s)",
+                               "Check the raw records before any augmentation: assert np.isfinite(x).all() and print "
+                               "np.abs(x).max() per field for the sample the warning fires on; read the files with "
+                               "the dtype and field count they were written with, and drop or fix the records with "
+                               "absurd values"),
     "yolo_corrupt_label": ("Label files the trainer could not use: it dropped those images (coordinates outside "
                            "[0, 1], negative or duplicate labels)", "Fix the label files the warning names: YOLO "
                            "wants one `class x_center y_center width height` row per box, each coordinate divided "
@@ -358,7 +364,8 @@ WARNED_ONLY = ("numpy_invalid_value", "checkpoint_no_input_grad")
 # Warnings a run goes on after that still name a fault: images dropped for their labels and NaN observations
 # (high), layers the loss never reaches, labels CTC cannot align and a correlation over a constant set (medium:
 # some are unused on purpose, a rare one is harmless, an untrained model's first evaluation predicts one value)
-_SEVERITY = {"yolo_corrupt_label": "high", "tf_no_gradients": "medium", "ctc_no_valid_path": "medium",
+_SEVERITY = {"yolo_corrupt_label": "high", "numpy_overflow_in_data": "medium",
+             "tf_no_gradients": "medium", "ctc_no_valid_path": "medium",
              "nan_observation": "high", "constant_input": "medium", "input_ran_out": "medium",
              "spacy_misaligned_entities": "medium", "unknown_piece_output": "medium"}
 # Warnings of a moment that a run learning past them leaves behind: the loss reported LEARNED_AFTER times after
@@ -558,6 +565,8 @@ _CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "targ
                "nccl_network": 0.7,
                # NumPy's domain warning makes a NaN; in metric code it may go nowhere
                "numpy_invalid_value": 0.5,
+               # ...and its overflow in a data pipeline's file: the samples; a warning the run may survive
+               "numpy_overflow_in_data": 0.55,
                # dropped images are wrong labels; a variable without gradient may be unused on purpose; a BCE
                # input outside [0, 1] is NaN from an overflow or from weights an LR too high drove there
                "yolo_corrupt_label": 0.75, "tf_no_gradients": 0.55, "bce_input_range": 0.6,
