@@ -61,8 +61,10 @@ DIST = re.compile(r"NCCL (?:error|WARN|timeout)|nccl\w*Error|ChildFailedError|Ad
                   r"store.based barrier|Timed out initializing process group|Socket ?Timeout|Watchdog caught|"
                   r"find_unused_parameters|reduction in the prior iteration|Rendezvous\w*Error|"
                   r"ProcessExitedException|exitcode\s*:\s*-?\d", re.I)
-# the step in brackets after the name (`train_batch_loss[ 6510 ]:  1.57`) is no loss value
-LOSS_NUM = re.compile(r"loss(?:\[\s*\d+\s*\])?[^0-9a-z\-+.\[]{0,6}([-+]?\d+(?:\.\d*)?(?:e[-+]?\d+)?)", re.I)
+# a step in brackets after the name (`train_batch_loss[ 6510 ]:  1.57`) is taken whole, never read as the value
+# (`loss: [0.523]` still is)
+LOSS_NUM = re.compile(r"loss(?:\[\s*\d+\s*\]|(?!\[\s*\d+\s*\]))[^0-9a-z\-+.]{0,6}([-+]?\d+(?:\.\d*)?(?:e[-+]?\d+)?)",
+                      re.I)
 
 SYNONYMS = {      # key -> names people print for it (the issue's list and their kin)
     "loss": ["Training Loss", "train loss", "total_loss", "loss_cls", "Loss", "train_loss"],

@@ -68,6 +68,9 @@ def test_an_lr_above_every_range_over_a_loss_that_falls_at_each_report_is_a_note
                        "| epoch 001 | valid on 'valid' subset | valid loss 1.75 | valid ppl 3.37\n")
     top = d.root_causes[0]
     assert (top.code, top.severity) == ("lr_too_high", "medium") and "suspect" in top.issue
+    # ...unless something beside it is not finite (a gradient norm gone NaN is harm)
+    d = _top(tmp_path, "| epoch 001 | train loss 2.24 | lr 1.25 | gnorm nan\n")
+    assert not any(c.code == "lr_too_high" and c.severity == "medium" for c in d.root_causes)
 
 
 def test_accuracy_stuck_at_one_value_lists_why(tmp_path):
@@ -1310,6 +1313,10 @@ def test_darknets_nan_averages_over_no_object_are_no_nan(tmp_path):
           ".75R: 0.0,  count: 58\n")
     (tmp_path / "m").mkdir()
     assert _top(tmp_path / "m", line.format(0) + ok + line.format(0), name="train.log").root_causes[0].code == "healthy"
+    # ...in a long log too: every line of a folded harmless message is kept, not the first thousands
+    (tmp_path / "long").mkdir()
+    long = (line.format(0) + ok + line.format(0)) * 6000
+    assert _top(tmp_path / "long", long, name="train.log").root_causes[0].code == "healthy"
 
 
 def test_a_boosting_metric_nan_from_its_first_round_is_the_datas(tmp_path):
@@ -1506,3 +1513,9 @@ def test_the_last_lines_of_a_decayed_schedule_are_no_lr_too_low(tmp_path):
     early = text.replace('"current_steps": 32', '"current_steps": 2')
     (tmp_path / "e").mkdir()
     assert _top(tmp_path / "e", early, "trainer_log.jsonl").root_causes[0].code == "lr_too_low"
+    # a rate held flat that late is a rate, not a schedule's end
+    flat = "".join(f'{{"current_steps": {s}, "total_steps": 3235, "loss": {2.5 - s * 1e-7:.7f}, '
+                   f'"learning_rate": 3e-07}}\n' for s in range(1700, 3201, 100))
+    (tmp_path / "f").mkdir()
+    (tmp_path / "f" / "config.yaml").write_text("optimizer: adamw\n")    # 3e-7 below AdamW's range, not far
+    assert _top(tmp_path / "f", flat, "trainer_log.jsonl").root_causes[0].code == "lr_too_low"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,17 @@ def test_the_window_rule_sees_each_kind():
     # Megatron's count of NaN iterations at 0 is no NaN; at 1 it is
     line = " iteration 2/ 9 | lm loss: 7.4E+00 | loss scale: 16384.0 | number of nan iterations: {} |"
     assert qualifies([line.format("  0")]) is None and qualifies([line.format("  1")]) == "nan"
+
+
+def test_the_probes_loss_pattern_skips_a_bracketed_step_and_reads_a_bracketed_value():
+    import importlib.util
+    path = Path(__file__).resolve().parents[1] / "bench" / "excerpts.py"
+    spec = importlib.util.spec_from_file_location("bench_excerpts", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["bench_excerpts"] = mod           # its dataclasses look their module up there
+    spec.loader.exec_module(mod)
+    read = [mod.LOSS_NUM.search(t).group(1) for t in ("train_batch_loss[ 6510 ]:  1.57", "loss: [0.523]",
+                                                      "loss=[2.3]", "'loss': [0.41, 0.4]", "Loss 3.1")]
+    assert read == ["1.57", "0.523", "2.3", "0.41", "3.1"]
+    assert not mod._rising("train_batch_loss[ 6510 ]:  1.5\ntrain_batch_loss[ 6520 ]:  1.4\n"
+                           "train_batch_loss[ 6530 ]:  1.45\ntrain_batch_loss[ 6540 ]:  1.3\n")

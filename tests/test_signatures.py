@@ -929,7 +929,23 @@ def test_numpys_overflow_is_the_datas_only_where_a_data_pipeline_file_raised_it(
     # OpenPCDet #341 (tests/wild, tune half): the augmentor scaled points read as 1e31; the same warning from a
     # loss or a model file is left to the NaN readings
     data = _line("numpy_overflow_in_data")
-    model = "/home/u/proj/models/losses/focal_loss.py:41: RuntimeWarning: overflow encountered in exp"
     assert build_event("train.log", 1, [data])[0].signature == "numpy_overflow_in_data"
-    event, _ = build_event("train.log", 1, [model])
-    assert event is None or event.signature != "numpy_overflow_in_data"
+    for line in ("/mnt/datasets/alice/proj/models/losses/focal_loss.py:41: RuntimeWarning: overflow encountered in exp",
+                 "/home/u/proj/models/head.py:41: RuntimeWarning: overflow encountered in multiply"):
+        event, _ = build_event("train.log", 1, [line])
+        assert event is None or event.signature != "numpy_overflow_in_data", line
+    for line in ("mmdet/datasets/pipelines/transforms.py:300: RuntimeWarning: overflow encountered in multiply",
+                 "/src/transforms.py:12: RuntimeWarning: overflow encountered in square",
+                 "C:\\proj\\data_utils.py:9: RuntimeWarning: overflow encountered in add"):
+        assert build_event("train.log", 1, [line])[0].signature == "numpy_overflow_in_data", line
+
+
+def test_numpys_overflow_in_the_data_passes_when_the_run_learns_on(tmp_path):
+    from analysis.diagnose import diagnose
+    warn = _line("numpy_overflow_in_data") + "\n"
+    (tmp_path / "train.log").write_text(warn + "".join(f"epoch {i} loss {2.0 - 0.1 * i:.2f}\n" for i in range(12)))
+    d, _ = diagnose(tmp_path)
+    assert "data_pipeline_bug" not in [c.code for c in d.root_causes]
+    (tmp_path / "train.log").write_text(warn)
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "data_pipeline_bug"

@@ -34,12 +34,12 @@ def off_harmless_lines(run: Run, s: Series, also: tuple[str, ...] = ()) -> bool:
     finite value of the same name on another line (the next region's `Class: 0.51 ... count: 58`) does not make
     them less so. `also`: other event signatures whose lines count the same (an exception line's
     `column 'age' has invalid values: [nan, ...]`)."""
-    harmless = {(e.artifact, ln) for e in run.events if e.signature == "benign" or e.signature in also
-                for ln in e.fields.get("lines", [e.line])}
-    if not harmless or s.lines is None:
+    if s.lines is None:
         return False
+    harmless = [np.asarray(e.fields.get("lines", [e.line]), dtype=np.int64) for e in run.events
+                if (e.signature == "benign" or e.signature in also) and e.artifact == s.artifact]
     bad = ~np.isfinite(s.values)
-    return bool(bad.any()) and all((s.artifact, int(ln)) in harmless for ln in s.lines[bad])
+    return bool(harmless) and bool(bad.any()) and bool(np.isin(s.lines[bad], np.concatenate(harmless)).all())
 
 
 def point(s: Series, i: int, label: str | None = None) -> Evidence:

@@ -332,12 +332,16 @@ def _share_shown(lr) -> float:
 
 def _late_by_its_count(run: Run, lr) -> bool:
     """The log's own count of the run's steps (LLaMA-Factory's `"current_steps": 3200, "total_steps": 3235`) puts
-    every logged rate past LATE_START of the run: a schedule's end, whatever order rounding printed it in."""
+    every logged rate past LATE_START of the run, and the rates that print non-zero fall: a schedule's end,
+    whatever order rounding to 0 printed it in."""
     total = run.metrics.get("total_steps")
     if lr is None or not len(lr) or lr.step_kind != "step" or total is None or not len(total):
         return False
     t = float(total.values[-1])
-    return bool(np.isfinite(t) and t > 0 and lr.steps[0] > LATE_START * t and lr.steps[-1] <= t)
+    v = lr.values[lr.values > 0]
+    # ...a schedule still falling there (or rounding its rate to 0): a rate held flat that late is a rate, judged
+    falling = len(v) >= 1 and bool(np.all(np.diff(v) <= 0)) and (v[-1] < v[0] or bool((lr.values == 0).any()))
+    return bool(np.isfinite(t) and t > 0 and lr.steps[0] > LATE_START * t and lr.steps[-1] <= t and falling)
 
 
 def _decaying_tail(lr) -> bool:

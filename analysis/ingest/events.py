@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from array import array
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -258,9 +259,6 @@ def _frames(block: list[str]) -> list[dict]:
     return frames
 
 
-FOLDED_LINES = 10_000   # a harmless message's lines kept past its first (a paste's few, not a 1 GB log's millions)
-
-
 def fold(events: list[Event]) -> list[Event]:
     """Repeated warnings with the same signature and text fold into the first, with a count."""
     out: list[Event] = []
@@ -273,9 +271,10 @@ def fold(events: list[Event]) -> list[Event]:
         if key in seen:
             seen[key].count += 1
             seen[key].fields["last_line"] = e.line
-            if e.signature == "benign" and seen[key].count <= FOLDED_LINES:
-                # the lines a harmless message was printed on, for the values read off them (common.off_harmless_lines)
-                seen[key].fields.setdefault("lines", [seen[key].line]).append(e.line)
+            if e.signature == "benign":
+                # every line a harmless message was printed on, for the values read off them
+                # (common.off_harmless_lines): 4 bytes a line, as darknet prints one each region each batch
+                seen[key].fields.setdefault("lines", array("I", [seen[key].line])).append(e.line)
         else:
             seen[key] = e
             out.append(e)

@@ -59,6 +59,7 @@ def _grew_before_it_broke(rows, broke: int, early_steps: int) -> None:
     gn = [r["grad_norm"] for r in rows]
     bad = nonfinite_at(rows)
     gn = gn[:bad] if bad is not None else gn
+    require(len(gn) >= max(early_steps, 10) and broke > 0, f"too few finite gradient norms ({len(gn)}) to judge")
     early = statistics.median(gn[:early_steps])
     before = statistics.median(gn[max(0, broke - 50):broke])
     require(before >= 3.0 * early, f"the gradient norm had not grown before the loss broke at step {broke + 1}: "

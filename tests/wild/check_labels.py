@@ -72,10 +72,11 @@ def main(root=HERE):
     if reads.exists():
         by_id = {e["id"]: e for e in labels}
         for r in json.loads(reads.read_text())["reads"]:
-            if r["id"] not in by_id or r["split"] != by_id[r["id"]]["split"]:
-                problems.append(f"expert read {r['id']}: no such case in that split")
-            if not 1 <= len(r["codes"]) <= 3 or any(c not in TAXONOMY for c in r["codes"]):
-                problems.append(f"expert read {r['id']}: codes {r['codes']} are not 1 to 3 taxonomy codes")
+            rid, codes = r.get("id"), r.get("codes")
+            if rid not in by_id or r.get("split") != by_id[rid]["split"]:
+                problems.append(f"expert read {rid}: no such case in that split")
+            if not isinstance(codes, list) or not 1 <= len(codes) <= 3 or any(c not in TAXONOMY for c in codes):
+                problems.append(f"expert read {rid}: codes {codes} are not 1 to 3 taxonomy codes")
     for p in problems:
         print(p)
     print(f"{len(labels)} cases, {len(problems)} problems")
