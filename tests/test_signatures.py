@@ -949,3 +949,15 @@ def test_numpys_overflow_in_the_data_passes_when_the_run_learns_on(tmp_path):
     (tmp_path / "train.log").write_text(warn)
     d, _ = diagnose(tmp_path)
     assert d.root_causes[0].code == "data_pipeline_bug"
+
+
+def test_an_uncaught_cpp_exception_whose_message_a_signature_knows_is_that_signature():
+    # sooftware/kospeech #2 (tests/wild, tune half): a label past the vocabulary; libstdc++ prints the message on
+    # the line after `terminate called`
+    head = "terminate called after throwing an instance of 'c10::Error'"
+    what = "  what():  CUDA error: device-side assert triggered (record at /pytorch/aten/src/ATen/cuda/CUDAEvent.h:116)"
+    event, used = build_event("train.log", 1, [head, what])
+    assert (event.signature, event.code, used) == ("device_assert", "data_pipeline_bug", 2)
+    assert "device-side assert" in event.text
+    event, _ = build_event("train.log", 1, [head, "  what():  basic_string::_M_construct null not valid"])
+    assert event.signature == "uncaught_cpp"

@@ -186,6 +186,10 @@ def build_event(artifact: str, line_no: int, lines: list[str]) -> tuple[Event | 
         if benign is not None:      # an abort at exit (`what():  driver shutting down`): the work was done
             return Event("benign", None, artifact, line_no, clip(said, 500),
                          fields={"benign": benign.name, "why": benign.why}), 2
+        # a message a signature knows (`what():  CUDA error: device-side assert triggered`) is that signature's
+        inner = match_signature(strip_prefix(lines[1]))
+        if inner is not None and inner.code:
+            return Event(inner.name, inner.code, artifact, line_no, clip(said, 500)), 2
         return Event(sig.name, sig.code, artifact, line_no, clip(said, 500)), 2
     if sig is None:
         m = _EXC_LINE.match(first.strip())
