@@ -53,6 +53,15 @@ def test_half_precision_in_code_python_cannot_parse_puts_the_numerics_first(tmp_
     assert "could not be parsed" in f[0].issue
 
 
+def test_a_compilers_fast_math_puts_the_numerics_first(tmp_path):
+    # cnn_lstm_ctc_ocr #5 (tests/wild, tune half): the reporter's .theanorc; the loss turned NaN on the GPU
+    # until nvcc's fastmath was turned off
+    f = ranked(tmp_path, "[global]\nmode=FAST_RUN\ndevice=gpu\nfloatX=float32\noptimizer=fast_compile\n"
+                         "[nvcc]\nfastmath=True\n")
+    assert f[0].code == "numerical_instability" and f[0].evidence[0].locator == "line 7"
+    assert ranked(tmp_path, "[nvcc]\nfastmath=False\n")[0].code != "numerical_instability"
+
+
 def test_no_suspects_beside_a_log(tmp_path):
     assert ranked(tmp_path, "mask = self.tfm(mask)\n", log="epoch 1 loss 0.69\nepoch 2 loss 0.68\n") == []
 

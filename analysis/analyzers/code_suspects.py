@@ -46,9 +46,12 @@ _SUSPECTS = (
      "where class indices are expected, or labels not matching their inputs is the fault",
      "Print one batch's shapes and values"),
     ("numerical_instability", 0.22,
-     # (an epsilon under 1e-7 is 0 in half precision, where fp16's smallest value is 6e-8: `clamp(1e-16)`)
+     # (an epsilon under 1e-7 is 0 in half precision, where fp16's smallest value is 6e-8: `clamp(1e-16)`; a
+     # compiler's fast math, Theano's `[nvcc] fastmath=True` or `--use_fast_math`, approximates exp, log and
+     # division and flushes tiny values to 0)
      re.compile(r"\.half\(|float16|fp16|cudaHalf|autocast|\blog\(|\bsqrt\(|\bexp\(|"
-                r"(?:clamp\(\s*(?:min\s*=\s*)?|\beps\s*=\s*)1e-(?:0?[89]|[1-9]\d)\b"),
+                r"(?:clamp\(\s*(?:min\s*=\s*)?|\beps\s*=\s*)1e-(?:0?[89]|[1-9]\d)\b|"
+                r"(?i:\bfastmath\s*=\s*(?:true|1)\b)|use_fast_math|-ffast-math"),
      "a value may overflow or leave its domain (fp16 overflow, a log or sqrt of 0, an epsilon that rounds "
      "to 0 in half precision)",
      "Run one step with torch.autograd.set_detect_anomaly(True) (or check torch.isfinite on each "
