@@ -116,6 +116,8 @@ REAL_LINES = [
     ("numpy_invalid_value", "RuntimeWarning: invalid value encountered in log targets_dw = np.log(gt_widths / "
      "ex_widths) Command terminated by signal 11", "github.com/endernewton/tf-faster-rcnn/issues/107"),
     # session 38
+    ("rank_failure", "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+     "github.com/huggingface/trl/issues/3436 (the last field of torchrun's failure summary, all the stored copy kept)"),
     ("numpy_overflow_in_data", "/home/yuwentao/project/3D_tracking/OpenPCDet/pcdet/datasets/augmentor/augmentor_"
      "utils.py:77: RuntimeWarning: overflow encountered in multiply", "github.com/open-mmlab/OpenPCDet/issues/341"),
     # lines a probe of public threads met (session 31), each with the cause its thread settled
