@@ -395,10 +395,11 @@ def _no_harm_shown(run: Run) -> bool:
     # a perplexity of 1e43 beside the loss (OpenNMT's `ppl: 2.7e43; xent: 6776.20; lr: 2.00000`) is the harm
     blown = any(float(np.abs(x.values).max(initial=0.0)) >= BLOWN_UP and not (len(x) > 1 and _count_up(x.values))
                 for x in series)
-    nonfinite = any(n.startswith((NONFINITE_PREFIX, UNNAMED)) for n in run.metrics.names()) or not all(
-        np.isfinite(x.values).all() for x in series)           # a `gnorm nan` beside it is harm
-    one_each = all(len(s) == 1 and np.isfinite(s.values).all() and (s.values > 0).all() for s in losses)
-    return bool(losses) and one_each and not blown and not nonfinite
+    # a `gnorm nan` beside it is harm (a value the reader kept under NONFINITE_PREFIX is one too)
+    finite = all(np.isfinite(x.values).all() for x in series)
+    unnamed = any(n.startswith(UNNAMED) for n in run.metrics.names())
+    one_each = all(len(s) == 1 and (s.values > 0).all() for s in losses)
+    return bool(losses) and one_each and finite and not blown and not unnamed
 
 
 def _falls_throughout(run: Run) -> Series | None:

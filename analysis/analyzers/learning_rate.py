@@ -338,9 +338,9 @@ def _late_by_its_count(run: Run, lr) -> bool:
     if lr is None or not len(lr) or lr.step_kind != "step" or total is None or not len(total):
         return False
     t = float(total.values[-1])
-    v = lr.values[lr.values > 0]
+    v = _printed_rates(lr)
     # ...a schedule still falling there (or rounding its rate to 0): a rate held flat that late is a rate, judged
-    falling = len(v) >= 1 and bool(np.all(np.diff(v) <= 0)) and (v[-1] < v[0] or bool((lr.values == 0).any()))
+    falling = _never_rise(v) and (v[-1] < v[0] or bool((lr.values == 0).any()))
     return bool(np.isfinite(t) and t > 0 and lr.steps[0] > LATE_START * t and lr.steps[-1] <= t and falling)
 
 
@@ -350,11 +350,18 @@ def _decaying_tail(lr) -> bool:
     first line, so a rate that looks too low here says nothing of the run (a rate held low is judged)."""
     if lr is None or len(lr) < 2 or lr.step_kind != "step" or not np.isfinite(lr.values).all():
         return False
-    # a rate printed as 0 (`learning_rate: 0.000000`, six decimals of a 1e-9) is a tiny one rounded: it may sit
-    # anywhere in the fall, so the rates that printed non-zero are the ones that must fall
-    v = lr.values[lr.values > 0]
-    return bool(lr.steps[0] > LATE_START * lr.steps[-1] and len(v) >= 1 and np.all(np.diff(v) <= 0)
+    return bool(lr.steps[0] > LATE_START * lr.steps[-1] and _never_rise(_printed_rates(lr))
                 and lr.values[-1] < lr.values[0])
+
+
+def _printed_rates(lr) -> np.ndarray:
+    """The rates printed non-zero. A rate printed as 0 (`learning_rate: 0.000000`, six decimals of a 1e-9) is a
+    tiny one rounded: it may sit anywhere in a fall, so the others are the ones that must fall."""
+    return lr.values[lr.values > 0]
+
+
+def _never_rise(v: np.ndarray) -> bool:
+    return len(v) >= 1 and bool(np.all(np.diff(v) <= 0))
 
 
 def _moved_while_high(lr, loss, far: float) -> float:
