@@ -18,6 +18,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 WILD = ROOT / "tests" / "wild"
@@ -32,20 +33,24 @@ def diagnose(case: Path) -> dict:
         return {"status": f"exit {p.returncode}", "root_causes": []}
 
 
-def score(labels: list[dict]) -> dict:
-    rows = []
-    for lab in labels:
-        doc = diagnose(WILD / "cases" / lab["id"])
-        codes = [c["code"] for c in doc.get("root_causes", [])]
-        ok = {lab["code"], *lab.get("alt_codes", [])}
-        top = codes[0] if codes else None
-        serious = [c for c in doc.get("root_causes", [])
-                   if c["code"] != "healthy" and c["severity"] in ("critical", "high")]
-        # for a log the thread called normal, "nothing in these artifacts shows a fault" is the right answer
-        quiet = lab["code"] == "healthy" and top is None
-        rows.append({"id": lab["id"], "want": lab["code"], "got": top, "top1": top in ok or quiet,
-                     "top3": bool(ok & set(codes[:3])) or quiet, "quiet": quiet,
-                     "false_alarm": lab["code"] == "healthy" and bool(serious), "status": doc.get("status")})
+def judge(lab: dict, doc: dict) -> dict:
+    """One case's diagnosis against its label."""
+    codes = [c["code"] for c in doc.get("root_causes", [])]
+    ok = {lab["code"], *lab.get("alt_codes", [])}
+    top = codes[0] if codes else None
+    serious = [c for c in doc.get("root_causes", [])
+               if c["code"] != "healthy" and c["severity"] in ("critical", "high")]
+    # for a log the thread called normal, "nothing in these artifacts shows a fault" is the right answer
+    quiet = lab["code"] == "healthy" and top is None
+    return {"id": lab["id"], "want": lab["code"], "got": top, "top1": top in ok or quiet,
+            "top3": bool(ok & set(codes[:3])) or quiet, "quiet": quiet,
+            "false_alarm": lab["code"] == "healthy" and bool(serious), "status": doc.get("status")}
+
+
+def score(labels: list[dict], read: Callable[[dict], dict] | None = None) -> dict:
+    """`read` turns a label into its case's diagnosis (default: the analyzers, `mltd diagnose`)."""
+    read = read or (lambda lab: diagnose(WILD / "cases" / lab["id"]))
+    rows = [judge(lab, read(lab)) for lab in labels]
     faulty = [r for r in rows if r["want"] != "healthy"]
     return {"rows": rows, "n": len(rows), "top1": sum(r["top1"] for r in rows), "top3": sum(r["top3"] for r in rows),
             "healthy": sum(r["want"] == "healthy" for r in rows), "false_alarms": sum(r["false_alarm"] for r in rows),

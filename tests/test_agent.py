@@ -147,3 +147,23 @@ def test_through_bedrock(lr_run, monkeypatch):
     assert api.requests[0]["model"] == "anthropic.claude-sonnet-4-5-v1:0"
     assert "anthropic_version" in api.requests[0]            # the stand-in refuses unsigned (non-SigV4) calls
     assert out["root_causes"][0]["evidence"][0]["locator"] == f"line {jump_line(root)}"
+
+
+def test_the_command_line_hands_the_run_to_the_agent_it_is_configured_for(lr_run):
+    """`mltd diagnose --agent` takes its model from the environment (what bench/wild_agent.py uses)."""
+    import os
+    import subprocess
+    import sys
+    root, _, _ = lr_run
+    line = {"text": "lr=0.8", "artifact": "train.log", "locator": f"line {jump_line(root)}"}
+    api = AnthropicStandIn([submit([cause([line])])])
+    cmd = [sys.executable, "-m", "handlers.cli", "diagnose", str(root), "--agent", "--format", "json"]
+    try:
+        env = {**os.environ, "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.url, "MLTD_AGENT_RETRIES": "0"}
+        on = json.loads(subprocess.run(cmd, capture_output=True, text=True, env=env, check=True).stdout)
+    finally:
+        api.close()
+    assert on["root_causes"][0]["analyzer"] == "agent" and on["engine"]["agent"]["turns"] == 1
+    off = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    doc = json.loads(subprocess.run(cmd, capture_output=True, text=True, env=off, check=True).stdout)
+    assert doc["root_causes"][0].get("analyzer") != "agent" and "agent is off" in json.dumps(doc)

@@ -21,3 +21,20 @@ def test_an_expert_read_of_a_case_not_in_its_split_or_with_a_made_up_code_is_cau
         (tmp_path / "expert_reads.json").write_text(json.dumps({"reads": [bad]}))
         assert check_labels.main(tmp_path) == 1
     assert "expert read" in capsys.readouterr().out
+
+
+def test_a_recorded_agent_answer_off_its_split_or_without_evidence_is_caught(tmp_path, capsys):
+    lab = json.loads((check_labels.HERE / "labels.json").read_text())[0]
+    shutil.copytree(check_labels.HERE / "cases" / lab["id"], tmp_path / "cases" / lab["id"])
+    (tmp_path / "labels.json").write_text(json.dumps([lab]))
+    cause = {"code": "healthy", "severity": "info", "confidence": 0.6,
+             "evidence": [{"text": "loss", "artifact": "train.log", "locator": "line 1"}]}
+    good = {"id": lab["id"], "split": lab["split"], "answer": {"root_causes": [cause]}}
+    (tmp_path / "agent_reads.json").write_text(json.dumps({"reads": [good]}))
+    assert check_labels.main(tmp_path) == 0
+    other = "measure" if lab["split"] == "tune" else "tune"
+    for bad in ({**good, "split": other}, {**good, "answer": {"root_causes": [{**cause, "evidence": []}]}},
+                {**good, "answer": {"root_causes": [{**cause, "code": "nan_loss"}]}}, {**good, "answer": {}}):
+        (tmp_path / "agent_reads.json").write_text(json.dumps({"reads": [bad]}))
+        assert check_labels.main(tmp_path) == 1
+    assert "agent read" in capsys.readouterr().out

@@ -77,6 +77,16 @@ def main(root=HERE):
                 problems.append(f"expert read {rid}: no such case in that split")
             if not isinstance(codes, list) or not 1 <= len(codes) <= 3 or any(c not in TAXONOMY for c in codes):
                 problems.append(f"expert read {rid}: codes {codes} are not 1 to 3 taxonomy codes")
+    reads = root / "agent_reads.json"       # bench/wild_agent.py's recorded answers, where the folder has them
+    if reads.exists():
+        by_id = {e["id"]: e for e in labels}
+        for r in json.loads(reads.read_text())["reads"]:
+            rid, causes = r.get("id"), (r.get("answer") or {}).get("root_causes")
+            if rid not in by_id or r.get("split") != by_id[rid]["split"]:
+                problems.append(f"agent read {rid}: no such case in that split")
+            if not isinstance(causes, list) or not 1 <= len(causes) <= 3 or any(
+                    c.get("code") not in TAXONOMY or not c.get("evidence") for c in causes):
+                problems.append(f"agent read {rid}: not 1 to 3 taxonomy causes, each with evidence")
     for p in problems:
         print(p)
     print(f"{len(labels)} cases, {len(problems)} problems")
