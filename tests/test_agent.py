@@ -149,6 +149,23 @@ def test_through_bedrock(lr_run, monkeypatch):
     assert out["root_causes"][0]["evidence"][0]["locator"] == f"line {jump_line(root)}"
 
 
+def test_a_reply_that_leads_with_healthy_flags_nothing_grave_below_it(lr_run, monkeypatch):
+    root, run, diagnosis = lr_run
+    before = [(c.code, c.severity) for c in diagnosis.root_causes]
+    assert any(sev in ("critical", "high") for _, sev in before)
+    line = {"text": "lr=0.8", "artifact": "train.log", "locator": f"line {jump_line(root)}"}
+    healthy = {**cause([line], code="healthy", issue="a planned LR step; the loss recovers"), "severity": "info"}
+    api = AnthropicStandIn([submit([healthy, cause([line], code="loss_spikes", issue="a spike at the switch")])])
+    try:
+        out = agent.review(root, run, diagnosis, settings(api, monkeypatch)).to_dict()
+    finally:
+        api.close()
+    causes = out["root_causes"]
+    assert causes[0]["code"] == "healthy" and causes[1]["code"] == "loss_spikes"
+    assert len(causes) > 2 and all(c["severity"] not in ("critical", "high") for c in causes[1:])
+    assert [(c.code, c.severity) for c in diagnosis.root_causes] == before      # the analyzers' findings untouched
+
+
 def test_the_command_line_hands_the_run_to_the_agent_it_is_configured_for(lr_run):
     """`mltd diagnose --agent` takes its model from the environment (what bench/wild_agent.py uses)."""
     import os

@@ -20,6 +20,7 @@ from bot.settings import Settings
 
 log = logging.getLogger("mltd.agent")
 # USD per million tokens: input, output, cache write, cache read (Claude Sonnet list prices)
+GRAVE = ("critical", "high")
 PRICES = {"sonnet": (3.0, 15.0, 3.75, 0.30), "opus": (15.0, 75.0, 18.75, 1.50), "haiku": (1.0, 5.0, 1.25, 0.10)}
 
 
@@ -81,10 +82,19 @@ def review(root: Path, run, diagnosis: Diagnosis, settings: Settings, client=Non
         return reviewed
     # the agent's verified causes first; the analyzers' causes it did not speak to stay below them
     spoken = {c.code for c in causes}
-    reviewed.root_causes = causes + [c for c in diagnosis.root_causes if c.code not in spoken]
+    reviewed.root_causes = _coherent(causes + [c for c in diagnosis.root_causes if c.code not in spoken])
     if quick:
         reviewed.quick_fixes = [sanitise(q, 200) for q in quick[:4]]
     return reviewed                         # bot.pipeline states the status these causes earn
+
+
+def _coherent(causes: list[Finding]) -> list[Finding]:
+    """A reply that leads with "the run is healthy" flags nothing grave below it: what it lists after
+    are possibilities the agent weighed and put second, so none of them is said as critical or high
+    (copies: the analyzers' own findings stay as they ranked them)."""
+    if not causes or causes[0].code != "healthy":
+        return causes
+    return causes[:1] + [replace(c, severity="medium") if c.severity in GRAVE else c for c in causes[1:]]
 
 
 def _investigate(root: Path, run, diagnosis: Diagnosis, settings: Settings, client, usage: dict,
