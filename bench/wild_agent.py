@@ -2,7 +2,7 @@
 scored as bench/wild.py scores, beside the analyzers alone on the same cases.
 
     ANTHROPIC_API_KEY=... python bench/wild_agent.py --split measure    # the model you configure (MLTD_AGENT_MODEL)
-    python bench/wild_agent.py --replay tests/wild/agent_reads.json     # recorded answers, no model needed
+    python bench/wild_agent.py --replay tests/wild/agent_reads.json [--read second]   # recorded answers, no model
 
 Live, every case goes to the configured model: this is the figure that says whether mltd with its agent
 meets issue 14's floors (about 600 calls a half; the cost is printed). Replay serves each recorded
@@ -51,10 +51,16 @@ def _agent_info(doc: dict) -> dict:
     return (doc.get("engine") or {}).get("agent") or {}
 
 
-def report(groups: dict[str, list[tuple[dict, dict, dict]]]) -> None:
-    """Per group: the analyzers' and the agent's top-1, top-3 and false alarms, and what the agent path did."""
-    print(f"{'sample':16} {'cases':>5}  {'analyzers top-1':>16} {'top-3':>6} {'FA':>3}   {'agent top-1':>12} "
-          f"{'top-3':>6} {'FA':>3}   agent led  ev. removed  cost $")
+def report(groups: dict[str, list[tuple[dict, dict, dict]]], live: bool) -> None:
+    """Per group: the analyzers' and the agent's top-1, top-3 and false alarms, and what the agent path did
+    (the cost only when a model answered: the stand-in's token counts are made up)."""
+    print(f"{'sample':26} {'cases':>5}   analyzers: top-1       top-3        FA    agent: top-1       top-3        FA"
+          "   agent led  ev. removed" + ("  cost $" if live else ""))
+
+    def figures(rows: list[dict]) -> str:
+        t1, t3 = sum(r["top1"] for r in rows), sum(r["top3"] for r in rows)
+        return f"{t1:4} ({t1 / n:.2f})  {t3:4} ({t3 / n:.3f})  {sum(r['false_alarm'] for r in rows):3}"
+
     for name, items in sorted(groups.items()):
         n = len(items)
         a = [judge(lab, doc) for lab, doc, _ in items]
@@ -62,11 +68,9 @@ def report(groups: dict[str, list[tuple[dict, dict, dict]]]) -> None:
         led = sum(bool(d.get("root_causes")) and d["root_causes"][0].get("analyzer") == "agent" for _, _, d in items)
         removed = sum(_agent_info(d).get("evidence_removed", 0) for _, _, d in items)
         cost = sum(_agent_info(d).get("cost_usd", 0.0) for _, _, d in items)
-        t1a, t1g = sum(r["top1"] for r in a), sum(r["top1"] for r in g)
-        print(f"{name:16} {n:5}  {t1a:4} ({t1a / n:.2f})      {sum(r['top3'] for r in a) / n:6.2f} "
-              f"{sum(r['false_alarm'] for r in a):3}   {t1g:4} ({t1g / n:.2f}) {sum(r['top3'] for r in g) / n:6.2f} "
-              f"{sum(r['false_alarm'] for r in g):3}   {led:9} {removed:12}  {cost:.2f}")
-        print(f"{'':16} right for the agent only / the analyzers only: "
+        print(f"{name:26} {n:5}   {figures(a)}   {figures(g)}   {led:9} {removed:12}"
+              + (f"  {cost:.2f}" if live else ""))
+        print(f"{'':26} right for the agent only / the analyzers only: "
               f"{sum(x['top1'] and not y['top1'] for x, y in zip(g, a))} / "
               f"{sum(y['top1'] and not x['top1'] for x, y in zip(g, a))}")
 
@@ -74,12 +78,13 @@ def report(groups: dict[str, list[tuple[dict, dict, dict]]]) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--replay", type=Path, help="recorded answers (tests/wild/agent_reads.json) instead of a model")
+    p.add_argument("--read", help="only the recorded answers of this read (e.g. second)")
     p.add_argument("--split", choices=("tune", "measure", "both"), default="measure")
     p.add_argument("--jobs", type=int, default=2)
     args = p.parse_args()
     labels = {lab["id"]: lab for lab in json.loads((WILD / "labels.json").read_text())}
     if args.replay:
-        reads = json.loads(args.replay.read_text())["reads"]
+        reads = [r for r in json.loads(args.replay.read_text())["reads"] if args.read in (None, r.get("read"))]
         todo = [(":".join(x for x in (r.get("read"), r.get("sample", labels[r["id"]]["split"])) if x),
                  labels[r["id"]], r["answer"]) for r in reads]
     else:
@@ -97,7 +102,16 @@ def main() -> None:
     with ThreadPoolExecutor(args.jobs) as pool:
         for group, lab, plain, agent in pool.map(one, todo):
             groups[group].append((lab, plain, agent))
-    report(groups)
+    # a read's samples of one half, together: that half's figure
+    halves: dict[tuple[str, str], list] = defaultdict(list)
+    for group, items in groups.items():
+        read = group.rsplit(":", 1)[0] if ":" in group else ""
+        for it in items:
+            halves[(read, it[0]["split"])].append((group, it))
+    for (read, split), pairs in halves.items():
+        if len({g for g, _ in pairs}) > 1:
+            groups[f"{read}:{split} (all)" if read else f"{split} (all)"] = [it for _, it in pairs]
+    report(groups, live=not args.replay)
     if any("measure" in g for g in groups):
         print("the measuring half is the figure; never tune on it")
 

@@ -184,3 +184,23 @@ def test_the_command_line_hands_the_run_to_the_agent_it_is_configured_for(lr_run
     off = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     doc = json.loads(subprocess.run(cmd, capture_output=True, text=True, env=off, check=True).stdout)
     assert doc["root_causes"][0].get("analyzer") != "agent" and "agent is off" in json.dumps(doc)
+
+
+def test_a_grave_fault_no_analyzer_corroborates_is_said_as_medium(scenario, lr_run, monkeypatch):
+    """The model's claim of a grave fault in a run where the rules saw nothing grave is its judgment:
+    medium. Where the analyzers found something grave, the agent's grave cause stays as it said it."""
+    quiet = scenario("healthy_noisy_mlp")
+    diagnosis, run = diagnose(quiet)
+    assert not [c for c in diagnosis.root_causes if c.code != "healthy" and c.severity in ("critical", "high")]
+    n = next(i for i, line in enumerate((quiet / "train.log").read_text().splitlines(), 1) if "loss" in line)
+    claim = cause([{"text": "`loss`", "artifact": "train.log", "locator": f"line {n}"}], code="data_pipeline_bug",
+                  issue="labels look shuffled")
+    for root, r, d, want in ((quiet, run, diagnosis, "medium"), (*lr_run, "critical")):
+        if root is not quiet:
+            claim["evidence"] = [{"text": "lr=0.8", "artifact": "train.log", "locator": f"line {jump_line(root)}"}]
+        api = AnthropicStandIn([submit([claim])])
+        try:
+            out = agent.review(root, r, d, settings(api, monkeypatch)).to_dict()
+        finally:
+            api.close()
+        assert out["root_causes"][0]["code"] == "data_pipeline_bug" and out["root_causes"][0]["severity"] == want

@@ -81,11 +81,22 @@ def review(root: Path, run, diagnosis: Diagnosis, settings: Settings, client=Non
                                ("was unavailable" if "error" in info else "gave no verifiable answer") + ".")
         return reviewed
     # the agent's verified causes first; the analyzers' causes it did not speak to stay below them
+    causes = _corroborated(causes, diagnosis.root_causes)
     spoken = {c.code for c in causes}
     reviewed.root_causes = _coherent(causes + [c for c in diagnosis.root_causes if c.code not in spoken])
     if quick:
         reviewed.quick_fixes = [sanitise(q, 200) for q in quick[:4]]
     return reviewed                         # bot.pipeline states the status these causes earn
+
+
+def _corroborated(causes: list[Finding], analyzers: list[Finding]) -> list[Finding]:
+    """A grave fault (critical, high) is said as grave where the analyzers, which read every number and
+    line, found something grave themselves (a crash, a NaN, a divergence, whatever its cause); a grave
+    claim none of them corroborates is the model's judgment of a run the rules saw nothing wrong in,
+    said as medium: a likely problem the artifacts do not prove. The ranking is the agent's either way."""
+    if any(c.code != "healthy" and c.severity in GRAVE for c in analyzers):
+        return causes
+    return [replace(c, severity="medium") if c.severity in GRAVE else c for c in causes]
 
 
 def _coherent(causes: list[Finding]) -> list[Finding]:
