@@ -40,11 +40,14 @@ def judge(lab: dict, doc: dict) -> dict:
     top = codes[0] if codes else None
     serious = [c for c in doc.get("root_causes", [])
                if c["code"] != "healthy" and c["severity"] in ("critical", "high")]
-    # for a log the thread called normal, "nothing in these artifacts shows a fault" is the right answer
-    quiet = lab["code"] == "healthy" and top is None
+    # for a log the thread called normal, "nothing in these artifacts shows a fault" is the right answer;
+    # a command that crashed (no JSON) said nothing, so it is not that answer
+    crashed = str(doc.get("status", "")).startswith("exit")
+    quiet = lab["code"] == "healthy" and top is None and not crashed
     return {"id": lab["id"], "want": lab["code"], "got": top, "top1": top in ok or quiet,
             "top3": bool(ok & set(codes[:3])) or quiet, "quiet": quiet,
-            "false_alarm": lab["code"] == "healthy" and bool(serious), "status": doc.get("status")}
+            "false_alarm": lab["code"] == "healthy" and bool(serious), "status": doc.get("status"),
+            "crashed": crashed}
 
 
 def score(labels: list[dict], read: Callable[[dict], dict] | None = None) -> dict:
@@ -54,7 +57,8 @@ def score(labels: list[dict], read: Callable[[dict], dict] | None = None) -> dic
     faulty = [r for r in rows if r["want"] != "healthy"]
     return {"rows": rows, "n": len(rows), "top1": sum(r["top1"] for r in rows), "top3": sum(r["top3"] for r in rows),
             "healthy": sum(r["want"] == "healthy" for r in rows), "false_alarms": sum(r["false_alarm"] for r in rows),
-            "quiet": sum(r["quiet"] for r in rows), "no_cause": sum(r["got"] is None for r in faulty)}
+            "quiet": sum(r["quiet"] for r in rows), "no_cause": sum(r["got"] is None for r in faulty),
+            "crashed": sum(r["crashed"] for r in rows)}
 
 
 def main() -> None:
@@ -69,7 +73,8 @@ def main() -> None:
         n = max(s["n"], 1)
         print(f"{half:8} {s['n']:3} cases  top-1 {s['top1']}/{s['n']} ({s['top1'] / n:.2f})  "
               f"top-3 {s['top3'] / n:.2f}  false alarms {s['false_alarms']}/{s['healthy']} healthy "
-              f"({s['quiet']} answered 'no fault')  faulty with no cause {s['no_cause']}")
+              f"({s['quiet']} answered 'no fault')  faulty with no cause {s['no_cause']}"
+              + (f"  crashed {s['crashed']}" if s["crashed"] else ""))
         misses = [r for r in s["rows"] if not r["top1"]]
         if half == "tune" or args.misses:
             for r in misses:

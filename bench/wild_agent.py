@@ -55,11 +55,11 @@ def report(groups: dict[str, list[tuple[dict, dict, dict]]], live: bool) -> None
     """Per group: the analyzers' and the agent's top-1, top-3 and false alarms, and what the agent path did
     (the cost only when a model answered: the stand-in's token counts are made up)."""
     print(f"{'sample':26} {'cases':>5}   analyzers: top-1       top-3        FA    agent: top-1       top-3        FA"
-          "   agent led  ev. removed" + ("  cost $" if live else ""))
+          "   agent led  fell back  ev. removed" + ("  cost $" if live else ""))
 
     def figures(rows: list[dict]) -> str:
         t1, t3 = sum(r["top1"] for r in rows), sum(r["top3"] for r in rows)
-        return f"{t1:4} ({t1 / n:.2f})  {t3:4} ({t3 / n:.3f})  {sum(r['false_alarm'] for r in rows):3}"
+        return f"{t1:4} ({t1 / n:.2f})  {t3:4} ({t3 / n:.2f})  {sum(r['false_alarm'] for r in rows):3}"
 
     for name, items in sorted(groups.items()):
         n = len(items)
@@ -67,8 +67,11 @@ def report(groups: dict[str, list[tuple[dict, dict, dict]]], live: bool) -> None
         g = [judge(lab, doc) for lab, _, doc in items]
         led = sum(bool(d.get("root_causes")) and d["root_causes"][0].get("analyzer") == "agent" for _, _, d in items)
         removed = sum(_agent_info(d).get("evidence_removed", 0) for _, _, d in items)
+        # the agent unavailable, or its answer dropped (schema, no evidence that checks out): the analyzers' stands
+        fell = sum("Analyzers only" in (d.get("agent_note") or "") or d.get("status", "").startswith("exit")
+                   for _, _, d in items)
         cost = sum(_agent_info(d).get("cost_usd", 0.0) for _, _, d in items)
-        print(f"{name:26} {n:5}   {figures(a)}   {figures(g)}   {led:9} {removed:12}"
+        print(f"{name:26} {n:5}   {figures(a)}   {figures(g)}   {led:9} {fell:10} {removed:12}"
               + (f"  {cost:.2f}" if live else ""))
         print(f"{'':26} right for the agent only / the analyzers only: "
               f"{sum(x['top1'] and not y['top1'] for x, y in zip(g, a))} / "

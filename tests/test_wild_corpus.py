@@ -34,7 +34,18 @@ def test_a_recorded_agent_answer_off_its_split_or_without_evidence_is_caught(tmp
     assert check_labels.main(tmp_path) == 0
     other = "measure" if lab["split"] == "tune" else "tune"
     for bad in ({**good, "split": other}, {**good, "answer": {"root_causes": [{**cause, "evidence": []}]}},
-                {**good, "answer": {"root_causes": [{**cause, "code": "nan_loss"}]}}, {**good, "answer": {}}):
+                {**good, "answer": {"root_causes": [{**cause, "code": "nan_loss"}]}}, {**good, "answer": {}},
+                {**good, "answer": {"root_causes": [{**cause, "severity": "grave"}]}},
+                {**good, "answer": {"root_causes": [{**cause, "evidence": [{"text": "loss"}]}]}},
+                {**good, "answer": {"root_causes": ["lr_too_high"]}}):
         (tmp_path / "agent_reads.json").write_text(json.dumps({"reads": [bad]}))
         assert check_labels.main(tmp_path) == 1
     assert "agent read" in capsys.readouterr().out
+
+
+def test_a_diagnosis_that_crashed_is_not_the_quiet_answer_a_healthy_case_wants():
+    from bench.wild import judge
+    healthy = {"id": "x", "code": "healthy"}
+    assert judge(healthy, {"status": "no_failure_found", "root_causes": []})["top1"]
+    crashed = judge(healthy, {"status": "exit 1", "root_causes": []})
+    assert not crashed["top1"] and not crashed["top3"] and crashed["crashed"]

@@ -19,8 +19,8 @@ from bot.redact import clean_doc, redact
 from bot.settings import Settings
 
 log = logging.getLogger("mltd.agent")
+GRAVE = ("critical", "high")       # the severities a false alarm is made of
 # USD per million tokens: input, output, cache write, cache read (Claude Sonnet list prices)
-GRAVE = ("critical", "high")
 PRICES = {"sonnet": (3.0, 15.0, 3.75, 0.30), "opus": (15.0, 75.0, 18.75, 1.50), "haiku": (1.0, 5.0, 1.25, 0.10)}
 
 

@@ -12,6 +12,7 @@ import re
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
+SEVERITIES = {"critical", "high", "medium", "low", "info"}
 FIELDS = ["id", "source_url", "thread_title", "dialect", "code", "alt_codes",
           "established_by", "evidence_quote", "split"]
 TAXONOMY = {"lr_too_high", "lr_too_low", "exploding_gradients", "vanishing_gradients",
@@ -28,6 +29,15 @@ def split_of(url):
 
 SOURCE = re.compile(r"^https://github\.com/[^/]+/[^/]+/(issues|pull)/\d+$")
 EXPORTED_SOURCE = re.compile(r"^slack://T[A-Z0-9]+/[CDG][A-Z0-9]+/\d+\.\d+$")
+
+
+def _submitted(c) -> bool:
+    """One root cause as the agent's submit_diagnosis schema has it (bot/agent/verify.py), with evidence."""
+    ev = c.get("evidence") if isinstance(c, dict) else None
+    return (isinstance(c, dict) and c.get("code") in TAXONOMY and c.get("severity") in SEVERITIES
+            and isinstance(c.get("confidence"), (int, float)) and 0 <= c["confidence"] <= 1
+            and isinstance(ev, list) and bool(ev)
+            and all(isinstance(e, dict) and {"text", "artifact", "locator"} <= set(e) for e in ev))
 
 
 def main(root=HERE):
@@ -84,9 +94,9 @@ def main(root=HERE):
             rid, causes = r.get("id"), (r.get("answer") or {}).get("root_causes")
             if rid not in by_id or r.get("split") != by_id[rid]["split"]:
                 problems.append(f"agent read {rid}: no such case in that split")
-            if not isinstance(causes, list) or not 1 <= len(causes) <= 3 or any(
-                    c.get("code") not in TAXONOMY or not c.get("evidence") for c in causes):
-                problems.append(f"agent read {rid}: not 1 to 3 taxonomy causes, each with evidence")
+            if not isinstance(causes, list) or not 1 <= len(causes) <= 3 or not all(map(_submitted, causes)):
+                problems.append(f"agent read {rid}: not 1 to 3 taxonomy causes in the submit_diagnosis shape, "
+                                "each with evidence")
     for p in problems:
         print(p)
     print(f"{len(labels)} cases, {len(problems)} problems")
