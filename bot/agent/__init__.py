@@ -96,7 +96,7 @@ def _corroborated(causes: list[Finding], analyzers: list[Finding]) -> list[Findi
     said as medium: a likely problem the artifacts do not prove. The ranking is the agent's either way."""
     if any(c.code != "healthy" and c.severity in GRAVE for c in analyzers):
         return causes
-    return [replace(c, severity="medium") if c.severity in GRAVE else c for c in causes]
+    return _at_most_medium(causes)
 
 
 def _coherent(causes: list[Finding]) -> list[Finding]:
@@ -105,7 +105,12 @@ def _coherent(causes: list[Finding]) -> list[Finding]:
     (copies: the analyzers' own findings stay as they ranked them)."""
     if not causes or causes[0].code != "healthy":
         return causes
-    return causes[:1] + [replace(c, severity="medium") if c.severity in GRAVE else c for c in causes[1:]]
+    return causes[:1] + _at_most_medium(causes[1:])
+
+
+def _at_most_medium(causes: list[Finding]) -> list[Finding]:
+    """Copies of the grave ones said as medium; the others as they are."""
+    return [replace(c, severity="medium") if c.severity in GRAVE else c for c in causes]
 
 
 def _investigate(root: Path, run, diagnosis: Diagnosis, settings: Settings, client, usage: dict,
