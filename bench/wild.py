@@ -14,19 +14,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 WILD = ROOT / "tests" / "wild"
 
 
-def diagnose(case: Path) -> dict:
-    p = subprocess.run([sys.executable, "-m", "handlers.cli", "diagnose", str(case), "--format", "json"],
-                       capture_output=True, text=True, cwd=ROOT)
+def diagnose(case: Path, agent_env: dict[str, str] | None = None) -> dict:
+    """`mltd diagnose --format json` on one case; with `agent_env`, `--agent` under those variables too."""
+    flags = ["--agent"] if agent_env is not None else []
+    p = subprocess.run([sys.executable, "-m", "handlers.cli", "diagnose", str(case), *flags, "--format", "json"],
+                       capture_output=True, text=True, cwd=ROOT, env={**os.environ, **(agent_env or {})})
     try:
         return json.loads(p.stdout)
     except ValueError:
@@ -50,10 +52,8 @@ def judge(lab: dict, doc: dict) -> dict:
             "crashed": crashed}
 
 
-def score(labels: list[dict], read: Callable[[dict], dict] | None = None) -> dict:
-    """`read` turns a label into its case's diagnosis (default: the analyzers, `mltd diagnose`)."""
-    read = read or (lambda lab: diagnose(WILD / "cases" / lab["id"]))
-    rows = [judge(lab, read(lab)) for lab in labels]
+def score(labels: list[dict]) -> dict:
+    rows = [judge(lab, diagnose(WILD / "cases" / lab["id"])) for lab in labels]
     faulty = [r for r in rows if r["want"] != "healthy"]
     return {"rows": rows, "n": len(rows), "top1": sum(r["top1"] for r in rows), "top3": sum(r["top3"] for r in rows),
             "healthy": sum(r["want"] == "healthy" for r in rows), "false_alarms": sum(r["false_alarm"] for r in rows),

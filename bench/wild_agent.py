@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
@@ -27,22 +26,13 @@ sys.path.insert(0, str(ROOT))
 from bench.wild import WILD, diagnose, judge  # noqa: E402
 
 
-def with_agent(case: Path, env: dict[str, str]) -> dict:
-    p = subprocess.run([sys.executable, "-m", "handlers.cli", "diagnose", str(case), "--agent", "--format", "json"],
-                       capture_output=True, text=True, cwd=ROOT, env={**os.environ, **env})
-    try:
-        return json.loads(p.stdout)
-    except ValueError:
-        return {"status": f"exit {p.returncode}", "root_causes": []}
-
-
 def replayed(case: Path, answer: dict) -> dict:
     """The case diagnosed with `answer` as the model's only turn."""
     from tests.fakes.anthropic_api import KEY, AnthropicStandIn, tool_use
 
     api = AnthropicStandIn([[tool_use("submit_diagnosis", answer)]])
     try:
-        return with_agent(case, {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.url, "MLTD_AGENT_RETRIES": "0"})
+        return diagnose(case, {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.url, "MLTD_AGENT_RETRIES": "0"})
     finally:
         api.close()
 
@@ -99,7 +89,7 @@ def main() -> None:
     def one(item):
         group, lab, answer = item
         case = WILD / "cases" / lab["id"]
-        return group, lab, diagnose(case), (replayed(case, answer) if answer is not None else with_agent(case, {}))
+        return group, lab, diagnose(case), (replayed(case, answer) if answer is not None else diagnose(case, {}))
 
     groups: dict[str, list] = defaultdict(list)
     with ThreadPoolExecutor(args.jobs) as pool:

@@ -78,25 +78,22 @@ def main(root=HERE):
     for url, s in splits_by_url.items():
         if len(s) > 1:
             problems.append(f"{url}: thread split across halves")
+    by_id = {e["id"]: e for e in labels}
     reads = root / "expert_reads.json"      # bench/wild_expert.py's blind reads, where the folder has them
-    if reads.exists():
-        by_id = {e["id"]: e for e in labels}
-        for r in json.loads(reads.read_text())["reads"]:
-            rid, codes = r.get("id"), r.get("codes")
-            if rid not in by_id or r.get("split") != by_id[rid]["split"]:
-                problems.append(f"expert read {rid}: no such case in that split")
-            if not isinstance(codes, list) or not 1 <= len(codes) <= 3 or any(c not in TAXONOMY for c in codes):
-                problems.append(f"expert read {rid}: codes {codes} are not 1 to 3 taxonomy codes")
+    for r in json.loads(reads.read_text())["reads"] if reads.exists() else []:
+        rid, codes = r.get("id"), r.get("codes")
+        if rid not in by_id or r.get("split") != by_id[rid]["split"]:
+            problems.append(f"expert read {rid}: no such case in that split")
+        if not isinstance(codes, list) or not 1 <= len(codes) <= 3 or any(c not in TAXONOMY for c in codes):
+            problems.append(f"expert read {rid}: codes {codes} are not 1 to 3 taxonomy codes")
     reads = root / "agent_reads.json"       # bench/wild_agent.py's recorded answers, where the folder has them
-    if reads.exists():
-        by_id = {e["id"]: e for e in labels}
-        for r in json.loads(reads.read_text())["reads"]:
-            rid, causes = r.get("id"), (r.get("answer") or {}).get("root_causes")
-            if rid not in by_id or r.get("split") != by_id[rid]["split"]:
-                problems.append(f"agent read {rid}: no such case in that split")
-            if not isinstance(causes, list) or not 1 <= len(causes) <= 3 or not all(map(_submitted, causes)):
-                problems.append(f"agent read {rid}: not 1 to 3 taxonomy causes in the submit_diagnosis shape, "
-                                "each with evidence")
+    for r in json.loads(reads.read_text())["reads"] if reads.exists() else []:
+        rid, causes = r.get("id"), (r.get("answer") or {}).get("root_causes")
+        if rid not in by_id or r.get("split") != by_id[rid]["split"]:
+            problems.append(f"agent read {rid}: no such case in that split")
+        if not isinstance(causes, list) or not 1 <= len(causes) <= 3 or not all(map(_submitted, causes)):
+            problems.append(f"agent read {rid}: not 1 to 3 taxonomy causes in the submit_diagnosis shape, "
+                            "each with evidence")
     for p in problems:
         print(p)
     print(f"{len(labels)} cases, {len(problems)} problems")
