@@ -204,3 +204,19 @@ def test_a_grave_fault_no_analyzer_corroborates_is_said_as_medium(scenario, lr_r
         finally:
             api.close()
         assert out["root_causes"][0]["code"] == "data_pipeline_bug" and out["root_causes"][0]["severity"] == want
+
+
+def test_the_analyzers_first_reading_keeps_a_place_in_the_top_three(lr_run, monkeypatch):
+    """The agent names three other causes: its first two lead, the analyzers' first reading is third,
+    its third follows. Where it names the analyzers' reading itself, its order stands."""
+    root, run, diagnosis = lr_run
+    first = diagnosis.root_causes[0].code
+    line = {"text": "lr=0.8", "artifact": "train.log", "locator": f"line {jump_line(root)}"}
+    others = [c for c in ("loss_spikes", "overfitting", "data_pipeline_bug", "lr_too_high") if c != first][:3]
+    for named, want in ((others, [*others[:2], first, others[2]]), ([*others[:2], first], [*others[:2], first])):
+        api = AnthropicStandIn([submit([cause([line], code=c, issue=f"{c} at the switch") for c in named])])
+        try:
+            out = agent.review(root, run, diagnosis, settings(api, monkeypatch)).to_dict()
+        finally:
+            api.close()
+        assert [c["code"] for c in out["root_causes"][:len(want)]] == want

@@ -82,11 +82,21 @@ def review(root: Path, run, diagnosis: Diagnosis, settings: Settings, client=Non
         return reviewed
     # the agent's verified causes first; the analyzers' causes it did not speak to stay below them
     causes = _corroborated(causes, diagnosis.root_causes)
-    spoken = {c.code for c in causes}
-    reviewed.root_causes = _coherent(causes + [c for c in diagnosis.root_causes if c.code not in spoken])
+    reviewed.root_causes = _coherent(_merged(causes, diagnosis.root_causes))
     if quick:
         reviewed.quick_fixes = [sanitise(q, 200) for q in quick[:4]]
     return reviewed                         # bot.pipeline states the status these causes earn
+
+
+def _merged(causes: list[Finding], analyzers: list[Finding]) -> list[Finding]:
+    """The agent's causes first, then the analyzers' it did not speak to, as they ranked them; the
+    analyzers' own first reading keeps a place in the top three (third, where the agent named three
+    others): two readers who disagree are both shown, and the reader of every line has the second say."""
+    spoken = {c.code for c in causes}
+    rest = [c for c in analyzers if c.code not in spoken]
+    if len(causes) >= 3 and rest and rest[0] is analyzers[0]:
+        return causes[:2] + rest[:1] + causes[2:] + rest[1:]
+    return causes + rest
 
 
 def _corroborated(causes: list[Finding], analyzers: list[Finding]) -> list[Finding]:
