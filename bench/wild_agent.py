@@ -5,16 +5,25 @@ scored as bench/wild.py scores, beside the analyzers alone on the same cases.
     python bench/wild_agent.py --replay tests/wild/agent_reads.json [--read second]   # recorded answers, no model
 
 Live, every case goes to the configured model: this is the figure that says whether mltd with its agent
-meets issue 14's floors (about 600 calls a half; the cost is printed). Replay serves each recorded
-`submit_diagnosis` answer from the Messages API stand-in (tests/fakes/anthropic_api.py) as the model's one
-turn, so the real agent path (the SDK, the schema check, the evidence check, the merge with the
-analyzers' causes, the status rule) makes the reply that is scored. Only counts are printed, never a case.
+meets issue 14's floors (about 600 calls a half; the cost is printed). For a run that long:
+
+    ... --save /tmp/agent.jsonl      # one line per case as it ends (codes, severities, cost; no text); run the
+                                     # same command again to resume: a case whose agent answered is reused, a
+                                     # case that fell back (the API down, no verifiable answer) is run again
+    ... --max-usd 20                 # start no more cases once the agent has cost this much
+    ... --sample 100                 # a fixed random sample of each half (seed 0) for a first, cheap look
+
+Replay serves each recorded `submit_diagnosis` answer from the Messages API stand-in
+(tests/fakes/anthropic_api.py) as the model's one turn, so the real agent path (the SDK, the schema check, the
+evidence check, the merge with the analyzers' causes, the status rule) makes the reply that is scored. Only
+counts are printed, never a case.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import random
 import sys
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
@@ -41,6 +50,31 @@ def _agent_info(doc: dict) -> dict:
     return (doc.get("engine") or {}).get("agent") or {}
 
 
+def fell_back(doc: dict) -> bool:
+    """The agent unavailable, or its answer dropped (schema, no evidence that checks out): the analyzers' stands
+    (the JSON document keeps that one-line note under `engine`)."""
+    note = (doc.get("engine") or {}).get("agent_note") or ""
+    return "Analyzers only" in note or str(doc.get("status", "")).startswith("exit")
+
+
+def slim(doc: dict) -> dict:
+    """What judge() and report() read of a diagnosis, and nothing of the case's text."""
+    engine = doc.get("engine") or {}
+    return {"status": doc.get("status"), "engine": {k: engine[k] for k in ("agent", "agent_note") if k in engine},
+            "root_causes": [{k: c.get(k) for k in ("code", "severity", "analyzer")}
+                            for c in doc.get("root_causes", [])]}
+
+
+def sampled(todo: list, n: int | None) -> list:
+    """`n` cases of each half, the same ones every time (seed 0); all of them without `n`."""
+    if n is None:
+        return todo
+    halves: dict[str, list] = defaultdict(list)
+    for item in sorted(todo, key=lambda t: (t[0], t[1]["id"])):
+        halves[item[1]["split"]].append(item)
+    return [it for items in halves.values() for it in random.Random(0).sample(items, min(n, len(items)))]
+
+
 def report(groups: dict[str, list[tuple[dict, dict, dict]]], live: bool) -> None:
     """Per group: the analyzers' and the agent's top-1, top-3 and false alarms, and what the agent path did
     (the cost only when a model answered: the stand-in's token counts are made up)."""
@@ -57,9 +91,7 @@ def report(groups: dict[str, list[tuple[dict, dict, dict]]], live: bool) -> None
         g = [judge(lab, doc) for lab, _, doc in items]
         led = sum(bool(d.get("root_causes")) and d["root_causes"][0].get("analyzer") == "agent" for _, _, d in items)
         removed = sum(_agent_info(d).get("evidence_removed", 0) for _, _, d in items)
-        # the agent unavailable, or its answer dropped (schema, no evidence that checks out): the analyzers' stands
-        fell = sum("Analyzers only" in (d.get("agent_note") or "") or d.get("status", "").startswith("exit")
-                   for _, _, d in items)
+        fell = sum(fell_back(d) for _, _, d in items)
         cost = sum(_agent_info(d).get("cost_usd", 0.0) for _, _, d in items)
         print(f"{name:26} {n:5}   {figures(a)}   {figures(g)}   {led:9} {fell:10} {removed:12}"
               + (f"  {cost:.2f}" if live else ""))
@@ -74,6 +106,9 @@ def main() -> None:
     p.add_argument("--read", help="only the recorded answers of this read (e.g. second)")
     p.add_argument("--split", choices=("tune", "measure", "both"), default="measure")
     p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--save", type=Path, help="one line per case as it ends; rerun to resume (see above)")
+    p.add_argument("--max-usd", type=float, help="start no more cases once the agent has cost this much")
+    p.add_argument("--sample", type=int, help="a fixed random sample of this many cases of each half")
     args = p.parse_args()
     labels = {lab["id"]: lab for lab in json.loads((WILD / "labels.json").read_text())}
     if args.replay:
@@ -85,6 +120,7 @@ def main() -> None:
             sys.exit("no model configured: set ANTHROPIC_API_KEY (or MLTD_AGENT_PROVIDER=bedrock), or use --replay")
         halves = ("tune", "measure") if args.split == "both" else (args.split,)
         todo = [(lab["split"], lab, None) for lab in labels.values() if lab["split"] in halves]
+    todo = sampled(todo, args.sample)
 
     def one(item):
         group, lab, answer = item
@@ -92,9 +128,37 @@ def main() -> None:
         return group, lab, diagnose(case), (replayed(case, answer) if answer is not None else diagnose(case, {}))
 
     groups: dict[str, list] = defaultdict(list)
+    wanted = {(g, lab["id"]) for g, lab, _ in todo}
+    kept = {}                           # the cases a saved run already has, and whose agent answered
+    if args.save and args.save.exists():
+        for line in args.save.read_text().splitlines():
+            row = json.loads(line)
+            if (row["group"], row["id"]) in wanted and not fell_back(row["agent"]):
+                kept[(row["group"], row["id"])] = row
+    for row in kept.values():
+        groups[row["group"]].append((labels[row["id"]], row["plain"], row["agent"]))
+    todo = [t for t in todo if (t[0], t[1]["id"]) not in kept]
+    spent = sum(_agent_info(r["agent"]).get("cost_usd", 0.0) for r in kept.values())
+    if kept:
+        print(f"reusing {len(kept)} cases from {args.save}; {len(todo)} to run", file=sys.stderr)
+    out = args.save.open("a") if args.save else None
     with ThreadPoolExecutor(args.jobs) as pool:
-        for group, lab, plain, agent in pool.map(one, todo):
-            groups[group].append((lab, plain, agent))
+        for start in range(0, len(todo), args.jobs):
+            if args.max_usd is not None and spent >= args.max_usd:
+                print(f"stopped at ${spent:.2f} (--max-usd): {len(todo) - start} cases not run", file=sys.stderr)
+                break
+            for group, lab, plain, agent in pool.map(one, todo[start:start + args.jobs]):
+                plain, agent = slim(plain), slim(agent)
+                groups[group].append((lab, plain, agent))
+                spent += _agent_info(agent).get("cost_usd", 0.0)
+                if out:
+                    out.write(json.dumps({"group": group, "id": lab["id"], "plain": plain, "agent": agent}) + "\n")
+                    out.flush()
+            done = min(start + args.jobs, len(todo))
+            if done % 50 < args.jobs or done == len(todo):
+                print(f"[{done}/{len(todo)}]" + ("" if args.replay else f" ${spent:.2f}"), file=sys.stderr, flush=True)
+    if out:
+        out.close()
     # a read's samples of one half, together: that half's figure
     halves: dict[tuple[str, str], list] = defaultdict(list)
     for group, items in groups.items():
