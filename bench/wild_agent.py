@@ -8,8 +8,9 @@ Live, every case goes to the configured model: this is the figure that says whet
 meets issue 14's floors (about 600 calls a half; the cost is printed). For a run that long:
 
     ... --save /tmp/agent.jsonl      # one line per case as it ends (codes, severities, cost; no text); run the
-                                     # same command again to resume: a case whose agent answered is reused, a
-                                     # case that fell back (the API down, no verifiable answer) is run again
+                                     # same command again to resume: a case the model answered is reused (an
+                                     # answer dropped by the checks too: that is the agent's result), a case
+                                     # it never answered (the API down, overloaded) is run again
     ... --max-usd 20                 # start no more cases once the agent has cost this much
     ... --sample 100                 # a fixed random sample of each half (seed 0) for a first, cheap look
 
@@ -26,13 +27,14 @@ import os
 import random
 import sys
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.wild import WILD, diagnose, judge  # noqa: E402
+from bot.settings import Settings  # noqa: E402
 
 
 def replayed(case: Path, answer: dict) -> dict:
@@ -65,14 +67,21 @@ def slim(doc: dict) -> dict:
                             for c in doc.get("root_causes", [])]}
 
 
+def positive(text: str) -> int:
+    if int(text) < 1:
+        raise argparse.ArgumentTypeError("a sample of at least 1 case")
+    return int(text)
+
+
 def sampled(todo: list, n: int | None) -> list:
-    """`n` cases of each half, the same ones every time (seed 0); all of them without `n`."""
+    """`n` cases of each group (a half live, a read's sample in replay), the same ones every time (seed 0);
+    all of them without `n`."""
     if n is None:
         return todo
-    halves: dict[str, list] = defaultdict(list)
+    groups: dict[str, list] = defaultdict(list)
     for item in sorted(todo, key=lambda t: (t[0], t[1]["id"])):
-        halves[item[1]["split"]].append(item)
-    return [it for items in halves.values() for it in random.Random(0).sample(items, min(n, len(items)))]
+        groups[item[0]].append(item)
+    return [it for items in groups.values() for it in random.Random(0).sample(items, min(n, len(items)))]
 
 
 def report(groups: dict[str, list[tuple[dict, dict, dict]]], live: bool) -> None:
@@ -100,6 +109,51 @@ def report(groups: dict[str, list[tuple[dict, dict, dict]]], live: bool) -> None
               f"{sum(y['top1'] and not x['top1'] for x, y in zip(g, a))}")
 
 
+def unanswered(doc: dict) -> bool:
+    """The model never answered (the API down, overloaded, unreachable) or the command crashed: worth running
+    again. An answer that was dropped (no evidence that checks out, invalid twice) is the agent's own result."""
+    error = _agent_info(doc).get("error")
+    return str(doc.get("status", "")).startswith("exit") or (error is not None and error != "Invalid")
+
+
+def resumed(save: Path | None, reader: str, wanted: set) -> tuple[dict, float]:
+    """The cases a saved run already holds for this reader (model, or replay file) and whose model answered,
+    and what every saved case cost (those to be run again included)."""
+    kept, spent = {}, 0.0
+    if not save or not save.exists():
+        return kept, spent
+    for line in save.read_text().splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:              # a line torn by a kill mid-write: that case runs again
+            print(f"skipping an unreadable line of {save}", file=sys.stderr)
+            continue
+        if row.get("reader") != reader:
+            continue
+        spent += _agent_info(row["agent"]).get("cost_usd", 0.0)
+        if (row["group"], row["id"]) in wanted and not unanswered(row["agent"]):
+            kept[(row["group"], row["id"])] = row
+    return kept, spent
+
+
+def run_all(todo: list, one, jobs: int, cap: float | None, spent: float, record) -> int:
+    """Each case through `one`, `jobs` at a time, a new one started as a slot frees and the spend is under
+    `cap`; `record` takes each result and returns its cost. The number of cases run."""
+    cases, pending, done = iter(todo), set(), 0
+    with ThreadPoolExecutor(jobs) as pool:
+        while True:
+            while len(pending) < jobs and (cap is None or spent < cap) and (item := next(cases, None)):
+                pending.add(pool.submit(one, item))
+            if not pending:
+                return done
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for f in finished:
+                spent += record(*f.result())
+                done += 1
+                if done % 50 == 0 or done == len(todo):
+                    print(f"[{done}/{len(todo)}]" + (f" ${spent:.2f}" if spent else ""), file=sys.stderr, flush=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--replay", type=Path, help="recorded answers (tests/wild/agent_reads.json) instead of a model")
@@ -108,18 +162,23 @@ def main() -> None:
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--save", type=Path, help="one line per case as it ends; rerun to resume (see above)")
     p.add_argument("--max-usd", type=float, help="start no more cases once the agent has cost this much")
-    p.add_argument("--sample", type=int, help="a fixed random sample of this many cases of each half")
+    p.add_argument("--sample", type=positive, help="a fixed random sample of this many cases of each group")
     args = p.parse_args()
     labels = {lab["id"]: lab for lab in json.loads((WILD / "labels.json").read_text())}
     if args.replay:
+        if args.max_usd is not None:
+            p.error("--max-usd is for a live run (the stand-in's token counts are made up)")
         reads = [r for r in json.loads(args.replay.read_text())["reads"] if args.read in (None, r.get("read"))]
         todo = [(":".join(x for x in (r.get("read"), r.get("sample", labels[r["id"]]["split"])) if x),
                  labels[r["id"]], r["answer"]) for r in reads]
+        reader = f"replay of {args.replay.name}"
     else:
         if not os.environ.get("ANTHROPIC_API_KEY") and os.environ.get("MLTD_AGENT_PROVIDER") != "bedrock":
             sys.exit("no model configured: set ANTHROPIC_API_KEY (or MLTD_AGENT_PROVIDER=bedrock), or use --replay")
         halves = ("tune", "measure") if args.split == "both" else (args.split,)
         todo = [(lab["split"], lab, None) for lab in labels.values() if lab["split"] in halves]
+        settings = Settings()
+        reader = f"{settings.agent_provider} {settings.agent_model}"
     todo = sampled(todo, args.sample)
 
     def one(item):
@@ -128,37 +187,32 @@ def main() -> None:
         return group, lab, diagnose(case), (replayed(case, answer) if answer is not None else diagnose(case, {}))
 
     groups: dict[str, list] = defaultdict(list)
-    wanted = {(g, lab["id"]) for g, lab, _ in todo}
-    kept = {}                           # the cases a saved run already has, and whose agent answered
-    if args.save and args.save.exists():
-        for line in args.save.read_text().splitlines():
-            row = json.loads(line)
-            if (row["group"], row["id"]) in wanted and not fell_back(row["agent"]):
-                kept[(row["group"], row["id"])] = row
+    kept, spent = resumed(args.save, reader, {(g, lab["id"]) for g, lab, _ in todo})
+    spent = 0.0 if args.replay else spent   # the stand-in's token counts are made up
     for row in kept.values():
         groups[row["group"]].append((labels[row["id"]], row["plain"], row["agent"]))
     todo = [t for t in todo if (t[0], t[1]["id"]) not in kept]
-    spent = sum(_agent_info(r["agent"]).get("cost_usd", 0.0) for r in kept.values())
     if kept:
-        print(f"reusing {len(kept)} cases from {args.save}; {len(todo)} to run", file=sys.stderr)
+        print(f"reusing {len(kept)} of {len(kept) + len(todo)} cases from {args.save}", file=sys.stderr)
     out = args.save.open("a") if args.save else None
-    with ThreadPoolExecutor(args.jobs) as pool:
-        for start in range(0, len(todo), args.jobs):
-            if args.max_usd is not None and spent >= args.max_usd:
-                print(f"stopped at ${spent:.2f} (--max-usd): {len(todo) - start} cases not run", file=sys.stderr)
-                break
-            for group, lab, plain, agent in pool.map(one, todo[start:start + args.jobs]):
-                plain, agent = slim(plain), slim(agent)
-                groups[group].append((lab, plain, agent))
-                spent += _agent_info(agent).get("cost_usd", 0.0)
-                if out:
-                    out.write(json.dumps({"group": group, "id": lab["id"], "plain": plain, "agent": agent}) + "\n")
-                    out.flush()
-            done = min(start + args.jobs, len(todo))
-            if done % 50 < args.jobs or done == len(todo):
-                print(f"[{done}/{len(todo)}]" + ("" if args.replay else f" ${spent:.2f}"), file=sys.stderr, flush=True)
+    if out and out.tell() and not args.save.read_bytes().endswith(b"\n"):
+        out.write("\n")                # after a torn line, not onto it
+
+    def record(group, lab, plain, agent) -> float:
+        plain, agent = slim(plain), slim(agent)
+        groups[group].append((lab, plain, agent))
+        if out:
+            row = {"reader": reader, "group": group, "id": lab["id"], "plain": plain, "agent": agent}
+            out.write(json.dumps(row) + "\n")
+            out.flush()
+        return _agent_info(agent).get("cost_usd", 0.0) if not args.replay else 0.0
+
+    ran = run_all(todo, one, args.jobs, args.max_usd, spent, record)
     if out:
         out.close()
+    if ran < len(todo):
+        print(f"partial: stopped by --max-usd with {len(todo) - ran} of {len(todo) + len(kept)} cases not run; "
+              "these figures are of the cases that ran")
     # a read's samples of one half, together: that half's figure
     halves: dict[tuple[str, str], list] = defaultdict(list)
     for group, items in groups.items():

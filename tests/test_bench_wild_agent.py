@@ -1,5 +1,6 @@
-"""bench/wild_agent.py live, against the Messages API stand-in: a long run saved case by case, resumed
-without repeating the cases whose agent answered, the cases that fell back run again, and a cost cap."""
+"""bench/wild_agent.py live, against the Messages API stand-in: a long run saved case by case (codes, no
+text), resumed without asking the model again where it answered, the cases it never answered run again,
+and a cost cap that says the figures are partial."""
 import json
 import os
 import subprocess
@@ -18,48 +19,46 @@ def two_tuning_cases() -> list[dict]:
     return [lab for _, lab, _ in sampled([(lab["split"], lab, None) for lab in labels if lab["split"] == "tune"], 2)]
 
 
-def healthy_answer(case: Path) -> list:
-    """A submit_diagnosis whose evidence quotes the case's first line, so that it checks out."""
+def answer(case: Path, checks_out: bool = True) -> list:
+    """A submit_diagnosis whose evidence quotes the case's first line (or words that are nowhere in it)."""
     f = sorted(p for p in case.iterdir() if p.is_file())[0]
     n, line = next((i, x) for i, x in enumerate(f.read_text(errors="replace").splitlines(), 1) if x.strip())
+    quote = line.strip()[:120] if checks_out else "zyxw vutsr qponm"
     cause = {"code": "healthy", "issue": "nothing wrong", "severity": "info", "confidence": 0.5,
-             "evidence": [{"text": f"`{line.strip()[:120]}`", "artifact": f.name, "locator": f"line {n}"}],
-             "fix": "none"}
+             "evidence": [{"text": f"`{quote}`", "artifact": f.name, "locator": f"line {n}"}], "fix": "none"}
     return [tool_use("submit_diagnosis", {"root_causes": [cause]})]
 
 
 def bench(api, *flags):
     env = {**os.environ, "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.url, "MLTD_AGENT_RETRIES": "0"}
-    p = subprocess.run([sys.executable, "bench/wild_agent.py", "--split", "tune", "--sample", "2", "--jobs", "1",
-                        *flags], capture_output=True, text=True, cwd=ROOT, env=env, check=True)
+    try:
+        p = subprocess.run([sys.executable, "bench/wild_agent.py", "--split", "tune", "--sample", "2", "--jobs", "1",
+                            *flags], capture_output=True, text=True, cwd=ROOT, env=env, check=True)
+    finally:
+        api.close()
     row = next(x for x in p.stdout.splitlines() if x.startswith("tune "))
-    return p.stderr, row.split()[-4:]          # agent led, fell back, evidence removed, cost
+    return p.stdout + p.stderr, row.split()[-4:]          # agent led, fell back, evidence removed, cost
 
 
 def test_a_live_run_is_saved_resumed_and_capped(tmp_path):
-    cases = two_tuning_cases()
+    first, second = (WILD / "cases" / lab["id"] for lab in two_tuning_cases())
     saved = tmp_path / "agent.jsonl"
-    down = AnthropicStandIn([(529, "overloaded_error")] * 2)
-    try:
-        _, row = bench(down, "--save", str(saved))
-    finally:
-        down.close()
-    assert row[:2] == ["0", "2"] and len(saved.read_text().splitlines()) == 2        # both fell back, both saved
-    up = AnthropicStandIn([healthy_answer(WILD / "cases" / lab["id"]) for lab in cases])
-    try:
-        err, row = bench(up, "--save", str(saved))
-    finally:
-        up.close()
-    assert len(up.requests) == 2 and row[:2] == ["2", "0"] and float(row[3]) > 0    # the fallen-back cases, run again
+    # the API overloaded for the first case; for the second an answer whose evidence does not check out
+    down = AnthropicStandIn([(529, "overloaded_error"), answer(second, checks_out=False)])
+    _, row = bench(down, "--save", str(saved))
+    assert row[:3] == ["0", "2", "1"]
+    lines = [json.loads(x) for x in saved.read_text().splitlines()]
+    assert len(lines) == 2 and all(set(x) == {"reader", "group", "id", "plain", "agent"} for x in lines)
+    assert all(set(c) <= {"code", "severity", "analyzer"} for x in lines for c in x["agent"]["root_causes"])
+    up = AnthropicStandIn([answer(first)])
+    _, row = bench(up, "--save", str(saved))
+    # only the case the model never answered is asked again; the dropped answer is the agent's result
+    assert len(up.requests) == 1 and row[:2] == ["1", "1"] and float(row[3]) > 0
+    with saved.open("a") as f:
+        f.write('{"reader": "torn')                       # a kill mid-write
     idle = AnthropicStandIn([])
-    try:
-        err, again = bench(idle, "--save", str(saved))
-    finally:
-        idle.close()
-    assert idle.requests == [] and "reusing 2 cases" in err and again == row         # nothing asked twice
-    capped = AnthropicStandIn([healthy_answer(WILD / "cases" / lab["id"]) for lab in cases])
-    try:
-        err, row = bench(capped, "--max-usd", "0.000001")
-    finally:
-        capped.close()
-    assert len(capped.requests) == 1 and "1 cases not run" in err
+    out, again = bench(idle, "--save", str(saved))
+    assert idle.requests == [] and "reusing 2 of 2 cases" in out and "unreadable line" in out and again == row
+    capped = AnthropicStandIn([answer(first), answer(second)])
+    out, _ = bench(capped, "--max-usd", "0.000001")
+    assert len(capped.requests) == 1 and "partial: stopped by --max-usd with 1 of 2 cases not run" in out

@@ -90,11 +90,11 @@ def review(root: Path, run, diagnosis: Diagnosis, settings: Settings, client=Non
 
 def _merged(causes: list[Finding], analyzers: list[Finding]) -> list[Finding]:
     """The agent's causes first, then the analyzers' it did not speak to, as they ranked them; the
-    analyzers' own first reading keeps a place in the top three (third, where the agent named three
-    others): two readers who disagree are both shown, and the reader of every line has the second say."""
+    analyzers' own first reading (a fault, or that the run is healthy) keeps a place in the top three
+    (third, where the agent named three others): where the two readers disagree, both are shown."""
     spoken = {c.code for c in causes}
     rest = [c for c in analyzers if c.code not in spoken]
-    if len(causes) >= 3 and rest and rest[0] is analyzers[0]:
+    if len(causes) >= 3 and analyzers and analyzers[0].code not in spoken:
         return causes[:2] + rest[:1] + causes[2:] + rest[1:]
     return causes + rest
 
