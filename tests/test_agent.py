@@ -220,3 +220,26 @@ def test_the_analyzers_first_reading_keeps_a_place_in_the_top_three(lr_run, monk
         finally:
             api.close()
         assert [c["code"] for c in out["root_causes"][:len(want)]] == want
+
+
+def test_each_cause_says_whose_reading_it_is_where_the_agent_took_part(lr_run, monkeypatch):
+    from bot.render.markdown import render_markdown
+    from bot.render.slack import render
+    from bot.render.text import render_text
+    root, run, diagnosis = lr_run
+    line = {"text": "lr=0.8", "artifact": "train.log", "locator": f"line {jump_line(root)}"}
+    api = AnthropicStandIn([submit([cause([line], code="loss_spikes", issue="a spike at the switch")])])
+    try:
+        reviewed = agent.review(root, run, diagnosis, settings(api, monkeypatch))
+    finally:
+        api.close()
+    assert reviewed.root_causes[0].analyzer == "agent" and reviewed.root_causes[1].analyzer != "agent"
+    md = render_markdown(reviewed).splitlines()
+    assert "Read by" in md[md.index(next(x for x in md if x.startswith("| # |")))]
+    assert next(x for x in md if x.startswith("| 1 |")).endswith(" the agent |")
+    assert next(x for x in md if x.startswith("| 2 |")).endswith(" the analyzers |")
+    heads = [b["text"]["text"] for b in render(reviewed)[0] if b["type"] == "section"]
+    assert "· read by the agent" in heads[1] and "· read by the analyzers" in heads[2]
+    assert "read by the analyzers" in render_text(reviewed, color=False)
+    for out in (render_markdown(diagnosis), json.dumps(render(diagnosis)[0]), render_text(diagnosis, color=False)):
+        assert "Read by" not in out and "read by" not in out          # the analyzers alone: nothing to tell apart

@@ -1,7 +1,7 @@
 """Wording shared by every renderer."""
 from __future__ import annotations
 
-from analysis.model import Diagnosis, Evidence
+from analysis.model import AGENT, Diagnosis, Evidence, Finding
 
 STATUS_LINE = {
     "diagnosis_complete": "Diagnosis complete",
@@ -33,3 +33,11 @@ def incomplete_line(diagnosis: Diagnosis) -> str | None:
     if not failed:
         return None
     return "Incomplete: " + "; ".join(f"the {f['analyzer']} analyzer failed ({f['error']})" for f in failed)
+
+
+def reader(diagnosis: Diagnosis, cause: Finding) -> str:
+    """Who read this cause, where the specialist agent took part: its causes lead, the analyzers' follow,
+    and a reply whose readers disagree shows both, so each says whose it is. Empty otherwise."""
+    if not any(c.analyzer == AGENT for c in diagnosis.root_causes):
+        return ""
+    return "the agent" if cause.analyzer == AGENT else "the analyzers"

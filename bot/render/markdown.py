@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from analysis.model import Diagnosis
 from bot.redact import clean_diagnosis
-from bot.render.common import STATUS_LINE, artifact_problems, incomplete_line, where
+from bot.render.common import STATUS_LINE, artifact_problems, incomplete_line, reader, where
 from bot.render.md_safe import code_block, code_span, inline
 
 
@@ -20,10 +20,12 @@ def render_markdown(diagnosis: Diagnosis, *, redact: bool = True) -> str:
         out += ["**Symptoms:** " + "; ".join(map(inline, d.symptoms)), ""]
     causes = d.root_causes
     if causes:
-        out += ["| # | Root cause | Code | Severity | Confidence |", "|---|---|---|---|---|"]
+        by = [reader(d, c) for c in causes]          # a column only where the agent took part
+        out += ["| # | Root cause | Code | Severity | Confidence |" + (" Read by |" if by[0] else ""),
+                "|---|---|---|---|---|" + ("---|" if by[0] else "")]
         for i, c in enumerate(causes, 1):
             out.append(f"| {i} | {inline(c.issue, cell=True)} | {code_span(c.code, cell=True)} | "
-                       f"{inline(c.severity, cell=True)} | {c.confidence:.2f} |")
+                       f"{inline(c.severity, cell=True)} | {c.confidence:.2f} |" + (f" {by[i - 1]} |" if by[0] else ""))
         out.append("")
     for i, c in enumerate(causes, 1):
         out += [f"#### {i}. {inline(c.issue)}", ""]

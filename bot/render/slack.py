@@ -8,7 +8,7 @@ from analysis.model import Diagnosis, Finding
 from bot.feedback import BUTTONS
 from bot.redact import clean_diagnosis
 from bot.redact import slack_escape as esc
-from bot.render.common import STATUS_LINE, incomplete_line, where
+from bot.render.common import STATUS_LINE, incomplete_line, reader, where
 
 SECTION_MAX = 3000
 BLOCKS_MAX = 50
@@ -21,8 +21,9 @@ def _section(text: str) -> dict:
     return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
 
 
-def _cause(i: int, c: Finding, full: bool) -> list[dict]:
-    head = (f"*{i}. {esc(c.issue)}*\n`{c.code}` · {c.severity} · confidence {c.confidence:.2f}")
+def _cause(i: int, c: Finding, full: bool, by: str) -> list[dict]:
+    head = (f"*{i}. {esc(c.issue)}*\n`{c.code}` · {c.severity} · confidence {c.confidence:.2f}"
+            + (f" · read by {by}" if by else ""))
     evidence = c.evidence if full else c.evidence[:2]
     lines = [f"• {esc(e.text)} — _{esc(where(e))}_" for e in evidence]
     body = head + ("\n" + "\n".join(lines) if lines else "")
@@ -47,7 +48,7 @@ def render(diagnosis: Diagnosis) -> tuple[list[dict], str, bool]:
     if line := incomplete_line(d):
         blocks.append(_section(f"*{esc(line)}*"))
     for i, c in enumerate(causes, start=1):
-        blocks += _cause(i, c, full=i == 1)
+        blocks += _cause(i, c, full=i == 1, by=reader(d, c))
     if d.quick_fixes:
         blocks.append(_section("*Quick fixes, by impact:* " + "; ".join(esc(q) for q in d.quick_fixes)))
     if d.performance:

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from analysis.model import Diagnosis
 from bot.redact import clean_diagnosis
-from bot.render.common import STATUS_LINE, artifact_problems, incomplete_line, where
+from bot.render.common import STATUS_LINE, artifact_problems, incomplete_line, reader, where
 
 _STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan", "info": "green"}
 
@@ -46,8 +46,9 @@ def render_text(diagnosis: Diagnosis, *, color: bool = False, width: int = 100, 
         con.print(table)
     for i, c in enumerate(causes, 1):
         con.print()
+        by = reader(d, c)
         con.print(f"[bold]{i}. {escape(c.issue)}[/bold] [{_STYLE[c.severity]}]({c.code}, {c.severity}, "
-                  f"confidence {c.confidence:.2f})[/]")
+                  f"confidence {c.confidence:.2f}{f', read by {by}' if by else ''})[/]")
         for ev in c.evidence:
             con.print(f"   • {escape(ev.text)}  [dim]— {escape(where(ev))}[/dim]")
         con.print(f"   Fix: {escape(c.fix)}")
