@@ -1,8 +1,10 @@
 """Small helpers the analyzers share."""
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 
 import numpy as np
 
@@ -17,6 +19,43 @@ SHORT_CURVE = 12
 # What tells bad data from the other readings of a NaN loss (the excerpt and crashes analyzers list it)
 NAN_DATA_SETTLE = ("run one pass over the data asserting torch.isfinite on every batch's inputs and targets "
                    "(and non-empty boxes, labels in range): a batch that fails makes this data_pipeline_bug")
+
+
+RESTART_NEAR = 0.25     # a new run's first loss is within this share of where the first run began
+# a run's first losses printed again, value for value, this many in a row (GPU kernels drift from the
+# third on) and each with at least `FINE` significant digits (a coarse print repeats by chance): a rerun
+REPLAYED, FINE = 2, 4
+
+
+def last_attempt(run: Run, s: Series) -> Series:
+    """The loss of the last run in a log that several runs wrote one after another (a logging file
+    handler appends by default; a killed run restarted by hand; k-fold folds): a new run starts where
+    the epoch counter falls back to where it began and the loss is back within `RESTART_NEAR` of its
+    first value, or where the run's first `REPLAYED` losses come again exactly (a rerun with the same
+    seed, whatever its counters say), after the run before it had brought the loss down by over
+    `RESTART_NEAR`. Its loss is no divergence of the run before it. `s` itself where no run restarted."""
+    v = s.values
+    starts = []
+    ep = run.metrics.get("epoch")
+    if ep is not None and len(ep) >= 3 and np.isfinite(ep.values).all():
+        e = ep.values
+        for i in np.flatnonzero((e[1:] < e[:-1]) & (e[1:] <= e[0])) + 1:    # a fall back to the first epoch
+            k = int(np.searchsorted(s.steps, ep.steps[i]))
+            if k < len(v) and np.isfinite(v[0]) and abs(v[k] - v[0]) <= RESTART_NEAR * abs(v[0]):
+                starts.append(k)
+    first = v[:REPLAYED].tolist()
+    if len(v) >= 2 * REPLAYED and len(set(first)) > 1 and all(_fine(x) for x in first):
+        same = (np.lib.stride_tricks.sliding_window_view(v, REPLAYED) == v[:REPLAYED]).all(axis=1)
+        starts += np.flatnonzero(same)[1:].tolist()
+    k = max(starts, default=0)
+    if k < 2 or len(v) - k < 2 or not (v[0] > 0 and np.nanmin(v[:k]) < (1 - RESTART_NEAR) * v[0]):
+        return s                # (a loss that never fell before it: a plateau repeating its values, no restart)
+    return replace(s, steps=s.steps[k:], values=v[k:], lines=None if s.lines is None else s.lines[k:])
+
+
+def _fine(x: float) -> bool:
+    """Printed with at least `FINE` significant digits."""
+    return math.isfinite(x) and x != 0 and float(f"{x:.{FINE - 1}g}") != x
 
 
 def train_loss(run: Run) -> Series | None:

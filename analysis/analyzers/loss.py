@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from analysis.analyzers.common import SHORT_CURVE, index_at_or_before, point, train_loss
+from analysis.analyzers.common import SHORT_CURVE, index_at_or_before, last_attempt, point, train_loss
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
@@ -88,6 +88,9 @@ def analyze(run: Run) -> list[Finding]:
                            analyzer=NAME,
                            onset_step=float(s.steps[bad]),
                            quick_fix="Guard the loss against NaN/Inf"))
+    # the trend rules read the last run of a log several runs appended to; a NaN above is a NaN in any of them
+    s = last_attempt(run, s)
+    v = s.values
     d = divergence(v)
     if d is not None:
         rise = f"+{d.rise * 100:.0f}%" if d.rise < 10 else f"{d.rise + 1:,.0f}x"
