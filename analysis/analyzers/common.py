@@ -25,32 +25,45 @@ RESTART_NEAR = 0.25     # a new run's first loss is within this share of where t
 # a run's first losses printed again, value for value, this many in a row (GPU kernels drift from the
 # third on) and each with at least `FINE` significant digits (a coarse print repeats by chance): a rerun
 REPLAYED, FINE = 2, 4
+RESTARTS_MAX = 3        # an epoch counter that falls back more often is an inner counter (PPO epochs, stages)
 
 
 def last_attempt(run: Run, s: Series) -> Series:
     """The loss of the last run in a log that several runs wrote one after another (a logging file
-    handler appends by default; a killed run restarted by hand; k-fold folds): a new run starts where
-    the epoch counter falls back to where it began and the loss is back within `RESTART_NEAR` of its
-    first value, or where the run's first `REPLAYED` losses come again exactly (a rerun with the same
-    seed, whatever its counters say), after the run before it had brought the loss down by over
-    `RESTART_NEAR`. Its loss is no divergence of the run before it. `s` itself where no run restarted."""
+    handler appends by default; a killed run restarted by hand; k-fold folds), so that a new run's
+    first losses are no divergence of the run before it. A run starts where the epoch counter falls
+    back to where it began (at most `RESTARTS_MAX` times), or where the run's first `REPLAYED` losses
+    come again exactly (a rerun with the same seed, whatever its counters say); and only where it is
+    a jump (`_new_run`). `s` itself where no run restarted."""
     v = s.values
+    if len(v) < 2 * SHORT_CURVE or not (np.isfinite(v[0]) and v[0] > 0):
+        return s
     starts = []
     ep = run.metrics.get("epoch")
     if ep is not None and len(ep) >= 3 and np.isfinite(ep.values).all():
         e = ep.values
-        for i in np.flatnonzero((e[1:] < e[:-1]) & (e[1:] <= e[0])) + 1:    # a fall back to the first epoch
-            k = int(np.searchsorted(s.steps, ep.steps[i]))
-            if k < len(v) and np.isfinite(v[0]) and abs(v[k] - v[0]) <= RESTART_NEAR * abs(v[0]):
-                starts.append(k)
+        falls = np.flatnonzero((e[1:] < e[:-1]) & (e[1:] <= e[0])) + 1       # a fall back to the first epoch
+        if len(falls) <= RESTARTS_MAX:
+            starts += [int(np.searchsorted(s.steps, ep.steps[i])) for i in falls]
     first = v[:REPLAYED].tolist()
-    if len(v) >= 2 * REPLAYED and len(set(first)) > 1 and all(_fine(x) for x in first):
+    if len(set(first)) > 1 and all(_fine(x) for x in first):
         same = (np.lib.stride_tricks.sliding_window_view(v, REPLAYED) == v[:REPLAYED]).all(axis=1)
         starts += np.flatnonzero(same)[1:].tolist()
-    k = max(starts, default=0)
-    if k < 2 or len(v) - k < 2 or not (v[0] > 0 and np.nanmin(v[:k]) < (1 - RESTART_NEAR) * v[0]):
-        return s                # (a loss that never fell before it: a plateau repeating its values, no restart)
-    return replace(s, steps=s.steps[k:], values=v[k:], lines=None if s.lines is None else s.lines[k:])
+    k = max((k for k in starts if _new_run(v, k)), default=0)
+    return s if not k else replace(s, steps=s.steps[k:], values=v[k:],
+                                   lines=None if s.lines is None else s.lines[k:])
+
+
+def _new_run(v: np.ndarray, k: int) -> bool:
+    """A fresh run from `k`: the losses just before it were down by over `RESTART_NEAR` from the first
+    (the run before had learned), the loss at `k` is back within it of the first (a model from
+    scratch), and over `SHORT_CURVE` points after it the loss falls by as much again (it learns anew:
+    a collapse back to the starting loss stays there)."""
+    if not SHORT_CURVE <= k <= len(v) - SHORT_CURVE:
+        return False
+    low = (1 - RESTART_NEAR) * v[0]
+    return bool(np.nanmedian(v[k - 5:k]) < low and abs(v[k] - v[0]) <= RESTART_NEAR * v[0]
+                and np.nanmin(v[k:]) < (1 - RESTART_NEAR) * v[k])
 
 
 def _fine(x: float) -> bool:
