@@ -28,6 +28,11 @@ class Series:
     def __len__(self) -> int:
         return len(self.values)
 
+    @property
+    def step_kinds(self) -> str:
+        """The plural of `step_kind`: `steps`, `indices`."""
+        return "indices" if self.step_kind == "index" else f"{self.step_kind}s"
+
     def locator(self, i: int) -> str:
         if self.lines is not None and self.lines[i] > 0:
             return f"line {int(self.lines[i])}"
@@ -38,7 +43,7 @@ class Series:
             a, b = int(self.lines[i]), int(self.lines[j])
             return f"line {a}" if a == b else f"lines {a}-{b}"
         first, last = fmt_step(self.steps[i]), fmt_step(self.steps[j])
-        return f"{self.step_kind} {first}" if first == last else f"{self.step_kind}s {first}-{last}"
+        return f"{self.step_kind} {first}" if first == last else f"{self.step_kinds} {first}-{last}"
 
 
 def fmt_step(x: float) -> str:

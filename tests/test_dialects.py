@@ -405,6 +405,29 @@ DIALECTS = [
         "val loss at epoch 3: 0.5",
         "at step 5: 3",
     ]), {"train_loss": [np.nan, 4.37], "steps": [100, 2000], "val_loss": [0.5], "epoch": [3]}),
+    ("...with `for`, `in`, `of`, `on` or `after` before the counter (a print loop committed to a public "
+     "repository; ours)", "\n".join([
+        "Loss for Iter 1: 0.521861, acc = 0.09",
+        "Loss for Iter 2: 0.498120, acc = 0.12",
+        "loss in epoch 3: 0.4",
+        "loss with epoch 4: 0.3",
+    ]), {"train_loss": [0.521861, 0.498120, 0.4], "train_acc": [0.09, 0.12], "epoch": [3, 4]}),
+    ("gluoncv's detection scripts: the loss under its function's name, parts per head; the epoch line's "
+     "`Training cost` is its seconds (gluoncv scripts/detection/ssd/train_ssd.py, faster_rcnn)", "\n".join([
+        "INFO:root:[Epoch 0][Batch 99], Speed: 25.331 samples/sec, CrossEntropy=1.831, SmoothL1=0.003",
+        "INFO:root:[Epoch 0] Training cost: 312.215, CrossEntropy=1.697, SmoothL1=0.003",
+        "INFO:root:[Epoch 1][Batch 99], Speed: 7.1 samples/sec, RPN_Conf=0.200, RPN_SmoothL1=0.050, "
+        "RCNN_CrossEntropy=0.400, RCNN_SmoothL1=0.100",
+    ]), {"train_loss": [1.831, 1.697, 0.75], "train_loss/smoothl1": [0.003, 0.003],
+         "train_loss/rcnn_crossentropy": [0.4], "epoch": [0, 0, 1]}),
+    ("a loss printed as a cost, where its line prints no loss under another name (TF1 tutorials; ours)", "\n".join([
+        "Epoch: 0001 cost= 2.302585",
+        "After 1 epochs:",
+        "\tTraining Cost: 0.69",
+        "\tValidation Cost: 0.71",
+        "Epoch 2 time cost: 3.5 loss: 0.6",
+        "Epoch 3 Training cost: 30.1 loss: 0.5",
+    ]), {"train_loss": [2.302585, 0.69, 0.6, 0.5], "val_loss": [0.71], "step_time": [3.5]}),
 ]
 
 

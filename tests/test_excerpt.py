@@ -488,6 +488,22 @@ def test_a_keras_csvlogger_file_under_a_log_name_is_read_as_a_table(tmp_path):
     assert d.root_causes[0].code == "healthy"
 
 
+def test_a_tab_separated_table_under_a_log_name_is_read_as_a_table(tmp_path):
+    # a print loop's table committed to a public repository (an optical-flow trainer's header
+    # `train_loss<TAB>train_EPE<TAB>EPE`, then one row per epoch); values ours: falling, then rising
+    falling = [2.5 * 0.9 ** e for e in range(12)]
+    rows = "".join(f"{v:.4f}\t{3 * v:.3f}\t{3.3 * v:.3f}\n" for v in falling)
+    (tmp_path / "a").mkdir()
+    d = _top(tmp_path / "a", "train_loss\ttrain_EPE\tEPE\n" + rows)
+    assert [(a["kind"], a["format"]) for a in d.run["artifacts"]] == [("metrics", "csv")]
+    assert d.root_causes[0].code == "healthy"
+    assert "indices 0-11" in d.root_causes[0].evidence[0].text
+    (tmp_path / "b").mkdir()
+    rising = "".join(f"{v:.4f}\t{3 * v:.3f}\t{3.3 * v:.3f}\n" for v in falling[::-1])
+    d = _top(tmp_path / "b", "train_loss\ttrain_EPE\tEPE\n" + rising)
+    assert d.root_causes[0].code == "lr_too_high" and d.root_causes[0].severity in ("critical", "high")
+
+
 def test_a_log_whose_first_line_has_commas_is_still_a_log(tmp_path):
     d = _top(tmp_path, "loss, accuracy and lr are printed below\nepoch 1 loss 0.5\n")
     assert [(a["kind"], a["format"]) for a in d.run["artifacts"]] == [("log", "plain_text")]

@@ -155,6 +155,8 @@ TRICKY = [
     "Loss at step 100", "the loss at step 7 = 2.5", "| valid | loss at step 4 : 2", "Loss at step 1 : x",
     "Loss RPN classifier at step 3: 0.2", "x at step 3 : nan", "loss at  step 3: 1", "loss  at step 3: 1",
     "loss at step 3 :: 1", "loss at step 3 : 1 acc: 0.5", "lr at iter 3: 0.1 loss at step 4: 2",
+    "Loss for Iter 1: 0.521861, acc = 0.09", "loss in epoch 3: 0.4", "loss of epoch 3 : nan", "loss on step 2: 1",
+    "loss after epoch 3: 0.2", "loss with epoch 3: 1", "loss fore step 3: 1", "for step 3: 1",
 ]
 
 

@@ -198,6 +198,9 @@ REAL_LINES = [
      "'main.py', '--local_rank=0'] exits with return code = -9", "github.com/deepspeedai/DeepSpeed/issues/3232"),
     ("anomaly_nan", "RuntimeError :  Function  'SqrtBackward'  returned nan values in its 0th output.",
      "github.com/xuelunshen/rfnet/issues/4"),
+    # anomaly mode's warning alone: the error it caught follows the forward traceback, not pasted here
+    ("anomaly_backward_error", "[W python_anomaly_mode.cpp:60] Warning: Error detected in SoftmaxBackward. Traceback "
+     "of forward call that caused the error:", "github.com/QiangAIResearcher/sahp_repo/issues/4 (the reporter's fix: a smaller batch)"),
     ("nccl_shm", "node08:27106:27302 [0] include/shm.h:27 NCCL WARN Call to shm_open failed : Permission denied",
      "github.com/pytorch/pytorch/issues/37004"),
     ("nccl_shm", "[3] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device",
@@ -364,6 +367,9 @@ REAL_LINES = [
      "--pertFG=0.2", "github.com/chenhsuanlin/spatial-transformer-GAN/issues/35"),
     ("host_oom", "  6%|######                 | 3787/62565 [04:47<1:10:53, 13.82it/s]Killed",
      "github.com/he-dhamo/simsg/issues/3 (bar abridged)"),
+    # a Keras 1.x progress bar that the kernel killed mid-line, the word glued to the last loss printed
+    ("host_oom", "165376/296960 [===============>..............] - ETA: 365s - loss: 2.1371Killed",
+     "github.com/keras-team/keras/issues/3476 (fit_generator's workers and queue)"),
     ("host_oom", "Aug 18 03:19:11 169 kernel: Killed process 7748 (python) total-vm:12907828kB, anon-rss:11500204kB, "
      "file-rss:0kB", "github.com/systemd/systemd/issues/6966"),
     ("host_oom", "  traceback : Signal 9 (SIGKILL) received by PID 14750", "github.com/lzhxmu/CPPO/issues/6"),

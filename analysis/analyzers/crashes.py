@@ -240,6 +240,10 @@ _FIXES = {
                            "failed parse)"),
     "anomaly_nan": ("Autograd anomaly detection named the op that produced NaN", "Fix the named op's inputs: "
                     "clamp before log/sqrt/div, add eps, compute it in fp32"),
+    "anomaly_backward_error": ("Autograd anomaly detection caught an error in a backward op, most often a NaN or Inf "
+                               "it produced", "Read the error printed after the forward traceback: `returned nan "
+                               "values` names the op (clamp before log/sqrt/div, add eps, compute it in fp32); "
+                               "`modified by an inplace operation` needs a .clone() before the in-place op"),
     "loss_scale_overflow": ("fp16 loss-scale overflows: gradients exceed fp16 range", "Use bf16 "
                             "autocast, or keep the GradScaler and lower the LR; check for a layer that "
                             "produces very large activations"),
@@ -367,7 +371,8 @@ WARNED_ONLY = ("numpy_invalid_value", "checkpoint_no_input_grad")
 _SEVERITY = {"yolo_corrupt_label": "high", "numpy_overflow_in_data": "medium",
              "tf_no_gradients": "medium", "ctc_no_valid_path": "medium",
              "nan_observation": "high", "constant_input": "medium", "input_ran_out": "medium",
-             "spacy_misaligned_entities": "medium", "unknown_piece_output": "medium"}
+             "spacy_misaligned_entities": "medium", "unknown_piece_output": "medium",
+             "anomaly_backward_error": "medium"}
 # Warnings of a moment that a run learning past them leaves behind: the loss reported LEARNED_AFTER times after
 # the warning's line, and lower at the last of them than at the first
 _PASSING = ("constant_input", "spacy_misaligned_entities", "numpy_overflow_in_data")
@@ -586,7 +591,9 @@ _CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "targ
                # raised, it stops training on the first label too long for its input: the data, nearly always
                "ctc_not_enough_time": 0.8,
                # <unk> in what the model says: the tokenizer and the text disagree, or the input was out of domain
-               "unknown_piece_output": 0.55}
+               "unknown_piece_output": 0.55,
+               # anomaly mode caught an error in a backward op: a NaN most often, an in-place edit sometimes
+               "anomaly_backward_error": 0.55}
 # The confidence of a crash by its code, where its signature has none of its own (otherwise 0.7).
 _CODE_CONFIDENCE = {"distributed_failure": 0.9, "dataloader_failure": 0.9, "zero_variance": 0.9,
                     "numerical_instability": 0.75, "data_pipeline_bug": 0.9}

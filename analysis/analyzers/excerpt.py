@@ -882,7 +882,7 @@ def _rising_loss(run: Run) -> list[Finding]:
         said = f"the median {s.name} of the last {k} reports is {last / first:.1f}x that of the first {k}"
     if _accuracy_holds(run, s, len(v)):
         return []                # updates that overshoot would take the accuracy down with them
-    ev = [Evidence(f"{said}, from {fmt(first)} to {fmt(last)} ({s.step_kind}s {fmt_step(s.steps[0])}-"
+    ev = [Evidence(f"{said}, from {fmt(first)} to {fmt(last)} ({s.step_kinds} {fmt_step(s.steps[0])}-"
                    f"{fmt_step(s.steps[len(v) - 1])})", s.artifact, s.span_locator(0, len(v) - 1))]
     return [Finding(code="lr_too_high",
                     issue=f"{s.name} grows epoch over epoch from the start ({fmt(first)} -> "

@@ -219,7 +219,7 @@ def _rise_evidence(g, a: int, top: int, b: int, rise: str) -> Evidence:
                         f"{g.step_kind} {fmt_step(g.steps[a])} to {fmt(float(g.values[top]))} at "
                         f"{g.step_kind} {fmt_step(g.steps[top])}", g.artifact, g.span_locator(a, b))
     gap = float(g.steps[a + 1] - g.steps[a]) if a + 1 < len(g) else 0.0
-    between = (f" (logged every {fmt_step(gap)} {g.step_kind}s: the run-up fell between two logged points)"
+    between = (f" (logged every {fmt_step(gap)} {g.step_kinds}: the run-up fell between two logged points)"
                if gap > 1 else "")
     return Evidence(f"grad_norm {fmt(float(g.values[a]))} at {g.step_kind} {fmt_step(g.steps[a])}, its last "
                     f"finite value, {fmt(float(g.values[a]) / HUGE_NORM)}x past {fmt(HUGE_NORM)}{between}",

@@ -35,7 +35,7 @@ def _improving_metric(run: Run) -> Finding | None:
                 code="healthy", severity="info", confidence=0.7, analyzer=NAME,
                 issue=f"The run looks healthy: {rose}, with no divergence, NaN, crash or "
                       "warning that points to a fault",
-                evidence=[Evidence(f"{rose} over {s.step_kind}s "
+                evidence=[Evidence(f"{rose} over {s.step_kinds} "
                                    f"{fmt_step(s.steps[0])}-{fmt_step(s.steps[-1])}",
                                    s.artifact, s.span_locator(0, len(s) - 1))],
                 fix="Nothing to fix; keep training")
@@ -53,7 +53,7 @@ def analyze(run: Run) -> list[Finding]:
     if change <= LOSS_FELL:
         return []
     fell = f"loss fell {change * 100:.0f}% from {fmt(float(s.values[0]))} to {fmt(float(s.values[-1]))}"
-    evidence = [Evidence(f"{fell} over {s.step_kind}s {fmt_step(s.steps[0])}-{fmt_step(s.steps[-1])}",
+    evidence = [Evidence(f"{fell} over {s.step_kinds} {fmt_step(s.steps[0])}-{fmt_step(s.steps[-1])}",
                          s.artifact, s.span_locator(0, len(s) - 1))]
     g = run.metrics.get("grad_norm")
     if g is not None and len(g):

@@ -137,6 +137,14 @@ static void init_classes(void) {
 }
 
 static inline int is_start(unsigned char ch) { return cls[ch] & START; }
+/* the word between a name and its counter: `Loss at step 5: x`, `Loss for Iter 1: x`, `loss in epoch 3: x` */
+static int is_counter_preposition(const char *w, Py_ssize_t len)
+{
+    static const char *const words[] = {"at", "for", "in", "of", "on", "after"};
+    for (size_t k = 0; k < sizeof words / sizeof *words; k++)
+        if ((Py_ssize_t)strlen(words[k]) == len && !memcmp(w, words[k], (size_t)len)) return 1;
+    return 0;
+}
 static inline int is_keych(unsigned char ch) { return cls[ch] & KEYCH; }
 static inline int is_digit(unsigned char ch) { return ch >= '0' && ch <= '9'; }
 static inline int is_blank(unsigned char ch) { return ch == ' ' || ch == '\t'; }
@@ -591,8 +599,9 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
                 }
             }
             /* a counter inside the label, the value after it: `Loss at step 100 : nan`, word2vec's
-               `Average loss at step  2000 :  4.37` (the words before `at` name it) */
-            if (!sep && prev >= 0 && words >= 2 && ws - 1 - prev == 2 && !memcmp(s + prev, "at", 2) &&
+               `Average loss at step  2000 :  4.37`, `Loss for Iter 1: 0.52` (the words before the
+               preposition name it) */
+            if (!sep && prev >= 0 && words >= 2 && is_counter_preposition(s + prev, ws - 1 - prev) &&
                 (fam == 0 || fam == family(c, "epoch", 5))) {
                 Py_ssize_t k = end, ns = run_start(starts, words, MAX_WORDS), end2;
                 double v2;

@@ -124,21 +124,26 @@ def _sniff(path: Path) -> tuple[str, str]:
     return "log", "plain_text"
 
 
-_CSV_HEADER = re.compile(r"[A-Za-z_][\w./-]*(?:,[A-Za-z_][\w./-]*)+")
-_CSV_METRIC = re.compile(r"(?:^|[,_/.])(?:loss|acc|accuracy|epoch|step)(?:$|[,_/.])", re.I)
+_CSV_HEADER = {",": re.compile(r"[A-Za-z_][\w./-]*(?:,[A-Za-z_][\w./-]*)+"),
+               "\t": re.compile(r"[A-Za-z_][\w./-]*(?:\t+[A-Za-z_][\w./-]*)+")}
+_CSV_METRIC = re.compile(r"(?:^|[,\t_/.])(?:loss|acc|accuracy|epoch|step)(?:$|[,\t_/.])", re.I)
 _CSV_CELL = re.compile(r"(?:[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|-?inf|)", re.I)
 
 
 def looks_like_csv_metrics(text: str) -> bool:
     """Whether the first lines of a file are a CSV table of metrics under a name that does not say
     so: a header of names, one of them a loss, an accuracy, an epoch or a step, then a row of as
-    many numbers (empty cells allowed). Keras' CSVLogger writes `training.log` so."""
+    many numbers (empty cells allowed). Keras' CSVLogger writes `training.log` so; a print loop's
+    tab-separated table (`train_loss<TAB>train_EPE<TAB>EPE`, then its rows) is read the same way."""
     lines = [ln.strip() for ln in text.splitlines()[:3] if ln.strip()]
-    if len(lines) < 2 or not _CSV_HEADER.fullmatch(lines[0]) or not _CSV_METRIC.search(lines[0]):
+    if len(lines) < 2 or not _CSV_METRIC.search(lines[0]):
         return False
-    header, row = lines[0], lines[1].split(",")
+    sep = "\t" if "\t" in lines[0] and "," not in lines[0] else ","
+    if not _CSV_HEADER[sep].fullmatch(lines[0]):
+        return False
+    header, row = [h for h in lines[0].split(sep) if h], [c for c in lines[1].split(sep) if c or sep == ","]
     numbers = all(_CSV_CELL.fullmatch(cell.strip()) for cell in row)
-    return len(row) == header.count(",") + 1 and numbers and any(row)
+    return len(row) == len(header) and numbers and any(row)
 
 
 def is_sample_file(name: str) -> bool:

@@ -16,6 +16,8 @@ _PREFIX = {SECTION_VAL: b"val|", SECTION_TEST: b"test|"}
 MAX_COLUMNS = 64
 MAX_WORDS = 4        # the words of a label read before a value; a longer one is prose, its last words tried
 
+# the word between a name and its counter: `Loss at step 5: x`, `Loss for Iter 1: x` (see the C file)
+_COUNTER_PREPOSITIONS = (b"at", b"for", b"in", b"of", b"on", b"after")
 _START = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _KEYCH = _START | frozenset(b"0123456789./-")
 _BLANK = frozenset(b" \t")
@@ -386,7 +388,7 @@ class Scanner:
                     if quoted and sep == 58 and listed:   # Keras' history.history; `lr=[a, b]` is param groups
                         num = self.rest_of_list(s, num, fam, out)
                 # a counter inside the label, the value after it: `Loss at step 100 : nan` (see the C file)
-                if (not sep and prev >= 0 and len(starts) >= 2 and s[prev:ws - 1] == b"at"
+                if (not sep and prev >= 0 and len(starts) >= 2 and s[prev:ws - 1] in _COUNTER_PREPOSITIONS
                         and (fam == 0 or fam == self.family(b"epoch"))):
                     num = self.after_counter(s, num, starts[0], prev, section, out, seen)
                 i = num[1]

@@ -76,12 +76,16 @@ class _Families:
         if name is None:
             return _SECTION_CODES.get(sections()[0].get(key.lower(), ""), -1)
         with self._lock:
+            if name not in self._ids and (kind := _capped_kind(name)) is not None:
+                if self.per_kind.get(kind, 0) >= MAX_FAMILIES_OF_A_KIND:
+                    return self._drop(kind)     # a hostile paste's million names: so many, the rest counted
+                self.per_kind[kind] = self.per_kind.get(kind, 0) + 1
+        return self.named(name)
+
+    def named(self, name: str) -> int:
+        """The family of a canonical name (`train_loss`), added if new."""
+        with self._lock:
             if name not in self._ids:
-                kind = _capped_kind(name)
-                if kind is not None:            # a hostile paste's million names: so many, the rest counted
-                    if self.per_kind.get(kind, 0) >= MAX_FAMILIES_OF_A_KIND:
-                        return self._drop(kind)
-                    self.per_kind[kind] = self.per_kind.get(kind, 0) + 1
                 self._ids[name] = len(self.names)
                 self.names.append(name)
             return self._ids[name]
@@ -93,6 +97,10 @@ class _Families:
 
 PART_PREFIX = "train_loss/"
 NONFINITE_PREFIX = "nonfinite/"   # `lb=nan` under a name no alias knows: kept from its first NaN/Inf on
+# A loss printed as a `cost` (TF1 tutorials' `Training Cost: 0.69`) is the loss only where its line prints no
+# loss under another name: gluoncv's `[Epoch 0] Training cost: 312.2, CrossEntropy=1.69` is the epoch's seconds
+COST_PREFIX = "cost/"
+_COST = re.compile(r"(?i)(?:^|[ _])cost$")
 MAX_FAMILIES_OF_A_KIND = 256     # nameless NaNs, loss parts: one series each, so a bounded number of them
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}")
 # whole parts of a name: a rate over a zero duration is no overflow (`bits_per_dim`, `beta` are no timing)
@@ -133,9 +141,12 @@ def _name_in(section: str, key: str) -> str | None:
         tails = [_metric_name(" ".join(words[k:])) for k in range(1, len(words))]
         name = next((t for t in tails if t and not t.startswith(PART_PREFIX)), None) or name \
             or next((t for t in tails if t), None)
-    if not section or name in (None, "step", "epoch") or name.startswith(("val_", "test_")):
-        return name
-    return sections()[1].get(section, {}).get(name)
+    if not (not section or name in (None, "step", "epoch") or name.startswith(("val_", "test_"))):
+        name = sections()[1].get(section, {}).get(name)
+    return COST_PREFIX + name if name in _COST_NAMES and _COST.search(key) else name
+
+
+_COST_NAMES = ("train_loss", "val_loss", "test_loss")
 
 
 def _capped_kind(name: str) -> str | None:
@@ -271,6 +282,25 @@ def _summed_parts(columns: list, families: _Families) -> list:
              total[keep].tobytes())]
 
 
+def _costs_as_losses(columns: list, families: _Families) -> list:
+    """The rows of a `cost` (`COST_PREFIX`) under its loss's family where that row printed no loss under
+    another name; the rest are dropped (a duration that a log called a cost)."""
+    out: list = []
+    costs: list = []
+    for c in columns:
+        (costs if families.names[c[0]].startswith(COST_PREFIX) else out).append(c)
+    for fam, rows, lines, steps, values in costs:
+        loss = families.named(families.names[fam][len(COST_PREFIX):])
+        rows_a = np.frombuffer(rows, np.int32)
+        have = [np.frombuffer(c[1], np.int32) for c in out if c[0] == loss]
+        keep = ~np.isin(rows_a, np.concatenate(have)) if have else np.ones(len(rows_a), bool)
+        if keep.any():
+            out.append((loss, rows_a[keep].tobytes(), np.frombuffer(lines, np.int32)[keep].tobytes(),
+                        np.frombuffer(steps, np.float64)[keep].tobytes(),
+                        np.frombuffer(values, np.float64)[keep].tobytes()))
+    return out
+
+
 def _scan_chunk(buf: memoryview, families: _Families):
     """Runs in a worker thread; the scanner holds the GIL only to name a new key."""
     return buf, _scan(buf, families.resolve, _literals(), _section_initials())
@@ -304,6 +334,7 @@ def parse_text_log(path: Path, artifact: str) -> TextLogResult:
         has_cr |= bool(cr)
         saw_step |= bool(np.isfinite(chunk_last_step))
         columns += _summed_parts(columns, families)
+        columns = _costs_as_losses(columns, families)
         for fam, rows, lines, steps, values in columns:
             steps = np.frombuffer(steps, np.float64)
             if saw_step:                  # before the chunk's first step: the last one before it
