@@ -370,6 +370,13 @@ REAL_LINES = [
     # a Keras 1.x progress bar that the kernel killed mid-line, the word glued to the last loss printed
     ("host_oom", "165376/296960 [===============>..............] - ETA: 365s - loss: 2.1371Killed",
      "github.com/keras-team/keras/issues/3476 (fit_generator's workers and queue)"),
+    # torchrun itself signalled from outside: its SIGTERMs to the ranks are that signal's, no rank's failure
+    ("launcher_signalled", "torch.distributed.elastic.multiprocessing.api.SignalException: Process 9724 got signal: 15",
+     "a continued-pretraining OLMo-1B log committed to a public repository (healthy to step 1010, then stopped)"),
+    ("launcher_signalled", "WARNING:torch.distributed.elastic.agent.server.api:Received 15 death signal, shutting down "
+     "workers", "a public project's docs on a job stopped with no other error above it (find_string)"),
+    ("launcher_signalled", "W0616 00:37:22.830000 4015698 torch/distributed/elastic/agent/server/api.py:719] Received "
+     "Signals.SIGTERM death signal, shutting down workers", "a public repository's error notes (find_string)"),
     ("host_oom", "Aug 18 03:19:11 169 kernel: Killed process 7748 (python) total-vm:12907828kB, anon-rss:11500204kB, "
      "file-rss:0kB", "github.com/systemd/systemd/issues/6966"),
     ("host_oom", "  traceback : Signal 9 (SIGKILL) received by PID 14750", "github.com/lzhxmu/CPPO/issues/6"),

@@ -384,7 +384,8 @@ _NAMED_ASSERTS = ("bce_input_range",)
 
 def analyze(run: Run) -> list[Finding]:
     out: list[Finding] = []
-    own_error = any(e.code not in (None, "distributed_failure") and not _says_nothing(e) for e in run.events)
+    own_error = any(e.code not in (None, "distributed_failure") and not _says_nothing(e) for e in run.events) \
+        or any(e.signature == "launcher_signalled" for e in run.events)     # stopped from outside: no rank failed
     failed = any(e.signature in WARNED_ONLY for e in run.events) and _failed_beside(run)
     backward_failed = _backward_failed(run)
     named_assert = any(e.signature in _NAMED_ASSERTS for e in run.events)

@@ -8,6 +8,7 @@ import numpy as np
 
 from analysis.analyzers import adversarial
 from analysis.analyzers.common import train_loss
+from analysis.analyzers.loss import START_SHARE, START_STEPS
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
@@ -20,6 +21,8 @@ LOSS_FELL = 0.02            # the loss must fall by more than 2% of its start to
 IMPROVING = ("val_acc", "train_acc", "map", "val_map", "map50", "mAP")
 METRIC_ROSE = 1.02          # its last report above 1.02x its first...
 RISING_SHARE = 0.5          # ...with at least half of the steps between reports not going down
+# A late window of a long run: at least STEADY_POINTS reports, whose last third is not above the first by STEADY_RISE
+STEADY_POINTS, STEADY_RISE = 5, 0.05
 
 
 def _improving_metric(run: Run) -> Finding | None:
@@ -42,6 +45,28 @@ def _improving_metric(run: Run) -> Finding | None:
     return None
 
 
+def _steady_late_window(s) -> list[Finding]:
+    """Healthy where the log is a late window of a long run (its first step past START_STEPS and past
+    START_SHARE of its last: iterations 5786-5800 of a Megatron run) whose loss is finite and holds its
+    level: where a long run has got to, which is no fault (the other analyzers found none)."""
+    v = s.values
+    if (s.step_kind != "step" or len(v) < STEADY_POINTS or not np.isfinite(v).all() or float(v.min()) <= 0
+            or s.steps[0] <= max(START_STEPS, START_SHARE * s.steps[-1])):
+        return []
+    k = max(1, len(v) // 3)
+    first, last = float(np.median(v[:k])), float(np.median(v[-k:]))
+    if last > first * (1 + STEADY_RISE) or float(np.std(v)) == 0.0:
+        return []
+    held = (f"loss held at about {fmt(float(np.median(v)))} (between {fmt(float(v.min()))} and "
+            f"{fmt(float(v.max()))}) over {s.step_kinds} {fmt_step(s.steps[0])}-{fmt_step(s.steps[-1])}")
+    return [Finding(code="healthy", severity="info", confidence=0.7, analyzer=NAME,
+                    issue="The run looks healthy: this late window of it holds its loss steady, with no "
+                          "divergence, NaN, crash or warning that points to a fault",
+                    evidence=[Evidence(held, s.artifact, s.span_locator(0, len(s) - 1))],
+                    fix="Nothing to fix; if the loss should still be falling this late, share the log from the "
+                        "start of the run (the curve that led here) and the LR schedule")]
+
+
 def analyze(run: Run) -> list[Finding]:
     s = train_loss(run)
     if s is None:
@@ -51,7 +76,7 @@ def analyze(run: Run) -> list[Finding]:
         return []
     change = relative_change(s.values)
     if change <= LOSS_FELL:
-        return []
+        return _steady_late_window(s)
     fell = f"loss fell {change * 100:.0f}% from {fmt(float(s.values[0]))} to {fmt(float(s.values[-1]))}"
     evidence = [Evidence(f"{fell} over {s.step_kinds} {fmt_step(s.steps[0])}-{fmt_step(s.steps[-1])}",
                          s.artifact, s.span_locator(0, len(s) - 1))]

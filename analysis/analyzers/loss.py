@@ -27,6 +27,10 @@ PLATEAU_WANDER, PLATEAU_TREND = 0.08, 0.03
 BAD_BATCH_SHARE = 0.5      # of the spikes, the share past the starting loss that makes them bad batches
 # chance level: the plateau's level within 4% of ln(K), and its smoothed floor never below 90% of it
 CHANCE_TOLERANCE, CHANCE_FLOOR = 0.04, 0.9
+# ...and where the class count is not known, the loss logged from the run's start (the first step at most
+# 10, or 5% of the last): a plateau seen late is where a long run has got to, not where it started
+START_STEPS, START_SHARE = 10, 0.05
+WINDOW_CHANCE = 0.3
 # a bad batch stands apart from the noise: its spikes' median height over the rolling median is at
 # least this many times the 99th percentile of the other points' (small batches' heavy tail is a
 # continuum that reaches as high as its "spikes")
@@ -353,6 +357,11 @@ def _plateau(run: Run, s) -> list[Finding]:
         return []                          # still moving: not a plateau
     hit = run.config_value("num_classes", "n_classes", "num_labels", "vocab_size", "n_vocab")
     known = int(hit.number) if hit is not None and hit.number is not None and hit.number >= 2 else None
+    if not known and run.metrics.get("perplexity") is not None:
+        return []      # a language model: its chance is ln(vocabulary), far past 1000 classes
+    # a window of a long run (steps 19028-19072): whether its loss ever fell is not shown, and any flat loss
+    # sits near ln(k) for some k, so a guessed k is one plausible reading, said as such
+    window = not known and s.step_kind == "step" and s.steps[0] > max(START_STEPS, START_SHARE * s.steps[-1])
     candidates = [known] if known else list(range(2, 1001))
     floor = float(rolling_median(v, max(5, len(v) // 20))[len(v) // 20:].min())
     for k in candidates:
@@ -364,20 +373,23 @@ def _plateau(run: Run, s) -> list[Finding]:
                    f"over the last {len(late)} of {len(v)} points and never went below {fmt(floor)}")
         whole = s.span_locator(0, len(s) - 1)
         ev = [point(s, len(s) - 1, "final loss"), Evidence(plateau, s.artifact, whole)]
-        conf = 0.65 if known else 0.5
+        conf = 0.65 if known else WINDOW_CHANCE if window else 0.5
         if hit is not None and known:
             ev.append(hit.evidence(f"{hit.key} = {k}"))
         g = run.metrics.get("grad_norm")
         median_grad = float(np.nanmedian(g.values)) if g is not None and len(g) else 0.0
-        if g is not None and median_grad > 0:
+        if g is not None and median_grad > 0 and not window:
             moving = (f"gradients are not zero (median grad_norm {fmt(median_grad)}): "
                       "the weights move, yet the loss learns nothing")
             ev.append(Evidence(moving, g.artifact, g.span_locator(0, len(g) - 1)))
             conf += 0.15
         return [Finding(code="data_pipeline_bug",
                         issue=f"Loss stuck at chance level ln({k}) = {chance:.3f}: the model learns "
-                              "nothing from its inputs",
-                        severity="high",
+                              "nothing from its inputs" + (
+                                  f" (if the task has {k} classes: this window starts at {s.step_kind} "
+                                  f"{fmt_step(s.steps[0])}, so whether the loss ever fell is not shown; "
+                                  "send the config's class count or the log from the start)" if window else ""),
+                        severity="medium" if window else "high",
                         confidence=round(conf, 2),
                         evidence=ev,
                         fix="Check that labels still match their inputs: print a batch of (input, label) "

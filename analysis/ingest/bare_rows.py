@@ -78,6 +78,11 @@ PRINTED_ROW = "printed_row"       # a logger's row of comma-separated cells, NaN
 # (or a scalar tensor so printed with no grad_fn: `print(loss)` under no_grad gives `tensor(nan, device='cuda:0')`)
 _BARE_NONFINITE = re.compile(r"^[ \t]*(?:tensor\()?([-+]?(?:nan|inf))(?:,[ \t]*device='[\w:]{1,16}')?\)?[ \t]*$", re.I)
 PRINTED_VALUE = "printed_value"
+# a logger's message that is a list of numbers and nothing else: VITS and its forks log `[loss_disc,
+# loss_gen, loss_fm, loss_mel, loss_dur, loss_kl, global_step, lr]` so (`... INFO [nan, nan, 1.35, 0, 0.0002]`)
+PRINTED_LIST = "printed_list"
+_LOGGED_LIST = re.compile(rf"(?:^|\b(?:INFO|DEBUG)[\s:|-]{{1,4}}(?:[\w.-]{{1,40}}[\s:|-]{{1,4}})?)"
+                          rf"\[\s*({_CELL}(?:\s*,\s*{_CELL}){{2,63}})\s*\]\s*$")
 # an exception's line: a tensor printed after one belongs to its message (torch.distributions' `found
 # invalid values:`), which the error readings read with the error
 _RAISED = re.compile(rb"^\s*(?:\[[^\]]{0,40}\]:?\s*)?[\w.]{0,100}(?:Error|Exception)\b[^:\n]{0,40}:")
@@ -425,7 +430,8 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
       the training loss, in line order, at TABLE_ROWS lines or more, where the log names no training
       loss of its own;
     - the rows of a printed tensor that show only NaN/Inf (kept as `<prefix>printed_tensor`, one value
-      per row; rows printed after an exception's line are its message's), a logger's comma-separated
+      per row; rows printed after an exception's line are its message's), a logger's message that is a list
+      of numbers with a NaN or an Inf among them (`<prefix>printed_list`, VITS), a logger's comma-separated
       row that is NaN after its count and that nothing else read (`<prefix>printed_row`), a line that is a NaN or an
       Inf alone (`<prefix>printed_value`), and a name with a non-finite value alone on a line behind a
       paste's prefix (`<prefix><name>`, where the scanner kept no such name from the bare lines), and a loss's
@@ -495,6 +501,9 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
                 name, value = PRINTED_NAN, math.nan
             elif n not in valued and not raised and "nan" in {c.lstrip("+-") for c in comma_nan}:
                 name, value = PRINTED_ROW, math.nan
+            elif n not in valued and not raised and (m := _LOGGED_LIST.search(text)) and \
+                    {c.strip().lstrip("+-").lower() for c in m.group(1).split(",")} & {"nan", "inf"}:
+                name, value = PRINTED_LIST, math.nan
             elif (m := _BARE_NONFINITE.match(text)) and text.count("(") == text.count(")"):
                 name, value = PRINTED_VALUE, float(m.group(1))
             elif text != line and (m := _LONE_PAIR.match(text)):

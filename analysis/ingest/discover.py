@@ -103,8 +103,8 @@ def _sniff(path: Path) -> tuple[str, str]:
     stripped = text.lstrip()
     if stripped.startswith("Traceback (most recent call last)"):
         return "traceback", "plain_text"
-    if stripped.startswith("Namespace("):
-        return "config", "argparse"
+    if stripped.startswith("Namespace(") and not stripped.partition("\n")[2].strip():
+        return "config", "argparse"       # `print(args)` alone; followed by the training's lines it is a log
     if stripped.startswith("{'"):
         return "log", "plain_text"        # printed Python dicts: HF Trainer's `{'loss': 0.62, ...}`
     if stripped.startswith("{"):

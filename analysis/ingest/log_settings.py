@@ -15,7 +15,7 @@ import re
 import shlex
 from pathlib import Path
 
-from analysis.ingest.configs import ConfigFile, logged_scalar
+from analysis.ingest.configs import ConfigFile, logged_scalar, parse_argparse_dump
 
 HEAD_BYTES = 1 << 20
 _NAME = r"([A-Za-z_][\w.]{0,63})"
@@ -95,3 +95,19 @@ def command_line_in_log(path: Path, artifact: str) -> ConfigFile | None:
     # the text keeps the command at its line in the log (blank lines before it), so evidence and a patch of
     # the command (`--lr 1.0` -> `--lr 0.005`) point where the paste shows it
     return ConfigFile(artifact, "command_line", values, {k: line for k in values}, "\n" * (line - 1) + command)
+
+
+_ARGS = re.compile(r"^[^\n]{0,200}?(Namespace\([^\n]{0,%d}\))[ \t]*\r?$" % LAUNCH_LINE, re.M)
+
+
+def namespace_in_log(path: Path, artifact: str) -> ConfigFile | None:
+    """The settings of a `print(args)` line in the log's head (`Namespace(lr=20, batch_size=20, ...)`,
+    PyTorch's examples print it before training): the run's arguments as the script parsed them."""
+    with open(path, "rb") as f:
+        text = f.read(HEAD_BYTES).decode("utf-8", "replace")
+    m = _ARGS.search(text)
+    values = parse_argparse_dump(m.group(1)) if m else None
+    if m is None or not values:
+        return None
+    line = text.count("\n", 0, m.start(1)) + 1
+    return ConfigFile(artifact, "argparse", values, {k: line for k in values}, "\n" * (line - 1) + m.group(1))

@@ -1,0 +1,100 @@
+"""Logs as people commit or paste them from the middle of a long run (the last lines of a Megatron or
+nanoGPT log, a tail of a run stuck at chance), and the reader forms found on committed logs: what the
+lines support and no more."""
+import shutil
+
+from analysis import diagnose
+
+GRAVE = ("critical", "high")
+
+
+def window(scenario, tmp_path, name: str, lines: int, keep_config: bool = False):
+    """The last `lines` lines of a scenario run's log, alone (or beside its config)."""
+    root = tmp_path / name
+    root.mkdir()
+    src = scenario(name)
+    if keep_config:
+        shutil.copy(src / "config.yaml", root / "config.yaml")
+    (root / "train.log").write_text("".join((src / "train.log").read_text().splitlines(keepends=True)[-lines:]))
+    return root
+
+
+def test_a_late_window_of_a_run_at_chance_is_one_reading_not_a_verdict(scenario, tmp_path):
+    """Shuffled pairs pin the loss at ln(4): the whole log says so; its last 60 lines alone cannot say the loss
+    never fell, and any flat loss sits near ln(k) for some k, so the reading is offered, at medium, with what
+    would settle it; the config's class count settles it again."""
+    whole, _ = diagnose(scenario("shuffled_labels_mlp"))
+    assert (whole.root_causes[0].code, whole.root_causes[0].severity) == ("data_pipeline_bug", "high")
+    tail, _ = diagnose(window(scenario, tmp_path, "shuffled_labels_mlp", 60))
+    top = tail.root_causes[0]
+    assert (top.code, top.severity) == ("data_pipeline_bug", "medium") and "class count" in top.issue
+    (tmp_path / "c").mkdir()
+    told, _ = diagnose(window(scenario, tmp_path / "c", "shuffled_labels_mlp", 60, keep_config=True))
+    assert (told.root_causes[0].code, told.root_causes[0].severity) == ("data_pipeline_bug", "high")
+
+
+def test_a_steady_late_window_of_a_language_model_is_healthy(tmp_path):
+    """A Megatron-style window (iterations 5786-5800 of 500000, lm loss ~2.4, perplexity logged): a language
+    model's chance is ln(vocabulary), so a loss of 2.4 is no chance level; a late window that holds is healthy."""
+    root = tmp_path / "megatron"
+    root.mkdir()
+    losses = [2.359935, 2.522473, 2.396109, 2.376205, 2.445632, 2.523875, 2.465936, 2.431207, 2.388410, 2.502113,
+              2.417764, 2.390021, 2.468342, 2.441870, 2.409995]
+    (root / "finetune.log").write_text("".join(
+        f" iteration {5786 + i:>8}/  500000 | consumed samples: {51088 + 8 * i:>12} | elapsed time per iteration "
+        f"(ms): 300.1 | learning rate: {7.484e-05 + i * 1e-08:.3E} | global batch size:     8 | lm loss: {v:.6E} | "
+        f"loss scale: 1.0 | grad norm: 0.510 | number of skipped iterations:   0 | number of nan iterations:   0 |\n"
+        + (f" validation loss at iteration {5786 + i} | lm loss value: {v:.6E} | lm loss PPL: 11.2 |\n"
+           if i % 5 == 4 else "")
+        for i, v in enumerate(losses)))
+    d, _ = diagnose(root)
+    assert d.root_causes[0].code == "healthy" and "late window" in d.root_causes[0].issue
+    assert not [c for c in d.root_causes if c.code != "healthy"]
+
+
+def _paste(tmp_path, name: str, text: str):
+    root = tmp_path / "paste"
+    root.mkdir()
+    (root / name).write_text(text)
+    d, run = diagnose(root)
+    return d, run
+
+
+def test_print_args_then_training_lines_is_a_log_whose_arguments_are_its_settings(tmp_path):
+    """PyTorch's word_language_model prints `Namespace(...)` and then its epoch table: a log, not a config
+    (it was read as an unreadable config, so the NaN from the first report was never seen), and the
+    arguments are settings (lr=20)."""
+    rows = "".join(f"| epoch   1 | {200 * i:5d}/ 2983 batches | lr 20.0000 | ms/batch 11.50 | loss   nan | "
+                   "ppl      nan\n" for i in range(1, 8))
+    d, run = _paste(tmp_path, "train_log.md", "Namespace(batch_size=20, bptt=35, clip=0.25, cuda=True, dropout=0.2, "
+                    "epochs=5, lr=20, model='RNN_RELU', nhid=200, nlayers=2, seed=1111, tied=False)\n" + rows)
+    assert [(a["kind"]) for a in d.run["artifacts"]] == ["log"]
+    assert {c.code for c in d.root_causes[:2]} == {"numerical_instability", "lr_too_high"}
+    assert d.root_causes[0].severity in GRAVE and run.config_value("lr").value == 20
+
+
+def test_a_logged_list_of_losses_with_nan_is_read(tmp_path):
+    """VITS logs `[loss_disc, loss_gen, loss_fm, loss_mel, loss_dur, loss_kl, global_step, lr]` as a bare list;
+    NaN from the first step (fp16_run on, batch size 1) was said to be finite values."""
+    d, _ = _paste(tmp_path, "train.log", "\n".join([
+        "2024-11-08 17:20:57,135\tljs_base\tINFO\tTrain Epoch: 1 [0%]",
+        "2024-11-08 17:20:57,136\tljs_base\tINFO\t[nan, nan, nan, nan, 1.350276231765747, 134.32485961914062, 0, "
+        "0.0002]",
+    ]) + "\n")
+    assert d.root_causes[0].code in ("numerical_instability", "lr_too_high")
+    assert d.root_causes[0].severity in GRAVE
+
+
+def test_a_launcher_stopped_from_outside_is_no_rank_failure(tmp_path):
+    """torchrun itself got SIGTERM (a scheduler's limit, a kill): its `closing signal SIGTERM` lines to the ranks
+    are that signal's, so no rank failed; the same lines without it still say a rank did."""
+    teardown = ["W1212 12:11:26.085000 9724 torch/distributed/elastic/multiprocessing/api.py:908] Sending process "
+                f"{9868 + i} closing signal SIGTERM" for i in range(8)]
+    signalled = ["W1212 12:11:26.080000 9724 torch/distributed/elastic/agent/server/api.py:719] Received "
+                 "Signals.SIGTERM death signal, shutting down workers", *teardown,
+                 "torch.distributed.elastic.multiprocessing.api.SignalException: Process 9724 got signal: 15"]
+    d, _ = _paste(tmp_path, "train.log", "\n".join(signalled) + "\n")
+    assert not [c for c in d.root_causes if c.code == "distributed_failure" and c.severity in GRAVE]
+    (tmp_path / "b").mkdir()
+    d, _ = _paste(tmp_path / "b", "train.log", "\n".join(teardown) + "\n")
+    assert d.root_causes[0].code == "distributed_failure"
