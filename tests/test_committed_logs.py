@@ -95,6 +95,13 @@ def test_a_launcher_stopped_from_outside_is_no_rank_failure(tmp_path):
                  "torch.distributed.elastic.multiprocessing.api.SignalException: Process 9724 got signal: 15"]
     d, _ = _paste(tmp_path, "train.log", "\n".join(signalled) + "\n")
     assert not [c for c in d.root_causes if c.code == "distributed_failure" and c.severity in GRAVE]
+    # OLMo's trainer before it: steps 995-1010 of 15000, its loss as `train/CrossEntropyLoss`
+    steps = [f"2025-12-12 12:09:55.530\tnode:0\tolmo.train:979\tINFO\t[step={995 + i}/15000,epoch=0]\n"
+             f"    train/CrossEntropyLoss={2.96 + 0.04 * ((i * 7) % 3 - 1):.3f}\n    train/Perplexity=19.3"
+             for i in range(16)]
+    (tmp_path / "olmo").mkdir()
+    d, _ = _paste(tmp_path / "olmo", "training.log", "\n".join(steps + signalled) + "\n")
+    assert d.root_causes[0].code == "healthy" and "stopped from outside" in d.root_causes[0].issue
     (tmp_path / "b").mkdir()
     d, _ = _paste(tmp_path / "b", "train.log", "\n".join(teardown) + "\n")
     assert d.root_causes[0].code == "distributed_failure"

@@ -9,7 +9,7 @@ import numpy as np
 from analysis.analyzers import adversarial
 from analysis.analyzers.common import train_loss
 from analysis.analyzers.loss import START_SHARE, START_STEPS
-from analysis.metrics import fmt, fmt_step
+from analysis.metrics import clip, fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
 from analysis.signals import relative_change
@@ -68,6 +68,18 @@ def _steady_late_window(s) -> list[Finding]:
 
 
 def analyze(run: Run) -> list[Finding]:
+    found = _analyze(run)
+    stop = next((e for e in run.events if e.signature == "launcher_signalled"), None)
+    if stop is not None and found:
+        f = found[0]
+        f.issue += "; it was then stopped from outside"
+        f.evidence.append(Evidence(f"{clip(stop.text.strip(), 120)}: the launcher itself was sent the signal (a "
+                                   "scheduler's time limit, a preemption, a kill, a closed terminal) and stopped "
+                                   "the ranks; no rank failed", stop.artifact, stop.locator))
+    return found
+
+
+def _analyze(run: Run) -> list[Finding]:
     s = train_loss(run)
     if s is None:
         metric = _improving_metric(run)

@@ -16,7 +16,7 @@ from analysis.ingest.checkpoints import (
 from analysis.ingest.configs import mlflow_param, parse_code, parse_config
 from analysis.ingest.discover import discover
 from analysis.ingest.events import fold
-from analysis.ingest.log_settings import command_line_in_log, namespace_in_log, optimizer_in_log
+from analysis.ingest.log_settings import settings_in_log
 from analysis.ingest.samples import parse_samples
 from analysis.ingest.tables import parse_csv, parse_jsonl, parse_mlflow_run, parse_tensorboard, parse_trainer_state
 from analysis.ingest.textlog import parse_text_log
@@ -154,10 +154,7 @@ def _ingest_one(run: Run, f, art: Artifact, latest_state, consumed_shards, budge
         if not log.series and any(e.context for e in log.events):
             art.kind = "traceback"
         run.log_lines[f.rel] = log.lines
-        for settings in (optimizer_in_log(f.path, f.rel), command_line_in_log(f.path, f.rel),
-                         namespace_in_log(f.path, f.rel)):
-            if settings is not None:
-                run.configs.append(settings)
+        run.configs.extend(settings_in_log(f.path, f.rel))
         return
     if f.kind == "config":
         try:

@@ -35,9 +35,15 @@ def _repr(text: str) -> re.Match | None:
     return _REPR.search(text, start, at + len(_GROUP))
 
 
-def optimizer_in_log(path: Path, artifact: str) -> ConfigFile | None:
+def settings_in_log(path: Path, artifact: str) -> list[ConfigFile]:
+    """What the log's head says of the run's settings: its optimizer, its launch command, its `print(args)`."""
     with open(path, "rb") as f:
         text = f.read(HEAD_BYTES).decode("utf-8", "replace")
+    found = (optimizer_in_log(text, artifact), command_line_in_log(text, artifact), namespace_in_log(text, artifact))
+    return [c for c in found if c is not None]
+
+
+def optimizer_in_log(text: str, artifact: str) -> ConfigFile | None:
     hits = [m for m in (_repr(text), _DECLARED.search(text)) if m]
     if not hits:
         return None
@@ -57,11 +63,9 @@ CONTINUED = 30        # lines a launch command may continue over with `\`
 _FLAG = re.compile(r"^--([A-Za-z][\w.-]{0,63})(?:=(.*))?$")
 
 
-def command_line_in_log(path: Path, artifact: str) -> ConfigFile | None:
+def command_line_in_log(text: str, artifact: str) -> ConfigFile | None:
     """The `--key value` (and `--key=value`) settings of the first launch command in the log's head; a
     flag with no value is True. Dashes in keys become underscores (`--learning-rate` is learning_rate)."""
-    with open(path, "rb") as f:
-        text = f.read(HEAD_BYTES).decode("utf-8", "replace")
     lines = text.splitlines()
     for line, command in enumerate(lines, 1):
         if len(command) > LAUNCH_LINE or not _LAUNCH.search(command) or _INSTALL.search(command):
@@ -100,11 +104,9 @@ def command_line_in_log(path: Path, artifact: str) -> ConfigFile | None:
 _ARGS = re.compile(r"^[^\n]{0,200}?(Namespace\([^\n]{0,%d}\))[ \t]*\r?$" % LAUNCH_LINE, re.M)
 
 
-def namespace_in_log(path: Path, artifact: str) -> ConfigFile | None:
+def namespace_in_log(text: str, artifact: str) -> ConfigFile | None:
     """The settings of a `print(args)` line in the log's head (`Namespace(lr=20, batch_size=20, ...)`,
     PyTorch's examples print it before training): the run's arguments as the script parsed them."""
-    with open(path, "rb") as f:
-        text = f.read(HEAD_BYTES).decode("utf-8", "replace")
     m = _ARGS.search(text)
     values = parse_argparse_dump(m.group(1)) if m else None
     if m is None or not values:
