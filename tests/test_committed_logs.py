@@ -105,3 +105,69 @@ def test_a_launcher_stopped_from_outside_is_no_rank_failure(tmp_path):
     (tmp_path / "b").mkdir()
     d, _ = _paste(tmp_path / "b", "train.log", "\n".join(teardown) + "\n")
     assert d.root_causes[0].code == "distributed_failure"
+
+
+def test_a_rank_that_failed_before_the_launcher_was_signalled_is_still_the_failure(tmp_path):
+    """srun stops the surviving node after the first one failed: that node's torchrun is signalled, but the
+    failed node's `ChildFailedError` report says a rank failed first (a review of this change)."""
+    lines = [f"step {i} loss {2.5 - 0.05 * i:.3f}" for i in range(1, 21)] + [
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "[0]:", "  time      : 2025-01-01_10:00:00", "  rank      : 3 (local_rank: 3)", "  exitcode  : 1 (pid: 4242)",
+        "W0101 10:00:01.000000 999 torch/distributed/elastic/agent/server/api.py:719] Received Signals.SIGTERM "
+        "death signal, shutting down workers",
+        "W0101 10:00:01.000000 999 torch/distributed/elastic/multiprocessing/api.py:908] Sending process 1001 closing "
+        "signal SIGTERM",
+        "torch.distributed.elastic.multiprocessing.api.SignalException: Process 999 got signal: 15"]
+    d, _ = _paste(tmp_path, "train.log", "\n".join(lines) + "\n")
+    assert d.root_causes[0].code == "distributed_failure" and d.root_causes[0].severity in GRAVE
+
+
+def test_a_logged_list_that_is_no_vits_loss_list_is_not_read(tmp_path):
+    """A per-class IoU list with a NaN (a class absent from the split) is no loss: only VITS's
+    `[*losses, step, lr]` layout is read."""
+    d, _ = _paste(tmp_path, "eval.log", "\n".join([
+        "2024-01-01 10:00:00,000 - INFO - Evaluating segmentation on 500 images",
+        "2024-01-01 10:00:00,000 - INFO - per-class IoU",
+        "2024-01-01 10:00:00,000 - INFO - [0.912, nan, 0.853, 0.701, 0.66]",
+        "2024-01-01 10:00:00,000 - INFO - mIoU: 0.782"]) + "\n")
+    assert not [c for c in d.root_causes if c.severity in GRAVE]
+
+
+def test_anomaly_modes_warning_beside_the_error_it_caught_leaves_the_reading_to_that_error(tmp_path):
+    d, _ = _paste(tmp_path, "traceback.txt", "\n".join([
+        "[W python_anomaly_mode.cpp:104] Warning: Error detected in CudnnBatchNormBackward0. Traceback of forward "
+        "call that caused the error:",
+        '  File "train.py", line 10, in <module>', "    out = model(x)",
+        "Traceback (most recent call last):", '  File "train.py", line 12, in <module>', "    loss.backward()",
+        "RuntimeError: one of the variables needed for gradient computation has been modified by an inplace "
+        "operation: [torch.cuda.FloatTensor [64]] is at version 3; expected version 2 instead."]) + "\n")
+    assert "numerical_instability" not in [c.code for c in d.root_causes[:1]]
+
+
+def test_a_nan_cost_beside_a_finite_loss_is_the_runs_nan(tmp_path):
+    d, _ = _paste(tmp_path, "train.log", "".join(
+        f"Iter {100 * i}, loss= {2 / (1 + 0.1 * i):.4f}, cost= {'nan' if i > 10 else '1.4'}\n" for i in range(1, 21)))
+    assert d.root_causes[0].code == "numerical_instability"
+
+
+def test_a_run_logged_sparsely_from_its_start_is_no_late_window(tmp_path):
+    """Iterations 50-600 of 600, the loss held at ln(50257) = 10.83 (a GPT-2 vocabulary at chance): a whole run,
+    not a late window, and a level no trained model holds: never healthy."""
+    d, _ = _paste(tmp_path, "train.log", "".join(
+        f"Iteration {50 * i}/600, loss: {10.83 + 0.01 * ((i * 7) % 3 - 1):.4f}\n" for i in range(1, 13)))
+    assert "healthy" not in [c.code for c in d.root_causes[:1]]
+    (tmp_path / "late").mkdir()
+    d, _ = _paste(tmp_path / "late", "train.log", "".join(
+        f"iteration {12000 + i}/500000 | lm loss: {10.83 + 0.01 * ((i * 7) % 3 - 1):.4f}\n" for i in range(15)))
+    assert "healthy" not in [c.code for c in d.root_causes[:1]]
+
+
+def test_a_namespace_longer_than_the_sniffed_head_still_makes_a_log(tmp_path):
+    """fairseq's `print(args)` runs to several KB: a log whose first line is longer than the 4 KB the
+    classifier reads is not taken for a config file, and its arguments are read."""
+    ns = "Namespace(" + ", ".join(f"arg_{i}={i}" for i in range(600)) + ", lr=0.0005, fp16=True)"
+    rows = "".join(f"| epoch 001 | loss {'nan' if i > 4 else f'{9.1 - 0.1 * i:.2f}'} | nll_loss 8.2 | ppl 300 | "
+                   f"num_updates {10 * i + 10} | lr 0.0005\n" for i in range(10))
+    d, run = _paste(tmp_path, "train.log", ns + "\n" + rows)
+    assert [a["kind"] for a in d.run["artifacts"]] == ["log"]
+    assert d.root_causes[0].code in ("numerical_instability", "lr_too_high") and run.config_value("fp16").value is True

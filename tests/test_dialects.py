@@ -412,14 +412,15 @@ DIALECTS = [
         "loss in epoch 3: 0.4",
         "loss with epoch 4: 0.3",
     ]), {"train_loss": [0.521861, 0.498120, 0.4], "train_acc": [0.09, 0.12], "epoch": [3, 4]}),
-    ("gluoncv's detection scripts: the loss under its function's name, parts per head; the epoch line's "
-     "`Training cost` is its seconds (gluoncv scripts/detection/ssd/train_ssd.py, faster_rcnn)", "\n".join([
+    ("gluoncv's detection scripts: the loss as its functions' parts (a NaN in one is the loss's), parts per head; "
+     "the epoch line's `Training cost` is its seconds (gluoncv scripts/detection/ssd/train_ssd.py, faster_rcnn)", "\n".join([
         "INFO:root:[Epoch 0][Batch 99], Speed: 25.331 samples/sec, CrossEntropy=1.831, SmoothL1=0.003",
         "INFO:root:[Epoch 0] Training cost: 312.215, CrossEntropy=1.697, SmoothL1=0.003",
         "INFO:root:[Epoch 1][Batch 99], Speed: 7.1 samples/sec, RPN_Conf=0.200, RPN_SmoothL1=0.050, "
         "RCNN_CrossEntropy=0.400, RCNN_SmoothL1=0.100",
-    ]), {"train_loss": [1.831, 1.697, 0.75], "train_loss/smoothl1": [0.003, 0.003],
-         "train_loss/rcnn_crossentropy": [0.4], "epoch": [0, 0, 1]}),
+        "INFO:root:[Epoch 1][Batch 199], Speed: 25.331 samples/sec, CrossEntropy=1.500, SmoothL1=nan",
+    ]), {"train_loss": [1.834, 1.7, 0.75, np.nan], "train_loss/smoothl1": [0.003, 0.003, np.nan],
+         "train_loss/rcnn_crossentropy": [0.4], "epoch": [0, 0, 1, 1]}),
     ("a loss printed as a cost, where its line prints no loss under another name (TF1 tutorials; ours)", "\n".join([
         "Epoch: 0001 cost= 2.302585",
         "After 1 epochs:",

@@ -502,6 +502,11 @@ def test_a_tab_separated_table_under_a_log_name_is_read_as_a_table(tmp_path):
     rising = "".join(f"{v:.4f}\t{3 * v:.3f}\t{3.3 * v:.3f}\n" for v in falling[::-1])
     d = _top(tmp_path / "b", "train_loss\ttrain_EPE\tEPE\n" + rising)
     assert d.root_causes[0].code == "lr_too_high" and d.root_causes[0].severity in ("critical", "high")
+    # ...but a table that goes on into a traceback is a log: the crash is read (it was lost as a table's)
+    (tmp_path / "c").mkdir()
+    d = _top(tmp_path / "c", "train_loss\ttrain_EPE\tEPE\n" + rows + "Traceback (most recent call last):\n"
+             '  File "train.py", line 3, in <module>\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n')
+    assert d.root_causes[0].code == "out_of_memory"
 
 
 def test_a_log_whose_first_line_has_commas_is_still_a_log(tmp_path):

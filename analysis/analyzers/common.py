@@ -71,6 +71,21 @@ def _fine(x: float) -> bool:
     return math.isfinite(x) and x != 0 and float(f"{x:.{FINE - 1}g}") != x
 
 
+# A loss logged from the run's start: its first step at most START_STEPS, or START_SHARE of its last. A late
+# window of a long run (iterations 5786-5800): its first step past LATE_SHARE of its last.
+START_STEPS, START_SHARE, LATE_SHARE = 10, 0.05, 0.5
+
+
+def from_start(s: Series) -> bool:
+    """Whether the series shows the run from its start (a series without steps: as far as one can tell)."""
+    return s.step_kind != "step" or s.steps[0] <= max(START_STEPS, START_SHARE * s.steps[-1])
+
+
+def late_window(s: Series) -> bool:
+    """Whether the series is a late window of a long run, not a run logged sparsely from its start."""
+    return s.step_kind == "step" and s.steps[0] > max(START_STEPS, LATE_SHARE * s.steps[-1])
+
+
 def train_loss(run: Run) -> Series | None:
     for name in LOSS_NAMES[:2]:
         s = run.metrics.get(name)

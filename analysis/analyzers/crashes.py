@@ -382,16 +382,32 @@ LEARNED_AFTER = 3
 _NAMED_ASSERTS = ("bce_input_range",)
 
 
+def stopped_from_outside(run: Run):
+    """The launcher's own line saying it was sent SIGTERM/SIGINT/SIGHUP, where no rank's failure is reported
+    beside it; else None."""
+    if any(e.signature == "rank_failure" for e in run.events):
+        return None
+    return next((e for e in run.events if e.signature == "launcher_signalled"), None)
+
+
 def analyze(run: Run) -> list[Finding]:
     out: list[Finding] = []
-    own_error = any(e.code not in (None, "distributed_failure") and not _says_nothing(e) for e in run.events) \
-        or any(e.signature == "launcher_signalled" for e in run.events)     # stopped from outside: no rank failed
+    own_error = any(e.code not in (None, "distributed_failure") and not _says_nothing(e) for e in run.events)
+    # torchrun sent a signal from outside tears its ranks down (its SIGTERMs are the signal's); a rank's own
+    # failure report beside it (`ChildFailedError`, `exitcode: 1`: another node failed first) still stands
+    signalled = stopped_from_outside(run)
+    anomaly_explained = any(e.signature != "anomaly_backward_error"
+                            and (e.code or e.signature in error_readings.UNKNOWN) for e in run.events)
     failed = any(e.signature in WARNED_ONLY for e in run.events) and _failed_beside(run)
     backward_failed = _backward_failed(run)
     named_assert = any(e.signature in _NAMED_ASSERTS for e in run.events)
     for e in run.events:
         if e.code is None or (own_error and e.signature in LAUNCHER_REPORTS):
             continue
+        if signalled and e.signature == "elastic_teardown":
+            continue            # the outside signal's consequence
+        if anomaly_explained and e.signature == "anomaly_backward_error":
+            continue            # the error anomaly mode caught is in the paste itself: it speaks for itself
         if named_assert and e.signature == "device_assert":
             continue
         warned = e.signature in WARNED_ONLY

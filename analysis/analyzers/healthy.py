@@ -4,11 +4,13 @@ of health, so `diagnose` consults it only when no critical, high or medium cause
 run neither crashed nor lost an analyzer; it is not in `ANALYZERS`."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from analysis.analyzers import adversarial
-from analysis.analyzers.common import train_loss
-from analysis.analyzers.loss import START_SHARE, START_STEPS
+from analysis.analyzers.common import late_window, train_loss
+from analysis.analyzers.crashes import stopped_from_outside
 from analysis.metrics import clip, fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
@@ -22,7 +24,7 @@ IMPROVING = ("val_acc", "train_acc", "map", "val_map", "map50", "mAP")
 METRIC_ROSE = 1.02          # its last report above 1.02x its first...
 RISING_SHARE = 0.5          # ...with at least half of the steps between reports not going down
 # A late window of a long run: at least STEADY_POINTS reports, whose last third is not above the first by STEADY_RISE
-STEADY_POINTS, STEADY_RISE = 5, 0.05
+STEADY_POINTS, STEADY_RISE, STEADY_MAX = 5, 0.05, math.log(1000)
 
 
 def _improving_metric(run: Run) -> Finding | None:
@@ -46,16 +48,16 @@ def _improving_metric(run: Run) -> Finding | None:
 
 
 def _steady_late_window(s) -> list[Finding]:
-    """Healthy where the log is a late window of a long run (its first step past START_STEPS and past
-    START_SHARE of its last: iterations 5786-5800 of a Megatron run) whose loss is finite and holds its
-    level: where a long run has got to, which is no fault (the other analyzers found none)."""
+    """Healthy where the log is a late window of a long run (common.late_window: iterations 5786-5800 of a
+    Megatron run) whose loss is finite and holds its level below ln(1000): where a long run has got to, which
+    is no fault (the other analyzers found none). A loss held higher is a model at chance over a vocabulary
+    (ln 50257 = 10.8), not one that learned."""
     v = s.values
-    if (s.step_kind != "step" or len(v) < STEADY_POINTS or not np.isfinite(v).all() or float(v.min()) <= 0
-            or s.steps[0] <= max(START_STEPS, START_SHARE * s.steps[-1])):
+    if not late_window(s) or len(v) < STEADY_POINTS or not np.isfinite(v).all() or float(v.min()) <= 0:
         return []
     k = max(1, len(v) // 3)
     first, last = float(np.median(v[:k])), float(np.median(v[-k:]))
-    if last > first * (1 + STEADY_RISE) or float(np.std(v)) == 0.0:
+    if last > first * (1 + STEADY_RISE) or float(np.std(v)) == 0.0 or float(np.median(v)) >= STEADY_MAX:
         return []
     held = (f"loss held at about {fmt(float(np.median(v)))} (between {fmt(float(v.min()))} and "
             f"{fmt(float(v.max()))}) over {s.step_kinds} {fmt_step(s.steps[0])}-{fmt_step(s.steps[-1])}")
@@ -69,7 +71,7 @@ def _steady_late_window(s) -> list[Finding]:
 
 def analyze(run: Run) -> list[Finding]:
     found = _analyze(run)
-    stop = next((e for e in run.events if e.signature == "launcher_signalled"), None)
+    stop = stopped_from_outside(run)
     if stop is not None and found:
         f = found[0]
         f.issue += "; it was then stopped from outside"

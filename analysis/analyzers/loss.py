@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from analysis.analyzers.common import SHORT_CURVE, index_at_or_before, last_attempt, point, train_loss
+from analysis.analyzers.common import SHORT_CURVE, from_start, index_at_or_before, last_attempt, point, train_loss
 from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
@@ -27,9 +27,8 @@ PLATEAU_WANDER, PLATEAU_TREND = 0.08, 0.03
 BAD_BATCH_SHARE = 0.5      # of the spikes, the share past the starting loss that makes them bad batches
 # chance level: the plateau's level within 4% of ln(K), and its smoothed floor never below 90% of it
 CHANCE_TOLERANCE, CHANCE_FLOOR = 0.04, 0.9
-# ...and where the class count is not known, the loss logged from the run's start (the first step at most
-# 10, or 5% of the last): a plateau seen late is where a long run has got to, not where it started
-START_STEPS, START_SHARE = 10, 0.05
+# ...and where the class count is not known and the loss is not logged from the run's start (common.from_start),
+# one reading at this confidence: a plateau seen late may be where a long run has got to
 WINDOW_CHANCE = 0.3
 # a bad batch stands apart from the noise: its spikes' median height over the rolling median is at
 # least this many times the 99th percentile of the other points' (small batches' heavy tail is a
@@ -357,11 +356,11 @@ def _plateau(run: Run, s) -> list[Finding]:
         return []                          # still moving: not a plateau
     hit = run.config_value("num_classes", "n_classes", "num_labels", "vocab_size", "n_vocab")
     known = int(hit.number) if hit is not None and hit.number is not None and hit.number >= 2 else None
-    if not known and run.metrics.get("perplexity") is not None:
-        return []      # a language model: its chance is ln(vocabulary), far past 1000 classes
     # a window of a long run (steps 19028-19072): whether its loss ever fell is not shown, and any flat loss
     # sits near ln(k) for some k, so a guessed k is one plausible reading, said as such
-    window = not known and s.step_kind == "step" and s.steps[0] > max(START_STEPS, START_SHARE * s.steps[-1])
+    window = not known and not from_start(s)
+    if window and run.metrics.get("perplexity") is not None:
+        return []      # a language model's window: a word-piece vocabulary's chance is far past 1000 classes
     candidates = [known] if known else list(range(2, 1001))
     floor = float(rolling_median(v, max(5, len(v) // 20))[len(v) // 20:].min())
     for k in candidates:

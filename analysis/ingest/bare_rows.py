@@ -374,6 +374,19 @@ def _row_cells(text: str) -> list[str]:
     return cells if len(cells) >= 2 and set(cells) <= _NONFINITE_CELLS else []
 
 
+def _vits_losses(cells: str) -> bool:
+    """Whether a logged list is VITS's `[*losses, global_step, lr]` with a NaN or an Inf among the losses: its
+    last two cells a whole step and an LR in (0, 1); a per-class score list (`[0.912, nan, 0.853]`, a class
+    absent from the split) is not one."""
+    c = [x.strip().lower() for x in cells.split(",")]
+    try:
+        step, lr = float(c[-2]), float(c[-1])
+    except ValueError:
+        return False
+    return (len(c) >= 4 and c[-2].lstrip("+").isdigit() and 0 < lr < 1 and math.isfinite(step)
+            and bool({x.lstrip("+-") for x in c[:-2]} & {"nan", "inf"}))
+
+
 def _nan_row(text: str) -> bool:
     return "nan" in {c.lstrip("+-") for c in _row_cells(text)}
 
@@ -431,8 +444,9 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
       loss of its own;
     - the rows of a printed tensor that show only NaN/Inf (kept as `<prefix>printed_tensor`, one value
       per row; rows printed after an exception's line are its message's), a logger's message that is a list
-      of numbers with a NaN or an Inf among them (`<prefix>printed_list`, VITS), a logger's comma-separated
-      row that is NaN after its count and that nothing else read (`<prefix>printed_row`), a line that is a NaN or an
+      of losses, a step and an LR with a NaN or an Inf among the losses (`<prefix>printed_list`, VITS), a
+      logger's comma-separated row that is NaN after its count and that nothing else read
+      (`<prefix>printed_row`), a line that is a NaN or an
       Inf alone (`<prefix>printed_value`), and a name with a non-finite value alone on a line behind a
       paste's prefix (`<prefix><name>`, where the scanner kept no such name from the bare lines), and a loss's
       non-finite value under a dressed name that ends a line the scanner read nothing from
@@ -501,8 +515,7 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
                 name, value = PRINTED_NAN, math.nan
             elif n not in valued and not raised and "nan" in {c.lstrip("+-") for c in comma_nan}:
                 name, value = PRINTED_ROW, math.nan
-            elif n not in valued and not raised and (m := _LOGGED_LIST.search(text)) and \
-                    {c.strip().lstrip("+-").lower() for c in m.group(1).split(",")} & {"nan", "inf"}:
+            elif n not in valued and not raised and (m := _LOGGED_LIST.search(text)) and _vits_losses(m.group(1)):
                 name, value = PRINTED_LIST, math.nan
             elif (m := _BARE_NONFINITE.match(text)) and text.count("(") == text.count(")"):
                 name, value = PRINTED_VALUE, float(m.group(1))

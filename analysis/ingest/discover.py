@@ -81,10 +81,13 @@ def _reads_like_a_log(path: Path) -> bool:
                                                 if lit not in _NOT_LOG_LITERALS)
 
 
+HEAD_BYTES = 4096
+
+
 def _sniff(path: Path) -> tuple[str, str]:
     """(kind, format) from the first bytes of a file whose name is not telling."""
     with open(path, "rb") as f:
-        head = f.read(4096)
+        head = f.read(HEAD_BYTES)
     if head.startswith(b"PK\x03\x04"):
         return "checkpoint", "torch"
     if head[:1] == b"\x80" and len(head) > 1 and head[1] in range(2, 6):
@@ -103,7 +106,7 @@ def _sniff(path: Path) -> tuple[str, str]:
     stripped = text.lstrip()
     if stripped.startswith("Traceback (most recent call last)"):
         return "traceback", "plain_text"
-    if stripped.startswith("Namespace(") and not stripped.partition("\n")[2].strip():
+    if stripped.startswith("Namespace(") and not stripped.partition("\n")[2].strip() and len(head) < HEAD_BYTES:
         return "config", "argparse"       # `print(args)` alone; followed by the training's lines it is a log
     if stripped.startswith("{'"):
         return "log", "plain_text"        # printed Python dicts: HF Trainer's `{'loss': 0.62, ...}`
@@ -141,9 +144,18 @@ def looks_like_csv_metrics(text: str) -> bool:
     sep = "\t" if "\t" in lines[0] and "," not in lines[0] else ","
     if not _CSV_HEADER[sep].fullmatch(lines[0]):
         return False
-    header, row = [h for h in lines[0].split(sep) if h], [c for c in lines[1].split(sep) if c or sep == ","]
-    numbers = all(_CSV_CELL.fullmatch(cell.strip()) for cell in row)
-    return len(row) == len(header) and numbers and any(row)
+    header = [h for h in lines[0].split(sep) if h]
+
+    def is_row(line: str) -> bool:
+        row = [c for c in line.split(sep) if c or sep == ","]
+        return len(row) == len(header) and all(_CSV_CELL.fullmatch(c.strip()) for c in row) and any(row)
+
+    if sep == ",":
+        return is_row(lines[1])
+    # a print loop's table may go on into its own prose or a traceback: a table only where the whole head is
+    # rows (its last line may be cut), else the log reader reads its lines and whatever follows them
+    body = [ln for ln in text.splitlines()[1:-1] if ln.strip()] or lines[1:2]
+    return all(is_row(ln.strip()) for ln in body)
 
 
 def is_sample_file(name: str) -> bool:

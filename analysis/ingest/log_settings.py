@@ -59,6 +59,7 @@ _LAUNCH = re.compile(r"\b(?:python[\d.]*|torchrun|deepspeed|accelerate launch)\b
 LAUNCH_LINE = 4096
 # a package install is no training launch (`python -m pip install --upgrade pip` opens many CI logs)
 _INSTALL = re.compile(r"-m\s+pip\b|\bpip3?\s+install\b|\bconda\s+install\b")
+ARGS_LINE = 1 << 16
 CONTINUED = 30        # lines a launch command may continue over with `\`
 _FLAG = re.compile(r"^--([A-Za-z][\w.-]{0,63})(?:=(.*))?$")
 
@@ -101,15 +102,17 @@ def command_line_in_log(text: str, artifact: str) -> ConfigFile | None:
     return ConfigFile(artifact, "command_line", values, {k: line for k in values}, "\n" * (line - 1) + command)
 
 
-_ARGS = re.compile(r"^[^\n]{0,200}?(Namespace\([^\n]{0,%d}\))[ \t]*\r?$" % LAUNCH_LINE, re.M)
-
-
 def namespace_in_log(text: str, artifact: str) -> ConfigFile | None:
-    """The settings of a `print(args)` line in the log's head (`Namespace(lr=20, batch_size=20, ...)`,
-    PyTorch's examples print it before training): the run's arguments as the script parsed them."""
-    m = _ARGS.search(text)
-    values = parse_argparse_dump(m.group(1)) if m else None
-    if m is None or not values:
+    """The settings of the first `print(args)` line in the log's head (`Namespace(lr=20, batch_size=20, ...)`,
+    PyTorch's examples print it before training; fairseq's and Megatron's run to several KB): the run's
+    arguments as the script parsed them. Found with one `find`, so a hostile head costs one pass."""
+    at = text.find("Namespace(")
+    if at < 0:
         return None
-    line = text.count("\n", 0, m.start(1)) + 1
-    return ConfigFile(artifact, "argparse", values, {k: line for k in values}, "\n" * (line - 1) + m.group(1))
+    end = text.find("\n", at)
+    dump = text[at:end if end >= 0 else len(text)].rstrip()
+    values = parse_argparse_dump(dump) if len(dump) <= ARGS_LINE else None
+    if not values:
+        return None
+    line = text.count("\n", 0, at) + 1
+    return ConfigFile(artifact, "argparse", values, {k: line for k in values}, "\n" * (line - 1) + dump)

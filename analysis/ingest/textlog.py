@@ -284,7 +284,9 @@ def _summed_parts(columns: list, families: _Families) -> list:
 
 def _costs_as_losses(columns: list, families: _Families) -> list:
     """The rows of a `cost` (`COST_PREFIX`) under its loss's family where that row printed no loss under
-    another name; the rest are dropped (a duration that a log called a cost)."""
+    another name, or where the cost is NaN or Inf (no duration is: a NaN cost beside a finite loss is the
+    run's NaN, as the scanner keeps a NaN read twice on a line); the rest are dropped (a duration that a log
+    called a cost)."""
     out: list = []
     costs: list = []
     for c in columns:
@@ -294,6 +296,7 @@ def _costs_as_losses(columns: list, families: _Families) -> list:
         rows_a = np.frombuffer(rows, np.int32)
         have = [np.frombuffer(c[1], np.int32) for c in out if c[0] == loss]
         keep = ~np.isin(rows_a, np.concatenate(have)) if have else np.ones(len(rows_a), bool)
+        keep |= ~np.isfinite(np.frombuffer(values, np.float64))
         if keep.any():
             out.append((loss, rows_a[keep].tobytes(), np.frombuffer(lines, np.int32)[keep].tobytes(),
                         np.frombuffer(steps, np.float64)[keep].tobytes(),
