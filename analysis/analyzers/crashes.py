@@ -382,7 +382,7 @@ LEARNED_AFTER = 3
 _NAMED_ASSERTS = ("bce_input_range",)
 
 
-def stopped_from_outside(run: Run):
+def stopped_from_outside(run: Run) -> Event | None:
     """The launcher's own line saying it was sent SIGTERM/SIGINT/SIGHUP, where no rank's failure is reported
     beside it; else None."""
     if any(e.signature == "rank_failure" for e in run.events):
@@ -393,7 +393,7 @@ def stopped_from_outside(run: Run):
 def analyze(run: Run) -> list[Finding]:
     out: list[Finding] = []
     own_error = any(e.code not in (None, "distributed_failure") and not _says_nothing(e) for e in run.events)
-    # torchrun sent a signal from outside tears its ranks down (its SIGTERMs are the signal's); a rank's own
+    # torchrun, sent a signal from outside, tears its ranks down (its SIGTERMs are the signal's); a rank's own
     # failure report beside it (`ChildFailedError`, `exitcode: 1`: another node failed first) still stands
     signalled = stopped_from_outside(run)
     anomaly_explained = any(e.signature != "anomaly_backward_error"
