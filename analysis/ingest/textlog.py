@@ -101,6 +101,7 @@ NONFINITE_PREFIX = "nonfinite/"   # `lb=nan` under a name no alias knows: kept f
 # loss under another name: gluoncv's `[Epoch 0] Training cost: 312.2, CrossEntropy=1.69` is the epoch's seconds
 COST_PREFIX = "cost/"
 _COST = re.compile(r"(?i)(?:^|[ _])cost$")
+_COST_NAMES = ("train_loss", "val_loss", "test_loss")
 MAX_FAMILIES_OF_A_KIND = 256     # nameless NaNs, loss parts: one series each, so a bounded number of them
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}")
 # whole parts of a name: a rate over a zero duration is no overflow (`bits_per_dim`, `beta` are no timing)
@@ -141,12 +142,9 @@ def _name_in(section: str, key: str) -> str | None:
         tails = [_metric_name(" ".join(words[k:])) for k in range(1, len(words))]
         name = next((t for t in tails if t and not t.startswith(PART_PREFIX)), None) or name \
             or next((t for t in tails if t), None)
-    if not (not section or name in (None, "step", "epoch") or name.startswith(("val_", "test_"))):
+    if section and name not in (None, "step", "epoch") and not name.startswith(("val_", "test_")):
         name = sections()[1].get(section, {}).get(name)
     return COST_PREFIX + name if name in _COST_NAMES and _COST.search(key) else name
-
-
-_COST_NAMES = ("train_loss", "val_loss", "test_loss")
 
 
 def _capped_kind(name: str) -> str | None:
