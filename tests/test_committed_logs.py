@@ -1,7 +1,9 @@
 """Logs as people commit or paste them from the middle of a long run (the last lines of a Megatron or
 nanoGPT log, a tail of a run stuck at chance), and the reader forms found on committed logs: what the
 lines support and no more."""
+import csv
 import shutil
+from pathlib import Path
 
 from analysis import diagnose
 
@@ -171,3 +173,61 @@ def test_a_namespace_longer_than_the_sniffed_head_still_makes_a_log(tmp_path):
     d, run = _paste(tmp_path, "train.log", ns + "\n" + rows)
     assert [a["kind"] for a in d.run["artifacts"]] == ["log"]
     assert d.root_causes[0].code in ("numerical_instability", "lr_too_high") and run.config_value("fp16").value is True
+
+
+# TensorFlow's BFC allocator at INFO, retrying a smaller chunk mid-run (a Keras BiLSTM-CRF log committed to a public
+# repository, epoch 15 of 100; the fit went on to epoch 100 and `Process finished with exit code 0`)
+_TF_RETRY = ["2021-05-09 18:30:53.337423: I tensorflow/stream_executor/cuda/cuda_driver.cc:789] failed to allocate "
+             f"{mb:.2f}M ({int(mb * 1048576)} bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory"
+             for mb in (613.15, 551.84, 496.65)]
+
+
+def _with_lines(scenario, tmp_path, at: int | None, lines: list[str]):
+    """A real run's log (healthy_noisy_mlp) with `lines` put after its line `at` (None: at its end)."""
+    log = (scenario("healthy_noisy_mlp") / "train.log").read_text().splitlines()
+    at = len(log) if at is None else at
+    root = tmp_path / f"at{at}-{len(lines)}"
+    root.mkdir()
+    (root / "train.log").write_text("\n".join(log[:at] + lines + log[at:]) + "\n")
+    return diagnose(root)[0]
+
+
+def test_an_oom_the_run_learned_on_past_is_a_low_note_under_the_verdict(scenario, tmp_path):
+    """The allocator's retries mid-run, 500 loss reports after them, falling: healthy first, the OOM a low note
+    that says the run went on; the same lines where the log ends are the crash, and an OOM in a traceback stays
+    one whatever follows (a run started again)."""
+    mid = _with_lines(scenario, tmp_path, 100, _TF_RETRY)
+    assert mid.root_causes[0].code == "healthy"
+    oom = next(c for c in mid.root_causes if c.code == "out_of_memory")
+    assert oom.severity == "low" and "learned on" in oom.evidence[1].text
+    end = _with_lines(scenario, tmp_path, None, _TF_RETRY)
+    assert (end.root_causes[0].code, end.root_causes[0].severity) == ("out_of_memory", "critical")
+    crash = ["Traceback (most recent call last):", '  File "train.py", line 88, in <module>',
+             "    loss.backward()",
+             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of "
+             "79.25 GiB of which 10.75 MiB is free."]
+    restarted = _with_lines(scenario, tmp_path, 100, crash)
+    assert (restarted.root_causes[0].code, restarted.root_causes[0].severity) == ("out_of_memory", "critical")
+
+
+def test_a_validation_loss_logged_alone_that_turns_up_is_overfitting_at_medium(scenario, tmp_path):
+    """Lightning's metrics.csv with `val_loss` per epoch only (a recommender's committed log read no cause): the
+    overfit CNN's validation loss, alone, falls to its best and climbs after it: overfitting, medium, saying the
+    training loss would settle it; the same run's falling part alone is no such reading."""
+    rows = list(csv.DictReader((scenario("overfit_cnn") / "lightning_logs/version_0/metrics.csv").open()))
+    val = [r for r in rows if r["val_loss"]]
+    best = min(range(len(val)), key=lambda i: float(val[i]["val_loss"]))
+    assert 3 <= best <= len(val) - 4            # the run shows the shape this reading needs (a fall, then a rise)
+
+    def logged(name: str, part: list) -> Path:
+        root = tmp_path / name
+        root.mkdir()
+        (root / "metrics.csv").write_text("epoch,step,val_loss\n" + "".join(
+            f"{r['epoch']},{r['step']},{r['val_loss']}\n" for r in part))
+        return root
+
+    d, _ = diagnose(logged("whole", val))
+    top = d.root_causes[0]
+    assert (top.code, top.severity) == ("overfitting", "medium") and "training loss" in top.issue
+    falling, _ = diagnose(logged("falling", val[:best + 1]))
+    assert not [c for c in falling.root_causes if c.code == "overfitting"]

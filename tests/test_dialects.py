@@ -428,7 +428,24 @@ DIALECTS = [
         "\tValidation Cost: 0.71",
         "Epoch 2 time cost: 3.5 loss: 0.6",
         "Epoch 3 Training cost: 30.1 loss: 0.5",
-    ]), {"train_loss": [2.302585, 0.69, 0.6, 0.5], "val_loss": [0.71], "step_time": [3.5]}),
+        "Loading model cost 0.644 seconds.",       # jieba's, printed in front of Chinese NLP logs: prose, no cost
+        "avg cost= 0.4",
+        "254/15000 batch done in 5.082s. at epoch 0.85. loss cost = 39.408169, reg cost = 0.000001, ppl2 = 29.19",
+    ]), {"train_loss": [2.302585, 0.69, 0.6, 0.5, 0.4, 39.408169], "val_loss": [0.71], "step_time": [3.5]}),
+    ("an epoch's batch counter is the step, restarting each epoch (pytorch/examples mnist's `Train Epoch`, the "
+     "ImageNet example's ProgressMeter, MiniMind's pre-training print; a validation counter is none)", "\n".join([
+        "Train Epoch: 1 [0/60000 (0%)]\tLoss: 2.300000",
+        "Train Epoch: 1 [57600/60000 (96%)]\tLoss: 0.300000",
+        "Train Epoch: 2 [0/60000 (0%)]\tLoss: 0.290000",
+        "Test: [ 10/196]\tTime  0.1\tLoss 9.0e-01 (9.0e-01)",
+        "Epoch: [2][ 100/60000]\tTime  0.330 ( 0.412)\tLoss 2.5e-01 (2.6e-01)",
+        "Epoch:[2/20](200/60000) loss:0.240 lr:0.000100",
+        "Epoch(val) [2][7/7]  loss: 0.5",
+        "Epoch [2][ 300 / 60000] loss: 0.2",      # blanks around its slash: no counter
+        "Train Epoch: 3 [0/60000 (0%)]\tLoss: 0.190000",
+        "Train Epoch: 4 [0/60000 (0%)]\tLoss: 0.180000",
+    ]), {"train_loss": [2.3, 0.3, 0.29, 0.25, 0.24, 0.2, 0.19, 0.18],
+         "steps": [0, 57600, 60000, 60100, 60200, 120000, 180000], "val_loss": [0.5]}),
 ]
 
 

@@ -157,6 +157,12 @@ TRICKY = [
     "loss at step 3 :: 1", "loss at step 3 : 1 acc: 0.5", "lr at iter 3: 0.1 loss at step 4: 2",
     "Loss for Iter 1: 0.521861, acc = 0.09", "loss in epoch 3: 0.4", "loss of epoch 3 : nan", "loss on step 2: 1",
     "loss after epoch 3: 0.2", "loss with epoch 3: 1", "loss fore step 3: 1", "for step 3: 1",
+    # an epoch's batch counter (mnist, mmcv, the ImageNet example, MiniMind) beside near misses
+    "Train Epoch: 1 [12800/60000 (21%)]\tLoss: 0.5", "Epoch [3][200/500]\tlr: 1e-2, loss: 0.4",
+    "Epoch: [0][  10/5005]\tLoss 6.9e+00 (6.9e+00)", "Epoch:[0/20](22300/41914) loss:2.656", "Epoch 3 [9/3] loss 1",
+    "Epoch 3 [2/] loss 1", "Epoch 3 (4/5 (9%)) loss 1", "Epoch 3 (4/5 (9%) loss 1", "Epoch 3 [4/5) loss 1",
+    "Epoch(val) [3][4/5] loss 1", "Test epoch 3 [4/5] loss 1", "Epoch 3 [nan/5] x", "Epoch 3 step 7 [4/5] loss 1",
+    "Epoch 3/10 ] [ 4/5 ] loss 1", "Epoch 3 [4/5][6/7] loss: 2", "Epoch 3 [4/0] loss 1", "epoch 1 [-3/5] loss 1",
 ]
 
 

@@ -77,8 +77,12 @@ START_STEPS, START_SHARE, LATE_SHARE = 10, 0.05, 0.5
 
 
 def from_start(s: Series) -> bool:
-    """Whether the series shows the run from its start (a series without steps: as far as one can tell)."""
-    return s.step_kind != "step" or s.steps[0] <= max(START_STEPS, START_SHARE * s.steps[-1])
+    """Whether the series shows the run from its start (a series without steps: as far as one can tell); a first
+    report one logging interval in is the start's (mmcv's `Epoch [1][50/500]`, then `[1][100/500]`)."""
+    if s.step_kind != "step":
+        return True
+    interval = float(s.steps[1] - s.steps[0]) if len(s.steps) >= 2 else 0.0
+    return s.steps[0] <= max(START_STEPS, START_SHARE * s.steps[-1], interval)
 
 
 def late_window(s: Series) -> bool:
@@ -240,8 +244,8 @@ def pasted_texts(run: Run, kinds: tuple[str, ...], most_bytes: int) -> Iterator[
 
 
 def reported_after(loss: Series | None, e: Event) -> np.ndarray:
-    """The values of `loss` logged after event `e`'s line in the same file (none where either has no lines):
-    a run that went on past the message."""
+    """The values of `loss` logged after event `e`'s last line in the same file (none where either has no lines):
+    a run that went on past the message (every time it was printed)."""
     if loss is None or loss.lines is None or loss.artifact != e.artifact:
         return np.zeros(0)
-    return loss.values[loss.lines > e.line]
+    return loss.values[loss.lines > max(e.fields.get("lines", [e.line]))]

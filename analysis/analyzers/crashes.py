@@ -10,7 +10,7 @@ import numpy as np
 from analysis.analyzers import error_readings
 from analysis.analyzers.common import NAN_DATA_SETTLE, pasted_texts, reported_after, small_lr, train_loss
 from analysis.ingest.events import signatures
-from analysis.metrics import clip
+from analysis.metrics import clip, fmt
 from analysis.model import Event, Evidence, Finding
 from analysis.patches import set_config_value
 from analysis.run import ConfigHit, Run
@@ -106,6 +106,23 @@ def _oom(run: Run, e: Event) -> Finding:
                    expected_impact="the step fits in memory; throughput per sample roughly unchanged",
                    patch=patch, analyzer=NAME, quick_fix="Halve the micro-batch size")
 
+
+def _oom_gone_past(e: Event, went_on: Evidence) -> Finding:
+    """An out-of-memory message the run learned on past (no traceback around it; the loss reported after its line,
+    finite and lower at the end): TensorFlow's allocator retrying a smaller chunk (`failed to allocate 613.15M ...
+    CUDA_ERROR_OUT_OF_MEMORY` at INFO), a trainer that caught it and skipped the batch. The GPU is close to full;
+    the run did not die of it: a low note under the verdict on the loss."""
+    count = f" ({e.count} times)" if e.count > 1 else ""
+    return Finding(code="out_of_memory", issue=f"GPU memory ran short{count}, and the run learned on past it: an "
+                   "allocation retried smaller or a batch skipped, not a crash", severity="low",
+                   confidence=OOM_GONE_PAST, evidence=[_ev(e), went_on],
+                   fix="Nothing failed here. If the trainer says it skipped batches (fairseq's `skipping batch`), or "
+                       "steps slowed at that line, lower the batch size; TensorFlow's allocator retries are harmless "
+                       "(set memory growth to stop them)",
+                   analyzer=NAME, quick_fix="Lower the batch size if batches were skipped")
+
+
+OOM_GONE_PAST = 0.35
 
 _OOM_TITLES = {"host_oom": "Host out of memory",
                "tf_oom": "GPU out of memory (TensorFlow or XLA/JAX resource exhausted)",
@@ -419,7 +436,8 @@ def analyze(run: Run) -> list[Finding]:
         if e.signature in _PASSING and _learned_after(run, e):
             continue            # an untrained model's first evaluation predicted one value; the run learned on
         if e.code == "out_of_memory":
-            out.append(_oom(run, e))
+            went_on = None if e.context else _learned_after(run, e)
+            out.append(_oom(run, e) if went_on is None else _oom_gone_past(e, went_on))
             continue
         title, fix = _FIXES.get(e.signature, ("", ""))
         ev = [_ev(e)]
@@ -511,10 +529,15 @@ def _dropped_nonfinite(run: Run) -> Finding | None:
                    analyzer=NAME, quick_fix="Print the loss beside the warning")
 
 
-def _learned_after(run: Run, e: Event) -> bool:
+def _learned_after(run: Run, e: Event) -> Evidence | None:
+    """The loss reported after event `e`'s line, where the run learned on past it: LEARNED_AFTER reports or
+    more, finite, lower at the last than at the first."""
     loss = next((s for n in ("train_loss", "val_loss") if (s := run.metrics.get(n)) is not None and len(s)), None)
     after = reported_after(loss, e)
-    return len(after) >= LEARNED_AFTER and bool(np.isfinite(after).all()) and after[-1] < after[0]
+    if loss is None or len(after) < LEARNED_AFTER or not np.isfinite(after).all() or after[-1] >= after[0]:
+        return None
+    return Evidence(f"{len(after)} loss reports after it, from {fmt(float(after[0]))} to {fmt(float(after[-1]))}: "
+                    "the run learned on", loss.artifact, loss.span_locator(len(loss) - len(after), len(loss) - 1))
 
 
 def _failed_beside(run: Run) -> bool:

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from analysis.analyzers.common import SHORT_CURVE, from_start, index_at_or_before, last_attempt, point, train_loss
-from analysis.metrics import fmt, fmt_step
+from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
 from analysis.signals import divergence, first_nonfinite, relative_change, rolling_median, spikes
@@ -37,6 +37,8 @@ STAND_APART = 2.0
 CHANCE_LR_READING = 0.45    # an LR outside its range beside a loss at chance: a real rival to the data bug
 OVERFIT_POINTS = 3          # three validation reports already show a best and a rise after it
 OVERFIT_RISE, OVERFIT_KEPT = 0.10, 0.05
+VAL_ONLY_FELL = 3           # a validation loss logged alone: this many reports down to its best, as many up after
+VAL_ONLY_CONF = 0.5         # ...overfitting, most likely; the training loss it lacks would settle it
 ONE_EXAMPLE_ROWS = 2        # a batch this small: a step's loss is an example's, its spikes are examples
 ACCUMULATION_KEYS = ("gradient_accumulation_steps", "accumulate_grad_batches", "grad_accum_steps",
                      "accumulation_steps")
@@ -49,7 +51,7 @@ BLEW_UP = 100.0             # a grad norm this many times its level before a ris
 def analyze(run: Run) -> list[Finding]:
     s = train_loss(run)
     if s is None:
-        return []
+        return _validation_only_overfitting(run)
     out: list[Finding] = []
     v = s.values
     bad = first_nonfinite(v)
@@ -428,24 +430,58 @@ def _lr_at_chance(run: Run, stuck: Evidence, k: int) -> list[Finding]:
                     quick_fix="Move the LR into its optimizer's range")]
 
 
-def _overfitting(run: Run, train) -> list[Finding]:
+def _validation_rose(run: Run) -> tuple[Series, int, np.ndarray] | None:
+    """The validation loss, its best report and its rise over the best at each report, where it rose
+    OVERFIT_RISE over its best and is still OVERFIT_KEPT over it at the end."""
     val = run.metrics.get("val_loss")
     if val is None or len(val) < OVERFIT_POINTS:
-        return []
+        return None
     vv = val.values
     if not np.isfinite(vv).all():
-        return []
+        return None
     best = int(np.argmin(vv))
     if best >= len(vv) - 1:
-        return []
-    later = vv[best + 1:]
-    worst = best + 1 + int(np.argmax(later))
+        return None
+    worst = best + 1 + int(np.argmax(vv[best + 1:]))
     # a rise as a share of the best; a loss that goes to zero or below (a density's NLL, an ELBO) has
     # no level to take a share of, so there it is a share of the descent made, or of the level's size
     scale = vv[best] if vv[best] > 0 else max(abs(float(vv[best])), float(vv[0] - vv[best]), 1e-12)
     rise = (vv - vv[best]) / scale
     if rise[worst] < OVERFIT_RISE or rise[-1] < OVERFIT_KEPT:
+        return None
+    return val, best, rise
+
+
+def _validation_only_overfitting(run: Run) -> list[Finding]:
+    """A log of the validation loss alone (Lightning's metrics.csv of `val_loss` per epoch) that fell for
+    VAL_ONLY_FELL reports and then climbed for as many more, ending above its best: overfitting is the
+    usual reason, and the training loss, not logged, would say (still falling: overfitting; rising with
+    it: a divergence)."""
+    rose = _validation_rose(run)
+    if rose is None or run.metrics.get("train_loss") is not None:
         return []
+    val, best, rise = rose
+    after = len(val) - 1 - best
+    if best < VAL_ONLY_FELL or after < VAL_ONLY_FELL or val.values[0] <= val.values[best]:
+        return []
+    at = f"{val.step_kind} {fmt_step(val.steps[best])}"
+    ev = [point(val, 0, "first validation loss"), point(val, best, "best validation loss"),
+          point(val, len(val) - 1, "final validation loss")]
+    return [Finding(code="overfitting", issue=f"Validation loss fell to its best at {at}, then rose "
+                    f"{rise[-1] * 100:.0f}% over the {after} reports after it (no training loss is logged to "
+                    "show it kept falling, which would settle it)",
+                    severity="medium", confidence=VAL_ONLY_CONF, evidence=ev,
+                    fix=f"Keep the checkpoint from {at} (early stopping on val loss); add weight "
+                        "decay, dropout or data augmentation; log the training loss beside it",
+                    expected_impact="validation loss stays at or below its best", analyzer=NAME,
+                    onset_step=float(val.steps[best]), quick_fix="Early-stop on validation loss")]
+
+
+def _overfitting(run: Run, train) -> list[Finding]:
+    rose = _validation_rose(run)
+    if rose is None:
+        return []
+    val, best, rise = rose
     t = train.values
     m = train.steps >= val.steps[best]
     if m.sum() < 2 or not np.isfinite(t[m]).all() or relative_change(t[m]) <= 0.02:

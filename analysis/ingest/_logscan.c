@@ -13,7 +13,8 @@
    followed by `=`, `:` (or a full-width one), `|`, spaces or a comma right after it (`loss_rpn_cls,0.77`), an optional
    `[` (`Epoch [1][50/500]`; or a counter bracketed right after the name, `Epoch[3]`, `Epoch(3)`), an
    optional wrapper (`tensor(`, `np.float64(`), and a number (units such as `ms` or `%` end it), nan, inf or
-   infinity. The first value of each family per line wins. A lone word that opens
+   infinity. An epoch's number may be followed by its batch counter (`Epoch [3][200/500]`), read as the step.
+   The first value of each family per line wins. A lone word that opens
    a section (`| valid | loss 9.4`, `Epoch(val)`, `Test: [10/100]`) has the keys after it looked
    up as `val|loss`. Keras' `val_loss improved from 0.5 to 0.4` reads the second number. A line of three or
    more names apart by `|`, tabs, commas (a CSV header) or two spaces, two of them
@@ -250,6 +251,7 @@ typedef struct {
     int line_n, line_cap;                                              /* index of each in its list (else 0) */
     double step;        /* the last step seen in this chunk, NaN before */
     double raw_first, raw_last, offset;   /* the step counter as logged, and what its restarts add */
+    double batch_epoch, batch_total, batch_base;   /* an epoch's batch counter: its epoch, total, the epochs before */
     int32_t rows;       /* metric lines so far */
     Buf hits;
     long malformed;
@@ -396,6 +398,44 @@ static int attached_counter(const char *s, Py_ssize_t j, Py_ssize_t n) {
     end++;
     while (end < n && is_blank((unsigned char)s[end])) end++;
     return !(end < n && (s[end] == ':' || s[end] == '='));
+}
+
+/* The batch counter right after an epoch's number: `Train Epoch: 1 [12800/60000 (21%)]`, mmcv's `Epoch [3][200/500]`,
+   the ImageNet example's `Epoch: [0][  10/5005]`, `Epoch:[0/20](22300/41914)`. From `end`, past the epoch's value:
+   an optional `/total` and closing bracket, blanks, then a bracketed `done/total` (an optional `(21%)` after it).
+   Where it is, its position and total, and *after the bracket that closes it, else 0. */
+static int batch_counter(const char *s, Py_ssize_t n, Py_ssize_t k, double *pos, double *total, Py_ssize_t *after) {
+    double v;
+    Py_ssize_t end;
+    if (k < n && s[k] == '/' && parse_number(s, k + 1, n, &v, &end)) k = end;
+    if (k < n && (s[k] == ']' || s[k] == ')')) k++;
+    while (k < n && is_blank((unsigned char)s[k])) k++;
+    if (k >= n || (s[k] != '[' && s[k] != '(')) return 0;
+    char close = s[k] == '[' ? ']' : ')';
+    k++;
+    while (k < n && is_blank((unsigned char)s[k])) k++;
+    if (k >= n || !is_digit((unsigned char)s[k]) || !parse_number(s, k, n, pos, &end)) return 0;
+    if (end >= n || s[end] != '/' || end + 1 >= n || !is_digit((unsigned char)s[end + 1]) ||
+        !parse_number(s, end + 1, n, total, &end) || *total < *pos || *total <= 0) return 0;
+    k = end;
+    while (k < n && is_blank((unsigned char)s[k])) k++;
+    if (k < n && s[k] == '(' && parse_number(s, k + 1, n, &v, &end) && end + 1 < n && s[end] == '%' && s[end + 1] == ')') {
+        k = end + 2;
+        while (k < n && is_blank((unsigned char)s[k])) k++;
+    }
+    if (k >= n || s[k] != close) return 0;
+    *after = k + 1;
+    return 1;
+}
+
+/* The step of an epoch's batch counter: its position after the totals of the epochs before it, so that an epoch
+   logged once (`Train Epoch: 2 [0/500 (0%)]`) is a step of its own; an epoch that goes back starts over. */
+static double batch_step(Out *o, double epoch, double pos, double total) {
+    if (isnan(o->batch_epoch) || epoch < o->batch_epoch) o->batch_base = 0;
+    else if (epoch > o->batch_epoch) o->batch_base += o->batch_total;
+    o->batch_epoch = epoch;
+    o->batch_total = total;
+    return o->batch_base + pos;
 }
 
 /* A comma right after a key, then a number: keras-frcnn's `loss_rpn_cls,0.77,loss_rpn_regr,0.11`, a `key, value`
@@ -586,6 +626,14 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
             } else if (fam >= 0 && c->last_line[fam] != ln) {
                 c->last_line[fam] = ln;
                 if (line_add(o, fam, v, 0)) return -1;
+                double pos, total;
+                Py_ssize_t after;
+                if (fam == family(c, "epoch", 5) && section != SECTION_VAL && section != SECTION_TEST &&
+                    c->last_line[0] != ln && batch_counter(s, n, end, &pos, &total, &after)) {
+                    c->last_line[0] = ln;
+                    if (line_add(o, 0, batch_step(o, v, pos, total), 0)) return -1;
+                    end = after;
+                }
                 /* a quoted key's list, as Keras' `history.history` prints it: every value (an unquoted
                    `lr=[1e-05, 1e-05]` lists param groups, one step) */
                 for (int32_t idx = 1; quoted && sep == ':' && listed; idx++) {
@@ -899,7 +947,7 @@ static PyObject *scan(PyObject *Py_UNUSED(self), PyObject *args) {
     c.resolve = resolve;
     for (Py_ssize_t k = 0; k < n_initials; k++) c.initial[(unsigned char)initials[k]] = 1;
     Out o = {0};
-    o.step = o.raw_first = o.raw_last = NAN;
+    o.step = o.raw_first = o.raw_last = o.batch_epoch = NAN;
     Header table = {.n = 0};
     const char *data = view.buf;
     Py_ssize_t size = view.len, pos = 0;

@@ -186,6 +186,40 @@ def _attached_counter(s: bytes, j: int) -> bool:
     return not (end < len(s) and s[end] in b":=")
 
 
+def _batch_counter(s: bytes, k: int) -> tuple[float, float, int] | None:
+    """The batch counter right after an epoch's number (see the C file's batch_counter): its position within
+    the epoch, its total and where its bracket closes, else None."""
+    n = len(s)
+    if k < n and s[k] == 47 and (total := parse_number(s, k + 1)) is not None:
+        k = total[1]
+    if k < n and s[k] in b"])":
+        k += 1
+    while k < n and s[k] in _BLANK:
+        k += 1
+    if k >= n or s[k] not in b"[(":
+        return None
+    close = 93 if s[k] == 91 else 41
+    k += 1
+    while k < n and s[k] in _BLANK:
+        k += 1
+    pos = parse_number(s, k) if k < n and 48 <= s[k] <= 57 else None
+    if pos is None or pos[1] + 1 >= n or s[pos[1]] != 47 or not 48 <= s[pos[1] + 1] <= 57:
+        return None
+    total = parse_number(s, pos[1] + 1)
+    if total is None or total[0] < pos[0] or total[0] <= 0:
+        return None
+    k = total[1]
+    while k < n and s[k] in _BLANK:
+        k += 1
+    if k < n and s[k] == 40 and (pct := parse_number(s, k + 1)) is not None and s[pct[1]:pct[1] + 2] == b"%)":
+        k = pct[1] + 2
+        while k < n and s[k] in _BLANK:
+            k += 1
+    if k >= n or s[k] != close:
+        return None
+    return pos[0], total[0], k + 1
+
+
 def _cells(s: bytes, how: int) -> list[bytes]:
     if how == COMMAS:
         return [c.strip(b" \t") for c in s.strip(b" \t").split(b",")]
@@ -217,6 +251,7 @@ class Scanner:
         self.cols: dict[int, tuple[array, array, array, array]] = {}
         self.step = self.raw_first = self.raw_last = _NAN
         self.offset = 0.0
+        self.batch_epoch, self.batch_total, self.batch_base = _NAN, 0.0, 0.0
         self.rows = 0
         self.malformed = 0
         self.table: _Table | None = None
@@ -385,6 +420,12 @@ class Scanner:
                 elif fam >= 0 and fam not in seen:
                     seen.add(fam)
                     out.append((fam, num[0], 0))
+                    if fam == self.family(b"epoch") and section not in _PREFIX and 0 not in seen:
+                        counted = _batch_counter(s, num[1])
+                        if counted is not None:
+                            seen.add(0)
+                            out.append((0, self.batch_step(num[0], counted[0], counted[1]), 0))
+                            num = (num[0], counted[2])
                     if quoted and sep == 58 and listed:   # Keras' history.history; `lr=[a, b]` is param groups
                         num = self.rest_of_list(s, num, fam, out)
                 # a counter inside the label, the value after it: `Loss at step 100 : nan` (see the C file)
@@ -432,6 +473,15 @@ class Scanner:
             seen.add(fam)
             out.append((fam, val[0], 0))
         return num[0], val[1]
+
+    def batch_step(self, epoch: float, pos: float, total: float) -> float:
+        """The step of an epoch's batch counter (see the C file's batch_step)."""
+        if self.batch_epoch != self.batch_epoch or epoch < self.batch_epoch:
+            self.batch_base = 0.0
+        elif epoch > self.batch_epoch:
+            self.batch_base += self.batch_total
+        self.batch_epoch, self.batch_total = epoch, total
+        return self.batch_base + pos
 
     def split_accuracy(self, s: bytes, end: int, seen: set[int]) -> bool:
         """A section word's number is its accuracy where it is a percentage on a line that counts epochs or

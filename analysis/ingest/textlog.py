@@ -102,6 +102,8 @@ NONFINITE_PREFIX = "nonfinite/"   # `lb=nan` under a name no alias knows: kept f
 COST_PREFIX = "cost/"
 _COST = re.compile(r"(?i)(?:^|[ _])cost$")
 _COST_NAMES = ("train_loss", "val_loss", "test_loss")
+# the words before a cost that keep it one (`avg cost`, neuraltalk's `loss cost`; `model cost` is prose)
+_COST_WORDS = ("loss", "total", "avg", "average", "mean", "batch", "minibatch", "running", "final")
 MAX_FAMILIES_OF_A_KIND = 256     # nameless NaNs, loss parts: one series each, so a bounded number of them
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}")
 # whole parts of a name: a rate over a zero duration is no overflow (`bits_per_dim`, `beta` are no timing)
@@ -144,7 +146,11 @@ def _name_in(section: str, key: str) -> str | None:
             or next((t for t in tails if t), None)
     if section and name not in (None, "step", "epoch") and not name.startswith(("val_", "test_")):
         name = sections()[1].get(section, {}).get(name)
-    return COST_PREFIX + name if name in _COST_NAMES and _COST.search(key) else name
+    if name in _COST_NAMES and _COST.search(key):
+        before = key.lower().split(" ")[-2:-1]
+        # prose before a cost is a duration's (jieba's `Loading model cost 0.644 seconds.`)
+        return COST_PREFIX + name if not before or before[0] in _COST_WORDS or before[0] in sections()[0] else None
+    return name
 
 
 def _capped_kind(name: str) -> str | None:
