@@ -3,6 +3,7 @@ nanoGPT log, a tail of a run stuck at chance), and the reader forms found on com
 lines support and no more."""
 import csv
 import shutil
+import tempfile
 from pathlib import Path
 
 from analysis import diagnose
@@ -186,8 +187,7 @@ def _with_lines(scenario, tmp_path, at: int | None, lines: list[str]):
     """A real run's log (healthy_noisy_mlp) with `lines` put after its line `at` (None: at its end)."""
     log = (scenario("healthy_noisy_mlp") / "train.log").read_text().splitlines()
     at = len(log) if at is None else at
-    root = tmp_path / f"at{at}-{len(lines)}"
-    root.mkdir()
+    root = Path(tempfile.mkdtemp(dir=tmp_path))
     (root / "train.log").write_text("\n".join(log[:at] + lines + log[at:]) + "\n")
     return diagnose(root)[0]
 
@@ -208,6 +208,24 @@ def test_an_oom_the_run_learned_on_past_is_a_low_note_under_the_verdict(scenario
              "79.25 GiB of which 10.75 MiB is free."]
     restarted = _with_lines(scenario, tmp_path, 100, crash)
     assert (restarted.root_causes[0].code, restarted.root_causes[0].severity) == ("out_of_memory", "critical")
+
+
+def test_an_oom_counts_from_its_last_line_and_only_where_it_says_the_program_goes_on(scenario, tmp_path):
+    """A trainer's caught OOM (`skipping batch`) once mid-run and then at every batch where the log ends: the run
+    did not learn on past its last, so it is the crash; the OOM killer's `Killed` mid-log, then losses (a relaunch
+    by a wrapper script), stays the crash: its message does not say the program went on."""
+    skip = ("2024-05-02 10:11:12 | WARNING | train | CUDA out of memory. Tried to allocate 1.53 GiB (GPU 0; 31.75 GiB "
+            "total capacity; 28.41 GiB already allocated; 1.20 GiB free); skipping batch")
+    log = (scenario("healthy_noisy_mlp") / "train.log").read_text().splitlines()
+    root = tmp_path / "every-batch"
+    root.mkdir()
+    (root / "train.log").write_text("\n".join(log[:100] + [skip] + log[100:] + [skip] * 40) + "\n")
+    end = diagnose(root)[0]
+    assert (end.root_causes[0].code, end.root_causes[0].severity) == ("out_of_memory", "critical")
+    once = _with_lines(scenario, tmp_path, 100, [skip])
+    assert once.root_causes[0].code == "healthy"
+    killed = _with_lines(scenario, tmp_path, 100, ["run.sh: line 5: 20211 Killed           python train.py --bs 64"])
+    assert (killed.root_causes[0].code, killed.root_causes[0].severity) == ("out_of_memory", "critical")
 
 
 def test_a_validation_loss_logged_alone_that_turns_up_is_overfitting_at_medium(scenario, tmp_path):

@@ -443,9 +443,16 @@ DIALECTS = [
         "Epoch(val) [2][7/7]  loss: 0.5",
         "Epoch [2][ 300 / 60000] loss: 0.2",      # blanks around its slash: no counter
         "Train Epoch: 3 [0/60000 (0%)]\tLoss: 0.190000",
+        "Val Epoch: 3 [10/50]\tLoss: 0.45",         # a validation pass's own counter: no step, no total
         "Train Epoch: 4 [0/60000 (0%)]\tLoss: 0.180000",
     ]), {"train_loss": [2.3, 0.3, 0.29, 0.25, 0.24, 0.2, 0.19, 0.18],
-         "steps": [0, 57600, 60000, 60100, 60200, 120000, 180000], "val_loss": [0.5]}),
+         "steps": [0, 57600, 60000, 60100, 60200, 120000, 180000], "val_loss": [0.5, 0.45]}),
+    ("...where the log starts at a later epoch (a resumed run), its first step is past epoch 1's end, no step 0 "
+     "(the ImageNet example's ProgressMeter after `--resume`)", "\n".join([
+        "Epoch: [30][  0/500]\tTime  0.330 ( 0.412)\tLoss 3.1200e+02 (3.1200e+02)",
+        "Epoch: [30][100/500]\tTime  0.330 ( 0.412)\tLoss 2.9600e+02 (3.0400e+02)",
+        "Epoch: [31][  0/500]\tTime  0.330 ( 0.412)\tLoss 2.9000e+02 (2.9000e+02)",
+    ]), {"train_loss": [312, 296, 290], "steps": [14500, 14600, 15000]}),
 ]
 
 

@@ -8,6 +8,7 @@ from analysis.analyzers import (
     learning_rate,
     loss,
     memory,
+    one_class,
     outputs,
     parameters,
     printed_checks,
@@ -15,4 +16,4 @@ from analysis.analyzers import (
 )
 
 ANALYZERS = (loss, gradients, learning_rate, crashes, memory, parameters, weights, code, outputs, excerpt,
-             printed_checks)
+             printed_checks, one_class)

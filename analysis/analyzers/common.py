@@ -248,4 +248,4 @@ def reported_after(loss: Series | None, e: Event) -> np.ndarray:
     a run that went on past the message (every time it was printed)."""
     if loss is None or loss.lines is None or loss.artifact != e.artifact:
         return np.zeros(0)
-    return loss.values[loss.lines > max(e.fields.get("lines", [e.line]))]
+    return loss.values[loss.lines > e.fields.get("last_line", e.line)]

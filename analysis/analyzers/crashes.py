@@ -107,11 +107,18 @@ def _oom(run: Run, e: Event) -> Finding:
                    patch=patch, analyzer=NAME, quick_fix="Halve the micro-batch size")
 
 
+# An out-of-memory message that says the program goes on: TensorFlow's allocator retrying a smaller chunk
+# (`failed to allocate 613.15M (642935552 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY`, at INFO), a trainer
+# that caught it (fairseq's `attempting to recover from OOM`, `skipping batch`). Not the OOM killer's `Killed`,
+# nor a bare `CUDA out of memory`: losses after those may be a relaunch's.
+_RETRIED_OOM = re.compile(r"failed to allocate [\d.]+[KMGT]? \(\d+ bytes\) from device|skipping (?:this )?batch|"
+                          r"recover(?:ing)? from (?:an? )?OOM|attempting to recover", re.I)
+
+
 def _oom_gone_past(e: Event, went_on: Evidence) -> Finding:
-    """An out-of-memory message the run learned on past (no traceback around it; the loss reported after its line,
-    finite and lower at the end): TensorFlow's allocator retrying a smaller chunk (`failed to allocate 613.15M ...
-    CUDA_ERROR_OUT_OF_MEMORY` at INFO), a trainer that caught it and skipped the batch. The GPU is close to full;
-    the run did not die of it: a low note under the verdict on the loss."""
+    """An out-of-memory message that says the program goes on (`_RETRIED_OOM`), with no traceback around it, that
+    the run learned on past (the loss reported after its last line, finite and lower at the end). The GPU is close
+    to full; the run did not die of it: a low note under the verdict on the loss."""
     count = f" ({e.count} times)" if e.count > 1 else ""
     return Finding(code="out_of_memory", issue=f"GPU memory ran short{count}, and the run learned on past it: an "
                    "allocation retried smaller or a batch skipped, not a crash", severity="low",
@@ -436,7 +443,7 @@ def analyze(run: Run) -> list[Finding]:
         if e.signature in _PASSING and _learned_after(run, e):
             continue            # an untrained model's first evaluation predicted one value; the run learned on
         if e.code == "out_of_memory":
-            went_on = None if e.context else _learned_after(run, e)
+            went_on = _learned_after(run, e) if not e.context and _RETRIED_OOM.search(e.text) else None
             out.append(_oom(run, e) if went_on is None else _oom_gone_past(e, went_on))
             continue
         title, fix = _FIXES.get(e.signature, ("", ""))

@@ -39,6 +39,8 @@ OVERFIT_POINTS = 3          # three validation reports already show a best and a
 OVERFIT_RISE, OVERFIT_KEPT = 0.10, 0.05
 VAL_ONLY_FELL = 3           # a validation loss logged alone: this many reports down to its best, as many up after
 VAL_ONLY_CONF = 0.5         # ...overfitting, most likely; the training loss it lacks would settle it
+VAL_ONLY_NOISE = 3.0        # the fall and the climb each past 3x the median change from one report to the next
+VAL_ONLY_MAX_RISE = 2.0     # and at most 3x its best at the end
 ONE_EXAMPLE_ROWS = 2        # a batch this small: a step's loss is an example's, its spikes are examples
 ACCUMULATION_KEYS = ("gradient_accumulation_steps", "accumulate_grad_batches", "grad_accum_steps",
                      "accumulation_steps")
@@ -461,8 +463,16 @@ def _validation_only_overfitting(run: Run) -> list[Finding]:
     if rose is None or run.metrics.get("train_loss") is not None:
         return []
     val, best, rise = rose
-    after = len(val) - 1 - best
-    if best < VAL_ONLY_FELL or after < VAL_ONLY_FELL or val.values[0] <= val.values[best]:
+    vv = val.values
+    after = len(vv) - 1 - best
+    if best < VAL_ONLY_FELL or after < VAL_ONLY_FELL or rise[-1] > VAL_ONLY_MAX_RISE:
+        return []               # a loss many times its best is a divergence's, which the training loss would show
+    # a fall and then a climb, each well past the report-to-report noise: a level that wanders is neither
+    noise = float(np.median(np.abs(np.diff(vv))))
+    third = max(1, after // 3)
+    fell = float(np.median(vv[:VAL_ONLY_FELL])) - vv[best]
+    climbed = float(np.median(vv[-third:])) - float(np.median(vv[best + 1:best + 1 + third]))
+    if min(fell, climbed, float(np.median(vv[-third:])) - vv[best]) <= VAL_ONLY_NOISE * noise:
         return []
     at = f"{val.step_kind} {fmt_step(val.steps[best])}"
     ev = [point(val, 0, "first validation loss"), point(val, best, "best validation loss"),

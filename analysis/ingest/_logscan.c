@@ -429,9 +429,11 @@ static int batch_counter(const char *s, Py_ssize_t n, Py_ssize_t k, double *pos,
 }
 
 /* The step of an epoch's batch counter: its position after the totals of the epochs before it, so that an epoch
-   logged once (`Train Epoch: 2 [0/500 (0%)]`) is a step of its own; an epoch that goes back starts over. */
+   logged once (`Train Epoch: 2 [0/500 (0%)]`) is a step of its own. The first epoch seen (or one the counter goes
+   back to: a run appended, a resume) starts at epoch 1's end where it is 2 or more, as epochs count from 0 or 1:
+   a log resumed at `Epoch: [30][0/500]` is no run at its first update. */
 static double batch_step(Out *o, double epoch, double pos, double total) {
-    if (isnan(o->batch_epoch) || epoch < o->batch_epoch) o->batch_base = 0;
+    if (isnan(o->batch_epoch) || epoch < o->batch_epoch) o->batch_base = epoch >= 2 ? (epoch - 1) * total : 0;
     else if (epoch > o->batch_epoch) o->batch_base += o->batch_total;
     o->batch_epoch = epoch;
     o->batch_total = total;
@@ -628,7 +630,9 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
                 if (line_add(o, fam, v, 0)) return -1;
                 double pos, total;
                 Py_ssize_t after;
+                /* not a validation pass's own counter (`Epoch(val) [3][10/50]`, `Val Epoch: 3 [10/50]`) */
                 if (fam == family(c, "epoch", 5) && section != SECTION_VAL && section != SECTION_TEST &&
+                    soft != SECTION_VAL && soft != SECTION_TEST &&
                     c->last_line[0] != ln && batch_counter(s, n, end, &pos, &total, &after)) {
                     c->last_line[0] = ln;
                     if (line_add(o, 0, batch_step(o, v, pos, total), 0)) return -1;

@@ -420,7 +420,8 @@ class Scanner:
                 elif fam >= 0 and fam not in seen:
                     seen.add(fam)
                     out.append((fam, num[0], 0))
-                    if fam == self.family(b"epoch") and section not in _PREFIX and 0 not in seen:
+                    counting = section not in _PREFIX and soft not in _PREFIX     # not a validation pass's
+                    if fam == self.family(b"epoch") and counting and 0 not in seen:
                         counted = _batch_counter(s, num[1])
                         if counted is not None:
                             seen.add(0)
@@ -477,7 +478,7 @@ class Scanner:
     def batch_step(self, epoch: float, pos: float, total: float) -> float:
         """The step of an epoch's batch counter (see the C file's batch_step)."""
         if self.batch_epoch != self.batch_epoch or epoch < self.batch_epoch:
-            self.batch_base = 0.0
+            self.batch_base = (epoch - 1) * total if epoch >= 2 else 0.0
         elif epoch > self.batch_epoch:
             self.batch_base += self.batch_total
         self.batch_epoch, self.batch_total = epoch, total

@@ -102,8 +102,9 @@ NONFINITE_PREFIX = "nonfinite/"   # `lb=nan` under a name no alias knows: kept f
 COST_PREFIX = "cost/"
 _COST = re.compile(r"(?i)(?:^|[ _])cost$")
 _COST_NAMES = ("train_loss", "val_loss", "test_loss")
-# the words before a cost that keep it one (`avg cost`, neuraltalk's `loss cost`; `model cost` is prose)
-_COST_WORDS = ("loss", "total", "avg", "average", "mean", "batch", "minibatch", "running", "final")
+# a cost followed by a unit of time is a duration (jieba's `Loading model cost 0.644 seconds.`, `cost 3.2s`)
+_COST_DURATION = re.compile(rb"(?i)cost\W{0,3}[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)? ?"
+                            rb"(?:s|secs?|seconds?|ms|mins?|minutes?|h|hours?)\b")
 MAX_FAMILIES_OF_A_KIND = 256     # nameless NaNs, loss parts: one series each, so a bounded number of them
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}")
 # whole parts of a name: a rate over a zero duration is no overflow (`bits_per_dim`, `beta` are no timing)
@@ -146,11 +147,7 @@ def _name_in(section: str, key: str) -> str | None:
             or next((t for t in tails if t), None)
     if section and name not in (None, "step", "epoch") and not name.startswith(("val_", "test_")):
         name = sections()[1].get(section, {}).get(name)
-    if name in _COST_NAMES and _COST.search(key):
-        before = key.lower().split(" ")[-2:-1]
-        # prose before a cost is a duration's (jieba's `Loading model cost 0.644 seconds.`)
-        return COST_PREFIX + name if not before or before[0] in _COST_WORDS or before[0] in sections()[0] else None
-    return name
+    return COST_PREFIX + name if name in _COST_NAMES and _COST.search(key) else name
 
 
 def _capped_kind(name: str) -> str | None:
@@ -286,20 +283,28 @@ def _summed_parts(columns: list, families: _Families) -> list:
              total[keep].tobytes())]
 
 
-def _costs_as_losses(columns: list, families: _Families) -> list:
+def _line_of(buf: memoryview, ends: np.ndarray, i: int) -> bytes:
+    """Line i (0-based) of a chunk whose newlines sit at `ends`."""
+    start = int(ends[i - 1]) + 1 if i > 0 else 0
+    return bytes(buf[start:int(ends[i]) if i < len(ends) else len(buf)])
+
+
+def _costs_as_losses(columns: list, families: _Families, buf: memoryview) -> list:
     """The rows of a `cost` (`COST_PREFIX`) under its loss's family where that row printed no loss under
-    another name, or where the cost is NaN or Inf (no duration is: a NaN cost beside a finite loss is the
-    run's NaN, as the scanner keeps a NaN read twice on a line); the rest are dropped (a duration that a log
-    called a cost)."""
+    another name and no unit of time after it, or where the cost is NaN or Inf (no duration is: a NaN cost
+    beside a finite loss is the run's NaN, as the scanner keeps a NaN read twice on a line); the rest are
+    dropped (a duration that a log called a cost)."""
     out: list = []
     costs: list = []
     for c in columns:
         (costs if families.names[c[0]].startswith(COST_PREFIX) else out).append(c)
+    ends = np.flatnonzero(np.frombuffer(buf, np.uint8) == 10) if costs else np.zeros(0, np.int64)
     for fam, rows, lines, steps, values in costs:
         loss = families.named(families.names[fam][len(COST_PREFIX):])
         rows_a = np.frombuffer(rows, np.int32)
         have = [np.frombuffer(c[1], np.int32) for c in out if c[0] == loss]
         keep = ~np.isin(rows_a, np.concatenate(have)) if have else np.ones(len(rows_a), bool)
+        keep &= [not _COST_DURATION.search(_line_of(buf, ends, int(ln))) for ln in np.frombuffer(lines, np.int32)]
         keep |= ~np.isfinite(np.frombuffer(values, np.float64))
         if keep.any():
             out.append((loss, rows_a[keep].tobytes(), np.frombuffer(lines, np.int32)[keep].tobytes(),
@@ -341,7 +346,7 @@ def parse_text_log(path: Path, artifact: str) -> TextLogResult:
         has_cr |= bool(cr)
         saw_step |= bool(np.isfinite(chunk_last_step))
         columns += _summed_parts(columns, families)
-        columns = _costs_as_losses(columns, families)
+        columns = _costs_as_losses(columns, families, buf)
         for fam, rows, lines, steps, values in columns:
             steps = np.frombuffer(steps, np.float64)
             if saw_step:                  # before the chunk's first step: the last one before it
