@@ -249,3 +249,19 @@ def test_a_validation_loss_logged_alone_that_turns_up_is_overfitting_at_medium(s
     assert (top.code, top.severity) == ("overfitting", "medium") and "training loss" in top.issue
     falling, _ = diagnose(logged("falling", val[:best + 1]))
     assert not [c for c in falling.root_causes if c.code == "overfitting"]
+
+
+def test_a_validation_loss_that_wanders_or_explodes_is_no_overfitting(tmp_path):
+    """Validation losses alone that settle at a level with report-to-report noise (the best is one low draw, the
+    climb after it no more than the noise), or that blow up fifty-fold as the LR doubles each epoch: neither is
+    the fall-then-climb that overfitting draws."""
+    level = [1.2, 0.9, 0.7, 0.55, 0.4846, 0.5113, 0.5064, 0.5129, 0.4827, 0.5006, 0.4990, 0.4700, 0.5108, 0.5064,
+             0.5478, 0.4911, 0.5203, 0.4987, 0.5150, 0.5032, 0.4895, 0.5188, 0.5071, 0.5262, 0.4968]
+    blown = [2.3, 1.9, 1.6, 1.4, 1.8, 3.5, 9.0, 40.0, 70.0]
+    for name, vals in (("level", level), ("blown", blown)):
+        root = tmp_path / name
+        root.mkdir()
+        (root / "metrics.csv").write_text("epoch,step,val_loss\n" + "".join(
+            f"{e},{50 * (e + 1) - 1},{v}\n" for e, v in enumerate(vals)))
+        d, _ = diagnose(root)
+        assert not [c for c in d.root_causes if c.code == "overfitting"], name

@@ -431,7 +431,9 @@ DIALECTS = [
         "Loading model cost 0.644 seconds.",       # jieba's, printed in front of Chinese NLP logs: prose, no cost
         "avg cost= 0.4",
         "254/15000 batch done in 5.082s. at epoch 0.85. loss cost = 39.408169, reg cost = 0.000001, ppl2 = 29.19",
-    ]), {"train_loss": [2.302585, 0.69, 0.6, 0.5, 0.4, 39.408169], "val_loss": [0.71], "step_time": [3.5]}),
+        "recon cost = 2.5",
+        "Epoch 4 cost: 41.2s",                     # a unit of time after it: a duration
+    ]), {"train_loss": [2.302585, 0.69, 0.6, 0.5, 0.4, 39.408169, 2.5], "val_loss": [0.71], "step_time": [3.5]}),
     ("an epoch's batch counter is the step, restarting each epoch (pytorch/examples mnist's `Train Epoch`, the "
      "ImageNet example's ProgressMeter, MiniMind's pre-training print; a validation counter is none)", "\n".join([
         "Train Epoch: 1 [0/60000 (0%)]\tLoss: 2.300000",
