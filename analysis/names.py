@@ -35,7 +35,8 @@ def canonical(raw: str) -> str:
 
 
 STEP_COLUMNS = ("step", "global_step", "_step", "iter", "iteration", "trainer/global_step", "it", "steps",
-                "num_updates", "current_steps")      # (LLaMA-Factory's trainer_log.jsonl: `"current_steps": 3200`)
+                "num_updates", "current_steps",      # (LLaMA-Factory's trainer_log.jsonl: `"current_steps": 3200`)
+                "time/total_timesteps")              # (Stable-Baselines3's progress.csv: environment steps)
 # In a line of text `Steps: 3` is a count of steps (Time-Series-Library's `Epoch: 5, Steps: 3`), not a position.
 TEXT_STEP_KEYS = tuple(k for k in STEP_COLUMNS if k != "steps")
 

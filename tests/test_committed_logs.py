@@ -2,9 +2,13 @@
 nanoGPT log, a tail of a run stuck at chance), and the reader forms found on committed logs: what the
 lines support and no more."""
 import csv
+import json
 import shutil
 import tempfile
 from pathlib import Path
+
+import pytest
+import torch
 
 from analysis import diagnose
 
@@ -265,3 +269,78 @@ def test_a_validation_loss_that_wanders_or_explodes_is_no_overfitting(tmp_path):
             f"{e},{50 * (e + 1) - 1},{v}\n" for e, v in enumerate(vals)))
         d, _ = diagnose(root)
         assert not [c for c in d.root_causes if c.code == "overfitting"], name
+
+
+def _records(scenario, name: str) -> list[dict]:
+    """A scenario run's `step=... loss=... lr=...` lines as records."""
+    out = []
+    for line in (scenario(name) / "train.log").read_text().splitlines():
+        kv = dict(p.split("=", 1) for p in line.split() if "=" in p)
+        if "step" in kv and "loss" in kv:
+            out.append({"iteration": int(kv["step"]), "total_loss": float(kv["loss"]), "lr": float(kv["lr"])})
+    return out
+
+
+@pytest.mark.parametrize("name,code", [("lr_jump_mlp", "lr_too_high"), ("healthy_noisy_mlp", "healthy")])
+def test_json_files_by_their_contents(scenario, tmp_path, name, code):
+    """detectron2 writes one JSON object a line into `metrics.json` (an unreadable config before); a trainer state
+    uploaded under another name (`trainer_state (1).json`) is still one; a JSON config stays a config."""
+    rows = _records(scenario, name)
+    d2 = tmp_path / "d2"
+    d2.mkdir()
+    (d2 / "metrics.json").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    d, _ = diagnose(d2)
+    assert d.root_causes[0].code == code
+    hf = tmp_path / "hf"
+    hf.mkdir()
+    state = {"best_metric": None, "epoch": 10.0, "global_step": rows[-1]["iteration"], "log_history": [
+        {"epoch": r["iteration"] / 30, "learning_rate": r["lr"], "loss": r["total_loss"], "step": r["iteration"]}
+        for r in rows]}
+    (hf / "trainer_state (1).json").write_text(json.dumps(state, indent=2, sort_keys=True))
+    (hf / "config.json").write_text(json.dumps({"hidden_size": 64, "learning_rate": 3e-4}, indent=2))
+    d, run = diagnose(hf)
+    assert d.root_causes[0].code == code
+    assert {a.kind for a in run.artifacts} >= {"metrics", "config"}
+
+
+def _two_part_run(matched: bool) -> list[tuple[float, float, float, float]]:
+    """A tiny detector-like head trained on CPU: a class term and a box term (the box term over the objects a
+    ground truth matched; with none matched it is 0, as YOLO's is where label files are empty). Per epoch:
+    train box, train cls, val box, val cls."""
+    g = torch.Generator().manual_seed(0)
+    x, cls = torch.randn(640, 8, generator=g), torch.randint(0, 3, (640,), generator=g)
+    box = torch.rand(640, 4, generator=g)
+    has = torch.ones(640, dtype=torch.bool) if matched else torch.zeros(640, dtype=torch.bool)
+    torch.manual_seed(0)
+    model = torch.nn.Linear(8, 7)
+    opt = torch.optim.Adam(model.parameters(), lr=0.02)
+
+    def terms(i):
+        out = model(x[i])
+        b = torch.nn.functional.l1_loss(out[has[i], 3:], box[i][has[i]], reduction="sum") / max(1, int(has[i].sum()))
+        return b, torch.nn.functional.cross_entropy(out[:, :3], cls[i])
+
+    rows = []
+    for _ in range(12):
+        for k in range(0, 512, 64):
+            opt.zero_grad()
+            sum(terms(slice(k, k + 64))).backward()
+            opt.step()
+        with torch.no_grad():
+            rows.append(tuple(float(t) for t in (*terms(slice(0, 512)), *terms(slice(512, 640)))))
+    return rows
+
+
+@pytest.mark.parametrize("matched,code", [(True, "healthy"), (False, "data_pipeline_bug")])
+def test_yolov5_results_csv_reads_its_loss_from_its_parts(tmp_path, matched, code):
+    """YOLOv5's results.csv (right-aligned, `train/box_loss`, `metrics/mAP_0.5`, `x/lr0`) logs the loss only as its
+    parts (no cause at all before): summed, it is read; a box term 0 at every epoch is no object matched."""
+    rows = _two_part_run(matched)
+    head = ["epoch", "train/box_loss", "train/cls_loss", "metrics/mAP_0.5", "val/box_loss", "val/cls_loss", "x/lr0"]
+    text = ",".join(f"{h:>20}" for h in head) + "\n" + "".join(
+        ",".join(f"{v:>20.5g}" for v in (e, r[0], r[1], 0.1 + 0.05 * e, r[2], r[3], 0.01)) + "\n"
+        for e, r in enumerate(rows))
+    (tmp_path / "results.csv").write_text(text)
+    d, run = diagnose(tmp_path)
+    assert {"train_loss", "val_loss", "map50", "lr"} <= set(run.metrics.names())
+    assert d.root_causes[0].code == code

@@ -55,7 +55,7 @@ def test_an_lr_above_every_range_over_a_loss_that_falls_at_each_report_is_a_note
                        "| epoch 002 | valid on 'valid' subset | valid loss 1.63 | valid ppl 3.11\n")
     assert [c.code for c in d.root_causes][:2] == ["healthy", "lr_too_high"]
     note = d.root_causes[1]
-    assert note.severity == "low" and "falls at every report" in note.issue
+    assert note.severity == "low" and "falls under it" in note.issue
     # ...but not over a loss that holds where it started (a ten-thousandth down is no fall)
     d = _top(tmp_path, "step 1 lr 100.0 loss 2.3026\nstep 2 lr 100.0 loss 2.3025\n")
     assert d.root_causes[0].code == "lr_too_high" and d.root_causes[0].severity == "high"

@@ -90,6 +90,28 @@ def late_window(s: Series) -> bool:
     return s.step_kind == "step" and s.steps[0] > max(START_STEPS, LATE_SHARE * s.steps[-1])
 
 
+def rewarded(run: Run) -> Series | None:
+    """A reinforcement-learning run's reward (SB3's `rollout/ep_rew_mean`, RLlib's `episode_reward_mean`), where it
+    is logged with REWARD_POINTS finite values or more: there the loss is a value or policy loss, whose level
+    grows with the returns it predicts, so it says nothing of learning the way a supervised loss does."""
+    r = run.metrics.get("reward")
+    return r if r is not None and int(np.isfinite(r.values).sum()) >= REWARD_POINTS else None
+
+
+REWARD_POINTS = 3
+
+
+def reward_held(run: Run) -> bool:
+    """Whether an RL run's reward (`rewarded`) ended no lower than it started (the median of its last third
+    against its first third's): its loss's rise is then the returns' growth, not a divergence."""
+    reward = rewarded(run)
+    if reward is None:
+        return False
+    v = reward.values[np.isfinite(reward.values)]
+    third = max(1, len(v) // 3)
+    return float(np.median(v[-third:])) >= float(np.median(v[:third]))
+
+
 def train_loss(run: Run) -> Series | None:
     for name in LOSS_NAMES[:2]:
         s = run.metrics.get(name)

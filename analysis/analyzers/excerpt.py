@@ -48,6 +48,7 @@ from analysis.analyzers.common import (
     optimizer_family,
     pasted_texts,
     point,
+    reward_held,
     small_lr,
 )
 from analysis.analyzers.not_learning import chance_accuracy, frozen_loss
@@ -58,7 +59,7 @@ from analysis.ingest.textlog import NONFINITE_PREFIX, PART_PREFIX
 from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
-from analysis.signals import divergence, rolling_median
+from analysis.signals import divergence, relative_change, rolling_median
 
 NAME = "excerpt"
 SHORT = SHORT_CURVE
@@ -70,6 +71,7 @@ NOTES = ("low", "info")
 LR_NOTE = "an LR above its usual range over a loss that falls at every report"
 FALLS_POINTS = 2          # an absurd LR over a loss that falls at every one of 2+ reports is a note...
 FALLS_SHARE = 0.05        # ...by 5% of itself or more at each (a loss that holds at ln(K) does not fall)
+FELL_POINTS, FELL_SHARE = 12, 0.2    # ...or, over 12+ noisy reports, by 20% from the first tenth to the last
 STUCK_POINTS = 3
 CHANCE_CLASSES, CHANCE_BAND = 10, 0.01   # an accuracy within 1 point of 1/K (K <= 10) at every report guesses
 RISE_POINTS = 4
@@ -369,7 +371,7 @@ def _absurd_lr(run: Run) -> list[Finding]:
         # the rate's harm shows in the loss: one that falls at every report and stays finite is a run that takes
         # this rate (fairseq's NAG at 1.25, LARS), so the rate is a note, not the fault
         ev.append(point(falls, len(falls) - 1, falls.name))
-        issue += (f"; but {falls.name} falls at every report ({fmt(float(falls.values[0]))} -> "
+        issue += (f"; but {falls.name} falls under it ({fmt(float(falls.values[0]))} -> "
                   f"{fmt(float(falls.values[-1]))}), so the run copes with it (an optimizer that takes such rates)")
     calm = falls is None and _no_harm_shown(run)
     if calm:
@@ -404,12 +406,23 @@ def _no_harm_shown(run: Run) -> bool:
 
 def _falls_throughout(run: Run) -> Series | None:
     """The training loss, where every loss the paste shows is finite, positive and falls by FALLS_SHARE or more at
-    each of FALLS_POINTS or more reports."""
+    each of FALLS_POINTS or more reports; or, on a longer curve (FELL_POINTS reports or more, noisy from batch to
+    batch), falls by FELL_SHARE from its first tenth to its last with no divergence under an LR that never moved,
+    its validation loss lower at its last report than at its first (the PyTorch word-language-model example at its
+    default lr=20 with clipping: an LSTM's loss 7.49 -> 4.51; where the rate was annealed, the fall is the anneal's).
+    """
     losses = _losses(run)
-    if not losses or any(len(s) < FALLS_POINTS or not np.isfinite(s.values).all() or (s.values <= 0).any()
-                         or not (s.values[1:] <= s.values[:-1] * (1 - FALLS_SHARE)).all() for s in losses):
+    if not losses or any(not np.isfinite(s.values).all() or (s.values <= 0).any() for s in losses):
         return None
-    return losses[0]
+    if all(len(s) >= FALLS_POINTS and (s.values[1:] <= s.values[:-1] * (1 - FALLS_SHARE)).all() for s in losses):
+        return losses[0]
+    train, lr = losses[0], run.metrics.get("lr")
+    held = lr is not None and len(lr) and float(np.nanmax(lr.values)) <= float(np.nanmin(lr.values)) * 1.01
+    if (not held or len(train) < FELL_POINTS or relative_change(train.values) < FELL_SHARE
+            or divergence(train.values) is not None
+            or any(len(s) >= 2 and s.values[-1] >= s.values[0] for s in losses[1:])):
+        return None     # a fall that came as the rate was annealed is the anneal's, not the rate's
+    return train
 
 
 def _first_nonfinite(run: Run) -> tuple[Series, int, bool] | None:
@@ -833,8 +846,9 @@ def _rising_loss(run: Run) -> list[Finding]:
     smoothed loss of the last fifth at least RISE_LONG times that of the first fifth, rising in rank order
     (Spearman >= RISE_RANK), or EXPLODED times it in any order."""
     s = _main_loss(run)
-    if s is None or _policy_gradient(run):
-        return []               # a policy-gradient loss rises as the policy moves from its reference
+    if s is None or _policy_gradient(run) or reward_held(run):
+        return []               # a policy-gradient loss rises as the policy moves from its reference (an RL
+                                # loss as the returns it predicts grow)
     end = np.flatnonzero(~np.isfinite(s.values))
     v = s.values[: int(end[0])] if len(end) else s.values
     if len(v) < 2 or v[0] <= 0:

@@ -68,6 +68,11 @@ LEARNED_BEFORE = 0.4
 # loss, where it started: a rate inside the family's nominal range can still be far too low for the
 # number of steps it was given.
 BUDGET_FLOOR = 0.02
+# ...which a fine-tune's weights need not travel (a pretrained start, a LoRA adapter from zero): there a loss whose
+# rank correlation with time is this or lower is learning
+FALLS_IN_ORDER = -0.5
+FINE_TUNE_KEYS = ("lora_r", "lora_rank", "lora_alpha", "peft_type", "lora", "model_name_or_path",
+                  "pretrained_model_name_or_path", "base_model", "base_model_name_or_path", "adapter_name")
 # a tail whose highest rate is this many times under its family's floor is no schedule's end: a
 # cosine or linear decay is that low only over its last few percent, and a tail starts at half the run
 FAR_BELOW = 10.0
@@ -400,6 +405,23 @@ def _budget(lr, loss, value: float) -> tuple[float, str] | None:
     return value * float(loss.steps[-1] + 1), loss.span_locator(0, len(loss) - 1)
 
 
+def _fine_tune(run: Run) -> bool:
+    """What says the run fine-tunes pretrained weights, where something does: a Hugging Face Trainer's state (its
+    runs start from a checkpoint far more often than from scratch), a LoRA/PEFT setting, a base model named in the
+    config. There the rates-summed argument (`BUDGET_FLOOR`, a weight's travel against its init scale) does not
+    hold: the weights start where the task needs little travel, and a LoRA adapter starts at zero."""
+    return any(a.format == "hf_trainer_state" for a in run.artifacts) or run.config_value(*FINE_TUNE_KEYS) is not None
+
+
+def _spearman(v: np.ndarray) -> float:
+    """The rank correlation of a series with time: -1 where it falls at every report."""
+    v = v[np.isfinite(v)]
+    if len(v) < 3 or np.all(v == v[0]):
+        return 0.0
+    r = np.argsort(np.argsort(v, kind="stable"), kind="stable").astype(float)
+    return float(np.corrcoef(r, np.arange(len(v), dtype=float))[0, 1])
+
+
 def _short_budget(run: Run, lr, loss, fam, peak, onset) -> Finding | None:
     """LR too low for the steps it was given: a rate inside an adaptive family's nominal range whose
     sum over the run (BUDGET_FLOOR) cannot carry any weight off its init, and a loss that did not
@@ -415,6 +437,8 @@ def _short_budget(run: Run, lr, loss, fam, peak, onset) -> Finding | None:
     if got is None or got[0] >= BUDGET_FLOOR:
         return None
     budget, where = got
+    if _fine_tune(run) and _spearman(loss.values) <= FALLS_IN_ORDER:
+        return None     # pretrained weights need not travel: a fine-tune whose loss falls in order is learning
     family = fam[0] if fam else "an adaptive optimizer (or SGD)"
     ceiling = LR_RANGE[fam[0]][1] / 2 if fam else LR_RANGE["adam"][1] / 2
     new = min(value * 0.3 / max(budget, 1e-12), ceiling)

@@ -13,7 +13,15 @@ import math
 
 import numpy as np
 
-from analysis.analyzers.common import SHORT_CURVE, from_start, index_at_or_before, last_attempt, point, train_loss
+from analysis.analyzers.common import (
+    SHORT_CURVE,
+    from_start,
+    index_at_or_before,
+    last_attempt,
+    point,
+    reward_held,
+    train_loss,
+)
 from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
@@ -37,6 +45,7 @@ STAND_APART = 2.0
 CHANCE_LR_READING = 0.45    # an LR outside its range beside a loss at chance: a real rival to the data bug
 OVERFIT_POINTS = 3          # three validation reports already show a best and a rise after it
 OVERFIT_RISE, OVERFIT_KEPT = 0.10, 0.05
+VAL_WITH = 1.5             # a validation loss this many times its best, rising with the training loss: a divergence
 VAL_ONLY_FELL = 3           # a validation loss logged alone: this many reports down to its best, as many up after
 VAL_ONLY_CONF = 0.5         # ...overfitting, most likely; the training loss it lacks would settle it
 VAL_ONLY_NOISE = 3.0        # the fall and the climb each past 3x the median change from one report to the next
@@ -98,6 +107,8 @@ def analyze(run: Run) -> list[Finding]:
     # the trend rules read the last run of a log several runs appended to; a NaN above is a NaN in any of them
     s = last_attempt(run, s)
     v = s.values
+    if reward_held(run):
+        return out      # an RL loss rises as the returns it predicts grow: read the reward, not its trend
     d = divergence(v)
     if d is not None:
         rise = f"+{d.rise * 100:.0f}%" if d.rise < 10 else f"{d.rise + 1:,.0f}x"
@@ -106,7 +117,11 @@ def analyze(run: Run) -> list[Finding]:
                        f"{fmt(float(v[d.peak]))} at {s.step_kind} {fmt_step(s.steps[d.peak])}, {rise} over "
                        f"its smoothed best of {fmt(d.level)}",
                        s.artifact, s.span_locator(d.onset, d.peak))]
-        clear = d.undone >= 0.5         # a rise that takes back under half the progress may be noise
+        # a rise that takes back under half the progress may be noise, unless the validation loss rose with it
+        with_val = _validation_rose_with(run, s, d.peak)
+        clear = d.undone >= 0.5 or with_val is not None
+        if with_val is not None:
+            ev.append(with_val)
         steady = _came_back_under_the_same_lr(run, s, d) if clear else None
         if steady is not None:
             out.append(steady)
@@ -125,12 +140,57 @@ def analyze(run: Run) -> list[Finding]:
                                analyzer=NAME,
                                onset_step=float(s.steps[d.onset]),
                                quick_fix="Reduce LR by 50%"))
-    sp = spikes(v) if d is None else []
+    worse = _worse_on_both(run, s) if d is None else None
+    if worse is not None:
+        out.append(worse)
+    sp = spikes(v) if d is None and worse is None else []
     if sp:
         out.append(_spikes(run, s, sp))
     out += _plateau(run, s)
     out += _overfitting(run, s)
     return out
+
+
+def _worse_on_both(run: Run, s: Series) -> Finding | None:
+    """A noisy training loss (too noisy for `divergence`) whose last third sits VAL_WITH times its smoothed best or
+    more, beside a validation loss that rose as far: the model got worse on both sets. Overfitting lowers the
+    training loss; noise does not move a held-out loss computed on the same data each time."""
+    v = s.values
+    if len(v) < SHORT_CURVE or not np.isfinite(v).all() or float(v.min()) <= 0:
+        return None
+    smooth = rolling_median(v, max(3, len(v) // 10))
+    best = int(np.argmin(smooth))
+    end = float(np.median(v[-max(3, len(v) // 3):]))
+    if best >= len(v) * 2 // 3 or end < VAL_WITH * float(smooth[best]):
+        return None
+    with_val = _validation_rose_with(run, s, len(v) - 1)
+    if with_val is None:
+        return None
+    ev = [point(s, best, "lowest smoothed loss"),
+          Evidence(f"the last third of the training loss sits at {fmt(end)}, {end / float(smooth[best]):.1f}x its "
+                   "smoothed best", s.artifact, s.span_locator(len(v) - max(3, len(v) // 3), len(v) - 1)), with_val]
+    return Finding(code="lr_too_high", issue=f"Training and validation loss both rose after {s.step_kind} "
+                   f"{fmt_step(s.steps[best])}: the model got worse on both, which a learning rate too high does "
+                   "(overfitting would keep the training loss falling)", severity="high", confidence=0.5,
+                   evidence=ev, fix=_halve_lr_fix(run, float(s.steps[best])),
+                   expected_impact="both losses keep falling past that step", analyzer=NAME,
+                   onset_step=float(s.steps[best]), quick_fix="Reduce LR by 50%")
+
+
+def _validation_rose_with(run: Run, s: Series, peak: int) -> Evidence | None:
+    """The validation loss rising with a training loss that climbs back part of its way (a Whisper fine-tune whose
+    loss went 0.12 -> 0.31 as its warm-up reached 1e-4, its eval loss 0.22 -> 0.42): both getting worse is the
+    model getting worse, not noise, and not overfitting (whose training loss keeps falling). Where the validation
+    loss's best comes by the training loss's report `peak` and its last report is VAL_WITH times that best or more."""
+    val = run.metrics.get("val_loss")
+    if val is None or len(val) < 2 or not np.isfinite(val.values).all() or float(val.values.min()) <= 0:
+        return None
+    best = int(np.argmin(val.values))
+    if val.steps[best] > s.steps[peak] or val.values[-1] < VAL_WITH * val.values[best]:
+        return None
+    at = [f"{fmt(float(val.values[i]))} at {val.step_kind} {fmt_step(val.steps[i])}" for i in (best, -1)]
+    return Evidence(f"validation loss rose with it: {at[0]} -> {at[1]}", val.artifact,
+                    val.span_locator(best, len(val) - 1))
 
 
 def _came_back_under_the_same_lr(run: Run, s, d) -> Finding | None:

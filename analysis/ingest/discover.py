@@ -164,6 +164,24 @@ def is_sample_file(name: str) -> bool:
     return bool(_SAMPLE_NAME.search(name.lower()))
 
 
+def _json_kind(path: Path) -> tuple[str, str]:
+    """A `.json` file by its contents: one object a line is a metrics log (detectron2 writes its `metrics.json`
+    so), a document with a `log_history` is a Hugging Face trainer state under another name (`trainer_state
+    (1).json` from a chat upload), anything else a config."""
+    with path.open("rb") as f:
+        head = f.read(HEAD_BYTES).decode("utf-8", "replace")
+    lines = [ln for ln in head.splitlines() if ln.strip()]
+    if len(lines) >= 2 and lines[1].lstrip().startswith("{"):
+        try:
+            if isinstance(json.loads(lines[0]), dict):
+                return "metrics", "jsonl"
+        except ValueError:
+            pass
+    if '"log_history"' in head:
+        return "metrics", "hf_trainer_state"
+    return "config", "json"
+
+
 def classify(path: Path, rel: str) -> tuple[str, str]:
     name = path.name
     lower = name.lower()
@@ -198,7 +216,7 @@ def classify(path: Path, rel: str) -> tuple[str, str]:
     if suffix == ".toml":
         return "config", "toml"
     if suffix == ".json":
-        return "config", "json"
+        return _json_kind(path)
     if suffix in _LOG_EXT or suffix == "":
         if is_sample_file(name) and suffix in (".txt", "") and not _reads_like_a_log(path):
             return "samples", "plain_text"       # `output.txt` is as often a run's console output

@@ -37,6 +37,25 @@ class TableResult:
     notes: list[str] = field(default_factory=list)
     params: dict[str, object] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.series += summed_parts(self.series)
+
+
+def summed_parts(series: list[Series]) -> list[Series]:
+    """The loss of a table that logs only its parts (YOLO's results.csv: `train/box_loss`, `train/obj_loss`,
+    `train/cls_loss`; the same on `val/`): their sum at each row, which is what the trainer minimises, where
+    no column holds the loss itself and the parts were logged at the same steps."""
+    out = []
+    have = {s.name for s in series}
+    for total in ("train_loss", "val_loss"):
+        parts = [s for s in series if s.name.startswith(total + "/")]
+        if total in have or len(parts) < 2 or any(not np.array_equal(p.steps, parts[0].steps) for p in parts):
+            continue
+        first = parts[0]
+        out.append(Series(total, first.artifact, first.steps, np.sum([p.values for p in parts], axis=0),
+                          first.lines, first.step_kind, first.stride))
+    return out
+
 
 def to_float(value) -> float | None:
     """A cell as a float: numbers, numeric strings, 'nan'/'inf'; None for empty or text."""
