@@ -344,3 +344,44 @@ def test_yolov5_results_csv_reads_its_loss_from_its_parts(tmp_path, matched, cod
     d, run = diagnose(tmp_path)
     assert {"train_loss", "val_loss", "map50", "lr"} <= set(run.metrics.names())
     assert d.root_causes[0].code == code
+
+
+# A DDP run committed to a public repository (train_error.log): each rank raises the same TypeError at the epoch's
+# checkpoint, and torchrun reports the child that failed
+_RANKS_RAISED = """[rank0]: Traceback (most recent call last):
+[rank0]:   File "/DATA/shared1/MsFreB/MsFreB/main_train.py", line 354, in <module>
+[rank0]:     main(args)
+[rank0]:   File "/DATA/shared1/MsFreB/MsFreB/main_train.py", line 327, in main
+[rank0]:     misc.save_model(
+[rank0]: TypeError: save_model() got an unexpected keyword argument 'is_best'
+W1229 21:58:40.315000 655 site-packages/torch/distributed/elastic/multiprocessing/api.py:897] Sending process 755 \
+closing signal SIGTERM
+E1229 21:58:40.631000 655 site-packages/torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) \
+local_rank: 0 (pid: 754) of binary: /DATA/shared1/anaconda3/envs/msfreb00/bin/python
+Traceback (most recent call last):
+  File "/DATA/shared1/anaconda3/envs/msfreb00/lib/python3.10/site-packages/torch/distributed/launcher/api.py", \
+line 269, in launch_agent
+    raise ChildFailedError(
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+Root Cause (first observed failure):
+[0]:
+  rank      : 0 (local_rank: 0)
+  exitcode  : 1 (pid: 754)
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================
+"""
+
+
+def test_a_ranks_own_exception_is_the_cause_and_torchruns_report_its_echo(tmp_path):
+    """Every rank raised a TypeError in the training script; torchrun's ChildFailedError only reports that a child
+    exited 1 (read as a critical distributed failure before, the TypeError left to a question): the rank's own
+    error leads, with what would settle it; without it, torchrun's report is the distributed failure it says."""
+    d, _ = _paste(tmp_path, "train_error.log", _RANKS_RAISED)
+    assert not [c for c in d.root_causes if c.code == "distributed_failure"]
+    assert "TypeError: save_model()" in d.root_causes[0].issue
+    launcher_only = _RANKS_RAISED.split("W1229", 1)[1]
+    (tmp_path / "alone").mkdir()
+    (tmp_path / "alone" / "train_error.log").write_text("W1229" + launcher_only)
+    d, _ = diagnose(tmp_path / "alone")
+    assert d.root_causes[0].code == "distributed_failure"

@@ -416,7 +416,10 @@ def stopped_from_outside(run: Run) -> Event | None:
 
 def analyze(run: Run) -> list[Finding]:
     out: list[Finding] = []
-    own_error = any(e.code not in (None, "distributed_failure") and not _says_nothing(e) for e in run.events)
+    # a rank's own error: a signature's, or an exception no signature names in a rank's traceback (`[rank0]:
+    # TypeError: save_model() got an unexpected keyword argument`): the launcher's report after it is its echo
+    own_error = any((e.code not in (None, "distributed_failure") and not _says_nothing(e))
+                    or (e.signature == "traceback" and e.code is None) for e in run.events)
     # torchrun, sent a signal from outside, tears its ranks down (its SIGTERMs are the signal's); a rank's own
     # failure report beside it (`ChildFailedError`, `exitcode: 1`: another node failed first) still stands
     signalled = stopped_from_outside(run)
@@ -494,7 +497,9 @@ def analyze(run: Run) -> list[Finding]:
     dropped = _dropped_nonfinite(run)
     if dropped is not None:
         out.append(dropped)
-    return out + error_readings.analyze_events(run.events, train_loss(run)) + error_readings.analyze_words(run)
+    echoes = LAUNCHER_REPORTS if own_error else ()      # the launcher's report of a rank's own error is no cause
+    return (out + error_readings.analyze_events([e for e in run.events if e.signature not in echoes], train_loss(run))
+            + error_readings.analyze_words(run))
 
 
 _TRAINABLE = re.compile(r"(?<![-\w])(?i:trainable params):\s*(\d[\d,]*)")    # the signature's, with the count
