@@ -385,3 +385,8 @@ def test_a_ranks_own_exception_is_the_cause_and_torchruns_report_its_echo(tmp_pa
     (tmp_path / "alone" / "train_error.log").write_text("W1229" + launcher_only)
     d, _ = diagnose(tmp_path / "alone")
     assert d.root_causes[0].code == "distributed_failure"
+    cut = "W1229" + launcher_only + "\n".join(_RANKS_RAISED.splitlines()[:5])    # a rank's traceback, cut short
+    (tmp_path / "cut").mkdir()
+    (tmp_path / "cut" / "train_error.log").write_text(cut)
+    d, _ = diagnose(tmp_path / "cut")
+    assert d.root_causes[0].code == "distributed_failure"

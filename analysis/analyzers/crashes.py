@@ -416,10 +416,12 @@ def stopped_from_outside(run: Run) -> Event | None:
 
 def analyze(run: Run) -> list[Finding]:
     out: list[Finding] = []
-    # a rank's own error: a signature's, or an exception no signature names in a rank's traceback (`[rank0]:
-    # TypeError: save_model() got an unexpected keyword argument`): the launcher's report after it is its echo
+    # a rank's own error: a signature's, or an exception no signature names ending a rank's traceback (`[rank0]:
+    # TypeError: save_model() got an unexpected keyword argument`; not a traceback cut before its exception line):
+    # the launcher's report after it is its echo
     own_error = any((e.code not in (None, "distributed_failure") and not _says_nothing(e))
-                    or (e.signature == "traceback" and e.code is None) for e in run.events)
+                    or (e.signature == "traceback" and e.code is None and "cut_from" not in e.fields)
+                    for e in run.events)
     # torchrun, sent a signal from outside, tears its ranks down (its SIGTERMs are the signal's); a rank's own
     # failure report beside it (`ChildFailedError`, `exitcode: 1`: another node failed first) still stands
     signalled = stopped_from_outside(run)
