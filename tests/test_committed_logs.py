@@ -390,3 +390,25 @@ def test_a_ranks_own_exception_is_the_cause_and_torchruns_report_its_echo(tmp_pa
     (tmp_path / "cut" / "train_error.log").write_text(cut)
     d, _ = diagnose(tmp_path / "cut")
     assert d.root_causes[0].code == "distributed_failure"
+
+
+def test_names_that_are_no_part_of_a_detectors_loss():
+    """Only a detector's terms under the split are parts of its loss (YOLO's `train/box_loss`): a GAN's players
+    (`train/d_loss`, never summed into one loss) and a loss under a qualifier (`train_avg_loss`) are not."""
+    from analysis.names import canonical
+    assert canonical("train/box_loss") == "train_loss/box" and canonical("val/dfl_loss") == "val_loss/dfl"
+    for name in ("train/d_loss", "train/g_loss", "train_avg_loss", "train_epoch_loss", "val_avg_loss",
+                 "train_step_loss"):
+        assert not canonical(name).startswith(("train_loss/", "val_loss/")), name
+
+
+def test_generations_saved_as_json_lines_are_outputs_not_a_curve(scenario, tmp_path):
+    """`eval_generations.json`, one scored generation a line (`Dataset.to_json`), beside a log stuck at chance: its
+    `reward` per sample is no reward curve (read as one, it made the run healthy where its rows happened to
+    rise), so the chance reading stands."""
+    shutil.copy(scenario("shuffled_labels_mlp") / "train.log", tmp_path / "train.log")
+    (tmp_path / "eval_generations.json").write_text("".join(
+        json.dumps({"prompt": f"q{i}", "completion": "a", "reward": -0.5 + i / 32}) + "\n" for i in range(64)))
+    d, run = diagnose(tmp_path)
+    assert "reward" not in run.metrics.names()
+    assert (d.root_causes[0].code, d.root_causes[0].severity) == ("data_pipeline_bug", "high")

@@ -70,3 +70,46 @@ def test_a_rate_of_twenty_that_the_loss_falls_under(tmp_path, annealed):
         assert lr.severity == "high" and d.root_causes[0] is lr
     else:
         assert d.root_causes[0].code == "healthy" and lr.severity == "low" and "falls under it" in lr.issue
+
+
+def _adam_at(lr: float) -> list[tuple[int, float, float, float]]:
+    """An MLP on 10 classes under Adam at a constant absurd rate: per 20 steps, the mean loss, the held-out loss and
+    accuracy (the rate throws the loss to thousands in its first steps; it then sits at ln(10))."""
+    torch.manual_seed(0)
+    w = torch.randn(32, 10)
+
+    def data(n):
+        x = torch.randn(n, 32)
+        return x, (x @ w + 0.5 * torch.randn(n, 10)).argmax(1)
+
+    (xt, yt), (xv, yv) = data(4000), data(1000)
+    m = torch.nn.Sequential(torch.nn.Linear(32, 128), torch.nn.ReLU(), torch.nn.Linear(128, 128), torch.nn.ReLU(),
+                            torch.nn.Linear(128, 10))
+    opt = torch.optim.Adam(m.parameters(), lr=lr)
+    rows, acc = [], []
+    for step in range(1, 801):
+        b = torch.randint(0, 4000, (128,))
+        loss = torch.nn.functional.cross_entropy(m(xt[b]), yt[b])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        acc.append(float(loss.detach()))
+        if step % 20 == 0:
+            with torch.no_grad():
+                o = m(xv)
+            rows.append((step, sum(acc) / len(acc), float(torch.nn.functional.cross_entropy(o, yv)),
+                         float((o.argmax(1) == yv).float().mean())))
+            acc = []
+    return rows
+
+
+def test_a_rate_that_threw_the_loss_up_before_it_sat_down_is_no_rate_the_run_copes_with(tmp_path):
+    """Adam at lr=1: the mean loss of the first 20 steps is in the thousands, then it sits near ln(10); from its
+    first report to its last it "fell" 99%, which is the blow-up coming back, not learning (a review built it)."""
+    rows = _adam_at(1.0)
+    assert rows[0][1] > 10 * sorted(r[1] for r in rows)[len(rows) // 2]          # the rate threw it up first
+    (tmp_path / "metrics.csv").write_text("step,lr,loss,val_loss,val_acc\n" + "".join(
+        f"{s},1.0,{a:.4f},{b:.4f},{c:.4f}\n" for s, a, b, c in rows))
+    d, _ = diagnose(tmp_path)
+    lr = next(c for c in d.root_causes if c.code == "lr_too_high")
+    assert lr.severity == "high" and "copes" not in lr.issue

@@ -56,3 +56,13 @@ def test_the_same_loss_without_its_reward_is_still_read_as_a_loss(tmp_path):
         f"{r[1]},{r[2]}\n" for r in rows))
     d, _ = diagnose(tmp_path)
     assert d.root_causes[0].code != "healthy"
+
+
+def test_a_reward_that_never_rose_leaves_the_loss_read(tmp_path):
+    """The same run with its reward held at its first value (MountainCar's -200 at every report, a review built
+    it): a reward that did not rise says nothing for the loss, so the loss is read as one."""
+    rows = _learn(0)
+    (tmp_path / "progress.csv").write_text(_HEAD + "".join(
+        ",".join(map(str, (rows[0][0], *r[1:]))) + "\n" for r in rows))
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code != "healthy"

@@ -101,15 +101,20 @@ def rewarded(run: Run) -> Series | None:
 REWARD_POINTS = 3
 
 
-def reward_held(run: Run) -> bool:
-    """Whether an RL run's reward (`rewarded`) ended no lower than it started (the median of its last third
-    against its first third's): its loss's rise is then the returns' growth, not a divergence."""
+def reward_rose(run: Run) -> Series | None:
+    """An RL run's reward (`rewarded`) where it rose: the median of its last third above its first third's by
+    REWARD_ROSE of its range. Its loss's rise is then the returns' growth, not a divergence; a reward that held
+    flat (MountainCar at -200 throughout) or came back down says nothing for the loss."""
     reward = rewarded(run)
     if reward is None:
-        return False
+        return None
     v = reward.values[np.isfinite(reward.values)]
     third = max(1, len(v) // 3)
-    return float(np.median(v[-third:])) >= float(np.median(v[:third]))
+    first, last = float(np.median(v[:third])), float(np.median(v[-third:]))
+    return reward if last - first > REWARD_ROSE * float(v.max() - v.min()) else None
+
+
+REWARD_ROSE = 0.1
 
 
 def train_loss(run: Run) -> Series | None:

@@ -48,7 +48,7 @@ from analysis.analyzers.common import (
     optimizer_family,
     pasted_texts,
     point,
-    reward_held,
+    reward_rose,
     small_lr,
 )
 from analysis.analyzers.not_learning import chance_accuracy, frozen_loss
@@ -72,6 +72,8 @@ LR_NOTE = "an LR above its usual range over a loss that falls at every report"
 FALLS_POINTS = 2          # an absurd LR over a loss that falls at every one of 2+ reports is a note...
 FALLS_SHARE = 0.05        # ...by 5% of itself or more at each (a loss that holds at ln(K) does not fall)
 FELL_POINTS, FELL_SHARE = 12, 0.2    # ...or, over 12+ noisy reports, by 20% from the first tenth to the last
+FELL_ABOVE_FIRST = 1.5    # ...no report above 1.5x the first (a blow-up the loss came back from is the rate's harm)
+FELL_FIRST_BLOWN = 10.0   # ...and the first report not 10x the median (the rate's blow-up, logged first)
 STUCK_POINTS = 3
 CHANCE_CLASSES, CHANCE_BAND = 10, 0.01   # an accuracy within 1 point of 1/K (K <= 10) at every report guesses
 RISE_POINTS = 4
@@ -418,7 +420,10 @@ def _falls_throughout(run: Run) -> Series | None:
         return losses[0]
     train, lr = losses[0], run.metrics.get("lr")
     held = lr is not None and len(lr) and float(np.nanmax(lr.values)) <= float(np.nanmin(lr.values)) * 1.01
-    if (not held or len(train) < FELL_POINTS or relative_change(train.values) < FELL_SHARE
+    # a loss the rate threw far up and that came back (41546 at the first report, then ln(10)) is no fall under it
+    first, median = float(train.values[0]), float(np.median(train.values))
+    thrown = float(train.values.max()) > FELL_ABOVE_FIRST * first or first > FELL_FIRST_BLOWN * median
+    if (not held or thrown or len(train) < FELL_POINTS or relative_change(train.values) < FELL_SHARE
             or divergence(train.values) is not None
             or any(len(s) >= 2 and s.values[-1] >= s.values[0] for s in losses[1:])):
         return None     # a fall that came as the rate was annealed is the anneal's, not the rate's
@@ -846,7 +851,7 @@ def _rising_loss(run: Run) -> list[Finding]:
     smoothed loss of the last fifth at least RISE_LONG times that of the first fifth, rising in rank order
     (Spearman >= RISE_RANK), or EXPLODED times it in any order."""
     s = _main_loss(run)
-    if s is None or _policy_gradient(run) or reward_held(run):
+    if s is None or _policy_gradient(run) or reward_rose(run) is not None:
         return []               # a policy-gradient loss rises as the policy moves from its reference (an RL
                                 # loss as the returns it predicts grow)
     end = np.flatnonzero(~np.isfinite(s.values))

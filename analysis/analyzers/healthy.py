@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from analysis.analyzers import adversarial
-from analysis.analyzers.common import late_window, rewarded, train_loss
+from analysis.analyzers.common import late_window, reward_rose, rewarded, train_loss
 from analysis.analyzers.crashes import stopped_from_outside
 from analysis.metrics import clip, fmt, fmt_step
 from analysis.model import Evidence, Finding
@@ -25,7 +25,6 @@ METRIC_ROSE = 1.02          # its last report above 1.02x its first...
 RISING_SHARE = 0.5          # ...with at least half of the steps between reports not going down
 # A late window of a long run: at least STEADY_POINTS reports, whose last third is not above the first by STEADY_RISE
 STEADY_POINTS, STEADY_RISE, STEADY_MAX = 5, 0.05, math.log(1000)
-REWARD_ROSE = 0.1           # an RL run's reward: its last third's median above its first third's by 10% of its range
 
 
 def _improving_metric(run: Run) -> Finding | None:
@@ -83,13 +82,11 @@ def analyze(run: Run) -> list[Finding]:
 
 
 def _reward_rose(reward) -> list[Finding]:
-    """An RL run is healthy where its reward rose (the median of its last third above its first third's by
-    REWARD_ROSE of its range): its loss, a value or policy loss, says nothing either way."""
+    """An RL run is healthy where its reward rose (common.reward_rose): its loss, a value or policy loss, says
+    nothing either way."""
     v = reward.values[np.isfinite(reward.values)]
     third = max(1, len(v) // 3)
     first, last = float(np.median(v[:third])), float(np.median(v[-third:]))
-    if last - first <= REWARD_ROSE * float(v.max() - v.min()):
-        return []
     rose = f"{reward.name} rose from {fmt(first)} to {fmt(last)} (medians of the first and last thirds)"
     return [Finding(code="healthy", severity="info", confidence=0.8, analyzer=NAME,
                     issue=f"The run looks healthy: the {reward.name} rose, with no NaN, crash or warning that points "
@@ -101,9 +98,9 @@ def _reward_rose(reward) -> list[Finding]:
 
 
 def _analyze(run: Run) -> list[Finding]:
-    reward = rewarded(run)
-    if reward is not None:
-        return _reward_rose(reward)
+    if rewarded(run) is not None:           # an RL run: its reward says, not its loss
+        reward = reward_rose(run)
+        return _reward_rose(reward) if reward is not None else []
     s = train_loss(run)
     if s is None:
         metric = _improving_metric(run)

@@ -19,7 +19,7 @@ from analysis.analyzers.common import (
     index_at_or_before,
     last_attempt,
     point,
-    reward_held,
+    reward_rose,
     train_loss,
 )
 from analysis.metrics import Series, fmt, fmt_step
@@ -46,6 +46,7 @@ CHANCE_LR_READING = 0.45    # an LR outside its range beside a loss at chance: a
 OVERFIT_POINTS = 3          # three validation reports already show a best and a rise after it
 OVERFIT_RISE, OVERFIT_KEPT = 0.10, 0.05
 VAL_WITH = 1.5             # a validation loss this many times its best, rising with the training loss: a divergence
+TRAIN_STAYS = 1.3          # ...where the training loss's last third also stays this many times its smoothed best
 VAL_ONLY_FELL = 3           # a validation loss logged alone: this many reports down to its best, as many up after
 VAL_ONLY_CONF = 0.5         # ...overfitting, most likely; the training loss it lacks would settle it
 VAL_ONLY_NOISE = 3.0        # the fall and the climb each past 3x the median change from one report to the next
@@ -107,7 +108,7 @@ def analyze(run: Run) -> list[Finding]:
     # the trend rules read the last run of a log several runs appended to; a NaN above is a NaN in any of them
     s = last_attempt(run, s)
     v = s.values
-    if reward_held(run):
+    if reward_rose(run) is not None:
         return out      # an RL loss rises as the returns it predicts grow: read the reward, not its trend
     d = divergence(v)
     if d is not None:
@@ -118,7 +119,7 @@ def analyze(run: Run) -> list[Finding]:
                        f"its smoothed best of {fmt(d.level)}",
                        s.artifact, s.span_locator(d.onset, d.peak))]
         # a rise that takes back under half the progress may be noise, unless the validation loss rose with it
-        with_val = _validation_rose_with(run, s, d.peak)
+        with_val = _validation_rose_with(run, s, d.peak, d.level)
         clear = d.undone >= 0.5 or with_val is not None
         if with_val is not None:
             ev.append(with_val)
@@ -163,7 +164,7 @@ def _worse_on_both(run: Run, s: Series) -> Finding | None:
     end = float(np.median(v[-max(3, len(v) // 3):]))
     if best >= len(v) * 2 // 3 or end < VAL_WITH * float(smooth[best]):
         return None
-    with_val = _validation_rose_with(run, s, len(v) - 1)
+    with_val = _validation_rose_with(run, s, len(v) - 1, float(smooth[best]))
     if with_val is None:
         return None
     ev = [point(s, best, "lowest smoothed loss"),
@@ -177,13 +178,19 @@ def _worse_on_both(run: Run, s: Series) -> Finding | None:
                    onset_step=float(s.steps[best]), quick_fix="Reduce LR by 50%")
 
 
-def _validation_rose_with(run: Run, s: Series, peak: int) -> Evidence | None:
+def _validation_rose_with(run: Run, s: Series, peak: int, level: float) -> Evidence | None:
     """The validation loss rising with a training loss that climbs back part of its way (a Whisper fine-tune whose
     loss went 0.12 -> 0.31 as its warm-up reached 1e-4, its eval loss 0.22 -> 0.42): both getting worse is the
     model getting worse, not noise, and not overfitting (whose training loss keeps falling). Where the validation
-    loss's best comes by the training loss's report `peak` and its last report is VAL_WITH times that best or more."""
+    loss's best comes by the training loss's report `peak` and its last report is VAL_WITH times that best or more,
+    while the training loss's last third stays TRAIN_STAYS times `level` (its smoothed best before the rise) or more:
+    a training loss that came all the way back down (to 1e-6 while the validation loss climbed from its first
+    epoch) is memorising, overfitting's."""
     val = run.metrics.get("val_loss")
     if val is None or len(val) < 2 or not np.isfinite(val.values).all() or float(val.values.min()) <= 0:
+        return None
+    v = s.values[np.isfinite(s.values)]
+    if not len(v) or float(np.median(v[-max(1, len(v) // 3):])) < TRAIN_STAYS * level:
         return None
     best = int(np.argmin(val.values))
     if val.steps[best] > s.steps[peak] or val.values[-1] < VAL_WITH * val.values[best]:

@@ -166,15 +166,16 @@ def is_sample_file(name: str) -> bool:
 
 def _json_kind(path: Path) -> tuple[str, str]:
     """A `.json` file by its contents: one object a line is a metrics log (detectron2 writes its `metrics.json`
-    so), a document with a `log_history` is a Hugging Face trainer state under another name (`trainer_state
-    (1).json` from a chat upload), anything else a config."""
+    so; `eval_generations.json` by its name is model outputs, as a `.jsonl` would be), a document with a
+    `log_history` is a Hugging Face trainer state under another name (`trainer_state (1).json` from a chat
+    upload), anything else a config."""
     with path.open("rb") as f:
         head = f.read(HEAD_BYTES).decode("utf-8", "replace")
     lines = [ln for ln in head.splitlines() if ln.strip()]
     if len(lines) >= 2 and lines[1].lstrip().startswith("{"):
         try:
             if isinstance(json.loads(lines[0]), dict):
-                return "metrics", "jsonl"
+                return ("samples", "jsonl") if is_sample_file(path.name) else ("metrics", "jsonl")
         except ValueError:
             pass
     if '"log_history"' in head:
