@@ -385,6 +385,12 @@ def test_a_ranks_own_exception_is_the_cause_and_torchruns_report_its_echo(tmp_pa
     (tmp_path / "alone" / "train_error.log").write_text("W1229" + launcher_only)
     d, _ = diagnose(tmp_path / "alone")
     assert d.root_causes[0].code == "distributed_failure"
+    runtime = _RANKS_RAISED.replace("TypeError: save_model() got an unexpected keyword argument 'is_best'",
+                                    "RuntimeError: Stop_waiting response is expected")
+    (tmp_path / "runtime").mkdir()
+    (tmp_path / "runtime" / "train_error.log").write_text(runtime)      # torch's own error: the failure itself
+    d, _ = diagnose(tmp_path / "runtime")
+    assert d.root_causes[0].code == "distributed_failure"
     cut = "W1229" + launcher_only + "\n".join(_RANKS_RAISED.splitlines()[:5])    # a rank's traceback, cut short
     (tmp_path / "cut").mkdir()
     (tmp_path / "cut" / "train_error.log").write_text(cut)

@@ -384,6 +384,9 @@ _FIXES = {
 # Horovod's shutdown after a rank raised) says where, not why: beside the rank's own error naming another
 # cause, it is that error's consequence.
 LAUNCHER_REPORTS = ("rank_failure", "elastic_teardown", "horovod_shutdown")
+_CODE_ERROR = re.compile(r"(?:\[rank\d+\]:\s*)?(?:TypeError|NameError|AttributeError|KeyError|IndexError|ValueError|"
+                         r"ImportError|ModuleNotFoundError|AssertionError|FileNotFoundError|SyntaxError|"
+                         r"ZeroDivisionError|UnboundLocalError|NotImplementedError)\b")
 # Warnings the program went on after, read only beside a failure: NumPy's domain warning says where a NaN may
 # come from, not that the run failed; the checkpoint's "no input requires grad" is harmless where every layer
 # in the checkpointed blocks is frozen on purpose (a frozen ViT), the fault where a backward then fails on a loss
@@ -416,11 +419,12 @@ def stopped_from_outside(run: Run) -> Event | None:
 
 def analyze(run: Run) -> list[Finding]:
     out: list[Finding] = []
-    # a rank's own error: a signature's, or an exception no signature names ending a rank's traceback (`[rank0]:
-    # TypeError: save_model() got an unexpected keyword argument`; not a traceback cut before its exception line):
-    # the launcher's report after it is its echo
+    # a rank's own error: a signature's, or a programming error ending a rank's traceback (`[rank0]: TypeError:
+    # save_model() got an unexpected keyword argument`): the launcher's report after it is its echo. A RuntimeError
+    # is not one (torch raises it for a collective that failed, the distributed failure itself), nor a traceback
+    # cut before its exception line.
     own_error = any((e.code not in (None, "distributed_failure") and not _says_nothing(e))
-                    or (e.signature == "traceback" and e.code is None and "cut_from" not in e.fields)
+                    or (e.signature == "traceback" and e.code is None and _CODE_ERROR.match(e.text) is not None)
                     for e in run.events)
     # torchrun, sent a signal from outside, tears its ranks down (its SIGTERMs are the signal's); a rank's own
     # failure report beside it (`ChildFailedError`, `exitcode: 1`: another node failed first) still stands
