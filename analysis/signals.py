@@ -179,3 +179,13 @@ def relative_change(values: np.ndarray) -> float:
     k = max(1, len(v) // 10)
     a, b = v[:k].mean(), v[-k:].mean()
     return float((a - b) / max(abs(a), 1e-12))
+
+
+def rank_trend(values: np.ndarray) -> float:
+    """Spearman's rank correlation of the finite values with their order: -1 where each is below the one
+    before, 0 for no trend (or fewer than 3 values, or all equal)."""
+    v = values[np.isfinite(values)]
+    if len(v) < 3:
+        return 0.0
+    r = np.argsort(np.argsort(v, kind="stable"), kind="stable").astype(float)
+    return float(np.corrcoef(r, np.arange(len(v), dtype=float))[0, 1]) if r.std() > 0 else 0.0

@@ -109,9 +109,14 @@ def reward_rose(run: Run) -> Series | None:
     if reward is None:
         return None
     v = reward.values[np.isfinite(reward.values)]
-    third = max(1, len(v) // 3)
-    first, last = float(np.median(v[:third])), float(np.median(v[-third:]))
+    first, last = thirds(v)
     return reward if last - first > REWARD_ROSE * float(v.max() - v.min()) else None
+
+
+def thirds(v: np.ndarray) -> tuple[float, float]:
+    """The medians of the first and the last third of `v`: where a noisy curve started and ended."""
+    third = max(1, len(v) // 3)
+    return float(np.median(v[:third])), float(np.median(v[-third:]))
 
 
 REWARD_ROSE = 0.1

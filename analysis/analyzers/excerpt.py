@@ -59,7 +59,7 @@ from analysis.ingest.textlog import NONFINITE_PREFIX, PART_PREFIX
 from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
-from analysis.signals import divergence, relative_change, rolling_median
+from analysis.signals import divergence, rank_trend, relative_change, rolling_median
 
 NAME = "excerpt"
 SHORT = SHORT_CURVE
@@ -896,7 +896,7 @@ def _rising_loss(run: Run) -> list[Finding]:
         first, last = float(np.median(v[:k])), float(np.median(v[-k:]))
         sm = rolling_median(v, max(3, len(v) // 10))
         # ...or one that ends EXPLODED times its start, however it wavered on the way up
-        if first <= 0 or last < RISE_LONG * first or _spearman(sm) < RISE_RANK and last < EXPLODED * first:
+        if first <= 0 or last < RISE_LONG * first or rank_trend(sm) < RISE_RANK and last < EXPLODED * first:
             return []
         said = f"the median {s.name} of the last {k} reports is {last / first:.1f}x that of the first {k}"
     if _accuracy_holds(run, s, len(v)):
@@ -975,12 +975,6 @@ def _loss_above_start(s: Series, v: np.ndarray) -> list[Finding]:
                     analyzer=NAME,
                     onset_step=float(s.steps[0]),
                     quick_fix="Lower the LR 10x")]
-
-
-def _spearman(x: np.ndarray) -> float:
-    r = np.argsort(np.argsort(x, kind="stable"), kind="stable").astype(float)
-    t = np.arange(len(x), dtype=float)
-    return float(np.corrcoef(r, t)[0, 1]) if r.std() > 0 else 0.0
 
 
 def _finite(s: Series | None, most: float = math.inf) -> TypeGuard[Series]:

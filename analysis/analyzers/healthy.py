@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from analysis.analyzers import adversarial
-from analysis.analyzers.common import late_window, reward_rose, rewarded, train_loss
+from analysis.analyzers.common import late_window, reward_rose, rewarded, thirds, train_loss
 from analysis.analyzers.crashes import stopped_from_outside
 from analysis.metrics import clip, fmt, fmt_step
 from analysis.model import Evidence, Finding
@@ -84,9 +84,7 @@ def analyze(run: Run) -> list[Finding]:
 def _reward_rose(reward) -> list[Finding]:
     """An RL run is healthy where its reward rose (common.reward_rose): its loss, a value or policy loss, says
     nothing either way."""
-    v = reward.values[np.isfinite(reward.values)]
-    third = max(1, len(v) // 3)
-    first, last = float(np.median(v[:third])), float(np.median(v[-third:]))
+    first, last = thirds(reward.values[np.isfinite(reward.values)])
     rose = f"{reward.name} rose from {fmt(first)} to {fmt(last)} (medians of the first and last thirds)"
     return [Finding(code="healthy", severity="info", confidence=0.8, analyzer=NAME,
                     issue=f"The run looks healthy: the {reward.name} rose, with no NaN, crash or warning that points "

@@ -37,7 +37,7 @@ from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.patches import format_value, replace_in_config
 from analysis.run import Run
-from analysis.signals import divergence, first_nonfinite, relative_change, rolling_median, wide_residuals
+from analysis.signals import divergence, first_nonfinite, rank_trend, relative_change, rolling_median, wide_residuals
 
 NAME = "learning_rate"
 FAR_ABOVE = 3.0       # an LR this many times its optimizer's upper bound is the cause of what blows up
@@ -413,15 +413,6 @@ def _fine_tune(run: Run) -> bool:
     return any(a.format == "hf_trainer_state" for a in run.artifacts) or run.config_value(*FINE_TUNE_KEYS) is not None
 
 
-def _spearman(v: np.ndarray) -> float:
-    """The rank correlation of a series with time: -1 where it falls at every report."""
-    v = v[np.isfinite(v)]
-    if len(v) < 3 or np.all(v == v[0]):
-        return 0.0
-    r = np.argsort(np.argsort(v, kind="stable"), kind="stable").astype(float)
-    return float(np.corrcoef(r, np.arange(len(v), dtype=float))[0, 1])
-
-
 def _short_budget(run: Run, lr, loss, fam, peak, onset) -> Finding | None:
     """LR too low for the steps it was given: a rate inside an adaptive family's nominal range whose
     sum over the run (BUDGET_FLOOR) cannot carry any weight off its init, and a loss that did not
@@ -437,7 +428,7 @@ def _short_budget(run: Run, lr, loss, fam, peak, onset) -> Finding | None:
     if got is None or got[0] >= BUDGET_FLOOR:
         return None
     budget, where = got
-    if _fine_tune(run) and _spearman(loss.values) <= FALLS_IN_ORDER:
+    if _fine_tune(run) and rank_trend(loss.values) <= FALLS_IN_ORDER:
         return None     # pretrained weights need not travel: a fine-tune whose loss falls in order is learning
     family = fam[0] if fam else "an adaptive optimizer (or SGD)"
     ceiling = LR_RANGE[fam[0]][1] / 2 if fam else LR_RANGE["adam"][1] / 2

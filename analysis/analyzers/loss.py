@@ -20,6 +20,7 @@ from analysis.analyzers.common import (
     last_attempt,
     point,
     reward_rose,
+    thirds,
     train_loss,
 )
 from analysis.metrics import Series, fmt, fmt_step
@@ -190,7 +191,7 @@ def _validation_rose_with(run: Run, s: Series, peak: int, level: float) -> Evide
     if val is None or len(val) < 2 or not np.isfinite(val.values).all() or float(val.values.min()) <= 0:
         return None
     v = s.values[np.isfinite(s.values)]
-    if not len(v) or float(np.median(v[-max(1, len(v) // 3):])) < TRAIN_STAYS * level:
+    if not len(v) or thirds(v)[1] < TRAIN_STAYS * level:
         return None
     best = int(np.argmin(val.values))
     if val.steps[best] > s.steps[peak] or val.values[-1] < VAL_WITH * val.values[best]:
