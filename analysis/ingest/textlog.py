@@ -283,10 +283,13 @@ def _summed_parts(columns: list, families: _Families) -> list:
              total[keep].tobytes())]
 
 
-def _line_of(buf: memoryview, ends: np.ndarray, i: int) -> bytes:
-    """Line i (0-based) of a chunk whose newlines sit at `ends`."""
-    start = int(ends[i - 1]) + 1 if i > 0 else 0
-    return bytes(buf[start:int(ends[i]) if i < len(ends) else len(buf)])
+def _duration_lines(buf: memoryview) -> np.ndarray:
+    """The lines (0-based in the chunk) where a cost is followed by a unit of time: one regex pass over the chunk,
+    not one per row (a TF1-style log prints a cost on every line)."""
+    at = [m.start() for m in _COST_DURATION.finditer(buf)]
+    if not at:
+        return np.zeros(0, np.int64)
+    return np.searchsorted(np.flatnonzero(np.frombuffer(buf, np.uint8) == 10), at)
 
 
 def _costs_as_losses(columns: list, families: _Families, buf: memoryview) -> list:
@@ -298,13 +301,13 @@ def _costs_as_losses(columns: list, families: _Families, buf: memoryview) -> lis
     costs: list = []
     for c in columns:
         (costs if families.names[c[0]].startswith(COST_PREFIX) else out).append(c)
-    ends = np.flatnonzero(np.frombuffer(buf, np.uint8) == 10) if costs else np.zeros(0, np.int64)
+    durations = _duration_lines(buf) if costs else np.zeros(0, np.int64)
     for fam, rows, lines, steps, values in costs:
         loss = families.named(families.names[fam][len(COST_PREFIX):])
         rows_a = np.frombuffer(rows, np.int32)
         have = [np.frombuffer(c[1], np.int32) for c in out if c[0] == loss]
         keep = ~np.isin(rows_a, np.concatenate(have)) if have else np.ones(len(rows_a), bool)
-        keep &= [not _COST_DURATION.search(_line_of(buf, ends, int(ln))) for ln in np.frombuffer(lines, np.int32)]
+        keep &= ~np.isin(np.frombuffer(lines, np.int32), durations)
         keep |= ~np.isfinite(np.frombuffer(values, np.float64))
         if keep.any():
             out.append((loss, rows_a[keep].tobytes(), np.frombuffer(lines, np.int32)[keep].tobytes(),
