@@ -10,6 +10,14 @@ from analysis.ingest.events import build_event, match_benign, prefilter_literals
 
 # (signature name, line as posted, where it was posted)
 REAL_LINES = [
+    # session 43: the thirty-sixth round's tune cases (CuPy under Chainer, Theano, TF's allocator dumps)
+    ("cuda_oom", "Exception in main training loop: out of memory to allocate 205520896 bytes (total 16068929536 bytes)",
+     "tests/wild chainer-py2-backprop-leak-oom-5621 (CuPy's words, printed by Chainer's trainer)"),
+    ("cuda_oom", "RuntimeError: CudaNdarray_ZEROS: allocation failed.", "tests/wild biaxial-rnn-cudandarray-zeros-alloc-22"),
+    ("tf_oom", "I tensorflow/core/common_runtime/gpu/gpu_region_allocator.cc:345] Aggregate Region Memory: 2990620672 "
+     "(2.79GiB)", "tests/wild tensorflow-mnist-conv-gtx980-oom-262 (the old region allocator's dump)"),
+    ("tf_oom", "2022-10-28 04:33:01.109362: I tensorflow/core/common_runtime/bfc_allocator.cc:1101] Sum Total of in-use "
+     "chunks: 6.66GiB", "a KerasCV Stable Diffusion guide's OOM dump, in a public repository's README"),
     # session 37: the thirty-second round's tune cases
     ("cuda_oom", "cuda out of memory, tried to allocate 50MiB(GPU 0; 1.96GiB totalcapacity;1.33GiB already allocated; "
      "43.5MiB free;1.36 GiB reserved in total by Pytorch)", "tests/wild detectron2-mask-rcnn-2gb-gpu-oom-expected-2457 "

@@ -11,9 +11,10 @@ from analysis.analyzers import (
     one_class,
     outputs,
     parameters,
+    posterior_collapse,
     printed_checks,
     weights,
 )
 
 ANALYZERS = (loss, gradients, learning_rate, crashes, memory, parameters, weights, code, outputs, excerpt,
-             printed_checks, one_class)
+             printed_checks, one_class, posterior_collapse)

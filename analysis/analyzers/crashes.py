@@ -503,6 +503,9 @@ def analyze(run: Run) -> list[Finding]:
     dropped = _dropped_nonfinite(run)
     if dropped is not None:
         out.append(dropped)
+    overflowed = _overflowed_update(run)
+    if overflowed is not None:
+        out.append(overflowed)
     echoes = LAUNCHER_REPORTS if own_error else ()      # the launcher's report of a rank's own error is no cause
     return (out + error_readings.analyze_events([e for e in run.events if e.signature not in echoes], train_loss(run))
             + error_readings.analyze_words(run))
@@ -679,16 +682,46 @@ _BOX_TARGET = re.compile(r"\b(?:gt_(?:widths?|heights?|boxes)|ex_(?:widths?|heig
 BOX_TARGET_DATA = 0.6
 
 
+def _source_line(run: Run, e: Event, pattern: re.Pattern) -> Evidence | None:
+    """The source line Python prints under a warning (the next line, indented), where `pattern` finds it."""
+    for a, text in pasted_texts(run, ("log", "traceback"), 1 << 20):
+        lines = text.split("\n") if a.path == e.artifact else []      # as the events count them
+        src = lines[e.line][:400] if e.line < len(lines) else ""
+        if src[:1].isspace() and pattern.search(src):
+            return Evidence(src.strip(), a.path, f"line {e.line + 1}")
+    return None
+
+
 def _box_target(run: Run, e: Event) -> Evidence | None:
     """The line NumPy's domain warning names (its own text, or the source line printed under it) when
     that line takes the log of a box's width or height: a box of zero or negative size in the
     annotations makes the target NaN, a fault whatever else the paste shows."""
-    for a, text in pasted_texts(run, ("log", "traceback"), 1 << 20):
-        lines = text.split("\n") if a.path == e.artifact else []      # as the events count them
-        src = lines[e.line][:400] if e.line < len(lines) else ""
-        if src[:1].isspace() and _BOX_TARGET.search(src):      # the source line NumPy prints under, indented
-            return Evidence(src.strip(), a.path, f"line {e.line + 1}")
-    return _ev(e) if _BOX_TARGET.search(e.text) else None
+    return _source_line(run, e, _BOX_TARGET) or (_ev(e) if _BOX_TARGET.search(e.text) else None)
+
+
+# NumPy's overflow warning on a hand-written update that scales by the learning rate (`step_S += lrS * e_ijk *
+# ...`, `W -= alpha * dW`, `w = w - self.lr * grad`): the updates outgrew float range, so the weights did too
+_NUMPY_OVERFLOW = re.compile(r"RuntimeWarning: overflow encountered in \w+")
+_LR_UPDATE = re.compile(r"(?:[-+]=\s*|=\s*[\w.\[\]:, ]+?\s*[-+]\s*)\(?\s*(?:self\.)?"
+                        r"(?:lr\w*|learning_rate|alpha|eta|step_size)\b\s*\*")
+OVERFLOWED_UPDATE = 0.65
+
+
+def _overflowed_update(run: Run) -> Finding | None:
+    """NumPy's overflow warning whose source line is a weight update scaled by the LR: lr_too_high."""
+    for e in run.events:
+        if e.signature != "warning" or not _NUMPY_OVERFLOW.search(e.text):
+            continue
+        src = _source_line(run, e, _LR_UPDATE)
+        if src is not None:
+            return Finding(code="lr_too_high",
+                           issue="An update scaled by the learning rate overflowed: the steps outgrew the weights "
+                                 "until they left float range",
+                           severity="high", confidence=OVERFLOWED_UPDATE, evidence=[_ev(e), src],
+                           fix="Lower the learning rate 10x (or normalise the gradient by the number of samples it "
+                               "sums over) and print the loss each epoch: it should fall, not grow",
+                           analyzer=NAME, quick_fix="Lower the LR 10x")
+    return None
 
 
 def _box_reading(e: Event, line: Evidence) -> Finding:

@@ -1,0 +1,59 @@
+"""NumPy's overflow warning on a hand-written update scaled by the learning rate is the LR (a tensor
+factorisation's `step_S += lrS * e_ijk * ...`, tests/wild tune half, read as a harmless warning before). Real
+runs: matrix factorisation by SGD in NumPy, its stderr as the reporter pasted it; at a small LR it prints
+nothing, and an overflow on a line that scales by no LR (a softmax's exp) is no LR reading."""
+import subprocess
+import sys
+
+import pytest
+
+from analysis import diagnose
+
+MF = """import numpy as np
+rng = np.random.default_rng({seed})
+R = rng.random((20, 15)) * 5
+P, Q = rng.random((20, 3)), rng.random((15, 3))
+lr = {lr}
+for epoch in range(50):
+    for i in range(20):
+        for j in range(15):
+            e = R[i, j] - P[i] @ Q[j]
+            P[i] += lr * e * Q[j]
+            Q[j] += lr * e * P[i]
+print("rmse", float(np.sqrt(((R - P @ Q.T) ** 2).mean())))
+"""
+
+SOFTMAX = """import numpy as np
+logits = np.array([10.0, 800.0, 3.0])
+probs = np.exp(logits) / np.exp(logits).sum()
+print("probs", probs)
+"""
+
+
+def _stderr(tmp_path, source: str) -> str:
+    script = tmp_path / "mf.py"
+    script.write_text(source)
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120).stderr
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_an_sgd_update_that_overflows_is_the_learning_rate(tmp_path, seed):
+    err = _stderr(tmp_path, MF.format(seed=seed, lr=0.5))
+    assert "RuntimeWarning: overflow encountered" in err       # the fault shows, whatever the seed
+    (tmp_path / "output.txt").write_text(err)
+    d, _ = diagnose(tmp_path)
+    top = d.root_causes[0]
+    assert top.code == "lr_too_high" and top.severity == "high"
+    assert any("lr * e" in e.text for e in top.evidence)
+
+
+def test_the_same_factorisation_at_a_small_rate_warns_nothing(tmp_path):
+    assert _stderr(tmp_path, MF.format(seed=0, lr=0.01)) == ""
+
+
+def test_an_overflow_on_a_line_with_no_learning_rate_is_no_lr_reading(tmp_path):
+    err = _stderr(tmp_path, SOFTMAX)
+    assert "RuntimeWarning: overflow encountered in exp" in err
+    (tmp_path / "output.txt").write_text(err)
+    d, _ = diagnose(tmp_path)
+    assert "lr_too_high" not in [c.code for c in d.root_causes]
