@@ -57,3 +57,50 @@ def test_an_overflow_on_a_line_with_no_learning_rate_is_no_lr_reading(tmp_path):
     (tmp_path / "output.txt").write_text(err)
     d, _ = diagnose(tmp_path)
     assert "lr_too_high" not in [c.code for c in d.root_causes]
+
+
+LOGREG = """import numpy as np
+rng = np.random.default_rng(0)
+X = rng.normal(size=(1000, 2))
+y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(float)
+X[:5, 0] = -5000.0; y[:5] = 0                     # a few unscaled records: exp(-z) overflows to a correct 0
+lr = 0.1
+w = np.zeros(2)
+for epoch in range(1, 501):
+    w -= lr * X.T @ (1 / (1 + np.exp(-X @ w)) - y) / len(y)
+    if epoch % 50 == 0:
+        z = np.clip(X @ w, -30, 30); p = 1 / (1 + np.exp(-z))
+        loss = -np.mean(y * np.log(p + 1e-12) + (1 - y) * np.log(1 - p + 1e-12))
+        print(f"epoch {epoch} loss {loss:.4f} acc {np.mean((p > 0.5) == y):.3f}", flush=True)
+"""
+
+ASCENT = """import numpy as np
+rng = np.random.default_rng(0)
+X = rng.normal(size=(200, 3)); y = X @ np.array([1.5, -2.0, 0.5]) + 0.1 * rng.normal(size=200)
+w = np.zeros(3)
+lr = 0.05
+for epoch in range(1, 20001):
+    w += lr * X.T @ (X @ w - y) / len(y)
+"""
+
+
+def test_a_sigmoids_exp_overflow_under_an_update_that_learns_is_no_lr_reading(tmp_path):
+    # review of session 43: the exp overflows to a correct 0 on far-out samples; the loss falls under it
+    script = tmp_path / "logreg.py"
+    script.write_text(LOGREG)
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert "overflow encountered in exp" in p.stderr and "epoch 500" in p.stdout
+    (tmp_path / "output.txt").write_text(p.stderr + p.stdout)
+    d, _ = diagnose(tmp_path)
+    assert "lr_too_high" not in [c.code for c in d.root_causes]
+
+
+def test_an_update_that_adds_the_gradient_names_the_sign_first(tmp_path):
+    # review of session 43: `w += lr * X.T @ (X @ w - y)` climbs the loss at any LR
+    err = _stderr(tmp_path, ASCENT)
+    assert "RuntimeWarning: overflow encountered" in err
+    (tmp_path / "output.txt").write_text(err)
+    d, _ = diagnose(tmp_path)
+    top = d.root_causes[0]
+    assert top.code == "lr_too_high" and "sign" in top.issue and top.raw_confidence < 0.5
+    assert top.fix.startswith("Make the update subtract the gradient")

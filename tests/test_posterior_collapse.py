@@ -73,3 +73,22 @@ def test_one_report_of_a_zero_kl_is_read_and_a_kl_with_no_reconstruction_beside_
         f"{{'loss': 0.0, 'reward': {0.1 * i:.2f}, 'kl': 0.0, 'epoch': {i / 10:.1f}}}\n" for i in range(5)))
     d, _ = diagnose(tmp_path / "b")
     assert "mode_collapse" not in [c.code for c in d.root_causes]
+
+
+def test_a_kl_printed_as_zero_under_a_weight_of_zero_is_no_collapse(tmp_path):
+    # review of session 43: KL annealing's first epochs print the term as 0 (not computed, or weighted 0)
+    rows = _fit(beta=200.0, seed=0)
+    (tmp_path / "train.log").write_text("".join(
+        f"Epoch {e + 1:3d} | step {500 * (e + 1):6d} | loss {r:.4f} | recon_loss {r:.4f} | kl_loss 0.0000 | "
+        "kl_weight 0.000\n" for e, (r, _) in enumerate(rows)))
+    d, _ = diagnose(tmp_path)
+    assert "mode_collapse" not in [c.code for c in d.root_causes]
+
+
+def test_a_policys_approximate_kl_beside_a_reward_loss_is_no_vae(tmp_path):
+    # review of session 43: PPO's approx_kl is the canonical `kl`, and `loss_r` a reward-prediction loss
+    (tmp_path / "train.log").write_text("".join(
+        f"iter {10 * i} | policy_loss -0.0123 | value_loss 0.41 | loss_r {0.3 - 0.01 * i:.2f} | "
+        f"approx_kl {0.00004 + 1e-6 * i:.6f} | entropy 1.38\n" for i in range(1, 9)))
+    d, _ = diagnose(tmp_path)
+    assert "mode_collapse" not in [c.code for c in d.root_causes]

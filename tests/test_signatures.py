@@ -984,3 +984,16 @@ def test_an_uncaught_cpp_exception_whose_message_a_signature_knows_is_that_signa
     assert "device-side assert" in event.text
     event, _ = build_event("train.log", 1, [head, "  what():  basic_string::_M_construct null not valid"])
     assert event.signature == "uncaught_cpp"
+
+
+def test_a_theano_allocation_that_failed_for_another_reason_is_no_critical_oom(tmp_path):
+    # review of session 43: Theano raises `CudaNdarray_ZEROS: allocation failed` for any failed cudaMalloc; the line
+    # before it names why (a display GPU's watchdog killed a long kernel)
+    (tmp_path / "output.txt").write_text(
+        "Error allocating 4194304 bytes of device memory (the launch timed out and was terminated). free=0, total=0\n"
+        "Traceback (most recent call last):\n  File \"train_rnn.py\", line 88, in <module>\n"
+        "    err = train_fn(inputs, targets)\nRuntimeError: CudaNdarray_ZEROS: allocation failed.\n")
+    d, _ = diagnose(tmp_path)
+    top = d.root_causes[0]
+    assert top.severity == "medium" and "launch timed out" in top.issue
+    assert not any(c.code == "out_of_memory" and c.severity == "critical" for c in d.root_causes)

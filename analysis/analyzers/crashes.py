@@ -452,6 +452,18 @@ def analyze(run: Run) -> list[Finding]:
         if e.signature in _PASSING and _learned_after(run, e):
             continue            # an untrained model's first evaluation predicted one value; the run learned on
         if e.code == "out_of_memory":
+            other = _THEANO_ALLOC.search(e.text) and next(
+                (m.group(0) for _, text in pasted_texts(run, ("log", "traceback"), 1 << 20)
+                 if (m := _ALLOC_FAILED_OTHERWISE.search(text))), None)
+            if other:           # the cudaMalloc's own line named another reason (a kernel timed out, a launch failed)
+                out.append(Finding(code="out_of_memory", severity="medium", confidence=OTHER_ALLOC_FAILURE,
+                                   issue="A GPU allocation failed, for a reason its own line names other than "
+                                         "memory: " + clip(other, 120),
+                                   evidence=[_ev(e)], analyzer=NAME, quick_fix="Read the allocation's reason",
+                                   fix="A launch that timed out is the display watchdog killing a long kernel on a "
+                                       "GPU that drives a screen (use another GPU or shorter kernels); an unspecified "
+                                       "launch failure is a kernel that crashed: rerun with CUDA_LAUNCH_BLOCKING=1"))
+                continue
             went_on = _learned_after(run, e) if not e.context and _RETRIED_OOM.search(e.text) else None
             out.append(_oom(run, e) if went_on is None else _oom_gone_past(e, went_on))
             continue
@@ -699,28 +711,44 @@ def _box_target(run: Run, e: Event) -> Evidence | None:
     return _source_line(run, e, _BOX_TARGET) or (_ev(e) if _BOX_TARGET.search(e.text) else None)
 
 
+# Theano raises `CudaNdarray_ZEROS: allocation failed` for any failed cudaMalloc; the line before it says why
+_THEANO_ALLOC = re.compile(r"CudaNdarray_[A-Za-z_]{1,40}: allocation failed")
+_ALLOC_FAILED_OTHERWISE = re.compile(r"Error allocating \d+ bytes of device memory \((?!out of memory)[^)\n]{1,200}\)")
+OTHER_ALLOC_FAILURE = 0.3
+
+
 # NumPy's overflow warning on a hand-written update that scales by the learning rate (`step_S += lrS * e_ijk *
-# ...`, `W -= alpha * dW`, `w = w - self.lr * grad`): the updates outgrew float range, so the weights did too
-_NUMPY_OVERFLOW = re.compile(r"RuntimeWarning: overflow encountered in \w+")
-_LR_UPDATE = re.compile(r"(?:[-+]=\s*|=\s*[\w.\[\]:, ]+?\s*[-+]\s*)\(?\s*(?:self\.)?"
-                        r"(?:lr\w*|learning_rate|alpha|eta|step_size)\b\s*\*")
-OVERFLOWED_UPDATE = 0.65
+# ...`, `W -= alpha * dW`, `theta = theta - (alpha / m) * ...`, `v = mu * v - learning_rate * dx`): the updates
+# outgrew float range, so the weights did too. Not an exp's overflow (a sigmoid's `exp(-z)` overflows to a correct
+# 0 on a far-out sample while the weights stay finite), and not where the loss went on falling after it.
+_NUMPY_OVERFLOW = re.compile(r"RuntimeWarning: overflow encountered in (?!exp|expm1|exp2|cosh|sinh)\w+")
+_LR_UPDATE = re.compile(r"(?:[-+]=\s*|=\s*[\w.\[\]:, *]+?\s*[-+]\s*)\(?\s*(?:self\.)?"
+                        r"(?:lr\w*|learning_rate|alpha|eta|step_size)\b\s*[*/]")
+# an update that adds the gradient climbs it: at any LR the weights grow, so the sign is the suspect
+_ASCENT = re.compile(r"\+=.*(?:\b(?:grads?|gradients?|d[Wwbx]\w*)\b|-\s*y\w*\s*\))")   # a gradient, or pred - y
+OVERFLOWED_UPDATE, OVERFLOWED_ASCENT = 0.65, 0.35
 
 
 def _overflowed_update(run: Run) -> Finding | None:
     """NumPy's overflow warning whose source line is a weight update scaled by the LR: lr_too_high."""
     for e in run.events:
-        if e.signature != "warning" or not _NUMPY_OVERFLOW.search(e.text):
+        if e.signature != "warning" or not _NUMPY_OVERFLOW.search(e.text) or _learned_after(run, e):
             continue
         src = _source_line(run, e, _LR_UPDATE)
-        if src is not None:
-            return Finding(code="lr_too_high",
-                           issue="An update scaled by the learning rate overflowed: the steps outgrew the weights "
-                                 "until they left float range",
-                           severity="high", confidence=OVERFLOWED_UPDATE, evidence=[_ev(e), src],
-                           fix="Lower the learning rate 10x (or normalise the gradient by the number of samples it "
-                               "sums over) and print the loss each epoch: it should fall, not grow",
-                           analyzer=NAME, quick_fix="Lower the LR 10x")
+        if src is None:
+            continue
+        ascent = _ASCENT.search(src.text) is not None
+        return Finding(code="lr_too_high",
+                       issue="An update scaled by the learning rate overflowed: the steps outgrew the weights until "
+                             "they left float range" + ("; it adds the gradient, so check its sign first (an "
+                                                        "ascent grows at any LR)" if ascent else ""),
+                       severity="high", confidence=OVERFLOWED_ASCENT if ascent else OVERFLOWED_UPDATE,
+                       evidence=[_ev(e), src],
+                       fix=("Make the update subtract the gradient (w -= lr * grad); if it still overflows, lower "
+                            if ascent else "Lower ")
+                       + "the learning rate 10x (or normalise the gradient by the number of samples it sums over) and "
+                         "print the loss each epoch: it should fall, not grow",
+                       analyzer=NAME, quick_fix="Check the update's sign" if ascent else "Lower the LR 10x")
     return None
 
 

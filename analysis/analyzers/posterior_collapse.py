@@ -5,7 +5,8 @@ initialisation also starts near KL 0, so it is read where it holds at the last H
 report of a shorter log; one report alone at a lower confidence). A KL with no reconstruction term beside it
 (an RL policy's KL to its reference, a distillation's KL to its teacher) is another quantity and is not read.
 
-Thresholds: KL_ZERO = 1e-4 nats, and below KL_SHARE = 1e-3 of the reconstruction term at the same report."""
+Thresholds: 0 < KL < KL_ZERO = 1e-4 nats (a KL printed as exactly 0 is a term not computed, or weighted 0 while
+it is annealed in), and below KL_SHARE = 1e-3 of the reconstruction term at the same report."""
 from __future__ import annotations
 
 import re
@@ -20,13 +21,16 @@ NAME = "posterior_collapse"
 KL_ZERO, KL_SHARE = 1e-4, 1e-3
 HELD_REPORTS = 3
 ONE_REPORT, HELD = 0.45, 0.6
+# `kl` alone is the canonical name of an RL policy's KL (metric_names.toml: approx_kl, objective/kl), not a VAE's
 _KL = re.compile(r"(?:^|[_/])(?:vae_)?(?:kl|kld|kl_div|kl_divergence)(?:_loss|_term)?$", re.I)
-_RECON = re.compile(r"(?:^|[_/])(?:vae_)?(?:r|rec|recon|reconstruction|recons)(?:_loss|_term)?$", re.I)
+_RECON = re.compile(r"(?:^|[_/])(?:vae_r|rec|recon|reconstruction|recons)(?:_loss|_term)?$", re.I)
+# a KL weighted 0 (annealing's first epochs) is not computed into the loss, whatever it prints
+_KL_WEIGHT = ("kl_weight", "beta", "kl_beta", "kl_coef")
 
 
 def _named(run: Run, pattern: re.Pattern) -> Series | None:
-    return next((s for n in run.metrics.names() if pattern.search(n) and (s := run.metrics.get(n)) is not None
-                 and len(s)), None)
+    return next((s for n in run.metrics.names() if n != "kl" and pattern.search(n)
+                 and (s := run.metrics.get(n)) is not None and len(s)), None)
 
 
 def analyze(run: Run) -> list[Finding]:
@@ -34,8 +38,10 @@ def analyze(run: Run) -> list[Finding]:
     if kl is None or recon is None or len(kl) != len(recon):
         return []
     k, r = kl.values, recon.values
-    zero = np.isfinite(k) & np.isfinite(r) & (np.abs(k) < KL_ZERO) & (np.abs(k) < KL_SHARE * np.abs(r))
-    if not zero[-HELD_REPORTS:].all():
+    # a KL printed as exactly 0 is a term not computed (or weighted 0), not a collapsed one (~1e-7)
+    zero = np.isfinite(k) & np.isfinite(r) & (k > 0) & (k < KL_ZERO) & (k < KL_SHARE * np.abs(r))
+    weight = next((w for n in _KL_WEIGHT if (w := run.metrics.get(n)) is not None and len(w)), None)
+    if not zero[-HELD_REPORTS:].all() or (weight is not None and float(weight.values[-1]) == 0.0):
         return []
     held = len(k) >= HELD_REPORTS
     said = (f"{kl.name} {fmt(float(k[-1]))} beside {recon.name} {fmt(float(r[-1]))}"
