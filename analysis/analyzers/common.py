@@ -259,14 +259,16 @@ def peak_lr(run: Run) -> tuple[float, Evidence] | None:
     return None
 
 
-def pasted_texts(run: Run, kinds: tuple[str, ...], most_bytes: int) -> Iterator[tuple[Artifact, str]]:
-    """The usable artifacts of `kinds` up to `most_bytes`, each with its text (undecodable bytes replaced): the
-    short pastes the line-by-line readings go through. One that cannot be read is passed over. Line ends are
-    kept as written, so that `text.split("\n")` numbers lines as the readers and events do (a progress bar's
-    `\r` is no line); `splitlines()` gives the same lines as a text read with newlines translated."""
+def pasted_texts(run: Run, kinds: tuple[str, ...], most_bytes: int,
+                 only: str | None = None) -> Iterator[tuple[Artifact, str]]:
+    """The usable artifacts of `kinds` up to `most_bytes` (the one at path `only`, where given), each with its
+    text (undecodable bytes replaced): the short pastes the line-by-line readings go through. One that cannot be
+    read is passed over. Line ends are kept as written, so that `text.split("\n")` numbers lines as the readers
+    and events do (a progress bar's `\r` is no line); `splitlines()` gives the same lines as a text read with
+    newlines translated."""
     base = run.root if run.root.is_dir() else run.root.parent
     for a in run.usable():
-        if a.kind not in kinds or a.size > most_bytes:
+        if a.kind not in kinds or a.size > most_bytes or only is not None and a.path != only:
             continue
         try:
             with open(base / a.path, newline="", errors="replace") as f:

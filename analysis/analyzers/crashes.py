@@ -452,17 +452,9 @@ def analyze(run: Run) -> list[Finding]:
         if e.signature in _PASSING and _learned_after(run, e):
             continue            # an untrained model's first evaluation predicted one value; the run learned on
         if e.code == "out_of_memory":
-            other = _THEANO_ALLOC.search(e.text) and next(
-                (m.group(0) for _, text in pasted_texts(run, ("log", "traceback"), 1 << 20)
-                 if (m := _ALLOC_FAILED_OTHERWISE.search(text))), None)
-            if other:           # the cudaMalloc's own line named another reason (a kernel timed out, a launch failed)
-                out.append(Finding(code="out_of_memory", severity="medium", confidence=OTHER_ALLOC_FAILURE,
-                                   issue="A GPU allocation failed, for a reason its own line names other than "
-                                         "memory: " + clip(other, 120),
-                                   evidence=[_ev(e)], analyzer=NAME, quick_fix="Read the allocation's reason",
-                                   fix="A launch that timed out is the display watchdog killing a long kernel on a "
-                                       "GPU that drives a screen (use another GPU or shorter kernels); an unspecified "
-                                       "launch failure is a kernel that crashed: rerun with CUDA_LAUNCH_BLOCKING=1"))
+            other = _allocation_reason(run, e)
+            if other is not None:
+                out.append(_alloc_failed_otherwise(e, other))
                 continue
             went_on = _learned_after(run, e) if not e.context and _RETRIED_OOM.search(e.text) else None
             out.append(_oom(run, e) if went_on is None else _oom_gone_past(e, went_on))
@@ -696,8 +688,8 @@ BOX_TARGET_DATA = 0.6
 
 def _source_line(run: Run, e: Event, pattern: re.Pattern) -> Evidence | None:
     """The source line Python prints under a warning (the next line, indented), where `pattern` finds it."""
-    for a, text in pasted_texts(run, ("log", "traceback"), 1 << 20):
-        lines = text.split("\n") if a.path == e.artifact else []      # as the events count them
+    for a, text in pasted_texts(run, ("log", "traceback"), 1 << 20, only=e.artifact):
+        lines = text.split("\n")      # as the events count them
         src = lines[e.line][:400] if e.line < len(lines) else ""
         if src[:1].isspace() and pattern.search(src):
             return Evidence(src.strip(), a.path, f"line {e.line + 1}")
@@ -715,6 +707,25 @@ def _box_target(run: Run, e: Event) -> Evidence | None:
 _THEANO_ALLOC = re.compile(r"CudaNdarray_[A-Za-z_]{1,40}: allocation failed")
 _ALLOC_FAILED_OTHERWISE = re.compile(r"Error allocating \d+ bytes of device memory \((?!out of memory)[^)\n]{1,200}\)")
 OTHER_ALLOC_FAILURE = 0.3
+
+
+def _allocation_reason(run: Run, e: Event) -> str | None:
+    """Where `e` is Theano's `allocation failed`, the cudaMalloc line before it that names a reason other than
+    memory (a kernel timed out, a launch failed); else None."""
+    if not _THEANO_ALLOC.search(e.text):
+        return None
+    return next((m.group(0) for _, text in pasted_texts(run, ("log", "traceback"), 1 << 20)
+                 if (m := _ALLOC_FAILED_OTHERWISE.search(text))), None)
+
+
+def _alloc_failed_otherwise(e: Event, reason: str) -> Finding:
+    return Finding(code="out_of_memory", severity="medium", confidence=OTHER_ALLOC_FAILURE,
+                   issue="A GPU allocation failed, for a reason its own line names other than memory: "
+                         + clip(reason, 120),
+                   evidence=[_ev(e)], analyzer=NAME, quick_fix="Read the allocation's reason",
+                   fix="A launch that timed out is the display watchdog killing a long kernel on a GPU that drives a "
+                       "screen (use another GPU or shorter kernels); an unspecified launch failure is a kernel that "
+                       "crashed: rerun with CUDA_LAUNCH_BLOCKING=1")
 
 
 # NumPy's overflow warning on a hand-written update that scales by the learning rate (`step_S += lrS * e_ijk *
