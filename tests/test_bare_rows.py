@@ -78,6 +78,18 @@ def test_a_tensor_printed_without_brackets_that_turned_nan_is_read(tmp_path):
     assert s is not None and s.lines.tolist() == [8, 10]
 
 
+def test_a_print_loops_step_then_nan_values_is_a_nan_row_indented_or_not(tmp_path):
+    # gan-intro #1 (tests/wild, tune half): `step: d_loss g_loss`, pasted in a code block or not; a row with a
+    # finite value among them, or a step alone, is not one
+    rows = ["0: inf  nan", "10: nan nan", "20: nan nan"]
+    for name, lines, want in (("bare", rows, [1, 2, 3]), ("indented", ["    " + r for r in rows], [1, 2, 3]),
+                              ("finite", ["    0: 0.69  nan", "    10: nan", "    20:"], None)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "train.log").write_text("\n".join(lines) + "\n")
+        s = load_run(tmp_path / name).metrics.get(NONFINITE_PREFIX + br.PRINTED_NAN)
+        assert (s.lines.tolist() if s is not None else None) == want, name
+
+
 def test_an_evaluation_summary_pasted_alone_is_read_as_the_maps(tmp_path):
     # mmdet #1518 and tf-faster-rcnn #126 (tests/wild, tune half): pycocotools' summary in `output.txt`, and
     # py-faster-rcnn's VOC `Mean AP`

@@ -240,6 +240,8 @@ def test_mlflow_params_are_the_runs_config(tmp_path, capsys):
     "2024-03-01 10:22:30,809 - INFO - box         obj              cls     total    labels  img_size\n",
     # tests/wild xgboost-r-cv-rmse-nan-dataframe-dmatrix-194: XGBoost's evaluation rounds
     "[0]\ttrain-rmse:NaN+NA\ttest-rmse:NaN+NA\n[1]\ttrain-rmse:NaN+NA\ttest-rmse:NaN+NA\n",
+    # tests/wild x-vits-disc-gen-nan-fp16-5: a print loop's pairs, the first one finite
+    "b=3.985, disc=nan, gen=nan, fm=nan,\n",
 ])
 def test_nan_values_in_output_txt_are_read_as_a_log(tmp_path, text):
     (tmp_path / "output.txt").write_text(text)

@@ -71,6 +71,7 @@ SEG_MIOU = "miou"
 # a printed tensor's row (`tensor([[nan, nan,  ..., nan],`, numpy's `[nan nan nan]`): its cells, read
 # below; one that shows NaN and nothing finite holds no numbers, whatever tensor it is
 _TENSOR_ROW = re.compile(r"^\s*(?:tensor\(|array\()?\[+(?P<cells>[^\[\]()]{1,4000})")
+_COUNT_CELL = re.compile(r"\d{1,9}:")
 _NONFINITE_CELLS = {"nan", "-nan", "+nan", "inf", "-inf", "+inf"}
 PRINTED_NAN = "printed_tensor"
 PRINTED_ROW = "printed_row"       # a logger's row of comma-separated cells, NaN after its count
@@ -365,6 +366,8 @@ def _row_cells(text: str) -> list[str]:
     """The cells of a printed tensor's row, bracketed or not (PyTorch 0.3's `Variable containing:` block
     prints `    nan     nan     nan`), lower-cased; [] where the line is no such row of non-finite cells."""
     bare = text.lower().split()
+    if bare and _COUNT_CELL.fullmatch(bare[0]):
+        bare = bare[1:]        # a print loop's `10: nan nan` (its step, then the values it printed)
     if len(bare) >= 2 and set(bare) <= _NONFINITE_CELLS:
         return bare
     m = _TENSOR_ROW.match(text)
