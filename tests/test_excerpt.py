@@ -1489,6 +1489,10 @@ def test_a_zero_gradient_norm_beside_a_zero_throughput_is_a_placeholder_maybe(tm
     "-1.71805e+19 0 -nan\n-1.72727e+19 9.20951e+15 -nan\n-1.69868e+19 3.12143e+17 -nan\n",   # NaN at every row
     "-1.04449e+19 0 1\n-1.13727e+19 0 nan\n-1.4182e+19 0 -nan\n",                           # whole-valued cells
     "-5.40889e+19 0 0.971343\n-1.03274e+19 0 0\n-1.04449e+19 0 1\n-1.13727e+19 0 nan\n",     # cut at its first NaN
+    # a first column that rises in whole floats at 1e19 is no step counter
+    "-1.80037e+19 4.48716e+17 -nan\n-1.29962e+19 4.09293e+18 -nan\n-1.01659e+19 2.32697e+18 -nan\n",
+    # the value printed in full, not in e-notation
+    "-4.25776e+19 9.5e+18 0.958\n-10444900000000000000.00000 0 1\n-11372700000000000000.00000 0 nan\n",
 ])
 def test_three_rows_of_the_diverged_print_loop_are_enough(tmp_path, rows):
     # the HTSL paste cut to three rows (the excerpt probe's windows): the NaN column beside one at 1e19

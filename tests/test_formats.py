@@ -250,6 +250,17 @@ def test_nan_values_in_output_txt_are_read_as_a_log(tmp_path, text):
     assert kinds == {"output.txt": "log", "predictions.txt": "samples"}
 
 
+def test_results_named_by_perplexity_in_output_txt_are_a_log(tmp_path):
+    # tests/wild cntk-brainscript-errs-rise-500-epochs-lr-per-sample-0.1-1347 (tune half): CNTK's results after 100
+    # and after 500 epochs, the second far worse (learningRatesPerSample .1); as a model's outputs it read nothing
+    (tmp_path / "output.txt").write_text(
+        "Final Results: Minibatch[1-1]: errs = 7.143% * 14; ce = 0.12205110 * 14; perplexity = 1.12981184\n\n"
+        "Final Results: Minibatch[1-1]: errs = 78.571% * 14; ce = 1.88566235 * 14; perplexity = 6.59071837\n")
+    run = load_run(tmp_path)
+    assert [(a.path, a.kind) for a in run.artifacts] == [("output.txt", "log")]
+    assert run.metrics.get("perplexity").values.tolist() == [1.12981184, 6.59071837]
+
+
 def test_a_log_that_opens_with_a_lua_table_is_no_json_config(tmp_path):
     # tests/wild namas-err-nan-lr-21 cut at Lua Torch's `{` table of tensors
     (tmp_path / "train.log").write_text("{\n  1 : CudaTensor - size: 64x291\n}\nerr     nan\n")

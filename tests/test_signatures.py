@@ -193,6 +193,18 @@ REAL_LINES = [
     # torch.multiprocessing.spawn reporting a rank the OOM killer took (maintainer: out of memory)
     ("host_oom", "torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with signal SIGKILL",
      "github.com/lyu-yx/ACUMEN/issues/4"),
+    # PAI's job runner and the kernel's report when the OOM killer took a worker (tests/wild easyrec-pai-worker-oom-killer-60)
+    ("host_oom", "xargs: /worker/venv/bin/python: terminated by signal 9", "github.com/alibaba/EasyRec/issues/60"),
+    ("host_oom", 'The job has been killed by "OOM Killer", please check your job\'s memory usage.',
+     "github.com/alibaba/EasyRec/issues/60"),
+    ("host_oom", "total-vm:30193768kB, anon-rss:19770320kB, file-rss:0kB, shmem-rss:0kB",
+     "github.com/alibaba/EasyRec/issues/60"),
+    # Kubernetes' container status (kubectl describe pod) and a CI task's exit status
+    ("host_oom", "      Reason:       OOMKilled", "docs.e2enetworks.com/docs/myaccount/kubernetes/troubleshoot/oomkilled.md (kubectl describe pod)"),
+    ("host_oom", "      Exit Code:    137", "docs.e2enetworks.com/docs/myaccount/kubernetes/troubleshoot/oomkilled.md (kubectl describe pod)"),
+    ("host_oom", "Training task exit with status code 137", "github.com/mozilla/bugbug/issues/3906"),
+    ("host_oom", "test      0/1       OOMKilled   0          1m",
+     "docs.openshift.com/container-platform/3.9/dev_guide/application_memory_sizing.html (oc get pod)"),
     ("tf_oom", "ResourceExhaustedError (see above for traceback): OOM when allocating tensor with shape[100,4096,32]",
      "tests/wild segan-tf-oom-42"),
     ("cudnn_oom_in_disguise", "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED",
@@ -234,6 +246,13 @@ REAL_LINES = [
      "thread: [996,0,0] Assertion `t >= 0 && t < n_classes` failed.", "github.com/milesial/Pytorch-UNet/issues/375"),
     ("label_out_of_range", "IndexError: Target 192 is out of bounds", "tests/wild unet-greyscale-mask-target-291"),
     ("nonfinite_loss", "FloatingPointError: Loss became infinite or NaN at iteration=27!", "tests/wild detectron2-diverge-508"),
+    ("nonfinite_loss", "Training got into NaN values...", "github.com/Justin1904/Low-rank-Multimodal-Fusion/issues/10"),
+    # RecBole's NaN check on the loss, the last frame of a traceback pasted without its error line
+    ("nonfinite_loss", '  File "D:\\anaconda3\\lib\\site-packages\\recbole\\trainer\\trainer.py", line 248, in _check_nan',
+     "github.com/RUCAIBox/RecBole/issues/1726"),
+    # torch's std() warning over one value, wrapped by the paste: its second half alone
+    ("var_dof", "strictly less than the reduction factor (input numel divided by output numel). (Triggered internally at "
+     "/opt/pytorch/pytorch/aten/src/ATen/native/ReduceOps.cpp:1827.)", "github.com/Yu-Maryland/Gamora/pull/9"),
     # SpeechBrain's check_gradients giving up on non-finite losses
     ("nonfinite_loss", "ValueError: Loss is not finite and patience is exhausted. To debug, wrap 'fit()' with autograd's "
      "detect_anomaly()', e.g.", "tests/wild speechbrain-commonlanguage-aam-cosine-acos-nan-loss-1276"),

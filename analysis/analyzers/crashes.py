@@ -676,7 +676,8 @@ DROPPED_NONFINITE = 0.3   # a value tensorboardX dropped as NaN/Inf, with no los
 
 def _loss_nan_message(e: Event) -> bool:
     low = e.text.lower()
-    return e.signature == "nonfinite_loss" and "grad" not in low and ("loss" in low or "diverg" in low)
+    return e.signature == "nonfinite_loss" and "grad" not in low and (
+        "loss" in low or "diverg" in low or "check_nan" in low)    # RecBole's NaN check on the loss, as a last frame
 
 
 # a box regression target's size, the log NumPy warned about: py-faster-rcnn's `bbox_transform.py`

@@ -197,8 +197,11 @@ def _turns(col: np.ndarray, tail: int = PLACED_TAIL) -> bool:
 
 
 def _counter(cells: np.ndarray) -> bool:
+    """Whether the first column counts steps: whole, rising, from 0 up and below HUGE (HTSL's `-1.80037e+19`, then
+    `-1.29962e+19` rises in whole floats, and is a value that blew up)."""
     first = cells[:, 0]
-    return bool(np.isfinite(first).all() and np.all(first == np.round(first)) and np.all(np.diff(first) >= 1))
+    return bool(np.isfinite(first).all() and np.all(first == np.round(first)) and np.all(np.diff(first) >= 1)
+                and first.min() >= 0 and first.max() < HUGE)
 
 
 def _tolerance(w: float) -> float:

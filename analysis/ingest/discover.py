@@ -33,7 +33,8 @@ _ANSI = re.compile(ANSI.pattern.encode())     # the same colour codes, on raw by
 _LOG_WORDS = re.compile(rb"Traceback|Error|Exception|Warning|NCCL|Killed|"
                         rb"Average Precision +\(AP\) @\[|^[ \t]*Mean AP = |"     # an evaluation's summary
                         rb"^[ \t]*(?:Eval result:[ \t]*)?(?:mean[ _]?iou|miou)\b|"
-                        rb"(?<![A-Za-z])(?:loss|epoch|step|iter|lr|acc(?:uracy)?|rmse|m?logloss)(?![A-Za-z])|"
+                        rb"(?<![A-Za-z])(?:loss|epoch|step|iter|lr|acc(?:uracy)?|rmse|m?logloss|perplexity|ppl)(?![A-Za-z])|"
+                        rb"\bMinibatch\[\d+-\d+\]|"      # CNTK's `Final Results: Minibatch[1-1]: errs = ...`
                         # a value printed NaN/Inf by name (RLlib's `episode_reward_mean: .nan`): a
                         # model's outputs hold no such line...
                         rb"^[ \t]*[A-Za-z_][\w./]{0,64}[ \t]*[:=][ \t]*[-+]?\.?(?:nan|inf)\b|"
@@ -46,8 +47,8 @@ _LOG_WORDS = re.compile(rb"Traceback|Error|Exception|Warning|NCCL|Killed|"
                         rb"^[ \t]*(?:[-+]?[\d.]+(?:e[-+]?\d+)?[ \t]+)*[-+]?(?:nan|inf)"
                         rb"(?:[ \t]+[-+]?(?:[\d.]+(?:e[-+]?\d+)?|nan|inf))+[ \t]*$|"
                         # (or ending one beside a value at 1e10 or more, which no prediction or label holds:
-                        # a print loop's `-1.13727e+19 0 nan` after its run diverged)
-                        rb"^(?=[^\n]*\de\+?(?:[1-9]\d|\d{3}))[ \t]*(?:[-+]?[\d.]+(?:e[-+]?\d+)?[ \t]+)+"
+                        # a print loop's `-1.13727e+19 0 nan` (`-11372700000000000000.0 0 nan`) after its run diverged)
+                        rb"^(?=[^\n]*(?:\de\+?(?:[1-9]\d|\d{3})|\d{11}))[ \t]*(?:[-+]?[\d.]+(?:e[-+]?\d+)?[ \t]+)+"
                         rb"[-+]?(?:nan|inf)[ \t]*$|"
                         # ...nor SentencePiece's unknown piece (U+2047 in UTF-8) twice on a line, a tokenizer
                         # the text outgrew...
