@@ -47,6 +47,16 @@ def test_an_sgd_update_that_overflows_is_the_learning_rate(tmp_path, seed):
     assert any("lr * e" in e.text for e in top.evidence)
 
 
+@pytest.mark.parametrize("stamp", ["2024-03-01 10:22:41,424 - INFO - ", "[rank0]: ",
+                                   "I0301 10:22:10.042 1234 train.py:88] "])
+def test_the_same_stderr_under_a_loggers_stamp_is_read_the_same(tmp_path, stamp):
+    # a job runner that stamps each line of the child's stderr: the source line under the warning is still that
+    err = _stderr(tmp_path, MF.format(seed=0, lr=0.5))
+    (tmp_path / "output.txt").write_text("".join(stamp + line for line in err.splitlines(keepends=True)))
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "lr_too_high" and d.root_causes[0].severity == "high"
+
+
 def test_the_same_factorisation_at_a_small_rate_warns_nothing(tmp_path):
     assert _stderr(tmp_path, MF.format(seed=0, lr=0.01)) == ""
 

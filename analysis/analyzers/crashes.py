@@ -9,6 +9,7 @@ import numpy as np
 
 from analysis.analyzers import error_readings
 from analysis.analyzers.common import NAN_DATA_SETTLE, pasted_texts, reported_after, small_lr, train_loss
+from analysis.ingest.dressing import undress
 from analysis.ingest.events import signatures
 from analysis.metrics import clip, fmt
 from analysis.model import Event, Evidence, Finding
@@ -691,8 +692,9 @@ def _source_line(run: Run, e: Event, pattern: re.Pattern) -> Evidence | None:
     """The source line Python prints under a warning (the next line, indented), where `pattern` finds it."""
     for a, text in pasted_texts(run, ("log", "traceback"), 1 << 20, only=e.artifact):
         lines = text.split("\n")      # as the events count them
-        src = lines[e.line][:400] if e.line < len(lines) else ""
-        if src[:1].isspace() and pattern.search(src):
+        raw = lines[e.line][:400] if e.line < len(lines) else ""
+        src = undress(raw)          # under a logger's stamp (`2024-03-01 10:22:41,424 - INFO -     step_S += ...`)
+        if (raw[:1].isspace() or src != raw) and pattern.search(src):
             return Evidence(src.strip(), a.path, f"line {e.line + 1}")
     return None
 
