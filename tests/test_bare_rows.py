@@ -90,6 +90,28 @@ def test_a_print_loops_step_then_nan_values_is_a_nan_row_indented_or_not(tmp_pat
         assert (s.lines.tolist() if s is not None else None) == want, name
 
 
+def test_a_listing_per_class_with_a_nan_row_is_no_nan_of_the_run(tmp_path):
+    # (the session's review) a class the split lacks prints NaN in a per-class table: indices one apart, finite
+    # rows among them; the same NaN rows counted in steps of 10 are a print loop's
+    head = "".join(f"epoch {e} loss {2.3 / e:.4f} acc {0.5 + e / 20:.3f}\n" for e in range(1, 6))
+    for name, rows, want in (("per_class", ["  0: 0.912 0.954", "  1: 0.734 0.846", "  2: nan nan"], None),
+                             ("bare", ["0: 0.912 0.954", "1: 0.734 0.846", "2: nan nan"], None),
+                             ("loop", ["  0: 0.69 0.70", "  10: 0.41 0.52", "  20: nan nan", "  30: nan nan"],
+                              [9, 10])):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "train.log").write_text(head + "Validation per-class IoU / Dice:\n"
+                                                   + "\n".join(rows) + "\n")
+        s = load_run(tmp_path / name).metrics.get(NONFINITE_PREFIX + br.PRINTED_NAN)
+        assert (s.lines.tolist() if s is not None else None) == want, name
+
+
+def test_a_table_counted_from_minus_one_is_read(tmp_path):
+    # (the session's review) an evaluation before training printed as step -1: still a counter
+    (tmp_path / "train.log").write_text("".join(f"{i} {0.1 + i / 10:.4f} {2.3 - i / 5:.4f}\n" for i in range(-1, 6)))
+    s = load_run(tmp_path).metrics.get(f"{br.UNNAMED}2")
+    assert s is not None and s.steps.tolist() == [-1, 0, 1, 2, 3, 4, 5]
+
+
 def test_an_evaluation_summary_pasted_alone_is_read_as_the_maps(tmp_path):
     # mmdet #1518 and tf-faster-rcnn #126 (tests/wild, tune half): pycocotools' summary in `output.txt`, and
     # py-faster-rcnn's VOC `Mean AP`

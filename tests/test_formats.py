@@ -8,6 +8,7 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
+from analysis.diagnose import diagnose_run
 from analysis.ingest import load_run
 from analysis.ingest.checkpoints import load_safetensors, load_torch, read_safetensors_header, unsafe_globals
 from analysis.ingest.configs import parse_code, parse_config
@@ -259,6 +260,42 @@ def test_results_named_by_perplexity_in_output_txt_are_a_log(tmp_path):
     run = load_run(tmp_path)
     assert [(a.path, a.kind) for a in run.artifacts] == [("output.txt", "log")]
     assert run.metrics.get("perplexity").values.tolist() == [1.12981184, 6.59071837]
+
+
+@pytest.mark.parametrize("text", [
+    # CNTK's results line alone, and a perplexity by name with its number: a log
+    "Final Results: Minibatch[1-1]: errs = 7.143% * 14; ce = 0.12205110 * 14\n",
+    "epoch 3 | valid perplexity 23.41\n",
+])
+def test_results_by_minibatch_or_perplexity_are_a_log(tmp_path, text):
+    (tmp_path / "output.txt").write_text(text)
+    assert [a.kind for a in load_run(tmp_path).artifacts] == ["log"]
+
+
+@pytest.mark.parametrize("name, text", [
+    # (the session's review) ids of 11 digits and more, and a float's fraction digits, beside a NaN label
+    ("output.txt", "1617181920123 0.8731 1\n1617181921456 0.4410 0\n1617181921678 0.3301 nan\n"),
+    ("output.txt", "0.8731234567890123 1.0\n0.3301234567890123 nan\n"),
+    # one non-finite pair after a comma: a prediction's missing target, an answer's limit
+    ("predictions.txt", "id=5, pred=0.912, target=nan\nid=6, pred=0.118, target=0\n"),
+    ("generations.txt", "The sequence grows without bound, limit = inf\n"),
+    # the words a generation or an answer about a crash may use
+    ("generations.txt", "lol ppl are so funny\n" * 6),
+])
+def test_model_outputs_with_numbers_or_words_of_a_log_stay_outputs(tmp_path, name, text):
+    (tmp_path / name).write_text(text)
+    run = load_run(tmp_path)
+    assert [a.kind for a in run.artifacts] == ["samples"]
+    d = diagnose_run(run)
+    assert not [c for c in d.root_causes if c.code != "mode_collapse" and c.severity in ("critical", "high")]
+
+
+def test_an_answer_that_names_the_oom_killer_is_no_oom(tmp_path):
+    # (the session's review) prose, not PAI's `The job has been killed by "OOM Killer"`
+    (tmp_path / "samples.txt").write_text("A: It was most likely killed by the OOM killer; check dmesg.\n"
+                                          "it was not killed by the OOM killer (dmesg shows nothing)\n")
+    d = diagnose_run(load_run(tmp_path))
+    assert not [c for c in d.root_causes if c.severity in ("critical", "high")]
 
 
 def test_a_log_that_opens_with_a_lua_table_is_no_json_config(tmp_path):

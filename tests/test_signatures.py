@@ -1016,3 +1016,14 @@ def test_a_theano_allocation_that_failed_for_another_reason_is_no_critical_oom(t
     top = d.root_causes[0]
     assert top.severity == "medium" and "launch timed out" in top.issue
     assert not any(c.code == "out_of_memory" and c.severity == "critical" for c in d.root_causes)
+
+
+def test_a_nan_check_on_the_loss_as_the_last_frame_reads_as_a_nan_loss(tmp_path):
+    # RecBole #1726 cut before its error line: the NaN check raised on the loss, so it is read as `Loss is nan`
+    # is, with the data's reading beside the overflow's and the LR's
+    (tmp_path / "traceback.txt").write_text(
+        '  File "D:\\anaconda3\\lib\\site-packages\\recbole\\trainer\\trainer.py", line 177, in _train_epoch\n'
+        "    self._check_nan(loss)\n"
+        '  File "D:\\anaconda3\\lib\\site-packages\\recbole\\trainer\\trainer.py", line 248, in _check_nan\n')
+    d, _ = diagnose(tmp_path)
+    assert {"numerical_instability", "lr_too_high", "data_pipeline_bug"} <= {c.code for c in d.root_causes[:3]}

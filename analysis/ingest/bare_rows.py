@@ -72,6 +72,8 @@ SEG_MIOU = "miou"
 # below; one that shows NaN and nothing finite holds no numbers, whatever tensor it is
 _TENSOR_ROW = re.compile(r"^\s*(?:tensor\(|array\()?\[+(?P<cells>[^\[\]()]{1,4000})")
 _COUNT_CELL = re.compile(r"\d{1,9}:")
+# a row of numbers after a count, as printed (an index per class, or a print loop's step)
+_COUNTED_ROW = re.compile(r"^\s*(\d{1,9}):[ \t]+((?:[-+]?(?:\d[\d.]*(?:e[-+]?\d+)?|nan|inf)(?:[ \t]+|$))+)$", re.I)
 _NONFINITE_CELLS = {"nan", "-nan", "+nan", "inf", "-inf", "+inf"}
 PRINTED_NAN = "printed_tensor"
 PRINTED_ROW = "printed_row"       # a logger's row of comma-separated cells, NaN after its count
@@ -197,11 +199,11 @@ def _turns(col: np.ndarray, tail: int = PLACED_TAIL) -> bool:
 
 
 def _counter(cells: np.ndarray) -> bool:
-    """Whether the first column counts steps: whole, rising, from 0 up and below HUGE (HTSL's `-1.80037e+19`, then
+    """Whether the first column counts steps: whole, rising, and below HUGE in size (HTSL's `-1.80037e+19`, then
     `-1.29962e+19` rises in whole floats, and is a value that blew up)."""
     first = cells[:, 0]
     return bool(np.isfinite(first).all() and np.all(first == np.round(first)) and np.all(np.diff(first) >= 1)
-                and first.min() >= 0 and first.max() < HUGE)
+                and np.abs(first).max() < HUGE)
 
 
 def _tolerance(w: float) -> float:
@@ -365,6 +367,13 @@ def _step_before(s: Series, line: int) -> float:
     return float(s.steps[earlier[-1]] if len(earlier) else s.steps[0])
 
 
+def _per_class(counted: list[tuple[int, int, bool]]) -> bool:
+    """Whether `N: v v` rows are a listing per class (`0: 0.912 0.954`, `1: 0.734 0.846`, `2: nan nan`, a class
+    the split lacks): indices one apart with a finite row among them. A print loop counts its steps (`0: inf
+    nan`, `10: nan nan`), and one whose rows are all NaN has no finite row to be a listing of."""
+    return any(ok for _, _, ok in counted) and any(b[1] - a[1] == 1 for a, b in zip(counted, counted[1:]))
+
+
 def _row_cells(text: str) -> list[str]:
     """The cells of a printed tensor's row, bracketed or not (PyTorch 0.3's `Variable containing:` block
     prints `    nan     nan     nan`), lower-cased; [] where the line is no such row of non-finite cells."""
@@ -479,6 +488,7 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
         at[1].append(value)
 
     finite_row = 0
+    counted: list[tuple[int, int, bool]] = []     # (line, count, all finite) of each `N: v v` row
     with open(path, "rb") as f:
         raised = False
         for n, raw in enumerate(f, 1):
@@ -511,6 +521,9 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
                     at[1].append(float(m.group(2)))
                     at[2].append(float(m.group(3)))
                     continue
+            if (m := _COUNTED_ROW.match(line)) is not None:
+                cells = m.group(2).lower().split()
+                counted.append((n, int(m.group(1)), not set(c.lstrip("+-") for c in cells) & {"nan", "inf"}))
             comma = _comma_cells(text) if "," in text else []       # split once, read twice below
             comma_nan = _nonfinite_only(comma)
             if comma and not comma_nan:
@@ -539,6 +552,12 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
         found = {k: v for k, v in found.items() if k not in dressed}
     if (rows := found.get(prefix + PRINTED_ROW)) is not None and rows[0][-1] < finite_row:
         del found[prefix + PRINTED_ROW]     # the logger printed finite rows after its NaN one
+    if (nan := found.get(prefix + PRINTED_NAN)) is not None and _per_class(counted):
+        kept = [(ln, v) for ln, v in zip(*nan) if ln not in {c[0] for c in counted}]
+        if kept:
+            found[prefix + PRINTED_NAN] = ([ln for ln, _ in kept], [v for _, v in kept])
+        else:
+            del found[prefix + PRINTED_NAN]
     if PRINTED_LOSS not in have and len(losses[0]) >= TABLE_ROWS:
         found = {PRINTED_LOSS: losses, **found}
     # steps that rise at each line (a class's or a task's index repeats or restarts); a NaN loss is one at any count

@@ -33,13 +33,16 @@ _ANSI = re.compile(ANSI.pattern.encode())     # the same colour codes, on raw by
 _LOG_WORDS = re.compile(rb"Traceback|Error|Exception|Warning|NCCL|Killed|"
                         rb"Average Precision +\(AP\) @\[|^[ \t]*Mean AP = |"     # an evaluation's summary
                         rb"^[ \t]*(?:Eval result:[ \t]*)?(?:mean[ _]?iou|miou)\b|"
-                        rb"(?<![A-Za-z])(?:loss|epoch|step|iter|lr|acc(?:uracy)?|rmse|m?logloss|perplexity|ppl)(?![A-Za-z])|"
+                        rb"(?<![A-Za-z])(?:loss|epoch|step|iter|lr|acc(?:uracy)?|rmse|m?logloss)(?![A-Za-z])|"
+                        rb"(?<![A-Za-z])(?:perplexity|ppl)[ \t]*[:=]?[ \t]*\d|"   # (a generation may say "ppl")
                         rb"\bMinibatch\[\d+-\d+\]|"      # CNTK's `Final Results: Minibatch[1-1]: errs = ...`
                         # a value printed NaN/Inf by name (RLlib's `episode_reward_mean: .nan`): a
                         # model's outputs hold no such line...
                         rb"^[ \t]*[A-Za-z_][\w./]{0,64}[ \t]*[:=][ \t]*[-+]?\.?(?:nan|inf)\b|"
-                        # (or after a comma, as one of a print loop's pairs: x-vits' `b=3.985, disc=nan, gen=nan,`)
-                        rb",[ \t]*[A-Za-z_][\w./]{0,64}[ \t]*[:=][ \t]*[-+]?\.?(?:nan|inf)\b|"
+                        # (or two such pairs after a comma, a print loop's: x-vits' `b=3.985, disc=nan, gen=nan,`; one
+                        # may be a prediction's `target=nan` or an answer's `limit = inf`)
+                        rb",[ \t]*[A-Za-z_][\w./]{0,64}[ \t]*[:=][ \t]*[-+]?\.?(?:nan|inf)\b[ \t]*,"
+                        rb"[ \t]*[A-Za-z_][\w./]{0,64}[ \t]*[:=][ \t]*[-+]?\.?(?:nan|inf)\b|"
                         rb"\[[ \t]*nan,?[ \t]+nan\b|"    # ...nor a printed tensor of NaN...
                         # ...nor lines a logger stamped (`2024-03-01 10:22:30,809 - INFO -`, glog's `I0301 10:22:10`)...
                         rb"^[ \t]*\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d|^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ |"
@@ -48,7 +51,8 @@ _LOG_WORDS = re.compile(rb"Traceback|Error|Exception|Warning|NCCL|Killed|"
                         rb"(?:[ \t]+[-+]?(?:[\d.]+(?:e[-+]?\d+)?|nan|inf))+[ \t]*$|"
                         # (or ending one beside a value at 1e10 or more, which no prediction or label holds:
                         # a print loop's `-1.13727e+19 0 nan` (`-11372700000000000000.0 0 nan`) after its run diverged)
-                        rb"^(?=[^\n]*(?:\de\+?(?:[1-9]\d|\d{3})|\d{11}))[ \t]*(?:[-+]?[\d.]+(?:e[-+]?\d+)?[ \t]+)+"
+                        rb"^(?=[^\n]*(?:\de\+?(?:[1-9]\d|\d{3})|(?<![\d.])\d{11,}\.\d))"
+                        rb"[ \t]*(?:[-+]?[\d.]+(?:e[-+]?\d+)?[ \t]+)+"
                         rb"[-+]?(?:nan|inf)[ \t]*$|"
                         # ...nor SentencePiece's unknown piece (U+2047 in UTF-8) twice on a line, a tokenizer
                         # the text outgrew...
@@ -63,8 +67,8 @@ _LOG_WORDS = re.compile(rb"Traceback|Error|Exception|Warning|NCCL|Killed|"
 
 
 # literals a model's outputs may hold without being a console: the unknown piece alone (two on a line are read
-# above) and LLaMA-Factory's inference-only notice
-_NOT_LOG_LITERALS = ("\u2047", "inference only")
+# above), LLaMA-Factory's inference-only notice, and words an answer about a crash may use
+_NOT_LOG_LITERALS = ("\u2047", "inference only", "Exit Code", "OOM killer", "OOM Killer", "check_nan")
 
 
 def _reads_like_a_log(path: Path) -> bool:
