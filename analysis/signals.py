@@ -61,6 +61,14 @@ def wide_residuals(v: np.ndarray) -> np.ndarray:
     return np.abs(v - rolling_median(v, max(9, len(v) // 10)))
 
 
+def step_noise(v: np.ndarray) -> float:
+    """The report-to-report noise of a curve, robust to its trend: second differences leave a straight or
+    gently bending trend near 0 and a white noise of scale s at sqrt(6) s (their median, so a warm restart's
+    rare jumps do not count). 0 with fewer than 3 finite values."""
+    v = v[np.isfinite(v)]
+    return float(np.median(np.abs(np.diff(v, 2)))) / 0.6745 / np.sqrt(6) if len(v) >= 3 else 0.0
+
+
 def divergence(values: np.ndarray, *, min_points: int = 12, min_rise: float = 0.15,
                sustain: int = 3, min_drop: float = 0.05) -> Divergence | None:
     """A loss that first falls (by `min_drop` of its start, and by three times its batch noise) and
