@@ -1,7 +1,7 @@
-"""A loss that wanders at one level is no fall: the healthy verdict says "falls steadily" only where the loss fell past
-its noise. Real tiny CPU run: a linear regression trained by minibatch SGD, its per-batch loss printed; the run's start
-falls, its converged stretch only wanders (PaddleOCR #3254, tune half: 0.80, 0.86, 0.97, 0.80, 0.72 read as a 10% fall
-at 0.91 before)."""
+"""A loss that wanders at one level is no fall: the healthy verdict says "falls steadily" (0.85) only where the loss
+fell past its report-to-report noise. Real tiny CPU run: a linear regression trained by minibatch SGD, its per-batch
+loss printed; the run's start falls, a 30-report window of its converged stretch only wanders (its last tenth 5% under
+its first by chance, which read as a steady fall before)."""
 import numpy as np
 import torch
 
@@ -12,6 +12,7 @@ STEPS, WINDOW = 600, 30
 
 
 def _losses(seed: int) -> list[float]:
+    torch.manual_seed(seed)                     # the layer's initial weights
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(4096, 8, generator=g)
     y = x @ torch.randn(8, 1, generator=g) + 0.5 * torch.randn(4096, 1, generator=g)
@@ -53,16 +54,3 @@ def test_a_converged_stretch_that_only_wanders_is_no_steady_fall(tmp_path):
         (tmp_path / f"late{seed}").mkdir()
         late = _verdict(tmp_path / f"late{seed}", _converged_window(losses))
         assert late.code == "healthy" and "no clear fall" in late.issue and late.confidence < 0.8
-
-
-def test_twenty_reports_of_batch_noise_are_no_overshoot(tmp_path):
-    # a window of the converged stretch, where it falls: its medians of 4 reports may stand 1.6x apart by chance
-    # (0.19 -> 0.30 at +-0.1), which read as updates that overshoot (lr_too_high, high) before
-    rng = np.random.default_rng(1)
-    for seed in range(20):
-        losses = _losses(seed)
-        for start in rng.integers(STEPS // 2, STEPS - 20, size=3):
-            (tmp_path / "train.log").write_text("".join(f"loss: {v:.4f}\n" for v in losses[start:start + 20]))
-            d, _ = diagnose(tmp_path)
-            assert not [c for c in d.root_causes if c.code != "healthy" and c.severity in ("critical", "high")], \
-                (seed, start)

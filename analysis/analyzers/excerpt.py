@@ -59,7 +59,7 @@ from analysis.ingest.textlog import NONFINITE_PREFIX, PART_PREFIX
 from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
-from analysis.signals import divergence, rank_trend, relative_change, rolling_median, step_noise
+from analysis.signals import divergence, rank_trend, relative_change, rolling_median
 
 NAME = "excerpt"
 SHORT = SHORT_CURVE
@@ -84,7 +84,6 @@ RISE_LONG = 1.5
 RISE_FAR = 2.0              # ...or one that ends at twice its first report within 2-3 reports
 RISE_FEW, RISE_SOME = 0.35, 0.45   # a loss up at each of 2 (or 3+) reports, below the divergence thresholds
 RISE_RANK = 0.7
-RISE_NOISE_Z = 3.0          # ...and medians that rose 3 times their noise (the log reports' step noise / sqrt(k))
 ACC_HELD = 0.05             # an accuracy no more than 5% under its start over a rising loss holds: no divergence
 FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
 STILL_EPOCHS, STILL_REL = 5, 0.002   # ...and within 0.2% over 5 whole epochs or more, it is not being trained
@@ -899,9 +898,6 @@ def _rising_loss(run: Run) -> list[Finding]:
         # ...or one that ends EXPLODED times its start, however it wavered on the way up
         if first <= 0 or last < RISE_LONG * first or rank_trend(sm) < RISE_RANK and last < EXPLODED * first:
             return []
-        if (v > 0).all() and math.log(last / first) < RISE_NOISE_Z * step_noise(np.log(v)) / math.sqrt(k):
-            return []           # batch noise: medians of a few noisy reports (0.19 -> 0.30 at +-0.1) are no climb
-            #                     (on a log scale: a loss that climbs 1e4-fold wavers by orders of magnitude too)
         said = f"the median {s.name} of the last {k} reports is {last / first:.1f}x that of the first {k}"
     if _accuracy_holds(run, s, len(v)):
         return []                # updates that overshoot would take the accuracy down with them

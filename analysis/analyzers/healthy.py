@@ -27,22 +27,27 @@ RISING_SHARE = 0.5          # ...with at least half of the steps between reports
 STEADY_POINTS, STEADY_RISE, STEADY_MAX = 5, 0.05, math.log(1000)
 # A fall is one past the noise: the first reports (up to FIRST_REPORTS) above the rest's median by NOISE_Z sigmas
 FIRST_REPORTS, NOISE_Z = 5, 3.0
+NOISE_POINTS = 8            # second differences of fewer reports mostly measure the curve's own bend
 WITHIN_NOISE = 0.5          # healthy, without confidence: no fault, and no fall to show the run learns
 
 
 def _fell_past_noise(v: np.ndarray) -> bool:
-    """Whether the loss fell at every report, or fell by more than its noise: its first reports (up to
-    FIRST_REPORTS) above the median of the rest by NOISE_Z times their noise, or a rank trend NOISE_Z
-    standard errors below 0 (a slow fall under heavy batch noise). The noise is read from second differences,
-    which a falling trend leaves near 0 (a warm restart's jumps are rare, so the median ignores them): a loss
-    wandering at one level (PaddleOCR's 0.80, 0.86, 0.97, 0.80, 0.72) reads as no fall though its last report
-    is the lowest."""
+    """Whether the loss fell by more than its report-to-report noise: its first third above its last third, or its
+    first reports (up to FIRST_REPORTS) above the median of the rest (a warm restart late in the run), by NOISE_Z
+    times the noise of such means; or a rank trend NOISE_Z standard errors below 0 (a slow fall under heavy batch
+    noise); or a fall at every report. The noise is read from second differences, which a falling trend leaves
+    near 0. Under NOISE_POINTS reports there are too few of them to read it, and any fall counts (four epochs at
+    1.244, 1.107, 1.057, 1.093). A long loss wandering at one level reads as no fall though its last report is
+    the lowest."""
     v = v[np.isfinite(v)]
-    if len(v) < 3 or bool((np.diff(v) < 0).all()) or rank_trend(v) * math.sqrt(len(v) - 1) <= -NOISE_Z:
+    if len(v) < NOISE_POINTS or bool((np.diff(v) < 0).all()) or rank_trend(v) * math.sqrt(len(v) - 1) <= -NOISE_Z:
+        return True
+    noise = step_noise(v)
+    third = len(v) // 3
+    if float(v[:third].mean() - v[-third:].mean()) > NOISE_Z * noise * math.sqrt(2 / third):
         return True
     k = max(1, min(FIRST_REPORTS, len(v) // 10))
-    fall = float(v[:k].mean() - np.median(v[k:]))
-    return fall > NOISE_Z * step_noise(v) / math.sqrt(k)
+    return float(v[:k].mean() - np.median(v[k:])) > NOISE_Z * noise / math.sqrt(k)
 
 
 def _within_noise(s) -> Finding:
