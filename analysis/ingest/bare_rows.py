@@ -367,11 +367,27 @@ def _step_before(s: Series, line: int) -> float:
     return float(s.steps[earlier[-1]] if len(earlier) else s.steps[0])
 
 
-def _per_class(counted: list[tuple[int, int, bool]]) -> bool:
-    """Whether `N: v v` rows are a listing per class (`0: 0.912 0.954`, `1: 0.734 0.846`, `2: nan nan`, a class
-    the split lacks): indices one apart with a finite row among them. A print loop counts its steps (`0: inf
-    nan`, `10: nan nan`), and one whose rows are all NaN has no finite row to be a listing of."""
-    return any(ok for _, _, ok in counted) and any(b[1] - a[1] == 1 for a, b in zip(counted, counted[1:]))
+class _Listing:
+    """The `N: v v` rows of a file, as far as telling a listing per class (`0: 0.912 0.954`, `1: 0.734 0.846`,
+    `2: nan nan`, a class the split lacks: indices one apart, a finite row among them) from a print loop's steps
+    (`0: inf nan`, `10: nan nan`; one whose rows are all NaN has no finite row to be a listing of) needs: the
+    lines of its non-finite rows only, so a long log costs no memory per row."""
+
+    def __init__(self) -> None:
+        self.nonfinite: set[int] = set()
+        self.finite = self.apart_by_one = False
+        self._last: int | None = None
+
+    def add(self, line: int, count: int, cells: str) -> None:
+        if {c.lstrip("+-") for c in cells.lower().split()} & {"nan", "inf"}:
+            self.nonfinite.add(line)
+        else:
+            self.finite = True
+        self.apart_by_one = self.apart_by_one or (self._last is not None and count - self._last == 1)
+        self._last = count
+
+    def per_class(self) -> bool:
+        return self.finite and self.apart_by_one
 
 
 def _row_cells(text: str) -> list[str]:
@@ -488,7 +504,7 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
         at[1].append(value)
 
     finite_row = 0
-    counted: list[tuple[int, int, bool]] = []     # (line, count, all finite) of each `N: v v` row
+    listing = _Listing()
     with open(path, "rb") as f:
         raised = False
         for n, raw in enumerate(f, 1):
@@ -522,8 +538,7 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
                     at[2].append(float(m.group(3)))
                     continue
             if (m := _COUNTED_ROW.match(line)) is not None:
-                cells = m.group(2).lower().split()
-                counted.append((n, int(m.group(1)), not set(c.lstrip("+-") for c in cells) & {"nan", "inf"}))
+                listing.add(n, int(m.group(1)), m.group(2))
             comma = _comma_cells(text) if "," in text else []       # split once, read twice below
             comma_nan = _nonfinite_only(comma)
             if comma and not comma_nan:
@@ -552,8 +567,8 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
         found = {k: v for k, v in found.items() if k not in dressed}
     if (rows := found.get(prefix + PRINTED_ROW)) is not None and rows[0][-1] < finite_row:
         del found[prefix + PRINTED_ROW]     # the logger printed finite rows after its NaN one
-    if (nan := found.get(prefix + PRINTED_NAN)) is not None and _per_class(counted):
-        kept = [(ln, v) for ln, v in zip(*nan) if ln not in {c[0] for c in counted}]
+    if (nan := found.get(prefix + PRINTED_NAN)) is not None and listing.per_class():
+        kept = [(ln, v) for ln, v in zip(*nan) if ln not in listing.nonfinite]
         if kept:
             found[prefix + PRINTED_NAN] = ([ln for ln, _ in kept], [v for _, v in kept])
         else:
