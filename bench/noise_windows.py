@@ -2,8 +2,8 @@
 
     python bench/noise_windows.py               # 50 seeds x windows of 12, 16, 20 and 30 reports
 
-A real tiny CPU run per seed (a linear regression trained by minibatch SGD, 600 steps, the per-batch loss
-printed as `loss: X`); from its converged second half, windows at random places go through
+A real tiny CPU run per seed (tests/scenarios/minibatch_noise.py: a linear regression trained by minibatch SGD,
+the per-batch loss printed as `loss: X`); from its converged second half, windows at random places go through
 `analysis.diagnose.diagnose`. Nothing in them is a fault, so every critical or high cause is a false alarm;
 printed per window size and per reading (code, analyzer), with the share of windows the healthy verdict says
 "falls steadily" of.
@@ -17,32 +17,11 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-import torch
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from analysis.diagnose import diagnose  # noqa: E402
-
-STEPS = 600
-
-
-def losses(seed: int) -> list[float]:
-    torch.manual_seed(seed)
-    g = torch.Generator().manual_seed(seed)
-    x = torch.randn(4096, 8, generator=g)
-    y = x @ torch.randn(8, 1, generator=g) + 0.5 * torch.randn(4096, 1, generator=g)
-    model = torch.nn.Linear(8, 1)
-    opt = torch.optim.SGD(model.parameters(), lr=0.05)
-    out = []
-    for _ in range(STEPS):
-        i = torch.randint(0, 4096, (16,), generator=g)
-        loss = torch.nn.functional.mse_loss(model(x[i]), y[i])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        out.append(loss.item())
-    return out
+from tests.scenarios.minibatch_noise import STEPS, regression_losses  # noqa: E402
 
 
 def main() -> None:
@@ -56,7 +35,7 @@ def main() -> None:
     falls: Counter = Counter()
     n: Counter = Counter()
     for seed in range(args.seeds):
-        run = losses(seed)
+        run = regression_losses(seed)
         for size in sizes:
             for _ in range(args.per_size):
                 start = rng.randrange(STEPS // 2, STEPS - size)

@@ -3,30 +3,13 @@ fell past its report-to-report noise. Real tiny CPU run: a linear regression tra
 loss printed; the run's start falls, a 30-report window of its converged stretch only wanders (its last tenth 5% under
 its first by chance, which read as a steady fall before)."""
 import numpy as np
-import torch
 
 from analysis import diagnose
 from analysis.signals import relative_change
+from tests.scenarios.minibatch_noise import STEPS
+from tests.scenarios.minibatch_noise import regression_losses as _losses
 
-STEPS, WINDOW = 600, 30
-
-
-def _losses(seed: int) -> list[float]:
-    torch.manual_seed(seed)                     # the layer's initial weights
-    g = torch.Generator().manual_seed(seed)
-    x = torch.randn(4096, 8, generator=g)
-    y = x @ torch.randn(8, 1, generator=g) + 0.5 * torch.randn(4096, 1, generator=g)
-    model = torch.nn.Linear(8, 1)
-    opt = torch.optim.SGD(model.parameters(), lr=0.05)
-    out = []
-    for _ in range(STEPS):
-        i = torch.randint(0, 4096, (16,), generator=g)
-        loss = torch.nn.functional.mse_loss(model(x[i]), y[i])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        out.append(loss.item())
-    return out
+WINDOW = 30
 
 
 def _converged_window(losses: list[float]) -> list[float]:
