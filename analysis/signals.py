@@ -2,6 +2,7 @@
 spikes, geometric growth, flatness. Pure numpy; thresholds are arguments with documented defaults."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -107,6 +108,21 @@ def divergence(values: np.ndarray, *, min_points: int = 12, min_rise: float = 0.
     rise = float((sm[peak] - sm[best]) / max(abs(sm[best]), 1e-12))
     undone = float((sm[peak] - sm[best]) / max(start - sm[best], 1e-12))
     return Divergence(best, onset, peak, rise, undone, float(sm[best]))
+
+
+ORDER_TRIALS = 1000         # random orderings an order check tries (a fixed seed: the same answer on every machine)
+ORDER_POINTS = 200          # ...on curves up to this many points: a longer one's shape is no chance ordering
+
+
+def order_share(values: np.ndarray, shows: Callable[[np.ndarray], bool], trials: int = ORDER_TRIALS) -> float:
+    """The share of random orderings of these same values that `shows` a shape too. A shape that many
+    orderings of the same numbers show (a fall, then a rise, in 20 reports of a noisy minibatch loss) is
+    their spread, not their order: batch noise could make it. 0.0 for a curve longer than ORDER_POINTS,
+    whose shape no chance ordering gives."""
+    if len(values) > ORDER_POINTS:
+        return 0.0
+    rng = np.random.default_rng(0)
+    return sum(bool(shows(rng.permutation(values))) for _ in range(trials)) / trials
 
 
 def spikes(values: np.ndarray, *, z: float = 6.0, window: int = 21, recover: int = 5,

@@ -16,7 +16,10 @@ Thresholds (named below):
 - RISE_POINTS = 4 and RISE_SHARE = 0.75: a loss that grows at three in four of at least four
   reports, ending RISE_GROWN = 20% above where it started (longer curves: RISE_LONG, RISE_RANK;
   before a NaN, RISE_MIN = 10% is a climb; a smaller or shorter rise at every report, or 2-3
-  reports ending RISE_FAR = 2x their start, is a modest LR reading, RISE_FEW/RISE_SOME),
+  reports ending RISE_FAR = 2x their start, is a modest LR reading, RISE_FEW/RISE_SOME); a longer
+  curve's rise that more than BY_CHANCE = 0.3% of random orderings of its values show too is batch
+  noise as much as a fault (medium), and an uneven one whose last third sits RISE_LONG times its first
+  is a medium LR reading where at most NOISY_ORDER = 5% of orderings climb as far,
 - TOO_GOOD_LOSS = 0.01 with an accuracy of 1.0 at the first report; a loss of exactly 0 at
   ZERO_REPORTS = 2 reports (nothing scored, or an fp16 underflow), and a detector's box (objectness,
   mask) part of the loss exactly 0 at every report of 2 or more (no object matched),
@@ -50,6 +53,7 @@ from analysis.analyzers.common import (
     point,
     reward_rose,
     small_lr,
+    thirds,
 )
 from analysis.analyzers.not_learning import chance_accuracy, frozen_loss
 from analysis.analyzers.same_output import same_output
@@ -59,7 +63,7 @@ from analysis.ingest.textlog import NONFINITE_PREFIX, PART_PREFIX
 from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
-from analysis.signals import divergence, rank_trend, relative_change, rolling_median
+from analysis.signals import divergence, order_share, rank_trend, relative_change, rolling_median
 
 NAME = "excerpt"
 SHORT = SHORT_CURVE
@@ -84,6 +88,9 @@ RISE_LONG = 1.5
 RISE_FAR = 2.0              # ...or one that ends at twice its first report within 2-3 reports
 RISE_FEW, RISE_SOME = 0.35, 0.45   # a loss up at each of 2 (or 3+) reports, below the divergence thresholds
 RISE_RANK = 0.7
+BY_CHANCE = 0.003           # a longer curve's rise that more than 0.3% of random orderings of its values show: medium
+NOISY_ORDER = 0.05          # ...and an uneven rise that at most 5% show, medium too, rather than no answer
+NOISY_CONF = 0.4
 ACC_HELD = 0.05             # an accuracy no more than 5% under its start over a rising loss holds: no divergence
 FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
 STILL_EPOCHS, STILL_REL = 5, 0.002   # ...and within 0.2% over 5 whole epochs or more, it is not being trained
@@ -858,6 +865,7 @@ def _rising_loss(run: Run) -> list[Finding]:
     v = s.values[: int(end[0])] if len(end) else s.values
     if len(v) < 2 or v[0] <= 0:
         return []
+    chance = 0.0                # a short curve's rise is read as it stands (epoch averages are smooth)
     if v[-1] >= EXPLODED * v[0] and len(v) < SHORT:
         said = f"{s.name} exploded to {v[-1] / v[0]:,.0f}x its first report"
         first, last = float(v[0]), float(v[-1])
@@ -892,17 +900,21 @@ def _rising_loss(run: Run) -> list[Finding]:
     else:
         if divergence(v) is not None:
             return []            # it fell first: the loss analyzer reads that divergence
+        grown = _grew(v)
+        if grown is None:
+            return _rise_within_noise(run, s, v)
+        first, last = grown
         k = max(2, len(v) // 5)
-        first, last = float(np.median(v[:k])), float(np.median(v[-k:]))
-        sm = rolling_median(v, max(3, len(v) // 10))
-        # ...or one that ends EXPLODED times its start, however it wavered on the way up
-        if first <= 0 or last < RISE_LONG * first or rank_trend(sm) < RISE_RANK and last < EXPLODED * first:
-            return []
         said = f"the median {s.name} of the last {k} reports is {last / first:.1f}x that of the first {k}"
+        # a loss EXPLODED times its start is no batch noise, whatever order the values came in
+        chance = 0.0 if last >= EXPLODED * first else order_share(
+            v, lambda p: (g := _grew(p)) is not None and g[1] / g[0] >= last / first)
     if _accuracy_holds(run, s, len(v)):
         return []                # updates that overshoot would take the accuracy down with them
     ev = [Evidence(f"{said}, from {fmt(first)} to {fmt(last)} ({s.step_kinds} {fmt_step(s.steps[0])}-"
                    f"{fmt_step(s.steps[len(v) - 1])})", s.artifact, s.span_locator(0, len(v) - 1))]
+    if chance > BY_CHANCE:
+        return [_noisy_rise(s, v, ev, f"{s.name} rose from {fmt(first)} to {fmt(last)}", chance)]
     return [Finding(code="lr_too_high",
                     issue=f"{s.name} grows epoch over epoch from the start ({fmt(first)} -> "
                           f"{fmt(last)}): the updates overshoot",
@@ -915,6 +927,52 @@ def _rising_loss(run: Run) -> list[Finding]:
                     analyzer=NAME,
                     onset_step=float(s.steps[0]),
                     quick_fix="Lower the LR 10x")]
+
+
+def _grew(v: np.ndarray) -> tuple[float, float] | None:
+    """A longer curve's rise: the medians of its first and last fifths, where the last is RISE_LONG times the first
+    or more and the smoothed curve rises in rank order (Spearman >= RISE_RANK), or EXPLODED times it in any order."""
+    k = max(2, len(v) // 5)
+    first, last = float(np.median(v[:k])), float(np.median(v[-k:]))
+    if first <= 0 or last < RISE_LONG * first:
+        return None
+    if last < EXPLODED * first and rank_trend(rolling_median(v, max(3, len(v) // 10))) < RISE_RANK:
+        return None
+    return first, last
+
+
+def _rise_within_noise(run: Run, s: Series, v: np.ndarray) -> list[Finding]:
+    """A longer curve whose last third sits RISE_LONG times its first or more, in an order that at most NOISY_ORDER
+    of random orderings of the same values beat, yet too unevenly for `_grew`: a loss going up is never evidence
+    of health, so the LR reading stays on the list, as noise could make it."""
+    first, last = thirds(v)
+    if first <= 0 or last < RISE_LONG * first or _accuracy_holds(run, s, len(v)):
+        return []
+    chance = order_share(v, lambda p: (t := thirds(p))[0] > 0 and t[1] >= t[0] * last / first)
+    if chance > NOISY_ORDER:
+        return []
+    n = len(v) // 3
+    ev = [Evidence(f"the median {s.name} of the last {n} reports is {last / first:.1f}x that of the first {n}, "
+                   f"from {fmt(first)} to {fmt(last)} ({s.step_kinds} {fmt_step(s.steps[0])}-"
+                   f"{fmt_step(s.steps[len(v) - 1])})", s.artifact, s.span_locator(0, len(v) - 1))]
+    return [_noisy_rise(s, v, ev, f"{s.name} went from {fmt(first)} to {fmt(last)} unevenly", chance)]
+
+
+def _noisy_rise(s: Series, v: np.ndarray, ev: list[Evidence], said: str, chance: float) -> Finding:
+    """The LR reading of a rise that `chance` of random orderings of the same values show too: medium, since the
+    batch noise could make it, with what would tell."""
+    return Finding(code="lr_too_high",
+                   issue=f"{said} over {len(v)} reports, but {chance:.0%} of random orderings of the same values "
+                         "rise as far: it may be updates that overshoot, or batch noise. More reports, the "
+                         "validation loss or the config's LR would tell",
+                   severity="medium",
+                   confidence=NOISY_CONF,
+                   evidence=ev,
+                   fix="If more reports keep rising, lower the learning rate 10x and add a warm-up",
+                   expected_impact="the loss falls from the first epochs",
+                   analyzer=NAME,
+                   onset_step=float(s.steps[0]),
+                   quick_fix="Lower the LR 10x if the rise holds")
 
 
 def _accuracy_holds(run: Run, s: Series, n: int) -> bool:

@@ -1,7 +1,9 @@
 """The loss curve: non-finite values, divergence after a good start, isolated spikes, a plateau at
 chance level, and a train/validation gap.
 
-Thresholds: divergence = a rise of 15% above the best smoothed value that persists (signals.py);
+Thresholds: divergence = a rise of 15% above the best smoothed value that persists (signals.py), an alarm
+where at most BY_CHANCE = 0.3% of random orderings of the same values diverge as far (a medium reading
+otherwise: a short window of a noisy minibatch loss falls and rises by chance);
 spike = 6 robust deviations above the rolling median that recovers within 5 points; chance level =
 a plateau (the smoothed loss within 8% of its level) within 4% of ln(K) for a class count K;
 overfitting = validation `OVERFIT_RISE` (10%) above its best, and still `OVERFIT_KEPT` (5%) above it
@@ -26,7 +28,15 @@ from analysis.analyzers.common import (
 from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
-from analysis.signals import divergence, first_nonfinite, relative_change, rolling_median, spikes
+from analysis.signals import (
+    Divergence,
+    divergence,
+    first_nonfinite,
+    order_share,
+    relative_change,
+    rolling_median,
+    spikes,
+)
 
 NAME = "loss"
 NAN_IN_EXCERPT = 0.5
@@ -57,6 +67,9 @@ ACCUMULATION_KEYS = ("gradient_accumulation_steps", "accumulate_grad_batches", "
                      "accumulation_steps")
 WORLD_SIZE_KEYS = ("world_size", "num_gpus", "n_gpus", "num_processes")
 CAME_BACK = 0.6             # of a rise under an unchanged LR, the share the loss must fall back by
+BY_CHANCE = 0.003           # a divergence that more than 0.3% of random orderings of the same values show is noise's...
+CHANCE_CONF = 0.4           # ...a medium reading at this confidence, not an alarm
+EXPLODED = 1000.0           # (a loss 1000x its best is no batch noise, whatever order its values came in)
 SAME_RATE = 0.2             # an LR that moved less than this share between a rise and its undoing did not undo it
 BLEW_UP = 100.0             # a grad norm this many times its level before a rise made the rise, not the data
 
@@ -125,8 +138,23 @@ def analyze(run: Run) -> list[Finding]:
         if with_val is not None:
             ev.append(with_val)
         steady = _came_back_under_the_same_lr(run, s, d) if clear else None
+        chance = _chance_divergence(v, d) if clear and steady is None and d.rise + 1 < EXPLODED else 0.0
         if steady is not None:
             out.append(steady)
+        elif chance > BY_CHANCE:
+            out.append(Finding(code="lr_too_high",
+                               issue=f"Loss fell, then rose {rise} over its smoothed best from {s.step_kind} "
+                                     f"{fmt_step(s.steps[d.onset])}, but {chance:.0%} of random orderings of "
+                                     "these same values fall and rise as far: the batch noise could make this. "
+                                     "More reports, or a validation loss beside it, would tell",
+                               severity="medium",
+                               confidence=CHANCE_CONF,
+                               evidence=ev,
+                               fix=_halve_lr_fix(run, float(s.steps[d.onset])),
+                               expected_impact="the loss keeps falling past the onset",
+                               analyzer=NAME,
+                               onset_step=float(s.steps[d.onset]),
+                               quick_fix="Reduce LR by 50%"))
         else:
             out.append(Finding(code="lr_too_high",
                                issue=(f"Loss diverged at {s.step_kind} {fmt_step(s.steps[d.onset])} "
@@ -151,6 +179,19 @@ def analyze(run: Run) -> list[Finding]:
     out += _plateau(run, s)
     out += _overfitting(run, s)
     return out
+
+
+def _chance_divergence(v: np.ndarray, d: Divergence) -> float:
+    """The share of random orderings of the loss's finite values up to its first non-finite one that diverge as far
+    (signals.order_share): a fall and a rise that batch noise makes in a short noisy window, not the LR."""
+    end = first_nonfinite(v)
+    fin = v[:end] if end is not None else v
+
+    def shows(p: np.ndarray) -> bool:
+        e = divergence(p)
+        return e is not None and e.rise >= d.rise
+
+    return order_share(fin, shows)
 
 
 def _worse_on_both(run: Run, s: Series) -> Finding | None:
