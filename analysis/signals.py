@@ -112,17 +112,25 @@ def divergence(values: np.ndarray, *, min_points: int = 12, min_rise: float = 0.
 
 ORDER_TRIALS = 1000         # random orderings an order check tries (a fixed seed: the same answer on every machine)
 ORDER_POINTS = 200          # ...on curves up to this many points: a longer one's shape is no chance ordering
+NOISE_RISE = 5.0            # a rise of 5x a curve's report-to-report noise (step_noise) or more is no chance ordering
 
 
-def order_share(values: np.ndarray, shows: Callable[[np.ndarray], bool], trials: int = ORDER_TRIALS) -> float:
+def order_share(values: np.ndarray, shows: Callable[[np.ndarray], bool], rise: float, past: float = 1.0) -> float:
     """The share of random orderings of these same values that `shows` a shape too. A shape that many
     orderings of the same numbers show (a fall, then a rise, in 20 reports of a noisy minibatch loss) is
-    their spread, not their order: batch noise could make it. 0.0 for a curve longer than ORDER_POINTS,
-    whose shape no chance ordering gives."""
-    if len(values) > ORDER_POINTS:
+    their spread, not their order: batch noise could make it. 0.0 where the shape's `rise` stands NOISE_RISE
+    times the curve's own report-to-report noise or more (a smooth curve, a staircase, repeated values: no
+    reshuffle of them is the same curve), and for a curve longer than ORDER_POINTS. Stops once more than
+    `past` of the orderings tried show it (the share of those tried, then)."""
+    if len(values) > ORDER_POINTS or rise >= NOISE_RISE * step_noise(values):
         return 0.0
     rng = np.random.default_rng(0)
-    return sum(bool(shows(rng.permutation(values))) for _ in range(trials)) / trials
+    hits = 0
+    for tried in range(1, ORDER_TRIALS + 1):
+        hits += bool(shows(rng.permutation(values)))
+        if hits > past * ORDER_TRIALS:
+            return hits / tried
+    return hits / ORDER_TRIALS
 
 
 def spikes(values: np.ndarray, *, z: float = 6.0, window: int = 21, recover: int = 5,

@@ -16,10 +16,11 @@ Thresholds (named below):
 - RISE_POINTS = 4 and RISE_SHARE = 0.75: a loss that grows at three in four of at least four
   reports, ending RISE_GROWN = 20% above where it started (longer curves: RISE_LONG, RISE_RANK;
   before a NaN, RISE_MIN = 10% is a climb; a smaller or shorter rise at every report, or 2-3
-  reports ending RISE_FAR = 2x their start, is a modest LR reading, RISE_FEW/RISE_SOME); a longer
-  curve's rise that more than BY_CHANCE = 0.3% of random orderings of its values show too is batch
-  noise as much as a fault (medium), and an uneven one whose last third sits RISE_LONG times its first
-  is a medium LR reading where at most NOISY_ORDER = 5% of orderings climb as far,
+  reports ending RISE_FAR = 2x their start, is a modest LR reading, RISE_FEW/RISE_SOME); a rise of 4
+  reports or more within 5x the curve's own noise that more than BY_CHANCE = 0.3% of random orderings
+  of its values show too is batch noise as much as a fault (medium), and an uneven one whose last
+  third sits RISE_LONG times its first is a medium LR reading where at most NOISY_ORDER = 5% of
+  orderings climb as far,
 - TOO_GOOD_LOSS = 0.01 with an accuracy of 1.0 at the first report; a loss of exactly 0 at
   ZERO_REPORTS = 2 reports (nothing scored, or an fp16 underflow), and a detector's box (objectness,
   mask) part of the loss exactly 0 at every report of 2 or more (no object matched),
@@ -88,7 +89,7 @@ RISE_LONG = 1.5
 RISE_FAR = 2.0              # ...or one that ends at twice its first report within 2-3 reports
 RISE_FEW, RISE_SOME = 0.35, 0.45   # a loss up at each of 2 (or 3+) reports, below the divergence thresholds
 RISE_RANK = 0.7
-BY_CHANCE = 0.003           # a longer curve's rise that more than 0.3% of random orderings of its values show: medium
+BY_CHANCE = 0.003           # a rise that more than 0.3% of random orderings of its values show: medium
 NOISY_ORDER = 0.05          # ...and an uneven rise that at most 5% show, medium too, rather than no answer
 NOISY_CONF = 0.4
 ACC_HELD = 0.05             # an accuracy no more than 5% under its start over a rising loss holds: no divergence
@@ -856,7 +857,9 @@ def _rising_loss(run: Run) -> list[Finding]:
     """A loss that grows from the start: a divergence even with four points (the trend analyzer
     needs twelve, and a fall first), with two when it ends EXPLODED times its start. On a longer curve, the
     smoothed loss of the last fifth at least RISE_LONG times that of the first fifth, rising in rank order
-    (Spearman >= RISE_RANK), or EXPLODED times it in any order."""
+    (Spearman >= RISE_RANK), or EXPLODED times it in any order. A rise within NOISE_RISE times the curve's own
+    report-to-report noise that more than BY_CHANCE of random orderings of its values show too is batch noise as
+    much as a fault: a medium reading, not an alarm (4 or 5 noisy reports in order are 1 ordering in 24 or 120)."""
     s = _main_loss(run)
     if s is None or _policy_gradient(run) or reward_rose(run) is not None:
         return []               # a policy-gradient loss rises as the policy moves from its reference (an RL
@@ -865,38 +868,42 @@ def _rising_loss(run: Run) -> list[Finding]:
     v = s.values[: int(end[0])] if len(end) else s.values
     if len(v) < 2 or v[0] <= 0:
         return []
-    chance = 0.0                # a short curve's rise is read as it stands (epoch averages are smooth)
+    chance = 0.0
     if v[-1] >= EXPLODED * v[0] and len(v) < SHORT:
         said = f"{s.name} exploded to {v[-1] / v[0]:,.0f}x its first report"
         first, last = float(v[0]), float(v[-1])
     elif len(v) < RISE_POINTS or (len(v) < SHORT and _climbs_a_little(v)):
         return _loss_above_start(s, v)
     elif len(v) < SHORT:
-        d = np.diff(v)
-        b = int(np.argmin(v))
-        if (d > 0).mean() >= RISE_SHARE and v[-1] >= v[0] * (1 + RISE_GROWN):
-            said = f"{s.name} grew at {int((d > 0).sum())} of {len(d)} reports"
-            first, last = float(v[0]), float(v[-1])
-        elif 1 <= b <= len(v) - 3 and (d[b:] > 0).all() and v[-1] >= v[b] * TURNED:
+        shape = _short_rise(v)
+        if shape is None:
+            return []
+        b, ratio = shape
+        chance = 0.0 if ratio >= EXPLODED else order_share(
+            v, lambda p: (r := _short_rise(p)) is not None and r[1] >= ratio, float(v[-1] - v[b]), past=BY_CHANCE)
+        if b > 0:
             # it fell, then climbed at every report after its best: the divergence the trend rule
             # would read on a longer curve
+            ev = [point(s, b, f"lowest {s.name}"),
+                  Evidence(f"{s.name} rose from {fmt(float(v[b]))} to {fmt(float(v[-1]))}"
+                           + (f", {v[-1] / v[b]:.1f}x its best" if v[b] > 0 else ""),
+                           s.artifact, s.span_locator(b, len(v) - 1))]
+            said = f"{s.name} fell to {fmt(float(v[b]))}, then climbed at each of the last {len(v) - 1 - b} reports"
+            if chance > BY_CHANCE:
+                return [_noisy_rise(s, v, ev, said, chance)]
             return [Finding(code="lr_too_high",
-                            issue=f"{s.name} fell to {fmt(float(v[b]))}, then climbed at each of the last "
-                                  f"{len(v) - 1 - b} reports to {fmt(float(v[-1]))}",
+                            issue=f"{said} to {fmt(float(v[-1]))}",
                             severity="high",
                             confidence=0.6,
-                            evidence=[point(s, b, f"lowest {s.name}"),
-                                      Evidence(f"{s.name} rose from {fmt(float(v[b]))} to {fmt(float(v[-1]))}"
-                                               + (f", {v[-1] / v[b]:.1f}x its best" if v[b] > 0 else ""),
-                                               s.artifact, s.span_locator(b, len(v) - 1))],
+                            evidence=ev,
                             fix="Lower the learning rate where the loss turns (halve it, or decay it from "
                                 "there) and clip gradients",
                             expected_impact="the loss keeps falling past its best",
                             analyzer=NAME,
                             onset_step=float(s.steps[b]),
                             quick_fix="Reduce LR by 50%")]
-        else:
-            return []
+        said = f"{s.name} grew at {int((np.diff(v) > 0).sum())} of {len(v) - 1} reports"
+        first, last = float(v[0]), float(v[-1])
     else:
         if divergence(v) is not None:
             return []            # it fell first: the loss analyzer reads that divergence
@@ -908,7 +915,7 @@ def _rising_loss(run: Run) -> list[Finding]:
         said = f"the median {s.name} of the last {k} reports is {last / first:.1f}x that of the first {k}"
         # a loss EXPLODED times its start is no batch noise, whatever order the values came in
         chance = 0.0 if last >= EXPLODED * first else order_share(
-            v, lambda p: (g := _grew(p)) is not None and g[1] / g[0] >= last / first)
+            v, lambda p: (g := _grew(p)) is not None and g[1] / g[0] >= last / first, last - first, past=BY_CHANCE)
     if _accuracy_holds(run, s, len(v)):
         return []                # updates that overshoot would take the accuracy down with them
     ev = [Evidence(f"{said}, from {fmt(first)} to {fmt(last)} ({s.step_kinds} {fmt_step(s.steps[0])}-"
@@ -929,6 +936,19 @@ def _rising_loss(run: Run) -> list[Finding]:
                     quick_fix="Lower the LR 10x")]
 
 
+def _short_rise(v: np.ndarray) -> tuple[int, float] | None:
+    """A short curve's rise (RISE_POINTS to SHORT reports): (0, last / first) where it grew at RISE_SHARE of its reports
+    to RISE_GROWN above its start, or (best, last / best) where it fell to its best, then climbed at every report after
+    it to TURNED times that best; None for neither."""
+    d = np.diff(v)
+    if (d > 0).mean() >= RISE_SHARE and v[-1] >= v[0] * (1 + RISE_GROWN):
+        return 0, float(v[-1] / v[0]) if v[0] > 0 else math.inf
+    b = int(np.argmin(v))
+    if 1 <= b <= len(v) - 3 and (d[b:] > 0).all() and v[-1] >= v[b] * TURNED:
+        return b, float(v[-1] / v[b]) if v[b] > 0 else math.inf
+    return None
+
+
 def _grew(v: np.ndarray) -> tuple[float, float] | None:
     """A longer curve's rise: the medians of its first and last fifths, where the last is RISE_LONG times the first
     or more and the smoothed curve rises in rank order (Spearman >= RISE_RANK), or EXPLODED times it in any order."""
@@ -942,27 +962,43 @@ def _grew(v: np.ndarray) -> tuple[float, float] | None:
 
 
 def _rise_within_noise(run: Run, s: Series, v: np.ndarray) -> list[Finding]:
-    """A longer curve whose last third sits RISE_LONG times its first or more, in an order that at most NOISY_ORDER
-    of random orderings of the same values beat, yet too unevenly for `_grew`: a loss going up is never evidence
-    of health, so the LR reading stays on the list, as noise could make it."""
+    """A longer curve whose last third sits RISE_LONG times its first or more, too unevenly for `_grew`, in an order
+    that at most NOISY_ORDER of random orderings of the same values climb as far (or well past its own noise): a
+    loss going up is never evidence of health, so the LR reading stays on the list, as medium. Not where the
+    second half falls in rank order (a warm restart's jump, decaying): that came back by itself."""
     first, last = thirds(v)
     if first <= 0 or last < RISE_LONG * first or _accuracy_holds(run, s, len(v)):
         return []
-    chance = order_share(v, lambda p: (t := thirds(p))[0] > 0 and t[1] >= t[0] * last / first)
+    if rank_trend(v[len(v) // 2:]) <= -RISE_RANK:
+        return []
+    chance = order_share(v, lambda p: (t := thirds(p))[0] > 0 and t[1] >= t[0] * last / first, last - first,
+                         past=NOISY_ORDER)
     if chance > NOISY_ORDER:
         return []
     n = len(v) // 3
     ev = [Evidence(f"the median {s.name} of the last {n} reports is {last / first:.1f}x that of the first {n}, "
                    f"from {fmt(first)} to {fmt(last)} ({s.step_kinds} {fmt_step(s.steps[0])}-"
                    f"{fmt_step(s.steps[len(v) - 1])})", s.artifact, s.span_locator(0, len(v) - 1))]
-    return [_noisy_rise(s, v, ev, f"{s.name} went from {fmt(first)} to {fmt(last)} unevenly", chance)]
+    few = f"; {chance:.1%} of random orderings of the same values climb as far" if chance else ""
+    return [Finding(code="lr_too_high",
+                    issue=f"{s.name} went from {fmt(first)} to {fmt(last)} over {len(v)} reports, unevenly{few}: "
+                          "updates that overshoot, or a noisy stretch of batches. More reports, the validation loss "
+                          "or the config's LR would tell",
+                    severity="medium",
+                    confidence=NOISY_CONF,
+                    evidence=ev,
+                    fix="If more reports keep rising, lower the learning rate 10x and add a warm-up",
+                    expected_impact="the loss falls from the first epochs",
+                    analyzer=NAME,
+                    onset_step=float(s.steps[0]),
+                    quick_fix="Lower the LR 10x if the rise holds")]
 
 
 def _noisy_rise(s: Series, v: np.ndarray, ev: list[Evidence], said: str, chance: float) -> Finding:
     """The LR reading of a rise that `chance` of random orderings of the same values show too: medium, since the
     batch noise could make it, with what would tell."""
     return Finding(code="lr_too_high",
-                   issue=f"{said} over {len(v)} reports, but {chance:.0%} of random orderings of the same values "
+                   issue=f"{said} over {len(v)} reports, but {chance:.1%} of random orderings of the same values "
                          "rise as far: it may be updates that overshoot, or batch noise. More reports, the "
                          "validation loss or the config's LR would tell",
                    severity="medium",

@@ -138,13 +138,15 @@ def analyze(run: Run) -> list[Finding]:
         if with_val is not None:
             ev.append(with_val)
         steady = _came_back_under_the_same_lr(run, s, d) if clear else None
-        chance = _chance_divergence(v, d) if clear and steady is None and d.rise + 1 < EXPLODED else 0.0
+        # a validation loss that rose with it, or a rise to EXPLODED times the best, is no chance ordering
+        chance = (_chance_divergence(v, d) if clear and steady is None and with_val is None and d.rise + 1 < EXPLODED
+                  else 0.0)
         if steady is not None:
             out.append(steady)
         elif chance > BY_CHANCE:
             out.append(Finding(code="lr_too_high",
                                issue=f"Loss fell, then rose {rise} over its smoothed best from {s.step_kind} "
-                                     f"{fmt_step(s.steps[d.onset])}, but {chance:.0%} of random orderings of "
+                                     f"{fmt_step(s.steps[d.onset])}, but {chance:.1%} of random orderings of "
                                      "these same values fall and rise as far: the batch noise could make this. "
                                      "More reports, or a validation loss beside it, would tell",
                                severity="medium",
@@ -183,7 +185,8 @@ def analyze(run: Run) -> list[Finding]:
 
 def _chance_divergence(v: np.ndarray, d: Divergence) -> float:
     """The share of random orderings of the loss's finite values up to its first non-finite one that diverge as far
-    (signals.order_share): a fall and a rise that batch noise makes in a short noisy window, not the LR."""
+    (signals.order_share; 0 for a rise well past the curve's noise): a fall and a rise that batch noise makes in a
+    short noisy window, not the LR."""
     end = first_nonfinite(v)
     fin = v[:end] if end is not None else v
 
@@ -191,7 +194,7 @@ def _chance_divergence(v: np.ndarray, d: Divergence) -> float:
         e = divergence(p)
         return e is not None and e.rise >= d.rise
 
-    return order_share(fin, shows)
+    return order_share(fin, shows, d.rise * abs(d.level), past=BY_CHANCE)
 
 
 def _worse_on_both(run: Run, s: Series) -> Finding | None:
