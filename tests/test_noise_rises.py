@@ -118,3 +118,22 @@ def test_an_uneven_climb_through_noise_gets_the_lr_reading_not_silence(tmp_path)
                     assert "More reports" in causes[0].issue
                     read += 1
     assert read >= 3
+
+
+def test_a_loss_that_climbed_back_from_its_lowest_is_no_steady_fall(tmp_path):
+    # ten epochs climbing 0.6 -> 0.78 after a fall from 1.0 (under half the progress taken back): the reply led with
+    # "the loss falls steadily" at 0.99 beside the low "crept back" note; now no verdict of a steady fall
+    loss = list(np.linspace(1.0, 0.6, 11)) + list(np.linspace(0.6, 0.78, 10)[1:])
+    causes = _epochs(tmp_path, "crept", loss)
+    assert causes[0].code == "healthy" and causes[0].confidence <= 0.5 and "climbed back" in causes[0].issue
+    assert not [c for c in causes if "falls steadily" in c.issue]
+    assert [c for c in causes if c.code == "lr_too_high" and "crept back" in c.issue and c.severity == "low"]
+    # the same fall ending at its lowest, or flat after one low report, still reads as a steady fall
+    steady = _epochs(tmp_path, "steady", list(np.linspace(1.0, 0.6, 20)))[0]
+    assert steady.code == "healthy" and "falls steadily" in steady.issue
+    dip = list(np.linspace(1.0, 0.31, 26)) + [0.22, 0.308, 0.309, 0.31]
+    assert "falls steadily" in _epochs(tmp_path, "dip", dip)[0].issue
+    # and a warm restart that ends at the run's lowest (SGDR) is no climb back
+    sgdr = ([0.5 + 1.5 * np.exp(-i / 4) for i in range(1, 21)] + [0.35 + 0.125 * (1 + np.cos(np.pi * i / 20)) for i in
+            range(1, 21)] + [0.3 + 0.1 * (1 + np.cos(np.pi * i / 20)) for i in range(1, 21)])
+    assert not [c for c in _epochs(tmp_path, "sgdr", sgdr) if "climbed back" in c.issue or c.severity in GRAVE]

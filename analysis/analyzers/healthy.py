@@ -14,7 +14,7 @@ from analysis.analyzers.crashes import stopped_from_outside
 from analysis.metrics import clip, fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
-from analysis.signals import rank_trend, relative_change, step_noise
+from analysis.signals import rank_trend, relative_change, rolling_median, step_noise
 
 NAME = "healthy"
 HEALTHY_POINTS = 3          # a falling loss over three reports already says the run learns
@@ -28,6 +28,7 @@ STEADY_POINTS, STEADY_RISE, STEADY_MAX = 5, 0.05, math.log(1000)
 # A fall is one past the noise: the first reports (up to FIRST_REPORTS) above the rest's median by NOISE_Z sigmas
 FIRST_REPORTS, NOISE_Z = 5, 3.0
 NOISE_POINTS = 8            # second differences of fewer reports mostly measure the curve's own bend
+CLIMB_REPORTS, CLIMB_SHARE, CLIMB_RISE = 3, 0.75, 0.1   # a climb back from the lowest: 3+ reports, 3 in 4 up, 10%
 WITHIN_NOISE = 0.5          # healthy, without confidence: no fault, and no fall to show the run learns
 
 
@@ -48,6 +49,34 @@ def _fell_past_noise(v: np.ndarray) -> bool:
         return True
     k = max(1, min(FIRST_REPORTS, len(v) // 10))
     return float(v[:k].mean() - np.median(v[k:])) > NOISE_Z * noise / math.sqrt(k)
+
+
+def _climbed_back(s) -> Finding | None:
+    """A loss that fell, then climbed back at CLIMB_SHARE of its last CLIMB_REPORTS or more reports to CLIMB_RISE
+    above its lowest (both read on a rolling median of 3, so one low report is no lowest), past NOISE_Z times its
+    report-to-report noise: no steady fall, though too little for the loss analyzer to call a divergence. No fault
+    shown, and no verdict of health either."""
+    v = s.values
+    if not np.isfinite(v).all() or len(v) < CLIMB_REPORTS + 2:
+        return None
+    sm = rolling_median(v, 3)
+    b = int(np.argmin(sm))
+    tail = np.diff(sm[b:])
+    if len(tail) < CLIMB_REPORTS or (tail > 0).mean() < CLIMB_SHARE or sm[b] <= 0:
+        return None
+    rise = float(np.median(v[-max(2, len(tail) // 3):]) - sm[b])
+    if rise < CLIMB_RISE * sm[b] or rise < NOISE_Z * step_noise(v):
+        return None
+    ev = Evidence(f"loss fell to {fmt(float(sm[b]))} (rolling median of 3) at {s.step_kind} {fmt_step(s.steps[b])}, "
+                  f"then rose at {int((tail > 0).sum())} of the {len(tail)} reports after it, to {fmt(float(v[-1]))}",
+                  s.artifact, s.span_locator(b, len(s) - 1))
+    return Finding(code="healthy", severity="info", confidence=WITHIN_NOISE, analyzer=NAME,
+                   issue=f"No fault shown, but no steady fall either: over its last {len(tail)} reports the loss "
+                         f"climbed back to {rise / sm[b]:.0%} above its lowest, not yet long or far enough to call a "
+                         "divergence",
+                   evidence=[ev],
+                   fix="Watch the next reports: if the loss keeps rising, halve the learning rate from where it "
+                       "turned; share the LR schedule and the validation loss to tell")
 
 
 def _within_noise(s) -> Finding:
@@ -146,6 +175,9 @@ def _analyze(run: Run) -> list[Finding]:
         return _steady_late_window(s)
     if not _fell_past_noise(s.values):
         return _steady_late_window(s) or [_within_noise(s)]
+    back = _climbed_back(s)
+    if back is not None:
+        return [back]
     fell = f"loss fell {change * 100:.0f}% from {fmt(float(s.values[0]))} to {fmt(float(s.values[-1]))}"
     evidence = [Evidence(f"{fell} over {s.step_kinds} {fmt_step(s.steps[0])}-{fmt_step(s.steps[-1])}",
                          s.artifact, s.span_locator(0, len(s) - 1))]
