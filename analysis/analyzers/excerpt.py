@@ -980,27 +980,23 @@ def _rise_within_noise(run: Run, s: Series, v: np.ndarray) -> list[Finding]:
                    f"from {fmt(first)} to {fmt(last)} ({s.step_kinds} {fmt_step(s.steps[0])}-"
                    f"{fmt_step(s.steps[len(v) - 1])})", s.artifact, s.span_locator(0, len(v) - 1))]
     few = f"; {chance:.1%} of random orderings of the same values climb as far" if chance else ""
-    return [Finding(code="lr_too_high",
-                    issue=f"{s.name} went from {fmt(first)} to {fmt(last)} over {len(v)} reports, unevenly{few}: "
-                          "updates that overshoot, or a noisy stretch of batches. More reports, the validation loss "
-                          "or the config's LR would tell",
-                    severity="medium",
-                    confidence=NOISY_CONF,
-                    evidence=ev,
-                    fix="If more reports keep rising, lower the learning rate 10x and add a warm-up",
-                    expected_impact="the loss falls from the first epochs",
-                    analyzer=NAME,
-                    onset_step=float(s.steps[0]),
-                    quick_fix="Lower the LR 10x if the rise holds")]
+    return [_medium_rise(s, ev, f"{s.name} went from {fmt(first)} to {fmt(last)} over {len(v)} reports, unevenly{few}: "
+                                "updates that overshoot, or a noisy stretch of batches. More reports, the validation "
+                                "loss or the config's LR would tell")]
 
 
 def _noisy_rise(s: Series, v: np.ndarray, ev: list[Evidence], said: str, chance: float) -> Finding:
-    """The LR reading of a rise that `chance` of random orderings of the same values show too: medium, since the
-    batch noise could make it, with what would tell."""
+    """The LR reading of a rise that `chance` of random orderings of the same values show too: the batch noise could
+    make it."""
+    return _medium_rise(s, ev, f"{said} over {len(v)} reports, but {chance:.1%} of random orderings of the same values "
+                               "rise as far: it may be updates that overshoot, or batch noise. More reports, the "
+                               "validation loss or the config's LR would tell")
+
+
+def _medium_rise(s: Series, ev: list[Evidence], issue: str) -> Finding:
+    """The LR reading of a rise these reports cannot tell from noise: medium, with what would tell."""
     return Finding(code="lr_too_high",
-                   issue=f"{said} over {len(v)} reports, but {chance:.1%} of random orderings of the same values "
-                         "rise as far: it may be updates that overshoot, or batch noise. More reports, the "
-                         "validation loss or the config's LR would tell",
+                   issue=issue,
                    severity="medium",
                    confidence=NOISY_CONF,
                    evidence=ev,

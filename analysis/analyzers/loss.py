@@ -141,31 +141,26 @@ def analyze(run: Run) -> list[Finding]:
         # a validation loss that rose with it, or a rise to EXPLODED times the best, is no chance ordering
         chance = (_chance_divergence(v, d) if clear and steady is None and with_val is None and d.rise + 1 < EXPLODED
                   else 0.0)
+        onset = f"{s.step_kind} {fmt_step(s.steps[d.onset])}"
         if steady is not None:
             out.append(steady)
-        elif chance > BY_CHANCE:
-            out.append(Finding(code="lr_too_high",
-                               issue=f"Loss fell, then rose {rise} over its smoothed best from {s.step_kind} "
-                                     f"{fmt_step(s.steps[d.onset])}, but {chance:.1%} of random orderings of "
-                                     "these same values fall and rise as far: the batch noise could make this. "
-                                     "More reports, or a validation loss beside it, would tell",
-                               severity="medium",
-                               confidence=CHANCE_CONF,
-                               evidence=ev,
-                               fix=_halve_lr_fix(run, float(s.steps[d.onset])),
-                               expected_impact="the loss keeps falling past the onset",
-                               analyzer=NAME,
-                               onset_step=float(s.steps[d.onset]),
-                               quick_fix="Reduce LR by 50%"))
         else:
+            if chance > BY_CHANCE:
+                issue = (f"Loss fell, then rose {rise} over its smoothed best from {onset}, but {chance:.1%} of random "
+                         "orderings of these same values fall and rise as far: the batch noise could make this. More "
+                         "reports, or a validation loss beside it, would tell")
+                severity, conf = "medium", CHANCE_CONF
+            elif clear:
+                issue = f"Loss diverged at {onset} after falling to {fmt(float(v[d.best]))}"
+                severity, conf = "critical" if d.rise > 0.5 else "high", 0.55
+            else:
+                issue = (f"Loss crept back up {d.undone:.0%} of the way toward its start from {onset}: worth watching, "
+                         "not yet a divergence")
+                severity, conf = "low", 0.35
             out.append(Finding(code="lr_too_high",
-                               issue=(f"Loss diverged at {s.step_kind} {fmt_step(s.steps[d.onset])} "
-                                     f"after falling to {fmt(float(v[d.best]))}"
-                                     if clear else f"Loss crept back up {d.undone:.0%} of the way toward its "
-                                     f"start from {s.step_kind} {fmt_step(s.steps[d.onset])}: worth "
-                                     "watching, not yet a divergence"),
-                               severity=("critical" if d.rise > 0.5 else "high") if clear else "low",
-                               confidence=0.55 if clear else 0.35,
+                               issue=issue,
+                               severity=severity,
+                               confidence=conf,
                                evidence=ev,
                                fix=_halve_lr_fix(run, float(s.steps[d.onset])),
                                expected_impact="the loss keeps falling past the onset",
