@@ -20,7 +20,8 @@ def _scores(model, x, y) -> dict:
     tp = float((pred & (y == 1)).sum())
     return {"accuracy": float((pred == (y == 1)).float().mean()),
             "loss": float(F.binary_cross_entropy_with_logits(logits, y)),
-            "precision": tp / float(pred.sum()) if pred.any() else 0.0, "recall": tp / float((y == 1).sum())}
+            "precision": tp / float(pred.sum()) if pred.any() else 0.0, "recall": tp / float((y == 1).sum()),
+            "counts": (tp, float(pred.sum()), float((y == 1).sum()), float(len(y)))}
 
 
 def _fit(informative: bool, seed: int) -> list[dict]:
@@ -74,3 +75,49 @@ def test_the_same_classifier_with_a_signal_is_no_collapse(tmp_path, layout):
     (tmp_path / layout).write_text((_keras_csv if layout.endswith(".csv") else _keras_fit)(rows))
     d, _ = diagnose(tmp_path)
     assert not [c for c in d.root_causes if c.code == "mode_collapse"]
+
+
+def _classification_report(counts: tuple[float, float, float, float]) -> str:
+    """scikit-learn's classification_report for the validation predictions, as it prints it."""
+    tp, predicted, positives, n = counts
+    tn = n - predicted - positives + tp
+    rows = []
+    for label, hit, said, real in (("0", tn, n - predicted, n - positives), ("1", tp, predicted, positives)):
+        p, r = (hit / said if said else 0.0), hit / real
+        f = 2 * p * r / (p + r) if p + r else 0.0
+        rows.append(f"{label:>12} {p:>9.2f} {r:>9.2f} {f:>9.2f} {int(real):>9}")
+    return ("              precision    recall  f1-score   support\n\n" + "\n".join(rows)
+            + f"\n\n    accuracy                         {(tp + tn) / n:>9.2f} {int(n):>9}\n")
+
+
+@pytest.mark.parametrize("informative", [False, True])
+def test_a_classification_report_with_every_sample_in_one_class_is_a_collapse(tmp_path, informative):
+    counts = _fit(informative=informative, seed=0)[-1]["val_counts"]
+    (tmp_path / "output.txt").write_text(_classification_report(counts))
+    d, _ = diagnose(tmp_path)
+    collapse = [c for c in d.root_causes if c.code == "mode_collapse"]
+    if informative:
+        assert counts[0] > 0 and not collapse            # positives found: the report is spread
+        return
+    assert counts[1] == 0                                 # the fault shows: nothing predicted positive
+    assert d.root_causes[0].code == "mode_collapse" and "class 0" in d.root_causes[0].issue
+    assert "classification report" in collapse[0].evidence[0].text
+
+
+def test_a_pasted_report_where_one_class_takes_every_prediction_is_a_collapse(tmp_path):
+    # github.com/lmzh123/ships_detection/issues/1, as posted
+    (tmp_path / "output.txt").write_text("""Accuracy: 0.7352941176470589
+UndefinedMetricWarning: Precision and F-score are ill-defined and being set to 0.0 in labels with no predicted samples.
+  'precision', 'predicted', average, warn_for)
+              precision    recall  f1-score   support
+
+           0       0.74      1.00      0.85        50
+           1       0.00      0.00      0.00        18
+
+    accuracy                           0.74        68
+   macro avg       0.37      0.50      0.42        68
+weighted avg       0.54      0.74      0.62        68
+""")
+    d, _ = diagnose(tmp_path)
+    top = d.root_causes[0]
+    assert (top.code, top.severity) == ("mode_collapse", "high") and top.evidence[0].locator == "lines 4-7"

@@ -444,6 +444,58 @@ REAL_LINES = [
     # Keras's TerminateOnNaN callback
     ("nonfinite_loss", "  3/234 [..............................] - ETA: 33:37:24 - loss: 44.4110Batch 3: Invalid loss, "
      "terminating training", "github.com/manishsoni1908/Mobilenet-ssd-keras/issues/21"),
+    # session 46: probes of threads outside tests/wild (the corpus stays unread), each a wording no signature had
+    ("rank_failure", "init.cc:1247 NCCL WARN Mismatched collective detected, please check your collective calls at and "
+     "around rank 39. You can use NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=COLL to see the collective logs",
+     "https://github.com/NVIDIA/nccl/issues/296"),
+    ("corrupt_sample", "OSError: image file is truncated (23 bytes not processed)",
+     "https://github.com/eg4000/SKU110K_CVPR19/issues/28"),
+    ("corrupt_sample", "DataLossError: corrupted record at 15458974733", "https://github.com/AdaCompNUS/pfnet/issues/1"),
+    ("host_oom", "(raylet) [2023-07-23 15:21:29,851 E 9751 9751] (raylet) node_manager.cc:3084: 4 Workers (tasks / "
+     "actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: b287aac2de42b, "
+     "IP: 172.28.0.12) over the last time period.", "https://github.com/flwrlabs/flower/issues/2157 (Ray's monitor)"),
+    ("cuda_oom", "[17:36:58] /opt/mxnet/dmlc-core/include/dmlc/./logging.h:308: [17:36:58] "
+     "src/storage/./pooled_storage_manager.h:111: cudaMalloc failed: out of memory",
+     "https://github.com/zackchase/mxnet-the-straight-dope/issues/361"),
+    ("cuda_oom", "[19:03:47] /home/deeper/mxnet/dmlc-core/include/dmlc/./logging.h:235: [19:03:47] "
+     "src/storage/./pooled_storage_manager.h:62: Memory allocation failed.", "https://github.com/apache/mxnet/issues/2913"),
+    ("cuda_oom", "Non-zero status code returned while running ReduceSum node. onnxruntime::BFCArena::AllocateRawInternal "
+     "Failed to allocate memory for requested buffer of size 939524096", "https://github.com/microsoft/onnxruntime/issues/16307"),
+    ("cuda_oom", "2024-09-05 15:15:49.9522079 [E:onnxruntime:, sequential_executor.cc:514 onnxruntime::ExecuteKernel] "
+     "Non-zero status code returned while running FusedConv node. Name:'Conv_3' Status Message: D:\\a\\_work\\1\\s\\"
+     "onnxruntime\\core\\framework\\bfc_arena.cc:376 onnxruntime::BFCArena::AllocateRawInternal Failed to allocate "
+     "memory for requested buffer of size 643840", "https://github.com/hacksider/Deep-Live-Cam/issues/547"),
+    ("cuda_oom", "terminate called after throwing an instance of 'paddle::memory::allocation::BadAlloc'",
+     "https://github.com/PaddlePaddle/Paddle/issues/42341"),
+    ("dataloader_killed", "RuntimeError: unable to mmap 4096 bytes from file </torch_362873_3123855485_63350>: Cannot "
+     "allocate memory (12)", "https://github.com/kohya-ss/sd-scripts/issues/1790 (DataLoader shared memory; fixed by "
+     "raising vm.max_map_count)"),
+    ("store_barrier", "RuntimeError: Gloo connectFullMesh failed with [/pytorch/third_party/gloo/gloo/transport/tcp/"
+     "pair.cc:152]", "https://github.com/aws-samples/aws-do-eks/pull/69"),
+    ("store_barrier", "jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Barrier_id: "
+     "multihost_broadcast_sync0. Timed out task names:", "https://github.com/marin-community/levanter/issues/432"),
+    ("store_barrier", "Original error: DEADLINE_EXCEEDED: Barrier timed out. Id: [Init]Wait_for_all_tasks_to_register::0. "
+     "This usually happens because a task triggered the barrier too early or too slowly.",
+     "https://github.com/AI-Hypercomputer/gpu-recipes/issues/2"),
+    ("label_out_of_range", "W tensorflow/core/framework/op_kernel.cc:975] Invalid argument: Received a label value of 255 "
+     "which is outside the valid range of [0, 10).  Label values: 65 229 184 161 102",
+     "https://github.com/tensorflow/tensorflow/issues/5932"),
+    ("label_out_of_range", "Exception: /paddle/paddle/fluid/operators/cross_entropy_op.h:159 Assertion `label >= 0 && "
+     "label < feature_size_` failed (The label is out of the range. 1).", "https://github.com/PaddlePaddle/Paddle/issues/19423"),
+    ("target_size_mismatch", "UserWarning: Using a target size (torch.Size([16, 1, 28, 28])) that is",
+     "https://github.com/pytorch/examples/pull/220 (the warning wrapped after `that is`)"),
+    ("empty_param_list", '    raise ValueError("optimizer got an empty parameter list")',
+     "https://github.com/lxztju/pytorch_classification/issues/29"),
+    ("empty_dataset", "ValueError: num_samples should be a positive integer value, but got num_samples=0",
+     "https://github.com/zhou13/lcnn/issues/64"),
+    ("label_shape_mismatch", "AssertionError: The num_classes (80) in Shared2FCBBoxHead of MMDataParallel does not matches "
+     "the length of CLASSES 4) in CocoDataset", "https://github.com/SwinTransformer/Swin-Transformer-Object-Detection/issues/120"),
+    ("label_shape_mismatch", "ValueError: Shapes (None, 8) and (None, 7) are incompatible",
+     "https://github.com/tensorflow/tensorflow/issues/52060"),
+    ("label_shape_mismatch", "logits and labels must have the same first dimension, got logits shape [32,271573] and labels "
+     "shape [960]", "https://github.com/keras-team/keras/issues/17368"),
+    ("var_dof", "/home/porte254/miniforge3/envs/whales/lib/python3.11/site-packages/numpy/_core/_methods.py:219: "
+     "RuntimeWarning: Degrees of freedom <= 0 for slice", "https://github.com/microsoft/whales/issues/7 (NumPy's var/std)"),
 ]
 
 # NCCL WARN lines printed while NCCL probes transports it then does without: the run goes on

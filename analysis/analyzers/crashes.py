@@ -248,6 +248,22 @@ _FIXES = {
                               "Pass find_unused_parameters=True to DistributedDataParallel, or make every "
                               "output of forward() take part in the loss (remove or freeze the unused "
                               "module); TORCH_DISTRIBUTED_DEBUG=DETAIL names the parameters"),
+    "corrupt_sample": ("A sample file is corrupt: the loader could not decode it to the end",
+                       "Find the broken files and drop or re-create them (open each with PIL's Image.open(p).load(), "
+                       "or iterate the TFRecords with tf.data.TFRecordDataset and catch DataLossError; a download "
+                       "or copy cut short is the usual source); PIL's ImageFile.LOAD_TRUNCATED_IMAGES = True only "
+                       "pads the broken image"),
+    "empty_dataset": ("The dataset is empty: the sampler got 0 samples",
+                      "Print len(dataset) and the path it reads: a wrong data root or list file, another folder "
+                      "layout (class sub-folders, file extensions) or a filter that kept nothing"),
+    "label_shape_mismatch": ("The labels do not fit the model's output: another number of classes, or another "
+                             "encoding", "Make the head's size equal the dataset's class count (num_classes in the "
+                             "config, the last Dense layer's units) and the labels the loss's encoding: one-hot "
+                             "with categorical_crossentropy, integer ids with sparse_categorical_crossentropy"),
+    "empty_param_list": ("The optimizer was given no parameters: nothing can be trained",
+                         "Build the optimizer after the model's layers exist and over model.parameters() (or the "
+                         "filter of requires_grad ones, checking it keeps some); register sub-layers in nn.Module "
+                         "attributes or nn.ModuleList, not a Python list"),
     "label_out_of_range": ("A target label is outside [0, number of classes)",
                            "Check the labels against the model's output size: masks saved as 0/255 need "
                            "mapping to class indices, an ignore label (-1, 255) needs ignore_index in the "
@@ -626,6 +642,10 @@ def _broadcasts(text: str) -> bool:
 # Signatures whose confidence differs from their code's: a device-side assert is most often, not
 # always, a label out of range; a target-size warning is a bug only where the shapes broadcast.
 _CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "target_size_mismatch": 0.7,
+               # labels of another width than the head: the labels' encoding, or a head built for another task
+               "label_shape_mismatch": 0.8,
+               # an optimizer over nothing: the model's parameters filtered out or not registered
+               "empty_param_list": 0.85,
                "duplicate_gpu": 0.92,
                # a launcher's report that a rank exited says where, not why: the rank's own error is the cause
                "rank_failure": 0.7, "elastic_teardown": 0.6,

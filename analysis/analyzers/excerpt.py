@@ -26,8 +26,8 @@ Thresholds (named below):
   mask) part of the loss exactly 0 at every report of 2 or more (no object matched),
 - GRAD_GROWTH = 100: a gradient norm that grows 100x over a few reports,
 - SPIKE_RATIO = 3, SPIKE_BACK = 1.5: one report 3x the median of the others, the next within 1.5x,
-- a confusion matrix: a square block of at least 2 rows of counts, MATRIX_MAX_BYTES of text read;
-  IMBALANCED = 0.6: the predicted class holding 60% of the rows is a majority learned,
+- a confusion matrix: a square block of at least 2 rows of counts, MATRIX_MAX_BYTES of text read (one
+  column of counts is read by `one_class.predicts_one_class`),
 - a YOLO validation row over images with 0 labels: the labels were not loaded,
 - HEALTHY_READ = 0.5 (HEALTHY_FALLING = 0.6 with a falling loss): a short paste read with no fault.
 A loss frozen to the last digit above its best, and an accuracy at chance for the class count its own
@@ -57,6 +57,7 @@ from analysis.analyzers.common import (
     thirds,
 )
 from analysis.analyzers.not_learning import chance_accuracy, frozen_loss
+from analysis.analyzers.one_class import predicts_one_class
 from analysis.analyzers.same_output import same_output
 from analysis.ingest.bare_rows import PRINTED_NAN, PRINTED_ROW, PRINTED_VALUE, UNNAMED, masked_row
 from analysis.ingest.dressing import undress
@@ -119,7 +120,6 @@ SMALL_LR_CONF = 0.3         # the LR reading of a NaN under an LR too small to o
 EXCERPT_MAX = 0.75          # a few lines never make a confident diagnosis on their own
 MATRIX_MAX_BYTES = 256 * 1024
 MATRIX_LINE_MAX = 400       # a confusion-matrix row is short; longer lines are not tried (bounded regex work)
-IMBALANCED = 0.6            # one class holding 60% or more of a confusion matrix's rows is a majority
 LOSS_FIRST = ("train_loss", "train_loss_epoch", "val_loss", "test_loss")
 LOSS_WORDS = ("loss", "nll", "ppl", "perplexity", "xent", "cost", "objective")
 PLATEAU_POINTS = 20         # from here on the loss analyzer reads a plateau; below it, this one
@@ -1481,46 +1481,9 @@ def _one_column(run: Run) -> list[Finding]:
             if len(cols) != 1 or m.sum() == 0:
                 continue
             j, share = int(cols[0]), m.sum(axis=1) / m.sum()
-            where = f"lines {line}-{line + len(rows) - 1}"
-            ev = [Evidence(f"confusion matrix {m.shape[0]}x{m.shape[1]}: all {int(m.sum())} predictions in "
-                           f"column {j}, none in the others", a.path, where)]
-            out = [Finding(code="mode_collapse",
-                           issue=f"The model predicts class {j} for every sample: the confusion matrix has "
-                                 "one non-zero column",
-                           severity="high",
-                           confidence=0.7,
-                           evidence=ev,
-                           fix="Weight the loss by class or rebalance the sampler, check the "
-                               "output layer has one unit per class, and lower the LR if the "
-                               "collapse came after a few good epochs",
-                           expected_impact="predictions spread over the classes",
-                           analyzer=NAME,
-                           quick_fix="Rebalance the classes")]
-            rows_ev = Evidence(f"row {j} holds {int(m[j].sum())} of {int(m.sum())} samples ({share[j]:.0%}; "
-                               f"{1 / len(share):.0%} if balanced)", a.path, where)
-            if share[j] >= IMBALANCED and share[j] == share.max():
-                out.append(Finding(code="data_pipeline_bug",
-                                   issue=f"Class {j} holds {share[j]:.0%} of the samples: the model "
-                                         "learned the majority class",
-                                   severity="medium",
-                                   confidence=0.45,
-                                   evidence=[rows_ev],
-                                   fix="Rebalance the training data (oversample, class weights) and report a "
-                                       "per-class metric",
-                                   analyzer=NAME,
-                                   quick_fix="Rebalance the classes"))
-            elif share.max() < IMBALANCED:
-                out.append(Finding(code="lr_too_high",
-                                   issue="The classes are about balanced, yet every sample goes to class "
-                                         f"{j}: an LR too high collapses a classifier onto one class",
-                                   severity="medium",
-                                   confidence=0.4,
-                                   evidence=[rows_ev],
-                                   fix="Lower the learning rate 10x (Adam ~1e-4) and check the output layer "
-                                       "and loss match the task (one unit per class with cross-entropy)",
-                                   analyzer=NAME,
-                                   quick_fix="Lower the LR 10x"))
-            return out
+            ev = Evidence(f"confusion matrix {m.shape[0]}x{m.shape[1]}: all {int(m.sum())} predictions in "
+                          f"column {j}, none in the others", a.path, f"lines {line}-{line + len(rows) - 1}")
+            return predicts_one_class(str(j), share, j, ev, NAME)
     return []
 
 

@@ -3,11 +3,19 @@ both 0 at a report (Keras' `val_precision: 0.0000 - val_recall: 0.0000`; torchme
 where nothing was predicted positive), while its accuracy is the negative class's share. Read where that
 holds at the last report and at ZERO_SHARE of the reports or more: a classifier that starts there and
 learns its way out is not collapsed. The accuracy held at one value across those reports says it most
-plainly (it is the share of the class it always answers), and is the evidence beside the zeros."""
+plainly (it is the share of the class it always answers), and is the evidence beside the zeros.
+
+Also, for any number of classes: a scikit-learn classification report in which one class has recall 1.00 and
+precision equal to its share of the samples, and every other class precision and recall 0: every sample was
+predicted as that class (`predicts_one_class` reads it as the excerpt's one-column confusion matrix is read)."""
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
+from analysis.analyzers.common import pasted_texts
+from analysis.ingest.dressing import undress
 from analysis.metrics import fmt
 from analysis.model import Evidence, Finding
 from analysis.run import Run
@@ -20,7 +28,88 @@ _SPLITS = {"val_": "validation", "": "training", "test_": "test"}
 _ACCURACY = {"val_": "val_acc", "": "train_acc", "test_": "test_acc"}
 
 
+IMBALANCED = 0.6            # one class holding 60% or more of the samples is a majority
+REPORT_MAX_BYTES = 256 * 1024
+_REPORT_HEADER = re.compile(r"^\s*precision\s+recall\s+f1-score\s+support\s*$")
+_REPORT_ROW = re.compile(r"^\s*(\S(?:.*?\S)?)\s+(\d*\.\d+)\s+(\d*\.\d+)\s+(\d*\.\d+)\s+(\d+)\s*$")
+_REPORT_SUMMARY = ("accuracy", "macro avg", "weighted avg", "micro avg", "samples avg")
+
+
 def analyze(run: Run) -> list[Finding]:
+    return _negative_always(run) or _report_collapse(run)
+
+
+def predicts_one_class(label: str, share: np.ndarray, j: int, ev: Evidence, analyzer: str) -> list[Finding]:
+    """Every sample predicted as class `label` (index `j` of the classes' shares of the samples, `share`):
+    mode collapse, and beside it what the shares suggest: the majority class learned, or, where the classes are
+    about balanced, an LR that collapsed the classifier."""
+    out = [Finding(code="mode_collapse",
+                   issue=f"The model predicts class {label} for every sample",
+                   severity="high", confidence=0.7, evidence=[ev],
+                   fix="Weight the loss by class or rebalance the sampler, check the output layer has one unit per "
+                       "class, and lower the LR if the collapse came after a few good epochs",
+                   expected_impact="predictions spread over the classes", analyzer=analyzer,
+                   quick_fix="Rebalance the classes")]
+    rows_ev = Evidence(f"class {label} holds {share[j]:.0%} of the samples ({1 / len(share):.0%} if balanced)",
+                       ev.artifact, ev.locator)
+    if share[j] >= IMBALANCED and share[j] == share.max():
+        out.append(Finding(code="data_pipeline_bug",
+                           issue=f"Class {label} holds {share[j]:.0%} of the samples: the model learned the majority "
+                                 "class",
+                           severity="medium", confidence=0.45, evidence=[rows_ev],
+                           fix="Rebalance the training data (oversample, class weights) and report a per-class metric",
+                           analyzer=analyzer, quick_fix="Rebalance the classes"))
+    elif share.max() < IMBALANCED:
+        out.append(Finding(code="lr_too_high",
+                           issue=f"The classes are about balanced, yet every sample goes to class {label}: an LR too "
+                                 "high collapses a classifier onto one class",
+                           severity="medium", confidence=0.4, evidence=[rows_ev],
+                           fix="Lower the learning rate 10x (Adam ~1e-4) and check the output layer and loss match "
+                               "the task (one unit per class with cross-entropy)",
+                           analyzer=analyzer, quick_fix="Lower the LR 10x"))
+    return out
+
+
+def _report_rows(lines: list[str], start: int) -> list[tuple[str, float, float, int]]:
+    """The per-class rows (label, precision, recall, support) under a report's header at index `start`."""
+    rows: list[tuple[str, float, float, int]] = []
+    for line in lines[start + 1:]:
+        line = undress(line)
+        if not line.strip():
+            if rows:
+                break
+            continue
+        m = _REPORT_ROW.match(line)
+        if m is None or m.group(1).lower() in _REPORT_SUMMARY:
+            break
+        rows.append((m.group(1), float(m.group(2)), float(m.group(3)), int(m.group(5))))
+    return rows
+
+
+def _report_collapse(run: Run) -> list[Finding]:
+    for a, text in pasted_texts(run, ("log", "traceback", "samples"), REPORT_MAX_BYTES):
+        lines = text.split("\n")
+        for n, line in enumerate(lines):
+            if not _REPORT_HEADER.match(undress(line)):
+                continue
+            rows = [r for r in _report_rows(lines, n) if r[3] > 0]
+            found = [r for r in rows if r[2] > 0]
+            total = sum(r[3] for r in rows)
+            if len(rows) < 2 or len(found) != 1 or any(r[1] > 0 for r in rows if r is not found[0]):
+                continue
+            label, precision, recall, support = found[0]
+            # recall 1 and precision its share: every sample (its own and all the others) was predicted as it
+            if recall < 0.995 or abs(precision - support / total) > 0.006:
+                continue
+            ev = Evidence(f"classification report: class {label} recall {recall:.2f}, precision {precision:.2f} "
+                          f"(its share of the {total} samples); every other class precision and recall 0",
+                          a.path, f"lines {n + 1}-{n + 1 + len(rows) + 1}")
+            share = np.array([r[3] / total for r in rows])
+            return predicts_one_class(label, share, rows.index(found[0]), ev, NAME)
+    return []
+
+
+def _negative_always(run: Run) -> list[Finding]:
     for split, said in _SPLITS.items():
         precision, recall = run.metrics.get(f"{split}precision"), run.metrics.get(f"{split}recall")
         if precision is None or recall is None or len(precision) != len(recall) or len(recall) < MIN_REPORTS:
