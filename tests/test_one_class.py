@@ -121,3 +121,31 @@ weighted avg       0.54      0.74      0.62        68
     d, _ = diagnose(tmp_path)
     top = d.root_causes[0]
     assert (top.code, top.severity) == ("mode_collapse", "high") and top.evidence[0].locator == "lines 4-7"
+
+
+def test_a_report_collapsed_at_the_start_of_a_run_that_learned_its_way_out_is_no_collapse(tmp_path):
+    # the same uninformative fit's report first (every sample answered 0), then the informative fit's, printed later
+    collapsed = _fit(informative=False, seed=0)[-1]["val_counts"]
+    learned = _fit(informative=True, seed=0)[-1]["val_counts"]
+    assert collapsed[1] == 0 and learned[0] > 0
+    (tmp_path / "output.txt").write_text("epoch 1\n" + _classification_report(collapsed)
+                                         + "epoch 20\n" + _classification_report(learned))
+    d, _ = diagnose(tmp_path)
+    assert "mode_collapse" not in [c.code for c in d.root_causes]
+
+
+@pytest.mark.parametrize("rows,collapsed", [
+    ([("cat", 0.00, 0.00, 30), ("dog", 0.40, 1.00, 40), ("bird", 0.00, 0.00, 30)], "dog"),
+    # two rare classes never predicted beside two learned ones: no collapse, though their rows read 0
+    ([("A", 0.91, 0.88, 400), ("B", 0.85, 0.90, 400), ("C", 0.00, 0.00, 10), ("D", 0.00, 0.00, 5)], None)])
+def test_a_report_of_several_classes_is_read_as_the_classes_it_names(tmp_path, rows, collapsed):
+    text = "              precision    recall  f1-score   support\n\n" + "".join(
+        f"{label:>12} {p:>9.2f} {r:>9.2f} {2 * p * r / (p + r) if p + r else 0:>9.2f} {n:>9}\n"
+        for label, p, r, n in rows)
+    (tmp_path / "output.txt").write_text(text + "\n    accuracy                           0.40       100\n")
+    d, _ = diagnose(tmp_path)
+    found = [c for c in d.root_causes if c.code == "mode_collapse"]
+    if collapsed is None:
+        assert not found
+    else:
+        assert d.root_causes[0].code == "mode_collapse" and f"class {collapsed}" in d.root_causes[0].issue

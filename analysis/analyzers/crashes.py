@@ -113,7 +113,9 @@ def _oom(run: Run, e: Event) -> Finding:
 # that caught it (fairseq's `attempting to recover from OOM`, `skipping batch`). Not the OOM killer's `Killed`,
 # nor a bare `CUDA out of memory`: losses after those may be a relaunch's.
 _RETRIED_OOM = re.compile(r"failed to allocate [\d.]+[KMGT]? \(\d+ bytes\) from device|skipping (?:this )?batch|"
-                          r"recover(?:ing)? from (?:an? )?OOM|attempting to recover", re.I)
+                          r"recover(?:ing)? from (?:an? )?OOM|attempting to recover|"
+                          # Ray's memory monitor kills a task to free the node's RAM, and retries it
+                          r"Workers \(tasks / actors\) killed due to memory pressure", re.I)
 
 
 def _oom_gone_past(e: Event, went_on: Evidence) -> Finding:
@@ -131,6 +133,21 @@ def _oom_gone_past(e: Event, went_on: Evidence) -> Finding:
 
 
 OOM_GONE_PAST = 0.35
+
+
+def _memory_pressure(e: Event) -> Finding:
+    """DeepSpeed ZeRO-3 flushing the allocator's cache to fit a step: the GPU is at the edge of its memory. Where
+    the run then died, this is most often why; alone, the run is slow but alive."""
+    count = f" ({e.count} times)" if e.count > 1 else ""
+    return Finding(code="out_of_memory", issue=f"GPU memory at its limit: DeepSpeed flushed PyTorch's allocator cache "
+                   f"to fit steps{count}", severity="medium", confidence=MEMORY_PRESSURE, evidence=[_ev(e)],
+                   fix="Lower the micro-batch or sequence length and keep the effective batch with gradient "
+                       "accumulation; turn on activation checkpointing, or offload optimizer state "
+                       "(zero_optimization.offload_optimizer) to free GPU memory",
+                   analyzer=NAME, quick_fix="Lower the micro-batch")
+
+
+MEMORY_PRESSURE = 0.5
 
 _OOM_TITLES = {"host_oom": "Host out of memory",
                "tf_oom": "GPU out of memory (TensorFlow or XLA/JAX resource exhausted)",
@@ -214,6 +231,14 @@ _FIXES = {
                          "message; if none raised, make every rank run the same number of steps and "
                          "collectives (an early stop or a last batch decided on one rank only must be "
                          "broadcast to all)"),
+    "gloo_connect": ("Gloo could not connect every pair of ranks: a peer is unreachable on the network interface "
+                     "Gloo chose", "Set GLOO_SOCKET_IFNAME (and NCCL_SOCKET_IFNAME) to the interface the nodes reach "
+                     "each other on (not lo or a docker bridge), open the ports between the nodes, and check "
+                     "MASTER_ADDR resolves to that interface on every node"),
+    "collective_mismatch": ("The ranks called different collectives (another op, order, shape or dtype)",
+                            "Make every rank run the same collectives in the same order: a branch taken on one rank "
+                            "only (rank-0 logging or eval that all-reduces, an uneven last batch, a parameter used "
+                            "on some ranks) is the usual source; TORCH_DISTRIBUTED_DEBUG=DETAIL names the op"),
     "rank_failure": ("A worker rank failed and took the job down", "Read the first failing rank's own "
                      "traceback (torchrun's error file); the other ranks' errors are consequences"),
     "dataloader_killed": ("A DataLoader worker died", "The worker was killed (often the host OOM killer or a "
@@ -260,6 +285,21 @@ _FIXES = {
                              "encoding", "Make the head's size equal the dataset's class count (num_classes in the "
                              "config, the last Dense layer's units) and the labels the loss's encoding: one-hot "
                              "with categorical_crossentropy, integer ids with sparse_categorical_crossentropy"),
+    "unequal_samples": ("Samples of different sizes cannot be batched",
+                        "Give every sample one size before batching: resize or crop images to a fixed size in the "
+                        "transform, pad sequences in a collate_fn; in a batched datasets.map return every column "
+                        "with as many rows (drop the old columns with remove_columns)"),
+    "label_set_error": ("The labels are not the set the model was fit for: one class only, or labels it never saw",
+                        "Count the labels of the split that fails (np.unique(y, return_counts=True)): a split or "
+                        "filter that kept one class needs stratifying; NaN among unseen labels is a missing value "
+                        "read as a label (drop or impute it before encoding)"),
+    "invalid_annotations_dropped": ("detectron2 dropped annotations without a valid segmentation",
+                                    "Check the dataset conversion: each polygon needs 3 or more points (6 numbers) "
+                                    "and non-empty masks; a handful dropped is harmless, most of them is a converter "
+                                    "that writes the masks wrongly"),
+    "numpy_var_dof": ("NumPy computed a variance or std over one element or none: it is NaN",
+                      "Guard the statistic where it feeds training (compute it only over 2 or more values, or use "
+                      "ddof=0); harmless where a report or analysis script prints it"),
     "empty_param_list": ("The optimizer was given no parameters: nothing can be trained",
                          "Build the optimizer after the model's layers exist and over model.parameters() (or the "
                          "filter of requires_grad ones, checking it keeps some); register sub-layers in nn.Module "
@@ -416,10 +456,10 @@ _SEVERITY = {"yolo_corrupt_label": "high", "numpy_overflow_in_data": "medium",
              "tf_no_gradients": "medium", "ctc_no_valid_path": "medium",
              "nan_observation": "high", "constant_input": "medium", "input_ran_out": "medium",
              "spacy_misaligned_entities": "medium", "unknown_piece_output": "medium",
-             "anomaly_backward_error": "medium"}
+             "anomaly_backward_error": "medium", "numpy_var_dof": "medium", "invalid_annotations_dropped": "medium"}
 # Warnings of a moment that a run learning past them leaves behind: the loss reported LEARNED_AFTER times after
 # the warning's line, and lower at the last of them than at the first
-_PASSING = ("constant_input", "spacy_misaligned_entities", "numpy_overflow_in_data")
+_PASSING = ("constant_input", "spacy_misaligned_entities", "numpy_overflow_in_data", "corrupt_sample")
 LEARNED_AFTER = 3
 # An assert that names the check a device-side assert failed: the generic device-assert reading (a label out
 # of range) gives way to it
@@ -468,6 +508,9 @@ def analyze(run: Run) -> list[Finding]:
             continue            # beside an OOM in the forward pass, a frozen block's warning says nothing
         if e.signature in _PASSING and _learned_after(run, e):
             continue            # an untrained model's first evaluation predicted one value; the run learned on
+        if e.signature == "allocator_cache_flushes":
+            out.append(_memory_pressure(e))
+            continue
         if e.code == "out_of_memory":
             other = _allocation_reason(run, e)
             if other is not None:
@@ -646,6 +689,11 @@ _CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "targ
                "label_shape_mismatch": 0.8,
                # an optimizer over nothing: the model's parameters filtered out or not registered
                "empty_param_list": 0.85,
+               # ranks calling different collectives: more telling than the `ncclInvalidUsage` it raises
+               "collective_mismatch": 0.95,
+               # NumPy's statistic over no degrees of freedom, and detectron2's dropped annotations: warnings a run
+               # may not care about (a report's std over one run, a few degenerate polygons)
+               "numpy_var_dof": 0.5, "invalid_annotations_dropped": 0.55,
                "duplicate_gpu": 0.92,
                # a launcher's report that a rank exited says where, not why: the rank's own error is the cause
                "rank_failure": 0.7, "elastic_teardown": 0.6,

@@ -36,7 +36,10 @@ _REPORT_SUMMARY = ("accuracy", "macro avg", "weighted avg", "micro avg", "sample
 
 
 def analyze(run: Run) -> list[Finding]:
-    return _negative_always(run) or _report_collapse(run)
+    reports = list(_reports(run))
+    # a report's rows, read as a table, are precision/recall series over its classes, not over epochs
+    inside = {(path, n) for path, header, rows in reports for n in range(header, rows[-1][4] + 1 if rows else header)}
+    return (_report_collapse(*reports[-1]) if reports else []) or _negative_always(run, inside)
 
 
 def predicts_one_class(label: str, share: np.ndarray, j: int, ev: Evidence, analyzer: str) -> list[Finding]:
@@ -70,11 +73,21 @@ def predicts_one_class(label: str, share: np.ndarray, j: int, ev: Evidence, anal
     return out
 
 
-def _report_rows(lines: list[str], start: int) -> list[tuple[str, float, float, int]]:
-    """The per-class rows (label, precision, recall, support) under a report's header at index `start`."""
-    rows: list[tuple[str, float, float, int]] = []
-    for line in lines[start + 1:]:
-        line = undress(line)
+def _reports(run: Run):
+    """Every classification report pasted: (artifact path, header line number, per-class rows as (label, precision,
+    recall, support, line number)), in the order printed."""
+    for a, text in pasted_texts(run, ("log", "traceback", "samples"), REPORT_MAX_BYTES):
+        lines = text.split("\n")
+        for n, line in enumerate(lines):
+            if _REPORT_HEADER.match(undress(line)):
+                yield a.path, n + 1, _report_rows(lines, n)
+
+
+def _report_rows(lines: list[str], start: int) -> list[tuple[str, float, float, int, int]]:
+    """The per-class rows under a report's header at index `start`."""
+    rows: list[tuple[str, float, float, int, int]] = []
+    for k in range(start + 1, len(lines)):
+        line = undress(lines[k])
         if not line.strip():
             if rows:
                 break
@@ -82,37 +95,34 @@ def _report_rows(lines: list[str], start: int) -> list[tuple[str, float, float, 
         m = _REPORT_ROW.match(line)
         if m is None or m.group(1).lower() in _REPORT_SUMMARY:
             break
-        rows.append((m.group(1), float(m.group(2)), float(m.group(3)), int(m.group(5))))
+        rows.append((m.group(1), float(m.group(2)), float(m.group(3)), int(m.group(5)), k + 1))
     return rows
 
 
-def _report_collapse(run: Run) -> list[Finding]:
-    for a, text in pasted_texts(run, ("log", "traceback", "samples"), REPORT_MAX_BYTES):
-        lines = text.split("\n")
-        for n, line in enumerate(lines):
-            if not _REPORT_HEADER.match(undress(line)):
-                continue
-            rows = [r for r in _report_rows(lines, n) if r[3] > 0]
-            found = [r for r in rows if r[2] > 0]
-            total = sum(r[3] for r in rows)
-            if len(rows) < 2 or len(found) != 1 or any(r[1] > 0 for r in rows if r is not found[0]):
-                continue
-            label, precision, recall, support = found[0]
-            # recall 1 and precision its share: every sample (its own and all the others) was predicted as it
-            if recall < 0.995 or abs(precision - support / total) > 0.006:
-                continue
-            ev = Evidence(f"classification report: class {label} recall {recall:.2f}, precision {precision:.2f} "
-                          f"(its share of the {total} samples); every other class precision and recall 0",
-                          a.path, f"lines {n + 1}-{n + 1 + len(rows) + 1}")
-            share = np.array([r[3] / total for r in rows])
-            return predicts_one_class(label, share, rows.index(found[0]), ev, NAME)
-    return []
+def _report_collapse(path: str, header: int, rows: list[tuple[str, float, float, int, int]]) -> list[Finding]:
+    """The last report pasted, where one class took every prediction: its recall 1 and its precision its share of the
+    samples (its own and all the others predicted as it), every other class's precision and recall 0."""
+    rows = [r for r in rows if r[3] > 0]
+    found = [r for r in rows if r[2] > 0]
+    total = sum(r[3] for r in rows)
+    if len(rows) < 2 or len(found) != 1 or any(r[1] > 0 for r in rows if r is not found[0]):
+        return []
+    label, precision, recall, support, _ = found[0]
+    if recall < 0.995 or abs(precision - support / total) > 0.006:
+        return []
+    ev = Evidence(f"classification report: class {label} recall {recall:.2f}, precision {precision:.2f} (its share of "
+                  f"the {total} samples); every other class precision and recall 0", path,
+                  f"lines {header}-{rows[-1][4]}")
+    share = np.array([r[3] / total for r in rows])
+    return predicts_one_class(label, share, rows.index(found[0]), ev, NAME)
 
 
-def _negative_always(run: Run) -> list[Finding]:
+def _negative_always(run: Run, inside: set[tuple[str, int]]) -> list[Finding]:
     for split, said in _SPLITS.items():
         precision, recall = run.metrics.get(f"{split}precision"), run.metrics.get(f"{split}recall")
         if precision is None or recall is None or len(precision) != len(recall) or len(recall) < MIN_REPORTS:
+            continue
+        if recall.lines is not None and all((recall.artifact, int(n)) in inside for n in recall.lines):
             continue
         zero = (precision.values == 0) & (recall.values == 0)
         if not zero[-1] or zero.mean() < ZERO_SHARE:

@@ -224,10 +224,12 @@ def _events(chunk: memoryview, hits: np.ndarray, base: int, artifact: str) -> li
         end = buf.find(b"\n", offset, limit)
         first = _clean(buf[offset:end if end >= 0 else limit])
         window = [first]
-        # a traceback reads on, and so does a message whose values are printed after it, and libstdc++'s
-        # uncaught exception (its message is the `what():` line after it)
+        # a traceback reads on, and so does a message whose values are printed after it, libstdc++'s
+        # uncaught exception (its message is the `what():` line after it) and a target-size warning wrapped
+        # after `that is` (the input's size is on the next line)
         ahead = TRACEBACK_LINES if "Traceback" in first else VALUES_LINES + 1 if first.rstrip().endswith(
-            VALUES_FOLLOW) else 2 if "terminate called after throwing" in first else 0
+            VALUES_FOLLOW) else 2 if "terminate called after throwing" in first or first.rstrip().endswith(
+            "that is") else 0
         if ahead:
             stop = offset
             for _ in range(ahead):
