@@ -98,6 +98,10 @@ REAL = [
      "lib/python3.8/site-packages/stable_baselines3/sac/sac.py\", line 203, in train\n",
      "tests/wild sb3-zoo-sac-optuna-loc-invalid-values-156 ('usually ... the learning rate is too high')",
      "lr_too_high", {"numerical_instability"}),
+    # Python's float overflow in a hand-written update: the scores grew past what a float holds
+    ("Traceback (most recent call last):\n  File \"bpr.py\", line 260, in <module>\n    model.train(data,sampler,"
+     "num_iters)\n  File \"bpr.py\", line 81, in update_factors\n    z = 1.0/(1.0+exp(x))\nOverflowError: math range "
+     "error\n", "github.com/gamboviol/bpr/issues/6", "numerical_instability", {"lr_too_high"}),
 ]
 
 

@@ -123,7 +123,8 @@ def _oom_gone_past(e: Event, went_on: Evidence) -> Finding:
     the run learned on past (the loss reported after its last line, finite and lower at the end). The GPU is close
     to full; the run did not die of it: a low note under the verdict on the loss."""
     count = f" ({e.count} times)" if e.count > 1 else ""
-    return Finding(code="out_of_memory", issue=f"GPU memory ran short{count}, and the run learned on past it: an "
+    where = "Host" if e.signature == "host_oom" else "GPU"
+    return Finding(code="out_of_memory", issue=f"{where} memory ran short{count}, and the run learned on past it: an "
                    "allocation retried smaller or a batch skipped, not a crash", severity="low",
                    confidence=OOM_GONE_PAST, evidence=[_ev(e), went_on],
                    fix="Nothing failed here. If the trainer says it skipped batches (fairseq's `skipping batch`), or "
@@ -135,16 +136,26 @@ def _oom_gone_past(e: Event, went_on: Evidence) -> Finding:
 OOM_GONE_PAST = 0.35
 
 
+# Memory at its limit, no allocation failed in the lines: DeepSpeed ZeRO-3 flushing the allocator's cache to fit a
+# step (where the run then died, most often why; alone, slow but alive), and Kubernetes evicting a pod for the node's
+# memory (the trainer's, or another pod on the node): (issue, fix)
+_MEMORY_PRESSURE = {
+    "allocator_cache_flushes": ("GPU memory at its limit: DeepSpeed flushed PyTorch's allocator cache to fit steps",
+                                "Lower the micro-batch or sequence length and keep the effective batch with gradient "
+                                "accumulation; turn on activation checkpointing, or offload optimizer state "
+                                "(zero_optimization.offload_optimizer) to free GPU memory"),
+    "pod_evicted": ("Kubernetes evicted a pod: its node ran short of memory",
+                    "Check the evicted pod is the trainer's (kubectl get events); if so, give its container a memory "
+                    "request and limit that fit the run (host RAM: the DataLoader's workers, the dataset held in "
+                    "memory), or lower num_workers and what each holds"),
+}
+
+
 def _memory_pressure(e: Event) -> Finding:
-    """DeepSpeed ZeRO-3 flushing the allocator's cache to fit a step: the GPU is at the edge of its memory. Where
-    the run then died, this is most often why; alone, the run is slow but alive."""
+    issue, fix = _MEMORY_PRESSURE[e.signature]
     count = f" ({e.count} times)" if e.count > 1 else ""
-    return Finding(code="out_of_memory", issue=f"GPU memory at its limit: DeepSpeed flushed PyTorch's allocator cache "
-                   f"to fit steps{count}", severity="medium", confidence=MEMORY_PRESSURE, evidence=[_ev(e)],
-                   fix="Lower the micro-batch or sequence length and keep the effective batch with gradient "
-                       "accumulation; turn on activation checkpointing, or offload optimizer state "
-                       "(zero_optimization.offload_optimizer) to free GPU memory",
-                   analyzer=NAME, quick_fix="Lower the micro-batch")
+    return Finding(code="out_of_memory", issue=issue + count, severity="medium", confidence=MEMORY_PRESSURE,
+                   evidence=[_ev(e)], fix=fix, analyzer=NAME, quick_fix=fix.split(";")[0][:80])
 
 
 MEMORY_PRESSURE = 0.5
@@ -300,6 +311,15 @@ _FIXES = {
     "numpy_var_dof": ("NumPy computed a variance or std over one element or none: it is NaN",
                       "Guard the statistic where it feeds training (compute it only over 2 or more values, or use "
                       "ddof=0); harmless where a report or analysis script prints it"),
+    "horovod_stall": ("Horovod: ranks have waited over a minute for a tensor the others did not submit",
+                      "If it lasts, the ranks diverged in what they reduce (a branch on one rank, an uneven last "
+                      "batch, a parameter unused on some ranks): make every rank submit the same tensors in the same "
+                      "order (HOROVOD_TIMELINE names them); if it passes, a slow rank (a long first batch, an "
+                      "evaluation on rank 0 only) held the others, and the warning is harmless"),
+    "no_labels_in_batch": ("The Trainer got no loss: the batches hold no labels",
+                           "Name the target column `labels` (or set label_names in TrainingArguments), and check "
+                           "remove_unused_columns did not drop it: the Trainer keeps only the columns the model's "
+                           "forward() names"),
     "empty_param_list": ("The optimizer was given no parameters: nothing can be trained",
                          "Build the optimizer after the model's layers exist and over model.parameters() (or the "
                          "filter of requires_grad ones, checking it keeps some); register sub-layers in nn.Module "
@@ -456,10 +476,13 @@ _SEVERITY = {"yolo_corrupt_label": "high", "numpy_overflow_in_data": "medium",
              "tf_no_gradients": "medium", "ctc_no_valid_path": "medium",
              "nan_observation": "high", "constant_input": "medium", "input_ran_out": "medium",
              "spacy_misaligned_entities": "medium", "unknown_piece_output": "medium",
-             "anomaly_backward_error": "medium", "numpy_var_dof": "medium", "invalid_annotations_dropped": "medium"}
+             "anomaly_backward_error": "medium", "numpy_var_dof": "medium", "invalid_annotations_dropped": "medium",
+             "horovod_stall": "medium"}
 # Warnings of a moment that a run learning past them leaves behind: the loss reported LEARNED_AFTER times after
-# the warning's line, and lower at the last of them than at the first
-_PASSING = ("constant_input", "spacy_misaligned_entities", "numpy_overflow_in_data", "corrupt_sample")
+# the warning's line, and lower at the last of them than at the first (a sample skipped, memory tight, a pod
+# evicted and rescheduled, a few annotations dropped); never one inside a traceback, which stopped the program
+_PASSING = ("constant_input", "spacy_misaligned_entities", "numpy_overflow_in_data", "corrupt_sample",
+            "allocator_cache_flushes", "pod_evicted", "invalid_annotations_dropped", "horovod_stall")
 LEARNED_AFTER = 3
 # An assert that names the check a device-side assert failed: the generic device-assert reading (a label out
 # of range) gives way to it
@@ -506,9 +529,9 @@ def analyze(run: Run) -> list[Finding]:
             continue            # NumPy's domain warning with nothing gone wrong beside it: expected values
         if e.signature == "checkpoint_no_input_grad" and not backward_failed:
             continue            # beside an OOM in the forward pass, a frozen block's warning says nothing
-        if e.signature in _PASSING and _learned_after(run, e):
-            continue            # an untrained model's first evaluation predicted one value; the run learned on
-        if e.signature == "allocator_cache_flushes":
+        if e.signature in _PASSING and not e.context and _learned_after(run, e):
+            continue            # a moment the run learned on past (an untrained model's first evaluation, ...)
+        if e.signature in _MEMORY_PRESSURE:
             out.append(_memory_pressure(e))
             continue
         if e.code == "out_of_memory":
@@ -693,7 +716,9 @@ _CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "targ
                "collective_mismatch": 0.95,
                # NumPy's statistic over no degrees of freedom, and detectron2's dropped annotations: warnings a run
                # may not care about (a report's std over one run, a few degenerate polygons)
-               "numpy_var_dof": 0.5, "invalid_annotations_dropped": 0.55,
+               "numpy_var_dof": 0.5, "invalid_annotations_dropped": 0.55, "horovod_stall": 0.5,
+               # no labels in the batch: a column named otherwise, or one the Trainer dropped
+               "no_labels_in_batch": 0.8,
                "duplicate_gpu": 0.92,
                # a launcher's report that a rank exited says where, not why: the rank's own error is the cause
                "rank_failure": 0.7, "elastic_teardown": 0.6,

@@ -16,7 +16,7 @@ import numpy as np
 
 from analysis.analyzers.common import pasted_texts
 from analysis.ingest.dressing import undress
-from analysis.metrics import fmt
+from analysis.metrics import Series, fmt
 from analysis.model import Evidence, Finding
 from analysis.run import Run
 
@@ -36,10 +36,11 @@ _REPORT_SUMMARY = ("accuracy", "macro avg", "weighted avg", "micro avg", "sample
 
 
 def analyze(run: Run) -> list[Finding]:
-    reports = list(_reports(run))
-    # a report's rows, read as a table, are precision/recall series over its classes, not over epochs
-    inside = {(path, n) for path, header, rows in reports for n in range(header, rows[-1][4] + 1 if rows else header)}
-    return (_report_collapse(*reports[-1]) if reports else []) or _negative_always(run, inside)
+    # each file's last report with rows; a collapse only where every file's last report shows one (a paste of
+    # the first epoch's report beside the final one in another file is a run that learned its way out)
+    last = {path: (path, header, rows) for path, header, rows in _reports(run) if rows}
+    collapsed = [_report_collapse(*report) for report in last.values()]
+    return collapsed[-1] if collapsed and all(collapsed) else _negative_always(run)
 
 
 def predicts_one_class(label: str, share: np.ndarray, j: int, ev: Evidence, analyzer: str) -> list[Finding]:
@@ -83,6 +84,30 @@ def _reports(run: Run):
                 yield a.path, n + 1, _report_rows(lines, n)
 
 
+def _in_a_report(run: Run, s: Series) -> bool:
+    """Whether a series' values are a classification report's rows (its classes read as a table's steps), in a
+    file of any size: read line by line, only where a collapse would otherwise be named."""
+    if s.lines is None or not len(s.lines):
+        return False
+    base = run.root if run.root.is_dir() else run.root.parent
+    wanted, rows = {int(n) for n in s.lines}, set()
+    try:
+        with open(base / s.artifact, errors="replace") as f:
+            lines = iter(enumerate(f, 1))
+            for n, line in lines:
+                if n > max(wanted):
+                    break
+                if _REPORT_HEADER.match(undress(line)):
+                    for n, line in lines:
+                        if _REPORT_ROW.match(undress(line)):
+                            rows.add(n)
+                        elif line.strip():
+                            break
+    except OSError:
+        return False
+    return wanted <= rows
+
+
 def _report_rows(lines: list[str], start: int) -> list[tuple[str, float, float, int, int]]:
     """The per-class rows under a report's header at index `start`."""
     rows: list[tuple[str, float, float, int, int]] = []
@@ -117,15 +142,13 @@ def _report_collapse(path: str, header: int, rows: list[tuple[str, float, float,
     return predicts_one_class(label, share, rows.index(found[0]), ev, NAME)
 
 
-def _negative_always(run: Run, inside: set[tuple[str, int]]) -> list[Finding]:
+def _negative_always(run: Run) -> list[Finding]:
     for split, said in _SPLITS.items():
         precision, recall = run.metrics.get(f"{split}precision"), run.metrics.get(f"{split}recall")
         if precision is None or recall is None or len(precision) != len(recall) or len(recall) < MIN_REPORTS:
             continue
-        if recall.lines is not None and all((recall.artifact, int(n)) in inside for n in recall.lines):
-            continue
         zero = (precision.values == 0) & (recall.values == 0)
-        if not zero[-1] or zero.mean() < ZERO_SHARE:
+        if not zero[-1] or zero.mean() < ZERO_SHARE or _in_a_report(run, recall):
             continue
         at = np.flatnonzero(zero)
         ev = [Evidence(f"{precision.name} and {recall.name} both 0 at {len(at)} of {len(zero)} reports, the last "

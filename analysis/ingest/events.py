@@ -191,7 +191,8 @@ def build_event(artifact: str, line_no: int, lines: list[str]) -> tuple[Event | 
         if inner is not None and inner.code:
             return Event(inner.name, inner.code, artifact, line_no, clip(said, 500)), 2
         return Event(sig.name, sig.code, artifact, line_no, clip(said, 500)), 2
-    if sig is not None and sig.name == "target_size_mismatch" and first.rstrip().endswith("that is") and len(lines) > 1:
+    if (sig is not None and sig.name == "target_size_mismatch" and first.rstrip().endswith("that is") and len(lines) > 1
+            and strip_prefix(lines[1]).lstrip().startswith("different to the input size")):
         # a paste wrapped the warning after `that is`: the input size, which tells a harmless pair, is on the next line
         said = f"{first.strip()} {strip_prefix(lines[1]).strip()}"
         benign = match_benign(said)
