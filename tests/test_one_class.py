@@ -149,3 +149,14 @@ def test_a_report_of_several_classes_is_read_as_the_classes_it_names(tmp_path, r
         assert not found
     else:
         assert d.root_causes[0].code == "mode_collapse" and f"class {collapsed}" in d.root_causes[0].issue
+
+
+def test_a_report_after_progress_bars_rewritten_with_carriage_returns_is_read_at_its_own_lines(tmp_path):
+    # tqdm's `\r` rewrites are one line to the ingest: the report's rows must be found at the same line numbers
+    bars = "training 10%|#   | 1/10\rtraining 100%|##########| 10/10\n" * 3
+    rows = [(0, 0.90, 0.95, 900), (1, 0.50, 0.30, 40), (2, 0.0, 0.0, 30), (3, 0.0, 0.0, 20), (4, 0.0, 0.0, 10)]
+    report = "              precision    recall  f1-score   support\n\n" + "".join(
+        f"{c:>12} {p:>9.2f} {r:>9.2f} {2 * p * r / (p + r) if p + r else 0:>9.2f} {n:>9}\n" for c, p, r, n in rows)
+    (tmp_path / "train.log").write_text(bars + "Epoch 1 loss 0.5\nEpoch 2 loss 0.4\n" + report)
+    d, _ = diagnose(tmp_path)
+    assert "mode_collapse" not in [c.code for c in d.root_causes]

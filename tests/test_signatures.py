@@ -541,6 +541,8 @@ REAL_LINES = [
      "https://github.com/nlp-with-transformers/notebooks/issues/133"),
     ("empty_dataset", "ValueError: `Dataloader` returned 0 length. Please make sure that it returns at least 1 batch",
      "https://github.com/Morizeyao/GPT2-Chinese/issues/240 (Lightning's wording)"),
+    ("empty_dataset", "ValueError: Dataloader returned 0 length. Please make sure that your Dataloader atleast returns "
+     "1 batch", "Lightning 0.x's wording, without backticks (review of 16ab377)"),
     ("pod_evicted", "Message:        The node was low on resource: memory.", "https://github.com/kubeflow/trainer/issues/301"),
     ("corrupt_sample", "tensorflow.python.framework.errors_impl.DataLossError: truncated record at 40894' failed with "
      "Read less bytes than requested", "TF's truncated-record wording (review of d0ab36f)"),
@@ -1241,3 +1243,21 @@ def test_a_finished_runs_kill_by_mpirun_is_no_host_oom(tmp_path):
                                         "PID 21183 on node host01 exited on signal 9 (Killed).\n")
     d, _ = diagnose(tmp_path)
     assert not [c for c in d.root_causes if c.severity in ("critical", "high")]
+
+
+@pytest.mark.parametrize("name", ["allocator_cache_flushes", "pod_evicted"])
+def test_a_memory_warning_is_no_ranks_own_error_that_silences_the_launchers_report(tmp_path, name):
+    (tmp_path / "train.log").write_text(
+        _line(name) + "\n" + _learning_run() + "torch.distributed.elastic.multiprocessing.api: [ERROR] failed "
+        "(exitcode: 1) local_rank: 0 (pid: 1234) of binary: /usr/bin/python\n")
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "distributed_failure" and d.root_causes[0].severity == "critical"
+
+
+@pytest.mark.parametrize("line,numeric", [("OverflowError: math range error", True),
+                                          ("OverflowError: out of range integral type conversion attempted", False)])
+def test_only_a_float_overflow_reads_as_an_overflow(tmp_path, line, numeric):
+    (tmp_path / "traceback.txt").write_text("Traceback (most recent call last):\n  File \"train.py\", line 40, in "
+                                            "<module>\n    out = step(x)\n" + line + "\n")
+    d, _ = diagnose(tmp_path)
+    assert ("numerical_instability" in [c.code for c in d.root_causes]) is numeric

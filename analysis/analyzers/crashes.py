@@ -151,6 +151,10 @@ _MEMORY_PRESSURE = {
 }
 
 
+# Warnings a rank goes on after: none is a rank's own error that would make a launcher's report its echo
+_NOT_OWN_ERROR = (*_MEMORY_PRESSURE, "invalid_annotations_dropped", "numpy_var_dof")
+
+
 def _memory_pressure(e: Event) -> Finding:
     issue, fix = _MEMORY_PRESSURE[e.signature]
     count = f" ({e.count} times)" if e.count > 1 else ""
@@ -503,7 +507,8 @@ def analyze(run: Run) -> list[Finding]:
     # save_model() got an unexpected keyword argument`): the launcher's report after it is its echo. A RuntimeError
     # is not one (torch raises it for a collective that failed, the distributed failure itself), nor a traceback
     # cut before its exception line.
-    own_error = any((e.code not in (None, "distributed_failure") and not _says_nothing(e))
+    own_error = any((e.code not in (None, "distributed_failure") and not _says_nothing(e)
+                     and e.signature not in _NOT_OWN_ERROR)
                     or (e.signature == "traceback" and e.code is None and _CODE_ERROR.match(e.text) is not None)
                     for e in run.events)
     # torchrun, sent a signal from outside, tears its ranks down (its SIGTERMs are the signal's); a rank's own

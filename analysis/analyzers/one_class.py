@@ -86,16 +86,18 @@ def _reports(run: Run):
 
 def _in_a_report(run: Run, s: Series) -> bool:
     """Whether a series' values are a classification report's rows (its classes read as a table's steps), in a
-    file of any size: read line by line, only where a collapse would otherwise be named."""
-    if s.lines is None or not len(s.lines):
+    file of any size: read line by line (lines end at `\\n` only, as the ingest counts them), only where a collapse
+    would otherwise be named, and only up to the series' first line that is no report row."""
+    wanted = sorted({int(n) for n in s.lines}) if s.lines is not None else []
+    if not wanted or wanted[0] <= 0:
         return False
     base = run.root if run.root.is_dir() else run.root.parent
-    wanted, rows = {int(n) for n in s.lines}, set()
+    rows: set[int] = set()
     try:
-        with open(base / s.artifact, errors="replace") as f:
+        with open(base / s.artifact, errors="replace", newline="\n") as f:
             lines = iter(enumerate(f, 1))
             for n, line in lines:
-                if n > max(wanted):
+                if n > wanted[-1] or n > wanted[0] and wanted[0] not in rows:
                     break
                 if _REPORT_HEADER.match(undress(line)):
                     for n, line in lines:
@@ -105,7 +107,7 @@ def _in_a_report(run: Run, s: Series) -> bool:
                             break
     except OSError:
         return False
-    return wanted <= rows
+    return set(wanted) <= rows
 
 
 def _report_rows(lines: list[str], start: int) -> list[tuple[str, float, float, int, int]]:
