@@ -1255,6 +1255,10 @@ def test_a_memory_warning_is_no_ranks_own_error_that_silences_the_launchers_repo
 
 
 @pytest.mark.parametrize("line,numeric", [("OverflowError: math range error", True),
+                                          # PaddlePaddle v2's SWIG binding given a cost past a float (tests/wild
+                                          # paddle-v2-overflowerror-finishbatch-smaller-lr-10691: a smaller LR fixed it)
+                                          ("OverflowError: in method 'ParameterUpdater_finishBatch', argument 2 of type "
+                                           "'float'", True),
                                           ("OverflowError: out of range integral type conversion attempted", False)])
 def test_only_a_float_overflow_reads_as_an_overflow(tmp_path, line, numeric):
     (tmp_path / "traceback.txt").write_text("Traceback (most recent call last):\n  File \"train.py\", line 40, in "
