@@ -5,6 +5,7 @@ import time
 
 import pytest
 
+from analysis.diagnose import diagnose
 from analysis.ingest import bare_rows as br
 from analysis.ingest import load_run
 from analysis.ingest.textlog import NONFINITE_PREFIX
@@ -260,6 +261,21 @@ def test_rows_that_neither_count_nor_name_are_read_by_place_only_for_a_nan(tmp_p
         f.unlink()
     (tmp_path / "predictions.txt").write_text("".join(f"0.{i}4 1.0\n" for i in range(6)) + "0.2581 nan\n" * 4)
     assert load_run(tmp_path).artifacts[0].kind == "samples"
+
+
+def test_numpy_arrays_printed_side_by_side_are_rows(tmp_path):
+    # a Stack Overflow question (kiwix mirror of SO 48335501): `print(c, d)` of two 1-element arrays under plain
+    # gradient descent at lr 0.01 on unscaled inputs, blowing up, then NaN; the asker lowered the LR
+    rows = ("    [-20.48267746] [-1.6179111]\n[ -1.06335529e+12] [ -3.75422935e+10]\n"
+            "[ -5.40660918e+22] [ -1.90883086e+21]\n[ -2.74898110e+33] [ -9.70541703e+31]\n" + "[ nan] [ nan]\n" * 4)
+    (tmp_path / "train.log").write_text(rows)
+    run = load_run(tmp_path)
+    s = run.metrics.get("column_1")
+    assert s is not None and s.values[0] == -20.48267746 and s.values[-1] != s.values[-1]
+    assert diagnose(tmp_path)[0].root_causes[0].code == "lr_too_high"
+    # a bracket that is no array's (a list of two words, an unclosed one) is no row
+    (tmp_path / "train.log").write_text("[ a] [ b]\n[ 1.5] [ 2.5\n" * 4)
+    assert not any(n.startswith("column_") for n in load_run(tmp_path).metrics.names())
 
 
 def test_a_nan_comma_row_the_logger_printed_finite_rows_after_is_a_value_left_out(tmp_path):

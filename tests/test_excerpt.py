@@ -84,6 +84,22 @@ def test_accuracy_stuck_at_one_value_lists_why(tmp_path):
     assert d.status == "needs_more_data" and d.tell_apart.startswith("To tell data_pipeline_bug from")
 
 
+def test_keras_accuracies_named_for_their_metric_class_are_accuracies(tmp_path):
+    # a Stack Overflow question (make_circles, Dense(1) with softmax): Keras names the metric for its class,
+    # `binary_accuracy`, and it sat at 0.5067 / 0.4400 at every epoch while the loss fell; it read healthy
+    lines = "".join(f"Epoch {i}/10\n45/45 [==============================] - 0s 4ms/step - loss: {0.78 - i * 0.01:.4f} "
+                    f"- binary_accuracy: 0.5067 - val_loss: {0.75 - i * 0.005:.4f} - val_binary_accuracy: 0.4400\n"
+                    for i in range(1, 9))
+    d = _top(tmp_path, lines)
+    assert d.root_causes[0].code == "data_pipeline_bug" and "val_acc is 0.44 at every one of 8" in d.root_causes[0].issue
+    for name in ("categorical_accuracy", "sparse_categorical_accuracy"):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "train.log").write_text(f"Epoch 1/2\n9/9 - loss: 0.5 - {name}: 0.8 - val_loss: 0.6 - val_{name}: 0.7\n")
+        run = load_run(folder)
+        assert run.metrics.get("train_acc").values[0] == 0.8 and run.metrics.get("val_acc").values[0] == 0.7
+
+
 def test_a_test_accuracy_stuck_at_every_step_lists_why(tmp_path):
     # LSTM-Human-Activity-Recognition #8 (tests/wild lstm-har-tf1-swapped-logits-labels-8, tune half):
     # logits and labels swapped in the loss; a test accuracy printed each iteration never moves

@@ -153,3 +153,17 @@ def test_a_dip_inside_the_batch_noise_is_no_descent_to_diverge_from():
     learned[200:] += 1.0
     d = divergence(learned)
     assert d is not None and 190 <= d.onset <= 205
+
+
+def test_spikes_after_which_the_loss_never_came_back_are_no_recovered_spikes(tmp_path):
+    # a CSDN post (blog.csdn.net/xu380393916/article/details/102788359): a CIFAR-10 net at 0.6 jumps to 4e7, then to
+    # 5e11; between more such values it sits at 2.3 (ln 10), and the test accuracy fell to 10%. Each value fell
+    # back from its own height, but the run never returned to where it was
+    before = [0.82, 0.61, 0.55, 0.67, 0.83, 0.61, 0.70, 0.81, 0.60, 0.56, 0.64, 0.64] * 2
+    after = [4.4e7, 4.1e9, 5.0e11, 5.7e11, 3.2e11, 2.7e11, 2.32, 2.24, 2.16, 2.14, 2.36, 1.05e11, 2.31, 2.28, 8e10,
+             2.30, 2.29, 2.33, 3e10, 2.30]
+    (tmp_path / "train.log").write_text("".join(f"step {i * 100} loss {v}\n" for i, v in enumerate(before + after)))
+    d, _ = diagnose(tmp_path)
+    top = d.root_causes[0]
+    assert top.code == "lr_too_high" and top.severity == "high" and "never came back" in top.issue
+    assert "loss_spikes" not in [c.code for c in d.root_causes]

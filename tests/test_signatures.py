@@ -1040,6 +1040,30 @@ def test_the_box_targets_source_line_is_found_past_a_progress_bars_carriage_retu
     assert "data_pipeline_bug" not in [c.code for c in d.root_causes]
 
 
+def test_numpys_log_warning_beside_the_unguarded_log_it_came_from_is_the_fault(tmp_path):
+    # DSRG #11 (tests/wild dsrg-tf-log-zero-feat-constrain-loss-zero-11, tune half): the warning, then its source
+    # line as pasted; the fix was `np.log(feat + 1e-5)`. A blog's cost (daimami.com/other/918197.htm): the warning
+    # beside the pasted cost, a hand-written cross-entropy
+    for name, files in (("a", {"output.txt": "RuntimeWarning: divide by zero encountered in log\n\n"
+                                             "    unary = -np.log(feat)\n"}),
+                        ("b", {"output.txt": "RuntimeWarning: divide by zero encountered in log\n",
+                               "train.py": "cost = -1 / m * np.sum(Y * np.log(A) + (1 - Y) * np.log(1 - A))\n"})):
+        (tmp_path / name).mkdir()
+        for f, text in files.items():
+            (tmp_path / name / f).write_text(text)
+        d, _ = diagnose(tmp_path / name)
+        top = d.root_causes[0]
+        assert top.code == "numerical_instability" and top.severity == "medium"
+        assert any("nothing keeps from 0" in e.text for e in top.evidence)
+    # a guarded log under the same warning (the zero came from elsewhere), and the warning alone, stay harmless
+    for name, text in (("c", "RuntimeWarning: divide by zero encountered in log\n  unary = -np.log(feat + 1e-5)\n"),
+                       ("d", "RuntimeWarning: divide by zero encountered in log\n")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "output.txt").write_text(text)
+        d, _ = diagnose(tmp_path / name)
+        assert "numerical_instability" not in [c.code for c in d.root_causes]
+
+
 # trl DPO under gradient checkpointing (tests/wild peft-dpo-gradient-checkpointing-no-input-grad-1056, tune half):
 # the checkpoint's warning, then a backward that fails; the same warning alone under a ViT frozen on purpose
 # (tests/wild videochat2-frozen-vit-qformer-checkpoint-no-grad-warning-235, tune half) is harmless

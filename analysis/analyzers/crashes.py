@@ -530,7 +530,8 @@ def analyze(run: Run) -> list[Finding]:
             continue
         warned = e.signature in WARNED_ONLY
         boxed = _box_target(run, e) if e.signature == "numpy_invalid_value" else None
-        if warned and not failed and boxed is None:
+        logged = _unguarded_log(run, e) if e.signature == "numpy_invalid_value" and boxed is None else None
+        if warned and not failed and boxed is None and logged is None:
             continue            # NumPy's domain warning with nothing gone wrong beside it: expected values
         if e.signature == "checkpoint_no_input_grad" and not backward_failed:
             continue            # beside an OOM in the forward pass, a frozen block's warning says nothing
@@ -576,6 +577,9 @@ def analyze(run: Run) -> list[Finding]:
                 or _CODE_CONFIDENCE.get(e.code, 0.7))
         if boxed is not None:
             conf = BOX_TARGET_DATA - 0.15     # the log of a box's size: the box first, the guard second
+        elif logged is not None:
+            ev.append(logged)
+            conf = max(conf, UNGUARDED_LOG)
         critical = e.context or e.code in ("distributed_failure", "dataloader_failure", "data_pipeline_bug")
         sev = _SEVERITY.get(e.signature) or ("critical" if critical else "medium" if warned else "high")
         count = f" ({e.count} times)" if e.count > 1 else ""
@@ -794,6 +798,36 @@ def _source_line(run: Run, e: Event, pattern: re.Pattern) -> Evidence | None:
         src = undress(raw)          # under a logger's stamp (`2024-03-01 10:22:41,424 - INFO -     step_S += ...`)
         if (raw[:1].isspace() or src != raw) and pattern.search(src):
             return Evidence(src.strip(), a.path, f"line {e.line + 1}")
+    return None
+
+
+# The log of a bare value or of `1 - p` with nothing that keeps it from 0 (no `+ eps`, no clip, no maximum): a
+# hand-written cross-entropy's `np.log(A)`, DSRG's `unary = -np.log(feat)`. Beside NumPy's warning that a log
+# divided by zero, that line is where the -inf came from, and the loss built from it is -inf or NaN.
+_UNGUARDED_LOG = re.compile(r"\b(?:np|numpy|tf|tf\.math|torch|math|K|T)\.log\(\s*(?:1\s*-\s*)?[\w.]+(?:\[[^\]\n]{0,40}\])?\s*\)")
+# a cost or a loss assigned in pasted code, the one log line there the warning is read against
+_LOSS_ASSIGN = re.compile(r"^\s*(?:self\.)?\w*(?:loss|cost|entropy|likelihood|nll|xent)\w*\s*=[^=]", re.I)
+UNGUARDED_LOG = 0.6
+
+
+def _unguarded_log(run: Run, e: Event) -> Evidence | None:
+    """Where NumPy's warning says a log divided by zero or went outside its domain: the line that takes that log
+    unguarded, the source line printed under the warning (a blank line may sit between, as pasted) or a cost
+    assigned in pasted code; else None."""
+    if " in log" not in e.text:
+        return None
+    for a, text in pasted_texts(run, ("log", "traceback"), 1 << 20, only=e.artifact):
+        lines = text.split("\n")
+        for i in range(e.line, min(e.line + 2, len(lines))):
+            src = undress(lines[i][:400])
+            if src.strip():
+                if (lines[i][:1].isspace() or src != lines[i]) and _UNGUARDED_LOG.search(src):
+                    return Evidence(f"{src.strip()}: a log of a value nothing keeps from 0", a.path, f"line {i + 1}")
+                break
+    for code in run.code:
+        for i, line in enumerate(code.text.splitlines()[:5000]):
+            if _LOSS_ASSIGN.match(line) and _UNGUARDED_LOG.search(line):
+                return Evidence(f"{line.strip()}: a log of a value nothing keeps from 0", code.artifact, f"line {i + 1}")
     return None
 
 

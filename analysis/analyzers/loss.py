@@ -53,6 +53,7 @@ WINDOW_CHANCE = 0.3
 # least this many times the 99th percentile of the other points' (small batches' heavy tail is a
 # continuum that reaches as high as its "spikes")
 STAND_APART = 2.0
+THROWN = 2.0                # a loss whose median from its first spike on is this many times the median before: no recovery
 CHANCE_LR_READING = 0.45    # an LR outside its range beside a loss at chance: a real rival to the data bug
 OVERFIT_POINTS = 3          # three validation reports already show a best and a rise after it
 OVERFIT_RISE, OVERFIT_KEPT = 0.10, 0.05
@@ -172,7 +173,7 @@ def analyze(run: Run) -> list[Finding]:
         out.append(worse)
     sp = spikes(v) if d is None and worse is None else []
     if sp:
-        out.append(_spikes(run, s, sp))
+        out.append(_thrown_off(run, s, sp) or _spikes(run, s, sp))
     out += _plateau(run, s)
     out += _overfitting(run, s)
     return out
@@ -322,6 +323,32 @@ def _halve_lr_fix(run: Run, step: float) -> str:
             return (f"Halve the learning rate where the loss turns up, from {fmt(now)} to "
                     f"{fmt(now / 2)}, and clip gradients")
     return "Lower the learning rate in the phase where the loss turns up (halve it) and clip gradients"
+
+
+def _thrown_off(run: Run, s, sp: list[int]) -> Finding | None:
+    """Spikes after which the loss never came back: the median from the first spike on is THROWN times the
+    median before it or more (a CIFAR net at 0.6 jumped to 4e7, then to 5e11, and sat at 2.3, ln 10, between
+    more such values). Each spike fell back from its own height, but the run did not return to where it was:
+    a divergence that the spikes' own recoveries hide, the updates' size first."""
+    v = s.values
+    before, after = v[:sp[0]], v[sp[0]:]
+    before, after = before[np.isfinite(before)], after[np.isfinite(after)]
+    if len(before) < 3 or len(after) < 3:
+        return None
+    was, now = float(np.median(before[len(before) // 2:])), float(np.median(after))
+    if was <= 0 or now < THROWN * was:
+        return None
+    top = max(sp, key=lambda i: float(v[i]))
+    return Finding(code="lr_too_high",
+                   issue=f"Loss jumped to {fmt(float(v[sp[0]]))} at {s.step_kind} {fmt_step(s.steps[sp[0]])} and never "
+                         f"came back: its median was {fmt(was)} before, {fmt(now)} from there on",
+                   severity="high", confidence=0.55,
+                   evidence=[point(s, sp[0], "first jump"), point(s, top, "highest loss"),
+                             Evidence(f"median loss {fmt(was)} before the first jump, {fmt(now)} after it",
+                                      s.artifact, s.span_locator(0, len(s) - 1))],
+                   fix=_halve_lr_fix(run, float(s.steps[sp[0]])),
+                   expected_impact="the loss holds its level past the step where it jumped",
+                   analyzer=NAME, onset_step=float(s.steps[sp[0]]), quick_fix="Reduce LR by 50%")
 
 
 def _spikes(run: Run, s, sp: list[int]) -> Finding:

@@ -49,6 +49,9 @@ _CELL = r"[-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+|nan|NaN|NAN|inf|Inf|INF)"
 # the last cell may carry a duration's unit: nolearn's table ends each row with its `dur` (`419.85s`)
 _ROW = re.compile(rf"^\s*{_CELL}(?:(?:\s*,\s*|\s+){_CELL})+(?P<unit>m?s)?\s*(?:,\s*)?$")
 _SPLIT = re.compile(r"\s*,\s*|\s+")
+# NumPy's print of small arrays side by side (`print(w, b)` of two 1-element arrays: `[ -1.06e+12] [ -3.75e+10]`,
+# then `[ nan] [ nan]`): the brackets dropped, a row of bare numbers
+_BRACKETED = re.compile(rf"^\s*(?:\[\s*{_CELL}(?:\s+{_CELL}){{0,7}}\s*\]\s*){{1,8}}$")
 # `print(loss)` of a scalar tensor autograd made: `tensor(2.3026, device='cuda:0', grad_fn=<NllLossBackward0>)`
 # (fastai prints the loss it computed as a bare `TensorBase(5.7082e+08)`)
 _PRINTED_TENSOR = re.compile(rf"^\s*(?:tensor\(\s*({_CELL})\s*"
@@ -165,6 +168,8 @@ def bare_rows(path: Path, whole: bool = False) -> BareRows:
                 text = undress(raw.decode("utf-8", "replace").rsplit("\r", 1)[-1])
                 if not text.strip():
                     continue
+                if "[" in text and len(raw) <= LINE_MAX and _BRACKETED.match(text):
+                    text = text.replace("[", " ").replace("]", " ")
                 m = _ROW.match(text) if len(raw) <= LINE_MAX else None
                 if m is None and not whole and len(raw) <= LINE_MAX and (tail := _comma_tail(text)):
                     text, m = tail, _ROW.match(tail)
