@@ -278,6 +278,29 @@ def test_numpy_arrays_printed_side_by_side_are_rows(tmp_path):
     assert not any(n.startswith("column_") for n in load_run(tmp_path).metrics.names())
 
 
+def test_numbers_printed_alone_or_in_rows_that_blow_up_are_read_by_place(tmp_path):
+    # stats.SE 594738: `print(loss.item())` under SGD at lr 1e-6 on unscaled cubic targets, 1.3e9 to 2.9e28;
+    # SO 67320404: `print(L, w1, w2, b)` of hand-written gradient descent at alpha 0.01, the loss to 3.4e44
+    cases = {"alone": "".join(f"{1.3e9 * 141.0 ** i!r}\n" for i in range(10)),
+             "row": "0.042928723015982384 , 13.7023102434034 , 13.670617201430483 , 0.00254938447277222\n"
+                    "9291487188.8259 , -7353857.489486973 , -7293941.123714662 , -1261.9252592161051\n"
+                    "3.096713445664372e+21 , 4247172241132.3584 , 4209117175658.749 , 728518135.2857293\n"
+                    "1.0320897597938595e+33 , -2.4520737800716524e+18 , -2.4298158059267333e+18 , -420579738783719.2\n"}
+    for name, text in cases.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "train.log").write_text(text)
+        assert load_run(tmp_path / name).metrics.get("column_1") is not None, name
+        top = diagnose(tmp_path / name)[0].root_causes[0]
+        assert top.code == "lr_too_high" and "orders of magnitude" in top.issue, name
+    # numbers alone that fall (a healthy loss printed bare), stay small, or count: nothing read by place
+    for name, text in (("falls", "".join(f"{2.3 * 0.8 ** i:.4f}\n" for i in range(12))),
+                       ("small", "".join(f"{1.5 ** i:.3f}\n" for i in range(12))),
+                       ("counts", "".join(f"{i}\n" for i in range(12)))):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "train.log").write_text(text)
+        assert not any(n.startswith("column_") for n in load_run(tmp_path / name).metrics.names()), name
+
+
 def test_a_nan_comma_row_the_logger_printed_finite_rows_after_is_a_value_left_out(tmp_path):
     # (the session's review) an evaluation row of NaN between finite ones: no run gone NaN; `-nan` is NaN too
     rows = ["0.1, 0.2, 0.3", "nan, nan, nan", "0.1, 0.2, 0.3"]

@@ -3,7 +3,10 @@ way they turn up in real repositories."""
 import pathlib
 import textwrap
 
+import pytest
+
 from analysis.analyzers import code as code_checks
+from analysis.diagnose import diagnose
 from analysis.ingest import load_run
 
 
@@ -383,3 +386,25 @@ def test_tokens_added_and_the_embeddings_never_resized(tmp_path):
     # a pad token set to one the vocabulary has adds no id
     same = source.replace("{'cls_token': '[CLS]'}", "{'pad_token': tokenizer.eos_token}")
     assert "data_pipeline_bug" not in findings(tmp_path, same)
+
+
+@pytest.mark.parametrize("line", [
+    # a Stack Overflow question (make_circles): binary_accuracy frozen at 0.5067 while the loss fell
+    "model.add(tf.keras.layers.Dense(1, activation= tf.keras.activations.softmax))",
+    # a Chinese mirror of a Stack Overflow question (it.cha138.com/wen1/show-438205.html): acc and val_acc the same
+    # at every epoch, the loss constant at 7.9712
+    'model.add(Dense(1,activation="softmax"))',
+    "    nn.Linear(64, 1), nn.Softmax(dim=1))"])
+def test_a_softmax_over_one_output_unit_predicts_one_class(tmp_path, line):
+    (tmp_path / "train.py").write_text("import torch.nn as nn\nmodel = nn.Sequential(\n" + line + "\n"
+                                       if "Linear" in line else line + "\n")
+    d, _ = diagnose(tmp_path)
+    top = d.root_causes[0]
+    assert top.code == "no_parameter_updates" and "softmax over one output unit" in top.issue
+
+
+def test_a_softmax_over_several_units_or_a_sigmoid_over_one_is_no_such_bug(tmp_path):
+    (tmp_path / "train.py").write_text('model.add(Dense(10, activation="softmax"))\n'
+                                       'head.add(Dense(1, activation="sigmoid"))\n# Dense(1, activation="softmax")\n')
+    d, _ = diagnose(tmp_path)
+    assert not any("softmax over one" in c.issue for c in d.root_causes)

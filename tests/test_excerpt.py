@@ -100,6 +100,20 @@ def test_keras_accuracies_named_for_their_metric_class_are_accuracies(tmp_path):
         assert run.metrics.get("train_acc").values[0] == 0.8 and run.metrics.get("val_acc").values[0] == 0.7
 
 
+def test_a_loss_that_fell_to_ln2_and_stayed_there_is_at_chance(tmp_path):
+    # discuss.pytorch.org/t/72713 (a binary classifier): the training loss falls from 16.4 to 0.6933 and sits at
+    # ln(2) for nine epochs; the loss analyzer read "loss fell 96%" and called the run healthy
+    losses = [16.43517, 5.16361, 0.69327, 0.69327, 0.69319, 0.69314, 0.69310, 0.69302, 0.69291, 0.69270, 0.69020]
+    d = _top(tmp_path, "".join(f"Epoch {i:02}: | Train Loss: {v:.5f} | Val Loss: 0.05330\n"
+                               for i, v in enumerate(losses, 1)))
+    top = d.root_causes[0]
+    assert top.code == "data_pipeline_bug" and "last 9 reports, ln(2)" in top.issue
+    # a loss that fell below ln(2) and settled there learned: no chance reading
+    d = _top(tmp_path, "".join(f"Epoch {i:02}: | Train Loss: {v:.5f}\n"
+                               for i, v in enumerate([16.4, 5.1, 0.41, 0.40, 0.40, 0.40, 0.40, 0.40], 1)))
+    assert not any("ln(2)" in c.issue for c in d.root_causes)
+
+
 def test_a_test_accuracy_stuck_at_every_step_lists_why(tmp_path):
     # LSTM-Human-Activity-Recognition #8 (tests/wild lstm-har-tf1-swapped-logits-labels-8, tune half):
     # logits and labels swapped in the loss; a test accuracy printed each iteration never moves

@@ -167,3 +167,27 @@ def test_spikes_after_which_the_loss_never_came_back_are_no_recovered_spikes(tmp
     top = d.root_causes[0]
     assert top.code == "lr_too_high" and top.severity == "high" and "never came back" in top.issue
     assert "loss_spikes" not in [c.code for c in d.root_causes]
+
+
+def _regimes(val: list[float]) -> str:
+    train = [0.5972, 0.5927, 0.5325, 0.5416, 0.5292, 0.5069, 0.4951, 0.4664, 0.4775, 0.4629, 0.4386]
+    acc = [0.9525, 0.9583, 0.9636, 0.9637, 0.9651, 0.9662, 0.9675, 0.9687, 0.9685, 0.9691, 0.9706]
+    val_acc = [0.9743, 0.9787, 0.9731, 0.9766, 0.9746, 0.9822, 0.9776, 0.9773, 0.9771, 0.9787, 0.9766]
+    return "".join(f"Epoch {i % 5 + 1}/5\n718/718 [==============================] - 177s - loss: {t:.4f} - acc: {a:.4f} "
+                   f"- val_loss: {v:.4f} - val_acc: {va:.4f}\n" for i, (t, a, v, va) in enumerate(zip(train, acc, val, val_acc)))
+
+
+def test_a_validation_loss_that_wanders_at_one_level_after_one_dip_is_no_overfitting(tmp_path):
+    # a fast.ai forum thread (forums.fast.ai/t/validation-loss-lower-than-training-loss/4581): three LR regimes of a
+    # Keras fine-tune, the validation loss wandering at ~0.33 (one dip to 0.2572) below a falling training loss,
+    # the validation accuracy at ~0.977 throughout; "rose 38% after its best" read overfitting 0.85 and hid health
+    val = [0.3264, 0.3138, 0.3742, 0.3526, 0.3817, 0.2572, 0.3179, 0.3260, 0.3465, 0.3090, 0.3539]
+    (tmp_path / "train.log").write_text(_regimes(val))
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "healthy"
+    over = next(c for c in d.root_causes if c.code == "overfitting")
+    assert over.severity == "low" and "wander" in over.issue
+    # the same validation loss climbing from its dip at each report after it stays overfitting
+    (tmp_path / "train.log").write_text(_regimes(val[:6] + [0.30, 0.34, 0.38, 0.42, 0.46]))
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "overfitting" and d.root_causes[0].severity == "medium"

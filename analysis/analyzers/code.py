@@ -82,6 +82,35 @@ def _softmax_into_cross_entropy(code: CodeFile) -> Finding | None:
     return None
 
 
+# A softmax over a layer of one unit: Keras' `Dense(1, activation='softmax')` (or `tf.nn.softmax`), PyTorch's
+# `nn.Linear(n, 1), nn.Softmax(dim=1)`. A softmax over one value is exp(x)/exp(x) = 1.0 for every input: the
+# output is constant and its gradient 0, so no weight before it is updated (the loss repeats to the digit, as in
+# tests/wild keras-constant-loss-acc-output-layer-mismatch-4784, tune half), and the accuracy is the positive
+# class's share whatever is trained.
+_ONE_UNIT_SOFTMAX = re.compile(r"\bDense\(\s*(?:units\s*=\s*)?1\s*,[^)\n]{0,80}?activation\s*=\s*"
+                               r"(?:['\"]softmax['\"]|[\w.]{0,40}\bsoftmax\b)"
+                               r"|\bLinear\([^()\n]{1,60},\s*(?:out_features\s*=\s*)?1\s*\)\s*,\s*(?:nn\.)?Softmax\(")
+
+
+def _softmax_over_one_unit(code: CodeFile) -> Finding | None:
+    for n, line in enumerate(code.text.splitlines(), start=1):
+        if _ONE_UNIT_SOFTMAX.search(line) and not line.lstrip().startswith("#"):
+            return Finding(code="no_parameter_updates",
+                           issue=f"{code.artifact} line {n} puts a softmax over one output unit: softmax of one "
+                                 "value is 1.0 for every input and its gradient is 0, so no weight is updated and "
+                                 "the model predicts the positive class whatever it sees",
+                           severity="high", confidence=0.8,
+                           evidence=[Evidence(f"{line.strip()}: a softmax over 1 unit", code.artifact, f"line {n}")],
+                           fix="For two classes use one unit with a sigmoid and binary cross-entropy "
+                               "(Dense(1, activation='sigmoid'), BCEWithLogitsLoss), or two units with a softmax "
+                               "and sparse categorical cross-entropy",
+                           patch=replace_line(code, n, re.sub(r"(['\"])softmax\1", r"\1sigmoid\1", line))
+                           if re.search(r"['\"]softmax['\"]", line) else None,
+                           expected_impact="the accuracy leaves the positive class's share and the loss falls",
+                           analyzer=NAME, quick_fix="Use a sigmoid on the one output unit")
+    return None
+
+
 # float16 compute: autocast to it, .half(), torch.float16, or a config's dtype = 'float16' (nanoGPT)
 FLOAT16 = (r"autocast\([^)]*float16|\.half\(\)|dtype=torch\.float16|torch\.float16"
            r"|\bdtype\s*=\s*['\"]float16['\"]")
@@ -423,7 +452,8 @@ def analyze(run: Run) -> list[Finding]:
         if code.parse_error:
             continue
         opts = optimizers(code)
-        checks = (_unguarded_division(code), _softmax_into_cross_entropy(code), _half_without_scaler(code),
+        checks = (_unguarded_division(code), _softmax_into_cross_entropy(code), _softmax_over_one_unit(code),
+                  _half_without_scaler(code),
                   _unshuffled_training_loader(code), _lr_above_range(code), _frozen(code, opts),
                   _tokens_without_resize(code),
                   # with an optimizer in the paste, the two rules above and below speak

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from typing import TypeGuard
 
 import numpy as np
@@ -95,6 +96,8 @@ NOISY_ORDER = 0.05          # ...and an uneven rise that at most 5% show, medium
 NOISY_CONF = 0.4
 ACC_HELD = 0.05             # an accuracy no more than 5% under its start over a rising loss holds: no divergence
 FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
+UNNAMED_HUGE = 1e10          # an unnamed column this large, a million times its first print: blown up (bare_rows)
+TAIL_AT_CHANCE = 5          # a short loss that fell to ln(K) and stayed within FLAT_REL of it this many reports
 STILL_EPOCHS, STILL_REL = 5, 0.002   # ...and within 0.2% over 5 whole epochs or more, it is not being trained
 ZERO_MAP_EPOCH = 5         # mAP 0 at two evaluations or more, the last from epoch 5 on: it matches nothing
 LOW_MIOU = 0.05             # a segmentation's mIoU at 5% or below at every evaluation overlaps nothing learned
@@ -507,6 +510,31 @@ def _unnamed(run: Run) -> list[Series]:
     """The columns of a table printed without its header: a metric whose name is unknown, yet one
     that was finite and turns NaN is a computation that overflowed all the same."""
     return [s for n in run.metrics.names() if n.startswith(UNNAMED) and (s := run.metrics.get(n)) is not None]
+
+
+def _blown_up_unnamed(run: Run) -> list[Finding]:
+    """A column printed with no name, read by place because it blew up (bare_rows: a million-fold, at three
+    rows in four, to 1e10 or past) and stayed finite: whatever a training loop prints each step (its loss, a
+    weight) grows geometrically only where the updates overshoot. A column that turned NaN after it is read
+    by the NaN readings instead."""
+    cols = [s for s in _unnamed(run) if len(s) >= STUCK_POINTS and np.isfinite(s.values).all()]
+    if not cols or any(not np.isfinite(s.values).all() for s in _unnamed(run)):
+        return []
+    s = max(cols, key=lambda c: float(np.abs(c.values[-1])) / max(float(np.abs(c.values[0])), 1e-300))
+    a = np.abs(s.values)
+    if a[0] <= 0 or a[-1] < UNNAMED_HUGE or a[-1] < 1e6 * a[0]:
+        return []
+    orders = math.log10(a[-1] / a[0])
+    return [Finding(code="lr_too_high",
+                    issue=f"{s.name}, a number printed with no name, grew {orders:.0f} orders of magnitude over "
+                          f"{len(s)} prints ({fmt(float(s.values[0]))} -> {fmt(float(s.values[-1]))}): a loss or "
+                          "a weight that grows geometrically step after step is updates that overshoot",
+                    severity="high", confidence=0.6,
+                    evidence=[point(s, 0, f"first {s.name}"), point(s, len(s) - 1, f"last {s.name}")],
+                    fix="Lower the learning rate 10x or more (plain gradient descent on unscaled inputs needs far "
+                        "less: normalise the inputs first) and print the loss beside the values",
+                    expected_impact="the printed values stop growing and the loss falls", analyzer=NAME,
+                    onset_step=float(s.steps[0]), quick_fix="Lower the LR 10x")]
 
 
 def _nan_throughout(run: Run) -> list[Series]:
@@ -1165,8 +1193,14 @@ def _flat_loss(run: Run) -> list[Finding]:
     v = s.values
     level = float(np.median(v))
     spread = float(np.max(np.abs(v - level)))
+    tail = False
     if level <= 0 or spread > FLAT_REL * level:
-        return []
+        s = _chance_tail(s)
+        if s is None:
+            return []
+        v, tail = s.values, True
+        level = float(np.median(v))
+        spread = float(np.max(np.abs(v - level)))
     chance = next((k for k in range(2, 1001) if abs(level - math.log(k)) <= 0.01 * math.log(k)), None)
     if len(v) >= STILL_EPOCHS and bool(np.all(np.diff(v) < 0)) and (chance or 0 < _accuracy_level(run) < 0.5):
         return _creeping(s)     # near chance, or at a low accuracy: a converged tail creeps down too
@@ -1182,7 +1216,7 @@ def _flat_loss(run: Run) -> list[Finding]:
     # evaluations, the weights it was computed from did not change between them
     same_weights = exact and (len(v) >= STILL_EPOCHS or s.name.startswith(("val_", "test_")) and len(v) >= 3
                               and _printed_finely(level) and _accuracy_still(run, s))
-    said = f"{s.name} stays at {fmt(level)} at every one of {len(v)} reports" + (
+    said = f"{s.name} stays at {fmt(level)} at {'each of its last' if tail else 'every one of'} {len(v)} reports" + (
         f", ln({chance}) = {math.log(chance):.3f}: a uniform guess over {chance} classes" if chance else
         f" over {epochs} epochs, within {STILL_REL:.1%}" if still and not exact else
         " to the last digit" if same_weights else "")
@@ -1219,6 +1253,23 @@ def _flat_loss(run: Run) -> list[Finding]:
                         "Raise the learning rate toward its optimizer's usual range (Adam ~1e-4 to 1e-3)",
                     analyzer=NAME,
                     quick_fix="Verify optimizer.step() runs" if exact else "Raise the LR")]
+
+
+def _chance_tail(s: Series) -> Series | None:
+    """The reports that end `s` within FLAT_REL of ln(K), K <= CHANCE_CLASSES, where every report before them
+    was above that: a loss that came down to a uniform guess over K classes and stayed there (a binary
+    classifier from 16.4 to 0.6933 for nine epochs). None where fewer than TAIL_AT_CHANCE reports sit there, or
+    where the loss came up to it from below (it had learned, then lost it: the divergence readings')."""
+    v = s.values
+    k = next((k for k in range(2, CHANCE_CLASSES + 1) if abs(v[-1] - math.log(k)) <= FLAT_REL * math.log(k)), None)
+    if k is None:
+        return None
+    near = np.abs(v - math.log(k)) <= FLAT_REL * math.log(k)
+    n = len(v) - int(np.flatnonzero(~near)[-1]) - 1 if not near.all() else len(v)
+    if n < TAIL_AT_CHANCE or n == len(v) or not (v[:len(v) - n] > math.log(k) * (1 + FLAT_REL)).all():
+        return None
+    k0 = len(v) - n
+    return replace(s, steps=s.steps[k0:], values=v[k0:], lines=None if s.lines is None else s.lines[k0:])
 
 
 def _printed_finely(value: float) -> bool:
@@ -1664,7 +1715,7 @@ def analyze(run: Run) -> list[Finding]:
     readings = (_gap, _zero_map, _one_task_zero, _low_miou, _dice_above_one, _absurd_lr, _nan_loss, _rising_loss,
                 _stuck_accuracy, _flat_loss, _frozen_loss, _too_good, _one_column, _growing_gradients, _short_spike,
                 _zero_loss, _no_labels, _no_episode_ended, _unscored_part, _masked_row, _every_step_skipped,
-                same_output)
+                _blown_up_unnamed, same_output)
     found = [f for reading in readings for f in reading(run)]
     # notes (low severity: a masked row, an LR the falling loss copes with) leave the lines healthy
     return found if any(f.severity not in NOTES for f in found) else found + _no_fault_read(run)

@@ -60,6 +60,7 @@ OVERFIT_RISE, OVERFIT_KEPT = 0.10, 0.05
 VAL_WITH = 1.5             # a validation loss this many times its best, rising with the training loss: a divergence
 TRAIN_STAYS = 1.3          # ...where the training loss's last third also stays this many times its smoothed best
 VAL_ONLY_FELL = 3           # a validation loss logged alone: this many reports down to its best, as many up after
+OVERFIT_WANDER = 3.0        # a rise over a best no larger than 3x the median change between reports: the wander
 VAL_ONLY_CONF = 0.5         # ...overfitting, most likely; the training loss it lacks would settle it
 VAL_ONLY_NOISE = 3.0        # the fall and the climb each past 3x the median change from one report to the next
 VAL_ONLY_MAX_RISE = 2.0     # and at most 3x its best at the end
@@ -588,6 +589,20 @@ def _validation_rose(run: Run) -> tuple[Series, int, np.ndarray] | None:
     return val, best, rise
 
 
+def _within_noise(vv: np.ndarray, best: int) -> float | None:
+    """The validation loss's median report-to-report change, where the reports after its best sit within
+    OVERFIT_WANDER of it above the best and no higher than the median of the reports before the best (the
+    best a dip, not the end of a fall); else None."""
+    after = len(vv) - 1 - best
+    if best < 2 or after < 2:
+        return None
+    noise = float(np.median(np.abs(np.diff(vv))))
+    later = float(np.median(vv[best + 1:]))
+    if later - vv[best] > OVERFIT_WANDER * noise or later > float(np.median(vv[:best])):
+        return None
+    return noise
+
+
 def _validation_only_overfitting(run: Run) -> list[Finding]:
     """A log of the validation loss alone (Lightning's metrics.csv of `val_loss` per epoch) that fell for
     VAL_ONLY_FELL reports and then climbed for as many more, ending above its best: overfitting is the
@@ -635,9 +650,17 @@ def _overfitting(run: Run, train) -> list[Finding]:
           Evidence(f"training loss kept falling: {fmt(float(t[i_tb]))} -> "
                    f"{fmt(float(t[-1]))} over the same steps",
                    train.artifact, train.span_locator(i_tb, len(train) - 1))]
-    return [Finding(code="overfitting", issue=f"Validation loss rose {rise[-1] * 100:.0f}% "
-                    f"after {val.step_kind} {fmt_step(val.steps[best])} while training loss kept falling",
-                    severity="medium", confidence=0.8, evidence=ev,
+    issue = (f"Validation loss rose {rise[-1] * 100:.0f}% after {val.step_kind} {fmt_step(val.steps[best])} while "
+             "training loss kept falling")
+    conf, severity = 0.8, "medium"
+    wander = _within_noise(val.values, best)
+    if wander is not None:
+        # a best that is one dip of a level that wanders (0.33, 0.31, 0.37, 0.26, 0.32, 0.35): the reports after it
+        # sit where the ones before it did, so no rise from a fall is shown
+        issue += f", but by no more than its report-to-report wander ({fmt(wander)}) from a best that is one dip"
+        conf, severity = CHANCE_CONF, "low"
+    return [Finding(code="overfitting", issue=issue,
+                    severity=severity, confidence=conf, evidence=ev,
                     fix=f"Keep the checkpoint from {val.step_kind} {fmt_step(val.steps[best])} "
                         "(early stopping on val loss); add weight decay, dropout or data augmentation",
                     expected_impact="validation loss stays at or below its best", analyzer=NAME,

@@ -9,8 +9,10 @@ Two readings name their columns, and nothing beyond them is guessed:
   the rows of its width that follow one another with only named lines between them (one loop's
   output). Rows of the same width elsewhere (`224 224`, an image size) are another loop's;
 - the longest run of rows that neither counts nor names, TABLE_ROWS or more, is read by place only where a
-  column turned NaN or Inf and stayed so (a print loop's `-1.13727e+19 0 nan`): enough to see it turn. A file
-  read whole (a headerless CSV: data, whose missing values are no run's) is not.
+  column turned NaN or Inf and stayed so (a print loop's `-1.13727e+19 0 nan`), or blew up a million-fold to
+  HUGE (`print(loss.item())` at `1.3e9`, ... `2.9e28`): enough to see it turn. A number alone on its line is
+  such a row of one cell, and NumPy's arrays printed side by side (`[ -1.06e+12] [ -3.75e+10]`) one of
+  several. A file read whole (a headerless CSV: data, whose missing values are no run's) is not.
 A table needs TABLE_ROWS rows, and a counted one COUNTED_ROWS rows (TABLE_ROWS where its counter starts
 above 1: a paste cut from a run's table) and a column with a fraction in it (or printed with a point,
 `1.0`): a block of whole numbers
@@ -40,6 +42,7 @@ CELLS_MAX = DEFAULT.artifact_bytes // 64    # cells kept of a headerless CSV: 8 
 TABLE_ROWS = 3
 PLACED_TAIL = 2                # rows non-finite to the last in a column read by place (all, in a shorter one)
 HUGE = 1e10                    # a printed value this large is a float (`-1.04449e+19`), whole or not: no count
+EXPLODE_FACTOR, EXPLODE_SHARE = 1e6, 0.75   # a column read by place that grew a million-fold, at 3 rows in 4
 COUNTED_ROWS = 5               # a counted table: a run of steps, not a short per-class listing
 NAMING_TRIES = 4               # rows of a run tried against the named lines of its width...
 NAMING_RUNS = 64               # ...in its first 64 runs: a log of more loops names what it prints
@@ -49,6 +52,8 @@ _CELL = r"[-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+|nan|NaN|NAN|inf|Inf|INF)"
 # the last cell may carry a duration's unit: nolearn's table ends each row with its `dur` (`419.85s`)
 _ROW = re.compile(rf"^\s*{_CELL}(?:(?:\s*,\s*|\s+){_CELL})+(?P<unit>m?s)?\s*(?:,\s*)?$")
 _SPLIT = re.compile(r"\s*,\s*|\s+")
+# a number alone on its line: `print(loss.item())` in a loop (read by place only, below)
+_LONE = re.compile(rf"^\s*{_CELL}\s*$")
 # NumPy's print of small arrays side by side (`print(w, b)` of two 1-element arrays: `[ -1.06e+12] [ -3.75e+10]`,
 # then `[ nan] [ nan]`): the brackets dropped, a row of bare numbers
 _BRACKETED = re.compile(rf"^\s*(?:\[\s*{_CELL}(?:\s+{_CELL}){{0,7}}\s*\]\s*){{1,8}}$")
@@ -170,14 +175,14 @@ def bare_rows(path: Path, whole: bool = False) -> BareRows:
                     continue
                 if "[" in text and len(raw) <= LINE_MAX and _BRACKETED.match(text):
                     text = text.replace("[", " ").replace("]", " ")
-                m = _ROW.match(text) if len(raw) <= LINE_MAX else None
+                m = (_ROW.match(text) or (None if whole else _LONE.match(text))) if len(raw) <= LINE_MAX else None
                 if m is None and not whole and len(raw) <= LINE_MAX and (tail := _comma_tail(text)):
                     text, m = tail, _ROW.match(tail)
                 if m is None:
                     if not whole:
                         others.append(n)
                     continue
-                if m.group("unit"):
+                if m.re is _ROW and m.group("unit"):
                     text = text[:m.start("unit")] + text[m.end("unit"):]
                 texts = [c for c in _SPLIT.split(text.strip().rstrip(",").strip()) if c]
                 values = [float(c) for c in texts]
@@ -201,6 +206,16 @@ def _turns(col: np.ndarray, tail: int = PLACED_TAIL) -> bool:
     finite = np.isfinite(col)
     k = int(np.argmin(finite)) if not finite.all() else len(col)     # the first non-finite row
     return len(col) - k >= min(tail, len(col)) and not finite[k:].any()
+
+
+def _explodes(col: np.ndarray) -> bool:
+    """Whether a column read by place blew up: finite, its size growing at EXPLODE_SHARE of its rows or more,
+    from its first row to EXPLODE_FACTOR times that or more, ending at HUGE or past it (`1.3e9`, `1.8e11`, ...
+    `2.9e28`: a loss or a weight printed each step under updates that overshoot)."""
+    a = np.abs(col)
+    if len(a) < TABLE_ROWS or not np.isfinite(a).all() or a[0] <= 0 or a[-1] < HUGE:
+        return False
+    return bool(a[-1] >= EXPLODE_FACTOR * a[0] and (np.diff(a) > 0).mean() >= EXPLODE_SHARE)
 
 
 def _counter(cells: np.ndarray) -> bool:
@@ -298,7 +313,7 @@ def bare_tables(path: Path, series: list[Series], whole: bool = False) -> tuple[
             continue
         run_of = np.searchsorted(ends, lines)        # rows with no end between them share a run
         left = np.ones(len(lines), dtype=bool)
-        for run in np.unique(run_of)[:NAMING_RUNS] if width in by_width else []:
+        for run in np.unique(run_of)[:NAMING_RUNS] if width in by_width and width > 1 else []:
             at = np.flatnonzero(run_of == run)
             names = next((m for i in at[:NAMING_TRIES]
                           if (m := _named_by(cells[i], by_width[width])) is not None), None)
@@ -312,9 +327,9 @@ def bare_tables(path: Path, series: list[Series], whole: bool = False) -> tuple[
         enough = len(lines) >= COUNTED_ROWS or (len(lines) >= TABLE_ROWS and len(cells) and cells[0, 0] > 1)
         k = sum(t.counted for t in tables)      # a second table's columns are its own
         tag = f"_table{k + 1}" if k else ""
-        if enough and _counter(cells) and fraction:
+        if width > 1 and enough and _counter(cells) and fraction:
             tables.append(BareTable([""] + [f"{UNNAMED}{j + 1}{tag}" for j in range(1, width)], lines, cells, True))
-        elif not whole and len(lines) >= TABLE_ROWS and width >= 2 and not _counter(cells) and (
+        elif not whole and len(lines) >= TABLE_ROWS and not _counter(cells) and (
                 fraction or float(np.abs(cells[np.isfinite(cells)]).max(initial=0.0)) >= HUGE):
             # (rows that count from 0 or 1 too few to be a run's are a listing per class: not read by place either;
             # nor a data file read whole, whose missing values are no run's)
@@ -322,7 +337,7 @@ def bare_tables(path: Path, series: list[Series], whole: bool = False) -> tuple[
             at = np.flatnonzero(run_of == np.bincount(run_of).argmax())
             # (beside a value at HUGE, one non-finite row at the end is enough: the run had diverged before it)
             tail = 1 if float(np.abs(cells[at][np.isfinite(cells[at])]).max(initial=0.0)) >= HUGE else PLACED_TAIL
-            if len(at) >= TABLE_ROWS and any(_turns(cells[at, j], tail) for j in range(width)):
+            if len(at) >= TABLE_ROWS and any(_turns(cells[at, j], tail) or _explodes(cells[at, j]) for j in range(width)):
                 tables.append(BareTable([f"{UNNAMED}{j + 1}{tag}" for j in range(width)], lines[at], cells[at], True,
                                         placed=True))
     return tables, rows.cut
