@@ -292,6 +292,16 @@ def test_numbers_printed_alone_or_in_rows_that_blow_up_are_read_by_place(tmp_pat
         assert load_run(tmp_path / name).metrics.get("column_1") is not None, name
         top = diagnose(tmp_path / name)[0].root_causes[0]
         assert top.code == "lr_too_high" and "orders of magnitude" in top.issue, name
+    # (review of session 47) the same rows with the bias printed as 0.0 at first: the blown-up columns still speak;
+    # a counted table whose one column jumps once is no geometric growth
+    (tmp_path / "bias0").mkdir()
+    (tmp_path / "bias0" / "train.log").write_text("\n".join(
+        line.rsplit(",", 1)[0] + ", 0.0" if i == 0 else line for i, line in enumerate(cases["row"].splitlines())) + "\n")
+    assert diagnose(tmp_path / "bias0")[0].root_causes[0].code == "lr_too_high"
+    (tmp_path / "jump").mkdir()
+    (tmp_path / "jump" / "train.log").write_text(
+        "1 2.3104 0.5120\n2 2.1033 0.6011\n3 1.9521 0.4410\n4 1.8012 0.5230\n5 1.7034 0.4871\n6 1.6122 3.2e+10\n")
+    assert not any("orders of magnitude" in c.issue for c in diagnose(tmp_path / "jump")[0].root_causes)
     # numbers alone that fall (a healthy loss printed bare), stay small, or count: nothing read by place
     for name, text in (("falls", "".join(f"{2.3 * 0.8 ** i:.4f}\n" for i in range(12))),
                        ("small", "".join(f"{1.5 ** i:.3f}\n" for i in range(12))),

@@ -393,18 +393,19 @@ def test_tokens_added_and_the_embeddings_never_resized(tmp_path):
     "model.add(tf.keras.layers.Dense(1, activation= tf.keras.activations.softmax))",
     # a Chinese mirror of a Stack Overflow question (it.cha138.com/wen1/show-438205.html): acc and val_acc the same
     # at every epoch, the loss constant at 7.9712
-    'model.add(Dense(1,activation="softmax"))',
-    "    nn.Linear(64, 1), nn.Softmax(dim=1))"])
+    'model.add(Dense(1,activation="softmax"))'])
 def test_a_softmax_over_one_output_unit_predicts_one_class(tmp_path, line):
-    (tmp_path / "train.py").write_text("import torch.nn as nn\nmodel = nn.Sequential(\n" + line + "\n"
-                                       if "Linear" in line else line + "\n")
+    (tmp_path / "train.py").write_text(line + "\n")
     d, _ = diagnose(tmp_path)
     top = d.root_causes[0]
     assert top.code == "no_parameter_updates" and "softmax over one output unit" in top.issue
 
 
 def test_a_softmax_over_several_units_or_a_sigmoid_over_one_is_no_such_bug(tmp_path):
+    # (and a comment that names the old layer; PyTorch's attention pooling, a softmax over a sequence of scores)
     (tmp_path / "train.py").write_text('model.add(Dense(10, activation="softmax"))\n'
-                                       'head.add(Dense(1, activation="sigmoid"))\n# Dense(1, activation="softmax")\n')
+                                       'head.add(Dense(1, activation="sigmoid"))\n# Dense(1, activation="softmax")\n'
+                                       "model.add(Dense(2, activation='softmax'))  # was Dense(1, activation='softmax')\n"
+                                       "attn = nn.Sequential(nn.Linear(hidden, 1), nn.Softmax(dim=1))\n")
     d, _ = diagnose(tmp_path)
     assert not any("softmax over one" in c.issue for c in d.root_causes)

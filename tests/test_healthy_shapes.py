@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import shutil
 
+import numpy as np
+
 from analysis.diagnose import diagnose
 from tests.scenarios import cached
 
@@ -186,8 +188,29 @@ def test_a_validation_loss_that_wanders_at_one_level_after_one_dip_is_no_overfit
     d, _ = diagnose(tmp_path)
     assert d.root_causes[0].code == "healthy"
     over = next(c for c in d.root_causes if c.code == "overfitting")
-    assert over.severity == "low" and "wander" in over.issue
+    assert over.severity == "low" and "one dip" in over.issue and "do not climb" in over.issue
     # the same validation loss climbing from its dip at each report after it stays overfitting
     (tmp_path / "train.log").write_text(_regimes(val[:6] + [0.30, 0.34, 0.38, 0.42, 0.46]))
     d, _ = diagnose(tmp_path)
     assert d.root_causes[0].code == "overfitting" and d.root_causes[0].severity == "medium"
+
+
+def test_a_validation_loss_climbing_at_each_report_after_its_best_stays_overfitting(tmp_path):
+    # review of session 47: a V whose fall is longer than its climb (the climb small against the fall's steps)
+    val = [1.00, 0.80, 0.65, 0.55, 0.50, 0.48, 0.50, 0.53, 0.57, 0.62]
+    train = [1.20 - 0.09 * i for i in range(10)]
+    (tmp_path / "train.log").write_text("".join(
+        f"Epoch {i + 1}/10\n10/10 - 1s - loss: {t:.4f} - acc: {0.7 + 0.01 * i:.4f} - val_loss: {v:.4f} - "
+        f"val_acc: {0.81 - 0.002 * i:.4f}\n" for i, (t, v) in enumerate(zip(train, val))))
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "overfitting" and d.root_causes[0].severity == "medium"
+
+
+def test_a_spike_over_a_loss_near_zero_that_doubles_its_level_is_no_divergence(tmp_path):
+    # review of session 47: 2.3 -> 0.004, one spike to 0.9, then ~0.009: twice a level near 0 undoes nothing
+    noise = np.random.default_rng(0).uniform(0.75, 1.25, 400)
+    losses = [(0.004 + 2.3 * math.exp(-i / 12)) * noise[i] for i in range(250)] + [0.9] + [
+        0.009 * noise[250 + i] for i in range(149)]
+    (tmp_path / "train.log").write_text("".join(f"step {i * 10} loss {v:.6f}\n" for i, v in enumerate(losses)))
+    d, _ = diagnose(tmp_path)
+    assert not any("never came back" in c.issue for c in d.root_causes)

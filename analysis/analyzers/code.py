@@ -82,29 +82,30 @@ def _softmax_into_cross_entropy(code: CodeFile) -> Finding | None:
     return None
 
 
-# A softmax over a layer of one unit: Keras' `Dense(1, activation='softmax')` (or `tf.nn.softmax`), PyTorch's
-# `nn.Linear(n, 1), nn.Softmax(dim=1)`. A softmax over one value is exp(x)/exp(x) = 1.0 for every input: the
-# output is constant and its gradient 0, so no weight before it is updated (the loss repeats to the digit, as in
-# tests/wild keras-constant-loss-acc-output-layer-mismatch-4784, tune half), and the accuracy is the positive
-# class's share whatever is trained.
+# A softmax over a layer of one unit: Keras' `Dense(1, activation='softmax')` (or `tf.nn.softmax`), whose softmax
+# runs over the last axis, the one unit. Softmax of one value is exp(x)/exp(x) = 1.0 for every input: the output is
+# constant and its gradient 0, so no weight before it is updated (the loss repeats to the digit, as in tests/wild
+# keras-constant-loss-acc-output-layer-mismatch-4784, tune half), and the accuracy is the positive class's share
+# whatever is trained. (PyTorch's `nn.Linear(h, 1), nn.Softmax(dim=1)` is attention pooling where dim 1 is a
+# sequence: not read.)
 _ONE_UNIT_SOFTMAX = re.compile(r"\bDense\(\s*(?:units\s*=\s*)?1\s*,[^)\n]{0,80}?activation\s*=\s*"
-                               r"(?:['\"]softmax['\"]|[\w.]{0,40}\bsoftmax\b)"
-                               r"|\bLinear\([^()\n]{1,60},\s*(?:out_features\s*=\s*)?1\s*\)\s*,\s*(?:nn\.)?Softmax\(")
+                               r"(?:['\"]softmax['\"]|[\w.]{0,40}\bsoftmax\b)")
 
 
 def _softmax_over_one_unit(code: CodeFile) -> Finding | None:
-    for n, line in enumerate(code.text.splitlines(), start=1):
-        if _ONE_UNIT_SOFTMAX.search(line) and not line.lstrip().startswith("#"):
+    for n, full in enumerate(code.text.splitlines(), start=1):
+        line = full.split("#", 1)[0]          # a comment's `was Dense(1, activation='softmax')` is no layer
+        if _ONE_UNIT_SOFTMAX.search(line):
             return Finding(code="no_parameter_updates",
                            issue=f"{code.artifact} line {n} puts a softmax over one output unit: softmax of one "
                                  "value is 1.0 for every input and its gradient is 0, so no weight is updated and "
                                  "the model predicts the positive class whatever it sees",
                            severity="high", confidence=0.8,
-                           evidence=[Evidence(f"{line.strip()}: a softmax over 1 unit", code.artifact, f"line {n}")],
+                           evidence=[Evidence(f"{full.strip()}: a softmax over 1 unit", code.artifact, f"line {n}")],
                            fix="For two classes use one unit with a sigmoid and binary cross-entropy "
                                "(Dense(1, activation='sigmoid'), BCEWithLogitsLoss), or two units with a softmax "
                                "and sparse categorical cross-entropy",
-                           patch=replace_line(code, n, re.sub(r"(['\"])softmax\1", r"\1sigmoid\1", line))
+                           patch=replace_line(code, n, re.sub(r"(['\"])softmax\1", r"\1sigmoid\1", full))
                            if re.search(r"['\"]softmax['\"]", line) else None,
                            expected_impact="the accuracy leaves the positive class's share and the loss falls",
                            analyzer=NAME, quick_fix="Use a sigmoid on the one output unit")

@@ -580,6 +580,8 @@ def analyze(run: Run) -> list[Finding]:
         elif logged is not None:
             ev.append(logged)
             conf = max(conf, UNGUARDED_LOG)
+            fix = ("Keep the log's argument above 0 where it is taken: np.log(np.clip(p, 1e-7, 1)) (for a "
+                   "cross-entropy, np.clip(A, eps, 1 - eps) before both logs) or np.log(x + 1e-8)")
         critical = e.context or e.code in ("distributed_failure", "dataloader_failure", "data_pipeline_bug")
         sev = _SEVERITY.get(e.signature) or ("critical" if critical else "medium" if warned else "high")
         count = f" ({e.count} times)" if e.count > 1 else ""
@@ -801,33 +803,49 @@ def _source_line(run: Run, e: Event, pattern: re.Pattern) -> Evidence | None:
     return None
 
 
-# The log of a bare value or of `1 - p` with nothing that keeps it from 0 (no `+ eps`, no clip, no maximum): a
-# hand-written cross-entropy's `np.log(A)`, DSRG's `unary = -np.log(feat)`. Beside NumPy's warning that a log
-# divided by zero, that line is where the -inf came from, and the loss built from it is -inf or NaN.
-_UNGUARDED_LOG = re.compile(r"\b(?:np|numpy|tf|tf\.math|torch|math|K|T)\.log\(\s*(?:1\s*-\s*)?[\w.]+(?:\[[^\]\n]{0,40}\])?\s*\)")
+# NumPy's log of a bare variable or of `1 - p` with nothing that keeps it above 0 (no `+ eps`, no clip, no
+# maximum): a hand-written cross-entropy's `np.log(A)`, DSRG's `unary = -np.log(feat)`. Beside NumPy's warning that
+# a log divided by zero (or met a negative), that line is where the -inf or NaN came from, and the loss built from
+# it is -inf or NaN. Only NumPy's own log raises NumPy's warning; a constant's log (`np.log(n_classes)`) and a log
+# under `np.where` (the safe entropy idiom computes both branches, and warns, but keeps the right one) are not it.
+_UNGUARDED_LOG = re.compile(r"\b(?:np|numpy)\.log\(\s*(?:1\s*-\s*)?(?P<arg>[A-Za-z_][\w.]*)(?:\[[^\]\n]{0,40}\])?\s*\)")
+_CONSTANT_ARG = re.compile(r"(?:n|num|number)_\w+|\w*(?:classes|count|size|len)|[A-Z][A-Z0-9_]{2,}")
+_LOG_WARNING = re.compile(r"encountered in log(?!\w)")
 # a cost or a loss assigned in pasted code, the one log line there the warning is read against
-_LOSS_ASSIGN = re.compile(r"^\s*(?:self\.)?\w*(?:loss|cost|entropy|likelihood|nll|xent)\w*\s*=[^=]", re.I)
+_LOSS_ASSIGN = re.compile(r"^\s*(?:self\.)?[A-Za-z_]\w{0,40}\s*=[^=]")
+_LOSS_WORDS = re.compile(r"loss|cost|entropy|likelihood|nll|xent", re.I)
 UNGUARDED_LOG = 0.6
+LINE_READ = 400                 # characters of a pasted line read for a log call
+
+
+def _log_call(text: str) -> bool:
+    """Whether `text` takes NumPy's log of a variable, unguarded, outside an np.where."""
+    if "where" in text:
+        return False
+    return any(not _CONSTANT_ARG.fullmatch(m.group("arg").rsplit(".", 1)[-1]) for m in _UNGUARDED_LOG.finditer(text))
 
 
 def _unguarded_log(run: Run, e: Event) -> Evidence | None:
-    """Where NumPy's warning says a log divided by zero or went outside its domain: the line that takes that log
-    unguarded, the source line printed under the warning (a blank line may sit between, as pasted) or a cost
-    assigned in pasted code; else None."""
-    if " in log" not in e.text:
+    """Where NumPy's warning says its log divided by zero or went outside its domain: the line that takes that
+    log unguarded, the source line printed under the warning (a blank line may sit between, as pasted), or, where
+    no source line is printed, a cost or loss assigned in pasted code; else None."""
+    if not _LOG_WARNING.search(e.text):
         return None
+    why = ": a log of a value nothing keeps above 0"
     for a, text in pasted_texts(run, ("log", "traceback"), 1 << 20, only=e.artifact):
         lines = text.split("\n")
         for i in range(e.line, min(e.line + 2, len(lines))):
-            src = undress(lines[i][:400])
+            src = undress(lines[i][:LINE_READ])
             if src.strip():
-                if (lines[i][:1].isspace() or src != lines[i]) and _UNGUARDED_LOG.search(src):
-                    return Evidence(f"{src.strip()}: a log of a value nothing keeps from 0", a.path, f"line {i + 1}")
+                if lines[i][:1].isspace() or src != lines[i]:        # the warning's own source line
+                    return Evidence(f"{src.strip()}{why}", a.path, f"line {i + 1}") if _log_call(src) else None
                 break
     for code in run.code:
-        for i, line in enumerate(code.text.splitlines()[:5000]):
-            if _LOSS_ASSIGN.match(line) and _UNGUARDED_LOG.search(line):
-                return Evidence(f"{line.strip()}: a log of a value nothing keeps from 0", code.artifact, f"line {i + 1}")
+        for i, full in enumerate(code.text.splitlines()[:5000]):
+            line = full[:LINE_READ]
+            m = _LOSS_ASSIGN.match(line)
+            if m and _LOSS_WORDS.search(line[:m.end()]) and _log_call(line):
+                return Evidence(f"{line.strip()}{why}", code.artifact, f"line {i + 1}")
     return None
 
 

@@ -29,7 +29,11 @@ Thresholds (named below):
 - a confusion matrix: a square block of at least 2 rows of counts, MATRIX_MAX_BYTES of text read (one
   column of counts is read by `one_class.predicts_one_class`),
 - a YOLO validation row over images with 0 labels: the labels were not loaded,
-- HEALTHY_READ = 0.5 (HEALTHY_FALLING = 0.6 with a falling loss): a short paste read with no fault.
+- HEALTHY_READ = 0.5 (HEALTHY_FALLING = 0.6 with a falling loss): a short paste read with no fault,
+- TAIL_AT_CHANCE = 5: a loss that fell to within FLAT_REL of ln(K) (K <= 10) and stayed there this many reports,
+  where no accuracy beside it sits above CHANCE_ACC times 1/K, reads as the flat loss at chance does,
+- a column printed with no name that blew up (bare_rows' EXPLODE_FACTOR, EXPLODE_SHARE, to HUGE) is an LR
+  too high.
 A loss frozen to the last digit above its best, and an accuracy at chance for the class count its own
 report gives (top-k accuracies, a loss at ln(K)), are read by `not_learning.py`.
 """
@@ -60,7 +64,8 @@ from analysis.analyzers.common import (
 from analysis.analyzers.not_learning import chance_accuracy, frozen_loss
 from analysis.analyzers.one_class import predicts_one_class
 from analysis.analyzers.same_output import same_output
-from analysis.ingest.bare_rows import PRINTED_NAN, PRINTED_ROW, PRINTED_VALUE, UNNAMED, masked_row
+from analysis.ingest.bare_rows import (EXPLODE_FACTOR, EXPLODE_SHARE, HUGE, PRINTED_NAN, PRINTED_ROW, PRINTED_VALUE,
+                                       UNNAMED, masked_row)
 from analysis.ingest.dressing import undress
 from analysis.ingest.textlog import NONFINITE_PREFIX, PART_PREFIX
 from analysis.metrics import Series, fmt, fmt_step
@@ -96,7 +101,7 @@ NOISY_ORDER = 0.05          # ...and an uneven rise that at most 5% show, medium
 NOISY_CONF = 0.4
 ACC_HELD = 0.05             # an accuracy no more than 5% under its start over a rising loss holds: no divergence
 FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
-UNNAMED_HUGE = 1e10          # an unnamed column this large, a million times its first print: blown up (bare_rows)
+CHANCE_ACC = 1.5            # ...beside an accuracy no higher than 1.5x chance (1/K): a char-RNN at ln(4) with 58% learned
 TAIL_AT_CHANCE = 5          # a short loss that fell to ln(K) and stayed within FLAT_REL of it this many reports
 STILL_EPOCHS, STILL_REL = 5, 0.002   # ...and within 0.2% over 5 whole epochs or more, it is not being trained
 ZERO_MAP_EPOCH = 5         # mAP 0 at two evaluations or more, the last from epoch 5 on: it matches nothing
@@ -513,22 +518,29 @@ def _unnamed(run: Run) -> list[Series]:
 
 
 def _blown_up_unnamed(run: Run) -> list[Finding]:
-    """A column printed with no name, read by place because it blew up (bare_rows: a million-fold, at three
-    rows in four, to 1e10 or past) and stayed finite: whatever a training loop prints each step (its loss, a
-    weight) grows geometrically only where the updates overshoot. A column that turned NaN after it is read
-    by the NaN readings instead."""
-    cols = [s for s in _unnamed(run) if len(s) >= STUCK_POINTS and np.isfinite(s.values).all()]
-    if not cols or any(not np.isfinite(s.values).all() for s in _unnamed(run)):
+    """A column printed with no name that blew up (bare_rows' `_explodes`: EXPLODE_FACTOR-fold, growing at
+    EXPLODE_SHARE of its rows, to HUGE or past) and stayed finite: whatever a training loop prints each step (its
+    loss, a weight) grows geometrically only where the updates overshoot. Where a column turned NaN, the NaN
+    readings speak instead; a column that starts at 0 (a bias) is left for the others beside it."""
+    cols = _unnamed(run)
+    if any(not np.isfinite(c.values).all() for c in cols):
         return []
-    s = max(cols, key=lambda c: float(np.abs(c.values[-1])) / max(float(np.abs(c.values[0])), 1e-300))
-    a = np.abs(s.values)
-    if a[0] <= 0 or a[-1] < UNNAMED_HUGE or a[-1] < 1e6 * a[0]:
+    blown = []
+    for c in cols:
+        a = np.abs(c.values)
+        if len(a) < STUCK_POINTS or a[0] <= 0 or a[-1] < HUGE or (np.diff(a) > 0).mean() < EXPLODE_SHARE:
+            continue
+        orders = math.log10(a[-1]) - math.log10(a[0])
+        if orders >= math.log10(EXPLODE_FACTOR):
+            blown.append((orders, c))
+    if not blown:
         return []
-    orders = math.log10(a[-1] / a[0])
+    orders, s = max(blown, key=lambda b: b[0])
     return [Finding(code="lr_too_high",
                     issue=f"{s.name}, a number printed with no name, grew {orders:.0f} orders of magnitude over "
-                          f"{len(s)} prints ({fmt(float(s.values[0]))} -> {fmt(float(s.values[-1]))}): a loss or "
-                          "a weight that grows geometrically step after step is updates that overshoot",
+                          f"{len(s)} prints ({fmt(float(s.values[0]))} -> {fmt(float(s.values[-1]))}), larger at "
+                          f"{int((np.diff(np.abs(s.values)) > 0).sum())} of {len(s) - 1} steps: a loss or a weight "
+                          "that grows geometrically step after step is updates that overshoot",
                     severity="high", confidence=0.6,
                     evidence=[point(s, 0, f"first {s.name}"), point(s, len(s) - 1, f"last {s.name}")],
                     fix="Lower the learning rate 10x or more (plain gradient descent on unscaled inputs needs far "
@@ -1202,7 +1214,10 @@ def _flat_loss(run: Run) -> list[Finding]:
         level = float(np.median(v))
         spread = float(np.max(np.abs(v - level)))
     chance = next((k for k in range(2, 1001) if abs(level - math.log(k)) <= 0.01 * math.log(k)), None)
-    if len(v) >= STILL_EPOCHS and bool(np.all(np.diff(v) < 0)) and (chance or 0 < _accuracy_level(run) < 0.5):
+    if tail and (chance is None or _accuracy_level(run) > CHANCE_ACC / chance):
+        return []               # a loss that converged near ln(K) beside an accuracy above chance: no guess
+    if not tail and len(v) >= STILL_EPOCHS and bool(np.all(np.diff(v) < 0)) and (
+            chance or 0 < _accuracy_level(run) < 0.5):
         return _creeping(s)     # near chance, or at a low accuracy: a converged tail creeps down too
     if chance and chance >= MANY_CLASSES and _accuracy_level(run) > 0.5:
         chance = None           # a uniform guess over many classes scores ~1/K, not the accuracy printed beside it
@@ -1211,7 +1226,8 @@ def _flat_loss(run: Run) -> list[Finding]:
     still = epochs >= STILL_EPOCHS and spread <= STILL_REL * level
     if not (chance or exact or still):
         return []               # a low loss that settled (0.05, 0.051, 0.05) converged; it is not stuck
-    ev = [point(s, 0, f"first {s.name}"), point(s, len(s) - 1, f"last {s.name}")]
+    ev = [point(s, 0, f"first {s.name} at this level" if tail else f"first {s.name}"),
+          point(s, len(s) - 1, f"last {s.name}")]
     # a validation loss is computed on the same data each time: identical to the last digit at three
     # evaluations, the weights it was computed from did not change between them
     same_weights = exact and (len(v) >= STILL_EPOCHS or s.name.startswith(("val_", "test_")) and len(v) >= 3

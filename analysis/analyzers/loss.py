@@ -33,6 +33,7 @@ from analysis.signals import (
     divergence,
     first_nonfinite,
     order_share,
+    rank_trend,
     relative_change,
     rolling_median,
     spikes,
@@ -54,6 +55,7 @@ WINDOW_CHANCE = 0.3
 # continuum that reaches as high as its "spikes")
 STAND_APART = 2.0
 THROWN = 2.0                # a loss whose median from its first spike on is this many times the median before: no recovery
+THROWN_UNDONE = 0.25        # ...and above it by this share of the progress made before the spike
 CHANCE_LR_READING = 0.45    # an LR outside its range beside a loss at chance: a real rival to the data bug
 OVERFIT_POINTS = 3          # three validation reports already show a best and a rise after it
 OVERFIT_RISE, OVERFIT_KEPT = 0.10, 0.05
@@ -61,6 +63,7 @@ VAL_WITH = 1.5             # a validation loss this many times its best, rising 
 TRAIN_STAYS = 1.3          # ...where the training loss's last third also stays this many times its smoothed best
 VAL_ONLY_FELL = 3           # a validation loss logged alone: this many reports down to its best, as many up after
 OVERFIT_WANDER = 3.0        # a rise over a best no larger than 3x the median change between reports: the wander
+WANDER_RANK = 0.8           # ...of reports after the best that do not climb in rank order (Spearman under 0.8)
 VAL_ONLY_CONF = 0.5         # ...overfitting, most likely; the training loss it lacks would settle it
 VAL_ONLY_NOISE = 3.0        # the fall and the climb each past 3x the median change from one report to the next
 VAL_ONLY_MAX_RISE = 2.0     # and at most 3x its best at the end
@@ -328,25 +331,28 @@ def _halve_lr_fix(run: Run, step: float) -> str:
 
 def _thrown_off(run: Run, s, sp: list[int]) -> Finding | None:
     """Spikes after which the loss never came back: the median from the first spike on is THROWN times the
-    median before it or more (a CIFAR net at 0.6 jumped to 4e7, then to 5e11, and sat at 2.3, ln 10, between
-    more such values). Each spike fell back from its own height, but the run did not return to where it was:
-    a divergence that the spikes' own recoveries hide, the updates' size first."""
+    loss's level before it (the median of the later half of the reports before it) or more, and above that
+    level by THROWN_UNDONE of the progress made by then (a level near 0 doubling is no divergence). A CIFAR net
+    at 0.6 jumped to 4e7, then to 5e11, and sat at 2.3, ln 10, between more such values: each spike fell back
+    from its own height, but the run did not return to where it was, a divergence the spikes' own recoveries
+    hide, the updates' size first."""
     v = s.values
     before, after = v[:sp[0]], v[sp[0]:]
     before, after = before[np.isfinite(before)], after[np.isfinite(after)]
     if len(before) < 3 or len(after) < 3:
         return None
+    start = float(np.median(before[:3]))
     was, now = float(np.median(before[len(before) // 2:])), float(np.median(after))
-    if was <= 0 or now < THROWN * was:
+    if was <= 0 or now < THROWN * was or now - was < THROWN_UNDONE * max(start - was, 0.0):
         return None
     top = max(sp, key=lambda i: float(v[i]))
+    ev = [point(s, sp[0], "first jump")] + ([point(s, top, "highest loss")] if top != sp[0] else []) + [
+        Evidence(f"median loss {fmt(was)} over the later half of the reports before the first jump, {fmt(now)} from "
+                 "it on", s.artifact, s.span_locator(sp[0], len(s) - 1))]
     return Finding(code="lr_too_high",
                    issue=f"Loss jumped to {fmt(float(v[sp[0]]))} at {s.step_kind} {fmt_step(s.steps[sp[0]])} and never "
                          f"came back: its median was {fmt(was)} before, {fmt(now)} from there on",
-                   severity="high", confidence=0.55,
-                   evidence=[point(s, sp[0], "first jump"), point(s, top, "highest loss"),
-                             Evidence(f"median loss {fmt(was)} before the first jump, {fmt(now)} after it",
-                                      s.artifact, s.span_locator(0, len(s) - 1))],
+                   severity="high", confidence=0.55, evidence=ev,
                    fix=_halve_lr_fix(run, float(s.steps[sp[0]])),
                    expected_impact="the loss holds its level past the step where it jumped",
                    analyzer=NAME, onset_step=float(s.steps[sp[0]]), quick_fix="Reduce LR by 50%")
@@ -589,18 +595,19 @@ def _validation_rose(run: Run) -> tuple[Series, int, np.ndarray] | None:
     return val, best, rise
 
 
-def _within_noise(vv: np.ndarray, best: int) -> float | None:
-    """The validation loss's median report-to-report change, where the reports after its best sit within
-    OVERFIT_WANDER of it above the best and no higher than the median of the reports before the best (the
-    best a dip, not the end of a fall); else None."""
+def _within_noise(vv: np.ndarray, best: int) -> tuple[float, float, float] | None:
+    """(median after the best, median before it, the median change between reports) where the best is one dip
+    of a level that wanders: the reports after it do not climb in rank order (Spearman under WANDER_RANK: a
+    climb at each report is overfitting's, however small), their median is within OVERFIT_WANDER changes of
+    the best, and no higher than the median of the reports before it; else None."""
     after = len(vv) - 1 - best
-    if best < 2 or after < 2:
+    if best < 2 or after < 2 or rank_trend(vv[best + 1:]) >= WANDER_RANK:
         return None
     noise = float(np.median(np.abs(np.diff(vv))))
-    later = float(np.median(vv[best + 1:]))
-    if later - vv[best] > OVERFIT_WANDER * noise or later > float(np.median(vv[:best])):
+    later, earlier = float(np.median(vv[best + 1:])), float(np.median(vv[:best]))
+    if later - vv[best] > OVERFIT_WANDER * noise or later > earlier:
         return None
-    return noise
+    return later, earlier, noise
 
 
 def _validation_only_overfitting(run: Run) -> list[Finding]:
@@ -657,7 +664,9 @@ def _overfitting(run: Run, train) -> list[Finding]:
     if wander is not None:
         # a best that is one dip of a level that wanders (0.33, 0.31, 0.37, 0.26, 0.32, 0.35): the reports after it
         # sit where the ones before it did, so no rise from a fall is shown
-        issue += f", but by no more than its report-to-report wander ({fmt(wander)}) from a best that is one dip"
+        later, earlier, noise = wander
+        issue += (f", but from a best that is one dip: the reports after it sit at {fmt(later)} (median), no higher "
+                  f"than the {fmt(earlier)} before it, and do not climb (the loss moves {fmt(noise)} between reports)")
         conf, severity = CHANCE_CONF, "low"
     return [Finding(code="overfitting", issue=issue,
                     severity=severity, confidence=conf, evidence=ev,
