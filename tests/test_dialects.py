@@ -455,6 +455,12 @@ DIALECTS = [
         "Epoch: [30][100/500]\tTime  0.330 ( 0.412)\tLoss 2.9600e+02 (3.0400e+02)",
         "Epoch: [31][  0/500]\tTime  0.330 ( 0.412)\tLoss 2.9000e+02 (2.9000e+02)",
     ]), {"train_loss": [312, 296, 290], "steps": [14500, 14600, 15000]}),
+    ("PaddleDetection (its stats as quoted strings; PaddleDetection #1444, found by a session 47 helper)", "\n".join([
+        "2020-09-22 02:35:51,570-INFO: iter: 340, lr: 0.005000, 'loss_xy': '1.523', 'loss_obj': '4.100', "
+        "'loss': '12.345', time: 33.556, eta: 7:49:46",
+        "2020-09-22 02:44:51,570-INFO: iter: 360, lr: 0.005000, 'loss_xy': 'nan', 'loss_obj': 'nan', 'loss': 'nan', "
+        "time: 33.556, eta: 7:49:46",
+    ]), {"train_loss": [12.345, np.nan], "train_loss/xy": [1.523, np.nan], "steps": [340, 360]}),
 ]
 
 

@@ -1579,3 +1579,37 @@ def test_the_last_lines_of_a_decayed_schedule_are_no_lr_too_low(tmp_path):
     (tmp_path / "f").mkdir()
     (tmp_path / "f" / "config.yaml").write_text("optimizer: adamw\n")    # 3e-7 below AdamW's range, not far
     assert _top(tmp_path / "f", flat, "trainer_log.jsonl").root_causes[0].code == "lr_too_low"
+
+
+def test_round_two_pastes_of_session_47(tmp_path):
+    """Forum and issue pastes a session 47 helper ran mltd on, each read wrongly on its own text."""
+    def top(name: str, files: dict[str, str]):
+        (tmp_path / name).mkdir()
+        for f, text in files.items():
+            (tmp_path / name / f).write_text(text)
+        d, _ = diagnose(tmp_path / name)
+        return d.root_causes
+    # chenzhang.org: Keras, loss and accuracy identical at 9 epochs; the epoch header sits on the line above the
+    # metrics, so the epochs it spanned were counted as 0 and the still loss went unread ("healthy")
+    keras = "".join(f"Epoch {i}/10\n2499007/2499007 [======] - 0s - loss: {1.9112 if i == 1 else 1.9105:.4f} - "
+                    f"acc: {0.5325 if i == 1 else 0.5378:.4f}\n" for i in range(1, 11))
+    assert top("still", {"train.log": keras})[0].code == "no_parameter_updates"
+    # docs.fast.ai: a training loss 38 -> 839 beside a validation loss above it is a divergence, no fitted gap
+    causes = top("fastai", {"train.log": "| epoch | train_loss | valid_loss | time |\n|---|---|---|---|\n"
+                                         "| 0 | 38.214138 | 25.269005 | 00:00 |\n| 1 | 377.145508 | 890.010376 | 00:00 |\n"
+                                         "| 2 | 839.392883 | 9965.747070 | 00:00 |\n"})
+    assert causes[0].code == "lr_too_high" and "overfitting" not in [c.code for c in causes]
+    # a TF1 cost printed alone, then NaN alone, in a file named output.txt: a console, not a model's outputs
+    assert top("cost", {"output.txt": "0.69314718056\nnan\nnan\nnan\n"})[0].code in (
+        "numerical_instability", "lr_too_high")
+    # stable-baselines #178: OpenAI Baselines' `eplenmean` NaN before any episode ended is no overflow
+    table = ("--------------------------------------\n| approxkl           | 6.6e-05       |\n"
+             "| ep_rewmean         | nan           |\n| eplenmean          | nan           |\n"
+             "| policy_loss        | 0.0006248371  |\n| value_loss         | 63.725853     |\n"
+             "--------------------------------------\n")
+    assert not any(c.code == "numerical_instability" and c.severity == "critical" for c in top("rl", {"train.log": table}))
+    # LlamaFactory #9298: two reports of a warm-up's first LRs (0, then 3.3e-10) are no LR too low ("moved 0.0%")
+    causes = top("warmup", {"train.log": "{'loss': 3.5249, 'grad_norm': 100.69, 'learning_rate': 0.0, 'epoch': 1.0}\n"
+                                         "{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 3.333333333333333e-10, "
+                                         "'epoch': 2.0}\n"})
+    assert "lr_too_low" not in [c.code for c in causes]

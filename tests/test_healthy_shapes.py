@@ -214,3 +214,15 @@ def test_a_spike_over_a_loss_near_zero_that_doubles_its_level_is_no_divergence(t
     (tmp_path / "train.log").write_text("".join(f"step {i * 10} loss {v:.6f}\n" for i, v in enumerate(losses)))
     d, _ = diagnose(tmp_path)
     assert not any("never came back" in c.issue for c in d.root_causes)
+
+
+def test_a_loss_that_ends_at_its_blow_up_is_no_recovered_spike(tmp_path):
+    # tensorflow/models #5817: TF1's object detection logs each step twice; the loss at 0.15-0.54 ends at 3417.76
+    losses = [0.39, 0.21, 0.18, 0.30, 0.25, 0.19, 0.54, 0.15, 0.22, 0.28, 0.17, 0.39, 0.15, 0.54, 0.2, 0.31, 0.19, 0.2,
+              0.39, 0.15, 0.54]
+    lines = [f"INFO:tensorflow:global step {307 + i}: loss = {v:.4f} (1.2 sec/step)\n" for i, v in enumerate(losses)]
+    lines.append("INFO:tensorflow:global step 328: loss = 3417.7632 (1.193 sec/step)\n")
+    (tmp_path / "train.log").write_text("".join(line * 2 for line in lines))
+    d, _ = diagnose(tmp_path)
+    top = d.root_causes[0]
+    assert top.code == "lr_too_high" and "its last report" in top.issue and top.severity == "high"

@@ -165,6 +165,8 @@ TRICKY = [
     "Epoch 3/10 ] [ 4/5 ] loss 1", "Epoch 3 [4/5][6/7] loss: 2", "Epoch 3 [4/0] loss 1", "epoch 1 [-3/5] loss 1",
     "Val Epoch: 3 [10/50] Loss: 0.9", "Test Epoch: 3 [10/50] Loss: 0.9", "Epoch: [30][  0/500] Loss 3.1",
     "Epoch: [2][ 0/9] Loss 3", "Epoch: [0][ 0/9] Loss 3", "Epoch: [nan][ 0/9] Loss 3", "Epoch: [-4][ 0/9] Loss 3",
+    # quoted numbers after quoted keys (PaddleDetection), beside quoted words and unquoted keys
+    "iter: 360, lr: 0.005, 'loss_xy': 'nan', 'loss': '12.5', \"acc\": \"-.5\", 'name': 'net', loss: '3', 'lr': '", "'loss': 'inf",
 ]
 
 

@@ -181,7 +181,11 @@ def _gap(run: Run) -> list[Finding]:
     tl, vl = _short(run, "train_loss"), _short(run, f"{prefix}_loss")
     ta, va = _short(run, "train_acc"), _short(run, f"{prefix}_acc")
     ev, said = [], []
-    if tl is not None and vl is not None:
+    # a training loss that grew over the paste is diverging: a held-out loss above it is the same blow-up, no gap
+    # between a fitted training set and the rest (fastai's docs: train 38 -> 839, valid 25 -> 9966)
+    diverging = tl is not None and len(tl) >= 2 and np.isfinite(tl.values).all() and tl.values[0] > 0 and \
+        float(tl.values[-1]) >= GAP_LOSS_RATIO * float(tl.values[0])
+    if tl is not None and vl is not None and not diverging:
         t, v = float(tl.values[-1]), float(vl.values[-1])
         if np.isfinite([t, v]).all() and t > 0 and v >= GAP_LOSS_RATIO * t:
             ev += [point(tl, len(tl) - 1, "training loss"), point(vl, len(vl) - 1, f"{held} loss")]
@@ -589,7 +593,7 @@ def _scored(v: np.ndarray) -> np.ndarray:
 
 
 # an RL statistic averaged over the episodes that ended (`episode_reward_mean`, SB3's `ep_rew_mean`)
-_EPISODIC = re.compile(r"episode|reward|ep_rew|ep_len")
+_EPISODIC = re.compile(r"episode|reward|ep_?rew|ep_?len")      # (OpenAI Baselines prints `eplenmean`)
 
 
 def _no_episode_ended(run: Run) -> list[Finding]:
@@ -1335,12 +1339,18 @@ def _creeping(s: Series) -> list[Finding]:
 
 
 def _epochs_spanned(run: Run, s: Series) -> int:
-    """How many distinct epochs the reports of `s` were printed in (0 where the paste names none)."""
+    """How many distinct epochs the reports of `s` were printed in (0 where the paste names none): each report's
+    epoch is the last one named at or before it, on its own line or on a header line above it (Keras prints
+    `Epoch 3/10` on the line before the epoch's metrics)."""
     epoch = run.metrics.get("epoch")
     if epoch is None or not len(epoch):
         return 0
-    at = epoch.values[np.isin(epoch.steps, s.steps) & np.isfinite(epoch.values)]
-    return int(np.unique(at).size)
+    ok = np.isfinite(epoch.values)
+    steps, values = epoch.steps[ok], epoch.values[ok]
+    if not len(steps):
+        return 0
+    at = np.searchsorted(steps, s.steps, side="right") - 1
+    return int(np.unique(values[at[at >= 0]]).size)
 
 
 def _not_trained(said: str, ev: list[Evidence], exact: bool = False) -> list[Finding]:

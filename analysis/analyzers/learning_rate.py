@@ -80,6 +80,7 @@ SETTINGS_FAR = 10.0   # with no loss to weigh it, an LR this many times its opti
 FAR_BELOW_SPAN = 0.1  # ...over a tenth of the run or more: its last few steps of a cosine are lower still
 LATE_START = 0.5      # a log whose first logged step lies past half its last shows a run's tail only
 CURVE_POINTS = 10     # "the loss did not move" needs a curve, not a few lines
+MOVE_POINTS = 4       # finite loss reports that say how far it moved (relative_change's least)
 RISING_REPORTS = 3    # a rate higher at each of 3 to CURVE_POINTS reports is a warm-up under way
 ADAPTIVE = ("adam", "rmsprop", "adafactor", "lion")
 WARMUP_KEYS = ("warmup_steps", "warmup", "warmup_iters", "warmup_ratio", "num_warmup_steps", "warmup_epochs")
@@ -204,8 +205,10 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str, given_back: float
     # nothing: neither shows a rate too low to move the loss
     warming = lr is not None and RISING_REPORTS <= len(lr) <= CURVE_POINTS and bool(np.all(np.diff(lr.values) > 0))
     scored = bool(np.any(loss.values != 0))
+    # (relative_change reads under 4 finite values as 0: two reports, 3.52 then 0, did not "move 0%")
+    measured = int(np.isfinite(loss.values).sum()) >= MOVE_POINTS
     if value < low and not tail and abs(moved) < STUCK_MOVE and (onset is None or _noise_only(loss.values)) \
-            and not warming and scored:
+            and not warming and scored and measured:
         patch, cfg_ev, _ = _config_lr_patch(run, value, min(value * 30, low * 10))
         return [Finding(code="lr_too_low",
                         issue=f"Learning rate {fmt(value)} is below the useful range for {family} (from "

@@ -54,6 +54,7 @@ WINDOW_CHANCE = 0.3
 # least this many times the 99th percentile of the other points' (small batches' heavy tail is a
 # continuum that reaches as high as its "spikes")
 STAND_APART = 2.0
+END_JUMP, END_ABOVE = 100.0, 10.0   # a last report 100x the median before it and 10x the highest: blown up at the end
 THROWN = 2.0                # a loss whose median from its first spike on is this many times the median before: no recovery
 THROWN_UNDONE = 0.25        # ...and above it by this share of the progress made before the spike
 CHANCE_LR_READING = 0.45    # an LR outside its range beside a loss at chance: a real rival to the data bug
@@ -178,6 +179,9 @@ def analyze(run: Run) -> list[Finding]:
     sp = spikes(v) if d is None and worse is None else []
     if sp:
         out.append(_thrown_off(run, s, sp) or _spikes(run, s, sp))
+    ended = _blew_up_at_end(run, s) if d is None else None
+    if ended is not None:
+        out.append(ended)
     out += _plateau(run, s)
     out += _overfitting(run, s)
     return out
@@ -327,6 +331,32 @@ def _halve_lr_fix(run: Run, step: float) -> str:
             return (f"Halve the learning rate where the loss turns up, from {fmt(now)} to "
                     f"{fmt(now / 2)}, and clip gradients")
     return "Lower the learning rate in the phase where the loss turns up (halve it) and clip gradients"
+
+
+def _blew_up_at_end(run: Run, s) -> Finding | None:
+    """A loss whose last report (repeated, where a logger printed each line twice) is END_JUMP times the median
+    of the reports before it and END_ABOVE times the highest of them: the paste ends where the loss blew up, with
+    no report after it to come back (TF1's object detection at 0.15-0.54, then 3417.76 at its last step)."""
+    v = s.values
+    last = len(v) - 1
+    while last > 0 and v[last - 1] == v[-1] and s.steps[last - 1] == s.steps[-1]:
+        last -= 1           # the same report printed twice
+    before = v[:last][np.isfinite(v[:last])]
+    if len(before) < 3 or not np.isfinite(v[-1]):
+        return None
+    level, top = float(np.median(before)), float(before.max())
+    if level <= 0 or v[-1] < END_JUMP * level or v[-1] < END_ABOVE * top:
+        return None
+    return Finding(code="lr_too_high",
+                   issue=f"Loss jumped to {fmt(float(v[-1]))} at {s.step_kind} {fmt_step(s.steps[-1])}, its last report, "
+                         f"{v[-1] / level:,.0f}x its median of {fmt(level)} before: the paste ends where it blew up",
+                   severity="high", confidence=0.55,
+                   evidence=[point(s, last, "the jump"),
+                             Evidence(f"median loss {fmt(level)} and at most {fmt(top)} over the {len(before)} reports "
+                                      "before it", s.artifact, s.span_locator(0, max(last - 1, 0)))],
+                   fix=_halve_lr_fix(run, float(s.steps[-1])),
+                   expected_impact="the loss holds its level past the step where it jumped",
+                   analyzer=NAME, onset_step=float(s.steps[-1]), quick_fix="Reduce LR by 50%")
 
 
 def _thrown_off(run: Run, s, sp: list[int]) -> Finding | None:

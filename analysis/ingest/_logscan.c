@@ -563,6 +563,9 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
         if (listed) {                    /* `Epoch [1][50/500]`, `Iter [50/40000]`, `'loss': [0.7, 0.5]`, `Epoch(3)` */
             j++;
             while (j < n && is_blank((unsigned char)s[j])) j++;
+        } else if (quoted && sep == ':' && j + 1 < n && (s[j] == '\'' || s[j] == '"') &&
+                   strchr("0123456789+-.nNiI", s[j + 1])) {
+            j++;                         /* a quoted key's quoted number, as PaddleDetection prints: `'loss': '0.52'` */
         }
         double v;
         Py_ssize_t end;

@@ -364,6 +364,8 @@ class Scanner:
                 j += 1
                 while j < n and s[j] in _BLANK:
                     j += 1
+            elif quoted and sep == 58 and j + 1 < n and s[j] in b"'\"" and s[j + 1] in b"0123456789+-.nNiI":
+                j += 1          # a quoted key's quoted number, as PaddleDetection prints: `'loss': '0.52'`
             num = parse_number(s, j)
             if num is None and j < n and s[j] in _START:     # a wrapper: `tensor(0.5`, `np.float64(0.5)`
                 callee = _CALLEE.match(s, j)
