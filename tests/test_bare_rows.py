@@ -295,8 +295,8 @@ def test_numbers_printed_alone_or_in_rows_that_blow_up_are_read_by_place(tmp_pat
     # (review of session 47) the same rows with the bias printed as 0.0 at first: the blown-up columns still speak;
     # a counted table whose one column jumps once is no geometric growth
     (tmp_path / "bias0").mkdir()
-    (tmp_path / "bias0" / "train.log").write_text("\n".join(
-        line.rsplit(",", 1)[0] + ", 0.0" if i == 0 else line for i, line in enumerate(cases["row"].splitlines())) + "\n")
+    rows = cases["row"].splitlines()
+    (tmp_path / "bias0" / "train.log").write_text("\n".join([rows[0].rsplit(",", 1)[0] + ", 0.0"] + rows[1:]) + "\n")
     assert diagnose(tmp_path / "bias0")[0].root_causes[0].code == "lr_too_high"
     (tmp_path / "jump").mkdir()
     (tmp_path / "jump" / "train.log").write_text(

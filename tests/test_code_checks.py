@@ -405,7 +405,8 @@ def test_a_softmax_over_several_units_or_a_sigmoid_over_one_is_no_such_bug(tmp_p
     # (and a comment that names the old layer; PyTorch's attention pooling, a softmax over a sequence of scores)
     (tmp_path / "train.py").write_text('model.add(Dense(10, activation="softmax"))\n'
                                        'head.add(Dense(1, activation="sigmoid"))\n# Dense(1, activation="softmax")\n'
-                                       "model.add(Dense(2, activation='softmax'))  # was Dense(1, activation='softmax')\n"
+                                       "model.add(Dense(2, activation='softmax'))  "
+                                       "# was Dense(1, activation='softmax')\n"
                                        "attn = nn.Sequential(nn.Linear(hidden, 1), nn.Softmax(dim=1))\n")
     d, _ = diagnose(tmp_path)
     assert not any("softmax over one" in c.issue for c in d.root_causes)

@@ -461,6 +461,14 @@ DIALECTS = [
         "2020-09-22 02:44:51,570-INFO: iter: 360, lr: 0.005000, 'loss_xy': 'nan', 'loss_obj': 'nan', 'loss': 'nan', "
         "time: 33.556, eta: 7:49:46",
     ]), {"train_loss": [12.345, np.nan], "train_loss/xy": [1.523, np.nan], "steps": [340, 360]}),
+    ("Hugging Face Trainer's end-of-training summary: its train_loss is the run's mean, no report (the tail of a run "
+     "at 6e-4 read as blown up to 0.18: tests/wild qwen-deepspeed-warmuplr-overrides-cosine-lr-constant-672, tune half)",
+     "\n".join([
+        "{'loss': 0.0008, 'learning_rate': 0.0003, 'epoch': 159.0}",
+        "{'loss': 0.0006, 'learning_rate': 0.0003, 'epoch': 160.0}",
+        "{'train_runtime': 187.6818, 'train_samples_per_second': 10.656, 'train_steps_per_second': 1.066, "
+        "'train_loss': 0.18313224196434022, 'epoch': 160.0}",
+    ]), {"train_loss": [0.0008, 0.0006]}),
 ]
 
 

@@ -91,11 +91,13 @@ def test_keras_accuracies_named_for_their_metric_class_are_accuracies(tmp_path):
                     f"- binary_accuracy: 0.5067 - val_loss: {0.75 - i * 0.005:.4f} - val_binary_accuracy: 0.4400\n"
                     for i in range(1, 9))
     d = _top(tmp_path, lines)
-    assert d.root_causes[0].code == "data_pipeline_bug" and "val_acc is 0.44 at every one of 8" in d.root_causes[0].issue
+    top = d.root_causes[0]
+    assert top.code == "data_pipeline_bug" and "val_acc is 0.44 at every one of 8" in top.issue
     for name in ("binary_accuracy", "sparse_categorical_accuracy"):
         folder = tmp_path / name
         folder.mkdir()
-        (folder / "train.log").write_text(f"Epoch 1/2\n9/9 - loss: 0.5 - {name}: 0.8 - val_loss: 0.6 - val_{name}: 0.7\n")
+        (folder / "train.log").write_text(f"Epoch 1/2\n9/9 - loss: 0.5 - {name}: 0.8 - val_loss: 0.6 - "
+                                          f"val_{name}: 0.7\n")
         run = load_run(folder)
         assert run.metrics.get("train_acc").values[0] == 0.8 and run.metrics.get("val_acc").values[0] == 0.7
 
@@ -114,7 +116,8 @@ def test_a_loss_that_fell_to_ln2_and_stayed_there_is_at_chance(tmp_path):
     assert not any("ln(2)" in c.issue for c in d.root_causes)
     # (review of session 47) a char-RNN converged near ln(4) at 58% accuracy learned: no uniform guess
     losses = [2.6712, 1.9934, 1.6920, 1.5411, 1.4602, 1.4123, 1.3891, 1.3870, 1.3881, 1.3859, 1.3862, 1.3855]
-    d = _top(tmp_path, "".join(f"Epoch {i}/12\n172/172 [====] - 9s - loss: {v:.4f} - accuracy: {0.28 + 0.3 * (1 - 0.6 ** i):.4f}\n"
+    d = _top(tmp_path, "".join(f"Epoch {i}/12\n172/172 [====] - 9s - loss: {v:.4f} - "
+                               f"accuracy: {0.28 + 0.3 * (1 - 0.6 ** i):.4f}\n"
                                for i, v in enumerate(losses, 1)))
     assert not any("ln(4)" in c.issue or "falls at every one" in c.issue for c in d.root_causes)
 
@@ -1596,7 +1599,8 @@ def test_round_two_pastes_of_session_47(tmp_path):
     assert top("still", {"train.log": keras})[0].code == "no_parameter_updates"
     # docs.fast.ai: a training loss 38 -> 839 beside a validation loss above it is a divergence, no fitted gap
     causes = top("fastai", {"train.log": "| epoch | train_loss | valid_loss | time |\n|---|---|---|---|\n"
-                                         "| 0 | 38.214138 | 25.269005 | 00:00 |\n| 1 | 377.145508 | 890.010376 | 00:00 |\n"
+                                         "| 0 | 38.214138 | 25.269005 | 00:00 |\n"
+                                         "| 1 | 377.145508 | 890.010376 | 00:00 |\n"
                                          "| 2 | 839.392883 | 9965.747070 | 00:00 |\n"})
     assert causes[0].code == "lr_too_high" and "overfitting" not in [c.code for c in causes]
     # a TF1 cost printed alone, then NaN alone, in a file named output.txt: a console, not a model's outputs
@@ -1607,9 +1611,15 @@ def test_round_two_pastes_of_session_47(tmp_path):
              "| ep_rewmean         | nan           |\n| eplenmean          | nan           |\n"
              "| policy_loss        | 0.0006248371  |\n| value_loss         | 63.725853     |\n"
              "--------------------------------------\n")
-    assert not any(c.code == "numerical_instability" and c.severity == "critical" for c in top("rl", {"train.log": table}))
+    causes = top("rl", {"train.log": table})
+    assert not any(c.code == "numerical_instability" and c.severity == "critical" for c in causes)
     # LlamaFactory #9298: two reports of a warm-up's first LRs (0, then 3.3e-10) are no LR too low ("moved 0.0%")
     causes = top("warmup", {"train.log": "{'loss': 3.5249, 'grad_norm': 100.69, 'learning_rate': 0.0, 'epoch': 1.0}\n"
                                          "{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 3.333333333333333e-10, "
                                          "'epoch': 2.0}\n"})
     assert "lr_too_low" not in [c.code for c in causes]
+    # ModernBERT #233: a Trainer's grad_norm NaN from the paste's first line, at epoch 0.53, is no "nothing was
+    # learned yet": the paste starts half an epoch in
+    causes = top("midway", {"train.log": "".join(f"{{'loss': {v}, 'grad_norm': nan, 'learning_rate': 9.77e-06, "
+                                                 f"'epoch': 0.53}}\n" for v in (0.2051, 0.0, 0.0))})
+    assert not any("nothing was learned yet" in e.text for c in causes for e in c.evidence)

@@ -175,8 +175,9 @@ def _regimes(val: list[float]) -> str:
     train = [0.5972, 0.5927, 0.5325, 0.5416, 0.5292, 0.5069, 0.4951, 0.4664, 0.4775, 0.4629, 0.4386]
     acc = [0.9525, 0.9583, 0.9636, 0.9637, 0.9651, 0.9662, 0.9675, 0.9687, 0.9685, 0.9691, 0.9706]
     val_acc = [0.9743, 0.9787, 0.9731, 0.9766, 0.9746, 0.9822, 0.9776, 0.9773, 0.9771, 0.9787, 0.9766]
-    return "".join(f"Epoch {i % 5 + 1}/5\n718/718 [==============================] - 177s - loss: {t:.4f} - acc: {a:.4f} "
-                   f"- val_loss: {v:.4f} - val_acc: {va:.4f}\n" for i, (t, a, v, va) in enumerate(zip(train, acc, val, val_acc)))
+    return "".join(f"Epoch {i % 5 + 1}/5\n718/718 [==============================] - 177s - loss: {t:.4f} - "
+                   f"acc: {a:.4f} - val_loss: {v:.4f} - val_acc: {va:.4f}\n"
+                   for i, (t, a, v, va) in enumerate(zip(train, acc, val, val_acc)))
 
 
 def test_a_validation_loss_that_wanders_at_one_level_after_one_dip_is_no_overfitting(tmp_path):

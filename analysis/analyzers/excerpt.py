@@ -64,8 +64,16 @@ from analysis.analyzers.common import (
 from analysis.analyzers.not_learning import chance_accuracy, frozen_loss
 from analysis.analyzers.one_class import predicts_one_class
 from analysis.analyzers.same_output import same_output
-from analysis.ingest.bare_rows import (EXPLODE_FACTOR, EXPLODE_SHARE, HUGE, PRINTED_NAN, PRINTED_ROW, PRINTED_VALUE,
-                                       UNNAMED, masked_row)
+from analysis.ingest.bare_rows import (
+    EXPLODE_FACTOR,
+    EXPLODE_SHARE,
+    HUGE,
+    PRINTED_NAN,
+    PRINTED_ROW,
+    PRINTED_VALUE,
+    UNNAMED,
+    masked_row,
+)
 from analysis.ingest.dressing import undress
 from analysis.ingest.textlog import NONFINITE_PREFIX, PART_PREFIX
 from analysis.metrics import Series, fmt, fmt_step
@@ -101,11 +109,12 @@ NOISY_ORDER = 0.05          # ...and an uneven rise that at most 5% show, medium
 NOISY_CONF = 0.4
 ACC_HELD = 0.05             # an accuracy no more than 5% under its start over a rising loss holds: no divergence
 FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
-CHANCE_ACC = 1.5            # ...beside an accuracy no higher than 1.5x chance (1/K): a char-RNN at ln(4) with 58% learned
+CHANCE_ACC = 1.5            # ...beside an accuracy no higher than 1.5x chance (1/K): a char-RNN at ln(4), 58%, learned
 TAIL_AT_CHANCE = 5          # a short loss that fell to ln(K) and stayed within FLAT_REL of it this many reports
 STILL_EPOCHS, STILL_REL = 5, 0.002   # ...and within 0.2% over 5 whole epochs or more, it is not being trained
 ZERO_MAP_EPOCH = 5         # mAP 0 at two evaluations or more, the last from epoch 5 on: it matches nothing
 LOW_MIOU = 0.05             # a segmentation's mIoU at 5% or below at every evaluation overlaps nothing learned
+START_EPOCH = 0.05          # a fractional epoch this far in may still be the run's first steps
 EARLY_STEPS = 500           # an accuracy of 0 within the first epoch's first 500 steps says nothing yet
 MANY_CLASSES = 10           # a loss at ln(K) for K this large beside an accuracy over 0.5 is no uniform guess
 TOO_GOOD_LOSS = 0.01
@@ -478,6 +487,22 @@ def _first_nonfinite(run: Run) -> tuple[Series, int, bool] | None:
     return s, i, nameless
 
 
+def _at_the_start(run: Run, s: Series, i: int) -> bool:
+    """Whether report `i` of `s` may be the run's start, as far as the paste says: not where its own step is
+    past EARLY_STEPS, nor where the epoch printed at or before it is past the first (a Trainer's `'epoch': 0.53`
+    is half an epoch in; Keras' `Epoch 1/10` is the first)."""
+    if s.step_kind == "step" and float(s.steps[i]) > EARLY_STEPS:
+        return False
+    epoch = run.metrics.get("epoch")
+    if epoch is None or not len(epoch):
+        return True
+    j = int(np.searchsorted(epoch.steps, s.steps[i], side="right")) - 1
+    if j < 0 or not np.isfinite(epoch.values[j]):
+        return True
+    e = float(epoch.values[j])
+    return e <= 1 and (e == round(e) or e <= START_EPOCH)
+
+
 def _skipped_steps(grad: Series, losses: list[Series], scaler: bool) -> bool:
     """A gradient norm non-finite at some steps, finite again at its last, while every loss stays
     finite: those steps were skipped (a dynamic loss scaler's overflow, fp16's first steps); under a
@@ -712,7 +737,7 @@ def _nan_loss(run: Run) -> list[Finding]:
         else:
             ev_num.append(Evidence(f"{last.text}: finite and not climbing, then non-finite in one report, "
                                    "the signature of an overflow", last.artifact, last.locator))
-    else:
+    elif _at_the_start(run, s, i):
         ev_data.append(Evidence(f"{s.name} is non-finite from its first report: nothing was learned yet, so "
                                 "the inputs or targets of the first batches are the first suspects",
                                 s.artifact, s.locator(i)))
@@ -750,7 +775,8 @@ def _nan_loss(run: Run) -> list[Finding]:
                         step, False)]
     c_num = 0.5 if val_only else (0.45 if rose or empty is not None else 0.55)
     c_lr = min(EXCERPT_MAX, 0.5 + (0.2 if rose else 0) + (0.1 if high_lr is not None or warming is not None else 0))
-    c_data = 0.6 if val_only or empty is not None else (0.5 if len(before) == 0 and not nameless else 0.45)
+    c_data = 0.6 if val_only or empty is not None else (
+        0.5 if len(before) == 0 and not nameless and _at_the_start(run, s, i) else 0.45)
     if boxed is not None:       # the boxes' own loss broke where the rest held: the boxes, not the LR
         c_data, c_lr = BOXED_DATA, min(c_lr, BOXED_DATA - 0.1)
     if boosted is not None:     # the library's own objective overflows only on labels it cannot score

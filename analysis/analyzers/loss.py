@@ -55,7 +55,7 @@ WINDOW_CHANCE = 0.3
 # continuum that reaches as high as its "spikes")
 STAND_APART = 2.0
 END_JUMP, END_ABOVE = 100.0, 10.0   # a last report 100x the median before it and 10x the highest: blown up at the end
-THROWN = 2.0                # a loss whose median from its first spike on is this many times the median before: no recovery
+THROWN = 2.0                # a median from the first spike on this many times the median before: no recovery
 THROWN_UNDONE = 0.25        # ...and above it by this share of the progress made before the spike
 CHANCE_LR_READING = 0.45    # an LR outside its range beside a loss at chance: a real rival to the data bug
 OVERFIT_POINTS = 3          # three validation reports already show a best and a rise after it
@@ -348,7 +348,8 @@ def _blew_up_at_end(run: Run, s) -> Finding | None:
     if level <= 0 or v[-1] < END_JUMP * level or v[-1] < END_ABOVE * top:
         return None
     return Finding(code="lr_too_high",
-                   issue=f"Loss jumped to {fmt(float(v[-1]))} at {s.step_kind} {fmt_step(s.steps[-1])}, its last report, "
+                   issue=f"Loss jumped to {fmt(float(v[-1]))} at {s.step_kind} {fmt_step(s.steps[-1])}, its last "
+                         "report, "
                          f"{v[-1] / level:,.0f}x its median of {fmt(level)} before: the paste ends where it blew up",
                    severity="high", confidence=0.55,
                    evidence=[point(s, last, "the jump"),

@@ -337,7 +337,8 @@ def bare_tables(path: Path, series: list[Series], whole: bool = False) -> tuple[
             at = np.flatnonzero(run_of == np.bincount(run_of).argmax())
             # (beside a value at HUGE, one non-finite row at the end is enough: the run had diverged before it)
             tail = 1 if float(np.abs(cells[at][np.isfinite(cells[at])]).max(initial=0.0)) >= HUGE else PLACED_TAIL
-            if len(at) >= TABLE_ROWS and any(_turns(cells[at, j], tail) or _explodes(cells[at, j]) for j in range(width)):
+            if len(at) >= TABLE_ROWS and any(_turns(cells[at, j], tail) or _explodes(cells[at, j])
+                                             for j in range(width)):
                 tables.append(BareTable([f"{UNNAMED}{j + 1}{tag}" for j in range(width)], lines[at], cells[at], True,
                                         placed=True))
     return tables, rows.cut

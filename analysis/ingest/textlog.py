@@ -166,9 +166,15 @@ def _metric_name(key: str) -> str | None:
     return name if name in known_names() or name.startswith(("grad_norm/", "weight_norm/", PART_PREFIX)) else None
 
 
+# Hugging Face Trainer's end-of-training dict (`{'train_runtime': 187.7, ..., 'train_loss': 0.183, 'epoch': 160.0}`):
+# its train_loss is the whole run's mean, no report of the loss (a run's tail at 6e-4 read as blown up to 0.18).
+# The scanner flags its lines as it flags a failure's literal, so finding them costs no pass of its own.
+RUN_SUMMARY = b"train_runtime"
+
+
 @lru_cache(maxsize=1)
 def _literals() -> tuple[bytes, ...]:
-    return tuple(lit.encode() for lit in prefilter_literals())
+    return tuple(lit.encode() for lit in prefilter_literals()) + (RUN_SUMMARY,)
 
 
 @lru_cache(maxsize=1)
@@ -318,6 +324,27 @@ def _costs_as_losses(columns: list, families: _Families, buf: memoryview) -> lis
     return out
 
 
+def _without_run_summary(columns: list, families: _Families, buf: memoryview, hits: np.ndarray) -> list:
+    """The columns without the training loss of a Trainer's end-of-training summary line (RUN_SUMMARY)."""
+    chunk, limit = cast(bytes, buf.obj), len(buf)
+    summary = []
+    for idx, offset in hits.reshape(-1, 2).tolist():
+        end = chunk.find(b"\n", offset, limit)
+        if chunk.find(RUN_SUMMARY, offset, end if end >= 0 else limit) >= 0:
+            summary.append(idx)
+    if not summary:
+        return columns
+    loss = families.named("train_loss")
+    out = []
+    for fam, rows, lines, steps, values in columns:
+        if fam == loss:
+            keep = ~np.isin(np.frombuffer(lines, np.int32), summary)
+            rows, lines, steps, values = (np.frombuffer(b, t)[keep].tobytes() for b, t in (
+                (rows, np.int32), (lines, np.int32), (steps, np.float64), (values, np.float64)))
+        out.append((fam, rows, lines, steps, values))
+    return out
+
+
 def _scan_chunk(buf: memoryview, families: _Families):
     """Runs in a worker thread; the scanner holds the GIL only to name a new key."""
     return buf, _scan(buf, families.resolve, _literals(), _section_initials())
@@ -352,6 +379,7 @@ def parse_text_log(path: Path, artifact: str) -> TextLogResult:
         saw_step |= bool(np.isfinite(chunk_last_step))
         columns += _summed_parts(columns, families)
         columns = _costs_as_losses(columns, families, buf)
+        columns = _without_run_summary(columns, families, buf, np.frombuffer(hits, np.int64))
         for fam, rows, lines, steps, values in columns:
             steps = np.frombuffer(steps, np.float64)
             if saw_step:                  # before the chunk's first step: the last one before it
