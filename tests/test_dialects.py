@@ -460,7 +460,10 @@ DIALECTS = [
         "'loss': '12.345', time: 33.556, eta: 7:49:46",
         "2020-09-22 02:44:51,570-INFO: iter: 360, lr: 0.005000, 'loss_xy': 'nan', 'loss_obj': 'nan', 'loss': 'nan', "
         "time: 33.556, eta: 7:49:46",
-    ]), {"train_loss": [12.345, np.nan], "train_loss/xy": [1.523, np.nan], "steps": [340, 360]}),
+        # ...and quoted strings that only start like a number are no values (a date, a precision, a call)
+        "{'precision': '16-mixed', 'time': '2024-03-01 10:00:00', 'mode': 'nan-safe', 'lr': 'inverse_sqrt(5e-4)'}",
+    ]), {"train_loss": [12.345, np.nan], "train_loss/xy": [1.523, np.nan], "steps": [340, 360], "step_time": [33.556, 33.556],
+         "lr": [0.005, 0.005]}),
     ("Hugging Face Trainer's end-of-training summary: its train_loss is the run's mean, no report (the tail of a run "
      "at 6e-4 read as blown up to 0.18: tests/wild qwen-deepspeed-warmuplr-overrides-cosine-lr-constant-672, tune half)",
      "\n".join([

@@ -1597,6 +1597,12 @@ def test_round_two_pastes_of_session_47(tmp_path):
     keras = "".join(f"Epoch {i}/10\n2499007/2499007 [======] - 0s - loss: {1.9112 if i == 1 else 1.9105:.4f} - "
                     f"acc: {0.5325 if i == 1 else 0.5378:.4f}\n" for i in range(1, 11))
     assert top("still", {"train.log": keras})[0].code == "no_parameter_updates"
+    # (review) a converged tail lower at every epoch than at the one before is no still loss, however little it moves
+    tail = "".join(f"Epoch {i}/50\n404/404 [======] - 1s - loss: {12.3571 - 0.003 * (i - 41):.4f} - mae: "
+                   f"{2.61 - 0.001 * (i - 41):.4f}\n" for i in range(41, 51))
+    assert "no_parameter_updates" not in [c.code for c in top("converged", {"train.log": tail})]
+    # (review) a prediction file with a NaN among its numbers stays a model's outputs
+    assert not any(c.severity == "critical" for c in top("preds", {"predictions.txt": "0.5321\nnan\n0.6112\n0.4987\n"}))
     # docs.fast.ai: a training loss 38 -> 839 beside a validation loss above it is a divergence, no fitted gap
     causes = top("fastai", {"train.log": "| epoch | train_loss | valid_loss | time |\n|---|---|---|---|\n"
                                          "| 0 | 38.214138 | 25.269005 | 00:00 |\n"

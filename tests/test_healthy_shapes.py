@@ -227,3 +227,11 @@ def test_a_loss_that_ends_at_its_blow_up_is_no_recovered_spike(tmp_path):
     d, _ = diagnose(tmp_path)
     top = d.root_causes[0]
     assert top.code == "lr_too_high" and "its last report" in top.issue and top.severity == "high"
+
+    # (review of session 47) a summary after the loop (an epoch's summed loss, a run's total) is no blow-up
+    for name, tail in (("sum", "Epoch 1 finished, loss: 412.7361\n"), ("total", "Training done. Total loss: 96.53\n")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "train.log").write_text("".join(f"Epoch 1, batch {i}, loss: {1.1 - 0.03 * i:.4f}\n"
+                                                           for i in range(20)) + tail)
+        d, _ = diagnose(tmp_path / name)
+        assert not any("its last report" in c.issue for c in d.root_causes), name

@@ -167,6 +167,8 @@ TRICKY = [
     "Epoch: [2][ 0/9] Loss 3", "Epoch: [0][ 0/9] Loss 3", "Epoch: [nan][ 0/9] Loss 3", "Epoch: [-4][ 0/9] Loss 3",
     # quoted numbers after quoted keys (PaddleDetection), beside quoted words and unquoted keys
     "iter: 360, lr: 0.005, 'loss_xy': 'nan', 'loss': '12.5', \"acc\": \"-.5\", 'name': 'net', loss: '3', 'lr': '", "'loss': 'inf",
+    "{'precision': '16-mixed', 'time': '2024-03-01 10:00:00', 'epoch': '3/10', 'mode': 'nan-safe', 'x': '5\x00'}",
+    "{'loss': 'nn.CrossEntropyLoss(0.1)', 'lr': 'inverse_sqrt(5e-4)', 'acc': '0.5%', \"loss\": \"0.25\"}",
 ]
 
 

@@ -1253,7 +1253,8 @@ def _flat_loss(run: Run) -> list[Finding]:
         chance = None           # a uniform guess over many classes scores ~1/K, not the accuracy printed beside it
     exact = bool(np.all(v == v[0]))
     epochs = _epochs_spanned(run, s)
-    still = epochs >= STILL_EPOCHS and spread <= STILL_REL * level
+    # (a loss lower at every report than at the one before converges, however little it moves: not still)
+    still = epochs >= STILL_EPOCHS and spread <= STILL_REL * level and not bool(np.all(np.diff(v) < 0))
     if not (chance or exact or still):
         return []               # a low loss that settled (0.05, 0.051, 0.05) converged; it is not stuck
     ev = [point(s, 0, f"first {s.name} at this level" if tail else f"first {s.name}"),

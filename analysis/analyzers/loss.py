@@ -12,6 +12,7 @@ at the end, while training loss still falls.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from analysis.analyzers.common import (
     from_start,
     index_at_or_before,
     last_attempt,
+    pasted_texts,
     point,
     reward_rose,
     thirds,
@@ -54,7 +56,8 @@ WINDOW_CHANCE = 0.3
 # least this many times the 99th percentile of the other points' (small batches' heavy tail is a
 # continuum that reaches as high as its "spikes")
 STAND_APART = 2.0
-END_JUMP, END_ABOVE = 100.0, 10.0   # a last report 100x the median before it and 10x the highest: blown up at the end
+END_JUMP, END_ABOVE = 100.0, 10.0   # a last report 100x the median before it and 10x the highest: a jump at the end
+SKELETON_BYTES = 1 << 20    # pastes read again for the words of their last report's line
 THROWN = 2.0                # a median from the first spike on this many times the median before: no recovery
 THROWN_UNDONE = 0.25        # ...and above it by this share of the progress made before the spike
 CHANCE_LR_READING = 0.45    # an LR outside its range beside a loss at chance: a real rival to the data bug
@@ -335,22 +338,26 @@ def _halve_lr_fix(run: Run, step: float) -> str:
 
 def _blew_up_at_end(run: Run, s) -> Finding | None:
     """A loss whose last report (repeated, where a logger printed each line twice) is END_JUMP times the median
-    of the reports before it and END_ABOVE times the highest of them: the paste ends where the loss blew up, with
-    no report after it to come back (TF1's object detection at 0.15-0.54, then 3417.76 at its last step)."""
+    of the reports before it, END_ABOVE times the highest of them and above where the paste started, on a line
+    printed as the reports before it were (the same words: an epoch's sum or a run's total is another line):
+    the paste ends at a jump, with no report after it to show whether the loss came back (TF1's object
+    detection at 0.15-0.54, then 3417.76 at its last step)."""
     v = s.values
     last = len(v) - 1
     while last > 0 and v[last - 1] == v[-1] and s.steps[last - 1] == s.steps[-1]:
         last -= 1           # the same report printed twice
     before = v[:last][np.isfinite(v[:last])]
-    if len(before) < 3 or not np.isfinite(v[-1]):
+    if len(before) < 3 or not np.isfinite(v[-1]) or s.lines is None:
         return None
-    level, top = float(np.median(before)), float(before.max())
-    if level <= 0 or v[-1] < END_JUMP * level or v[-1] < END_ABOVE * top:
+    level, top, start = float(np.median(before)), float(before.max()), float(np.median(before[:3]))
+    if level <= 0 or v[-1] < END_JUMP * level or v[-1] < END_ABOVE * top or v[-1] <= start:
+        return None
+    if not _same_skeleton(run, s, last):
         return None
     return Finding(code="lr_too_high",
                    issue=f"Loss jumped to {fmt(float(v[-1]))} at {s.step_kind} {fmt_step(s.steps[-1])}, its last "
-                         "report, "
-                         f"{v[-1] / level:,.0f}x its median of {fmt(level)} before: the paste ends where it blew up",
+                         f"report, {v[-1] / level:,.0f}x its median of {fmt(level)} before: the paste ends at the "
+                         "jump, so whether it came back is not shown",
                    severity="high", confidence=0.55,
                    evidence=[point(s, last, "the jump"),
                              Evidence(f"median loss {fmt(level)} and at most {fmt(top)} over the {len(before)} reports "
@@ -358,6 +365,22 @@ def _blew_up_at_end(run: Run, s) -> Finding | None:
                    fix=_halve_lr_fix(run, float(s.steps[-1])),
                    expected_impact="the loss holds its level past the step where it jumped",
                    analyzer=NAME, onset_step=float(s.steps[-1]), quick_fix="Reduce LR by 50%")
+
+
+_NUMBERS = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf", re.I)
+
+
+def _same_skeleton(run: Run, s, i: int) -> bool:
+    """Whether report `i` of `s` is printed on a line whose words (its numbers taken out) are those of the report
+    before it: the same print statement, not a summary line after the loop."""
+    if i < 1 or s.lines is None or s.artifact is None:
+        return False
+    for _, text in pasted_texts(run, ("log",), SKELETON_BYTES, only=s.artifact):
+        lines = text.split("\n")
+        a, b = int(s.lines[i - 1]) - 1, int(s.lines[i]) - 1
+        if 0 <= a < len(lines) and 0 <= b < len(lines):
+            return _NUMBERS.sub("#", lines[a].strip()) == _NUMBERS.sub("#", lines[b].strip())
+    return False
 
 
 def _thrown_off(run: Run, s, sp: list[int]) -> Finding | None:

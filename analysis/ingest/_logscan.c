@@ -13,7 +13,7 @@
    followed by `=`, `:` (or a full-width one), `|`, spaces or a comma right after it (`loss_rpn_cls,0.77`), an optional
    `[` (`Epoch [1][50/500]`; or a counter bracketed right after the name, `Epoch[3]`, `Epoch(3)`), an
    optional wrapper (`tensor(`, `np.float64(`), and a number (units such as `ms` or `%` end it), nan, inf or
-   infinity. An epoch's number may be followed by its batch counter (`Epoch [3][200/500]`), read as the step.
+   infinity; after a quoted key, a number quoted alone (`'loss': '0.52'`). An epoch's number may be followed by its batch counter (`Epoch [3][200/500]`), read as the step.
    The first value of each family per line wins. A lone word that opens
    a section (`| valid | loss 9.4`, `Epoch(val)`, `Test: [10/100]`) has the keys after it looked
    up as `val|loss`. Keras' `val_loss improved from 0.5 to 0.4` reads the second number. A line of three or
@@ -563,14 +563,16 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
         if (listed) {                    /* `Epoch [1][50/500]`, `Iter [50/40000]`, `'loss': [0.7, 0.5]`, `Epoch(3)` */
             j++;
             while (j < n && is_blank((unsigned char)s[j])) j++;
-        } else if (quoted && sep == ':' && j + 1 < n && (s[j] == '\'' || s[j] == '"') &&
-                   strchr("0123456789+-.nNiI", s[j + 1])) {
-            j++;                         /* a quoted key's quoted number, as PaddleDetection prints: `'loss': '0.52'` */
         }
+        /* a quoted key's quoted number, as PaddleDetection prints it (`'loss': '0.52'`, `'loss': 'nan'`): the
+           value, where the quote closes right after it (not `'16-mixed'`, `'2024-03-01'`, `'nan-safe'`) */
+        char vq = !listed && quoted && sep == ':' && j + 1 < n && (s[j] == '\'' || s[j] == '"') ? s[j] : 0;
+        if (vq) j++;
         double v;
         Py_ssize_t end;
         int found = parse_number(s, j, n, &v, &end);
-        if (!found && j < n && is_start((unsigned char)s[j])) {   /* a wrapper: `tensor(0.5`, `np.float64(0.5)` */
+        if (vq && found && !(end < n && s[end] == vq)) found = 0;
+        if (!found && !vq && j < n && is_start((unsigned char)s[j])) {   /* a wrapper: `tensor(0.5`, `np.float64(0.5)` */
             Py_ssize_t k = j;
             while (k < n && (is_keych((unsigned char)s[k]) && s[k] != '/' && s[k] != '-')) k++;
             if (k < n && s[k] == '(') {

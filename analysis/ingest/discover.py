@@ -54,9 +54,11 @@ _LOG_WORDS = re.compile(rb"Traceback|Error|Exception|Warning|NCCL|Killed|"
                         rb"^(?=[^\n]*(?:\de\+?(?:[1-9]\d|\d{3})|(?<![\d.])\d{11,}\.\d))"
                         rb"[ \t]*(?:[-+]?[\d.]+(?:e[-+]?\d+)?[ \t]+)+"
                         rb"[-+]?(?:nan|inf)[ \t]*$|"
-                        # ...nor a number printed alone and then NaN alone on the next line (`print(cost)` in a loop:
-                        # `0.69314718056`, `nan`)...
-                        rb"^[ \t]*[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?[ \t]*\r?\n[ \t]*[-+]?(?:nan|inf)[ \t]*$|"
+                        # ...nor a number printed alone, then NaN alone on every line to the end of the head
+                        # (`print(cost)` in a loop: `0.69314718056`, `nan`, `nan`; a prediction file's NaN has numbers
+                        # after it)...
+                        rb"^[ \t]*[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?[ \t]*\r?\n"
+                        rb"(?:[ \t]*[-+]?(?:nan|inf)[ \t]*(?:\r?\n|\Z))+\Z|"
                         # ...nor SentencePiece's unknown piece (U+2047 in UTF-8) twice on a line, a tokenizer
                         # the text outgrew...
                         rb"\xe2\x81\x87[^\n]{0,200}?\xe2\x81\x87|"

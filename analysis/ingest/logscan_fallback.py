@@ -364,10 +364,14 @@ class Scanner:
                 j += 1
                 while j < n and s[j] in _BLANK:
                     j += 1
-            elif quoted and sep == 58 and j + 1 < n and s[j] in b"'\"" and s[j + 1] in b"0123456789+-.nNiI":
-                j += 1          # a quoted key's quoted number, as PaddleDetection prints: `'loss': '0.52'`
+            # a quoted key's quoted number (`'loss': '0.52'`, PaddleDetection), where the quote closes right after it
+            vq = s[j] if not listed and quoted and sep == 58 and j + 1 < n and s[j] in b"'\"" else 0
+            if vq:
+                j += 1
             num = parse_number(s, j)
-            if num is None and j < n and s[j] in _START:     # a wrapper: `tensor(0.5`, `np.float64(0.5)`
+            if vq and num is not None and not (num[1] < n and s[num[1]] == vq):
+                num = None
+            if num is None and not vq and j < n and s[j] in _START:     # a wrapper: `tensor(0.5`, `np.float64(0.5)`
                 callee = _CALLEE.match(s, j)
                 assert callee is not None       # the pattern matches the empty string
                 k = callee.end()
