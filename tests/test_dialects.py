@@ -471,7 +471,12 @@ DIALECTS = [
         "{'loss': 0.0006, 'learning_rate': 0.0003, 'epoch': 160.0}",
         "{'train_runtime': 187.6818, 'train_samples_per_second': 10.656, 'train_steps_per_second': 1.066, "
         "'train_loss': 0.18313224196434022, 'epoch': 160.0}",
+        # (wandb's end-of-run block is the same: `wandb:   train_loss 0.1832`)
+        "wandb: Run summary:", "wandb:           train_loss 0.1832",
     ]), {"train_loss": [0.0008, 0.0006]}),
+    ("...but a NaN mean still says a loss went NaN", "\n".join([
+        "{'train_runtime': 187.6818, 'train_samples_per_second': 10.656, 'train_loss': nan, 'epoch': 3.0}",
+    ]), {"train_loss": [np.nan]}),
 ]
 
 

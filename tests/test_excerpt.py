@@ -1601,8 +1601,14 @@ def test_round_two_pastes_of_session_47(tmp_path):
     tail = "".join(f"Epoch {i}/50\n404/404 [======] - 1s - loss: {12.3571 - 0.003 * (i - 41):.4f} - mae: "
                    f"{2.61 - 0.001 * (i - 41):.4f}\n" for i in range(41, 51))
     assert "no_parameter_updates" not in [c.code for c in top("converged", {"train.log": tail})]
+    # ...nor where two epochs print the same 4 decimals
+    tied = tail.replace(f"{12.3571 - 0.003 * 3:.4f}", f"{12.3571 - 0.003 * 2:.4f}")
+    assert "no_parameter_updates" not in [c.code for c in top("tied", {"train.log": tied})]
     # (review) a prediction file with a NaN among its numbers stays a model's outputs
     assert not any(c.severity == "critical" for c in top("preds", {"predictions.txt": "0.5321\nnan\n0.6112\n0.4987\n"}))
+    # ...and a long console of them is read whole lines at a time (4 KB cut mid-line)
+    assert top("long", {"output_log.txt": "0.1234\n" + "nan\n" * 3000})[0].code in (
+        "numerical_instability", "lr_too_high")
     # docs.fast.ai: a training loss 38 -> 839 beside a validation loss above it is a divergence, no fitted gap
     causes = top("fastai", {"train.log": "| epoch | train_loss | valid_loss | time |\n|---|---|---|---|\n"
                                          "| 0 | 38.214138 | 25.269005 | 00:00 |\n"

@@ -235,3 +235,10 @@ def test_a_loss_that_ends_at_its_blow_up_is_no_recovered_spike(tmp_path):
                                                            for i in range(20)) + tail)
         d, _ = diagnose(tmp_path / name)
         assert not any("its last report" in c.issue for c in d.root_causes), name
+
+    # (review) the same jump on a tqdm line redrawn with \r, or under padding that shrinks as the number grows
+    (tmp_path / "padded").mkdir()
+    (tmp_path / "padded" / "train.log").write_text("".join(f"epoch {e:4d} | train loss {v:10.4f}\n" for e, v in
+                                                         enumerate(losses + [3417.7632])))
+    d, _ = diagnose(tmp_path / "padded")
+    assert "its last report" in d.root_causes[0].issue

@@ -112,6 +112,7 @@ FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is
 CHANCE_ACC = 1.5            # ...beside an accuracy no higher than 1.5x chance (1/K): a char-RNN at ln(4), 58%, learned
 TAIL_AT_CHANCE = 5          # a short loss that fell to ln(K) and stayed within FLAT_REL of it this many reports
 STILL_EPOCHS, STILL_REL = 5, 0.002   # ...and within 0.2% over 5 whole epochs or more, it is not being trained
+FALLING_SHARE = 0.75        # ...unless lower than the report before at 3 in 4 reports (and never higher): converging
 ZERO_MAP_EPOCH = 5         # mAP 0 at two evaluations or more, the last from epoch 5 on: it matches nothing
 LOW_MIOU = 0.05             # a segmentation's mIoU at 5% or below at every evaluation overlaps nothing learned
 START_EPOCH = 0.05          # a fractional epoch this far in may still be the run's first steps
@@ -496,7 +497,11 @@ def _at_the_start(run: Run, s: Series, i: int) -> bool:
     epoch = run.metrics.get("epoch")
     if epoch is None or not len(epoch):
         return True
-    j = int(np.searchsorted(epoch.steps, s.steps[i], side="right")) - 1
+    if epoch.lines is not None and s.lines is not None and epoch.artifact == s.artifact:
+        above = np.flatnonzero(epoch.lines <= s.lines[i])          # on its line, or the last one above it
+        j = int(above[np.argmax(epoch.lines[above])]) if len(above) else -1
+    else:
+        j = int(np.searchsorted(epoch.steps, s.steps[i], side="right")) - 1
     if j < 0 or not np.isfinite(epoch.values[j]):
         return True
     e = float(epoch.values[j])
@@ -1253,8 +1258,11 @@ def _flat_loss(run: Run) -> list[Finding]:
         chance = None           # a uniform guess over many classes scores ~1/K, not the accuracy printed beside it
     exact = bool(np.all(v == v[0]))
     epochs = _epochs_spanned(run, s)
-    # (a loss lower at every report than at the one before converges, however little it moves: not still)
-    still = epochs >= STILL_EPOCHS and spread <= STILL_REL * level and not bool(np.all(np.diff(v) < 0))
+    # (a loss never higher than at the report before, and lower at FALLING_SHARE of them, converges, however little
+    # it moves, a tie of the printed digits aside: not still)
+    d = np.diff(v)
+    still = epochs >= STILL_EPOCHS and spread <= STILL_REL * level and not (
+        bool(np.all(d <= 0)) and float(np.mean(d < 0)) >= FALLING_SHARE)
     if not (chance or exact or still):
         return []               # a low loss that settled (0.05, 0.051, 0.05) converged; it is not stuck
     ev = [point(s, 0, f"first {s.name} at this level" if tail else f"first {s.name}"),

@@ -367,20 +367,26 @@ def _blew_up_at_end(run: Run, s) -> Finding | None:
                    analyzer=NAME, onset_step=float(s.steps[-1]), quick_fix="Reduce LR by 50%")
 
 
-_NUMBERS = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf", re.I)
+_NUMBERS = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+_WORDS = re.compile(r"[A-Za-z_]+")
 
 
 def _same_skeleton(run: Run, s, i: int) -> bool:
-    """Whether report `i` of `s` is printed on a line whose words (its numbers taken out) are those of the report
-    before it: the same print statement, not a summary line after the loop."""
-    if i < 1 or s.lines is None or s.artifact is None:
-        return False
-    for _, text in pasted_texts(run, ("log",), SKELETON_BYTES, only=s.artifact):
+    """Whether report `i` of `s` is printed on a line with the words (numbers, padding and bars aside; a progress
+    bar's last state) of the report before it: the same print statement, not a summary line after the loop. True
+    where the lines are not read again (a metrics file, a log over SKELETON_BYTES): nothing says otherwise."""
+    if i < 1 or s.lines is None:
+        return True
+    for a, text in pasted_texts(run, ("log",), SKELETON_BYTES, only=s.artifact):
         lines = text.split("\n")
-        a, b = int(s.lines[i - 1]) - 1, int(s.lines[i]) - 1
-        if 0 <= a < len(lines) and 0 <= b < len(lines):
-            return _NUMBERS.sub("#", lines[a].strip()) == _NUMBERS.sub("#", lines[b].strip())
-    return False
+        a_, b_ = int(s.lines[i - 1]) - 1, int(s.lines[i]) - 1
+        if 0 <= a_ < len(lines) and 0 <= b_ < len(lines):
+            return _words(lines[a_]) == _words(lines[b_])
+    return True
+
+
+def _words(line: str) -> list[str]:
+    return _WORDS.findall(_NUMBERS.sub(" ", line.rstrip("\r").rsplit("\r", 1)[-1]))
 
 
 def _thrown_off(run: Run, s, sp: list[int]) -> Finding | None:

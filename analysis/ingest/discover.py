@@ -83,7 +83,10 @@ def _reads_like_a_log(path: Path) -> bool:
     from analysis.ingest.events import prefilter_literals
 
     with open(path, "rb") as f:
-        head = _ANSI.sub(b"", f.read(4096))
+        head = f.read(4096)
+        if f.read(1):
+            head = head[:head.rfind(b"\n") + 1] or head     # whole lines only: a line cut at 4 KB is not its own
+        head = _ANSI.sub(b"", head)
     if _LOG_WORDS.search(head):
         return True
     # each line as its trainer printed it: a paste quoted in markdown, or one a launcher prefixed (`[rank0]:`),

@@ -166,15 +166,17 @@ def _metric_name(key: str) -> str | None:
     return name if name in known_names() or name.startswith(("grad_norm/", "weight_norm/", PART_PREFIX)) else None
 
 
-# Hugging Face Trainer's end-of-training dict (`{'train_runtime': 187.7, ..., 'train_loss': 0.183, 'epoch': 160.0}`):
-# its train_loss is the whole run's mean, no report of the loss (a run's tail at 6e-4 read as blown up to 0.18).
-# The scanner flags its lines as it flags a failure's literal, so finding them costs no pass of its own.
-RUN_SUMMARY = b"train_runtime"
+# Hugging Face Trainer's end-of-training dict (`{'train_runtime': 187.7, ..., 'train_loss': 0.183, 'epoch': 160.0}`)
+# and wandb's end-of-run block (`wandb:   train_loss 0.1832`): the whole run's mean or last value, no report of the
+# loss (a run's tail at 6e-4 read as blown up to 0.18). Their finite values are dropped where the loss was reported
+# on other lines (a NaN mean still says a loss went NaN; a summary pasted alone is all there is). The scanner flags
+# their lines as it flags a failure's literal, so finding them costs no pass of its own.
+RUN_SUMMARY = (b"train_runtime", b"wandb:")
 
 
 @lru_cache(maxsize=1)
 def _literals() -> tuple[bytes, ...]:
-    return tuple(lit.encode() for lit in prefilter_literals()) + (RUN_SUMMARY,)
+    return tuple(lit.encode() for lit in prefilter_literals()) + RUN_SUMMARY
 
 
 @lru_cache(maxsize=1)
@@ -325,12 +327,12 @@ def _costs_as_losses(columns: list, families: _Families, buf: memoryview) -> lis
 
 
 def _without_run_summary(columns: list, families: _Families, buf: memoryview, hits: np.ndarray) -> list:
-    """The columns without the training loss of a Trainer's end-of-training summary line (RUN_SUMMARY)."""
+    """The columns without the finite training loss of a run's summary lines (RUN_SUMMARY)."""
     chunk, limit = cast(bytes, buf.obj), len(buf)
     summary = []
     for idx, offset in hits.reshape(-1, 2).tolist():
         end = chunk.find(b"\n", offset, limit)
-        if chunk.find(RUN_SUMMARY, offset, end if end >= 0 else limit) >= 0:
+        if any(chunk.find(lit, offset, end if end >= 0 else limit) >= 0 for lit in RUN_SUMMARY):
             summary.append(idx)
     if not summary:
         return columns
@@ -338,7 +340,9 @@ def _without_run_summary(columns: list, families: _Families, buf: memoryview, hi
     out = []
     for fam, rows, lines, steps, values in columns:
         if fam == loss:
-            keep = ~np.isin(np.frombuffer(lines, np.int32), summary)
+            at = np.isin(np.frombuffer(lines, np.int32), summary)
+            # (where the loss was reported on other lines; a paste of the summary alone keeps its one value)
+            keep = ~at | ~np.isfinite(np.frombuffer(values, np.float64)) if not at.all() else np.ones(len(at), bool)
             rows, lines, steps, values = (np.frombuffer(b, t)[keep].tobytes() for b, t in (
                 (rows, np.int32), (lines, np.int32), (steps, np.float64), (values, np.float64)))
         out.append((fam, rows, lines, steps, values))
