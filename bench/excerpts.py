@@ -277,6 +277,8 @@ def _rising(text: str) -> bool:
     """A loss read by this probe's own pattern that grows: 3+ values, up at 3 in 4, 20% above the start."""
     v = []
     for ln in text.splitlines():
+        if "train_runtime" in ln:
+            continue        # a Trainer's end-of-training summary: its train_loss is the run's mean, no report
         m = LOSS_NUM.search(ln)
         if m:
             try:
