@@ -377,11 +377,11 @@ def _same_skeleton(run: Run, s, i: int) -> bool:
     where the lines are not read again (a metrics file, a log over SKELETON_BYTES): nothing says otherwise."""
     if i < 1 or s.lines is None:
         return True
-    for a, text in pasted_texts(run, ("log",), SKELETON_BYTES, only=s.artifact):
+    for _, text in pasted_texts(run, ("log",), SKELETON_BYTES, only=s.artifact):
         lines = text.split("\n")
-        a_, b_ = int(s.lines[i - 1]) - 1, int(s.lines[i]) - 1
-        if 0 <= a_ < len(lines) and 0 <= b_ < len(lines):
-            return _words(lines[a_]) == _words(lines[b_])
+        before, at = int(s.lines[i - 1]) - 1, int(s.lines[i]) - 1
+        if 0 <= before < len(lines) and 0 <= at < len(lines):
+            return _words(lines[before]) == _words(lines[at])
     return True
 
 
