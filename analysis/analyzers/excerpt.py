@@ -32,8 +32,7 @@ Thresholds (named below):
 - HEALTHY_READ = 0.5 (HEALTHY_FALLING = 0.6 with a falling loss): a short paste read with no fault,
 - TAIL_AT_CHANCE = 5: a loss that fell to within FLAT_REL of ln(K) (K <= 10) and stayed there this many reports,
   where no accuracy beside it sits above CHANCE_ACC times 1/K, reads as the flat loss at chance does,
-- a column printed with no name that blew up (bare_rows' EXPLODE_FACTOR, EXPLODE_SHARE, to HUGE) is an LR
-  too high.
+- a column printed with no name that blew up (bare_rows' `explodes`) is an LR too high.
 A loss frozen to the last digit above its best, and an accuracy at chance for the class count its own
 report gives (top-k accuracies, a loss at ln(K)), are read by `not_learning.py`.
 """
@@ -65,13 +64,11 @@ from analysis.analyzers.not_learning import chance_accuracy, frozen_loss
 from analysis.analyzers.one_class import predicts_one_class
 from analysis.analyzers.same_output import same_output
 from analysis.ingest.bare_rows import (
-    EXPLODE_FACTOR,
-    EXPLODE_SHARE,
-    HUGE,
     PRINTED_NAN,
     PRINTED_ROW,
     PRINTED_VALUE,
     UNNAMED,
+    explodes,
     masked_row,
 )
 from analysis.ingest.dressing import undress
@@ -552,21 +549,14 @@ def _unnamed(run: Run) -> list[Series]:
 
 
 def _blown_up_unnamed(run: Run) -> list[Finding]:
-    """A column printed with no name that blew up (bare_rows' `_explodes`: EXPLODE_FACTOR-fold, growing at
-    EXPLODE_SHARE of its rows, to HUGE or past) and stayed finite: whatever a training loop prints each step (its
-    loss, a weight) grows geometrically only where the updates overshoot. Where a column turned NaN, the NaN
-    readings speak instead; a column that starts at 0 (a bias) is left for the others beside it."""
+    """A column printed with no name that blew up (bare_rows' `explodes`: a million-fold, growing at 3 rows in 4,
+    to 1e10 or past) and stayed finite: whatever a training loop prints each step (its loss, a weight) grows
+    geometrically only where the updates overshoot. Where a column turned NaN, the NaN readings speak instead; a
+    column that starts at 0 (a bias) is left for the others beside it."""
     cols = _unnamed(run)
     if any(not np.isfinite(c.values).all() for c in cols):
         return []
-    blown = []
-    for c in cols:
-        a = np.abs(c.values)
-        if len(a) < STUCK_POINTS or a[0] <= 0 or a[-1] < HUGE or (np.diff(a) > 0).mean() < EXPLODE_SHARE:
-            continue
-        orders = math.log10(a[-1]) - math.log10(a[0])
-        if orders >= math.log10(EXPLODE_FACTOR):
-            blown.append((orders, c))
+    blown = [(math.log10(abs(c.values[-1])) - math.log10(abs(c.values[0])), c) for c in cols if explodes(c.values)]
     if not blown:
         return []
     orders, s = max(blown, key=lambda b: b[0])

@@ -208,7 +208,7 @@ def _turns(col: np.ndarray, tail: int = PLACED_TAIL) -> bool:
     return len(col) - k >= min(tail, len(col)) and not finite[k:].any()
 
 
-def _explodes(col: np.ndarray) -> bool:
+def explodes(col: np.ndarray) -> bool:
     """Whether a column read by place blew up: finite, its size growing at EXPLODE_SHARE of its rows or more,
     from its first row to EXPLODE_FACTOR times that or more, ending at HUGE or past it (`1.3e9`, `1.8e11`, ...
     `2.9e28`: a loss or a weight printed each step under updates that overshoot)."""
@@ -337,7 +337,7 @@ def bare_tables(path: Path, series: list[Series], whole: bool = False) -> tuple[
             at = np.flatnonzero(run_of == np.bincount(run_of).argmax())
             # (beside a value at HUGE, one non-finite row at the end is enough: the run had diverged before it)
             tail = 1 if float(np.abs(cells[at][np.isfinite(cells[at])]).max(initial=0.0)) >= HUGE else PLACED_TAIL
-            if len(at) >= TABLE_ROWS and any(_turns(cells[at, j], tail) or _explodes(cells[at, j])
+            if len(at) >= TABLE_ROWS and any(_turns(cells[at, j], tail) or explodes(cells[at, j])
                                              for j in range(width)):
                 tables.append(BareTable([f"{UNNAMED}{j + 1}{tag}" for j in range(width)], lines[at], cells[at], True,
                                         placed=True))
