@@ -1635,3 +1635,35 @@ def test_round_two_pastes_of_session_47(tmp_path):
     causes = top("midway", {"train.log": "".join(f"{{'loss': {v}, 'grad_norm': nan, 'learning_rate': 9.77e-06, "
                                                  f"'epoch': 0.53}}\n" for v in (0.2051, 0.0, 0.0))})
     assert not any("nothing was learned yet" in e.text for c in causes for e in c.evidence)
+
+
+def test_an_auc_of_exactly_half_at_every_round_is_one_score_for_every_example(tmp_path):
+    # dmlc/xgboost #64 ("dont actually learn ... constant prediction"): the higgs demo's train-auc at 0.500000 every
+    # round; no AUC was read at all, and the paste answered "nothing shows a fault"
+    lines = "".join(f"[{i}]\ttrain-auc:0.500000\ttrain-ams@0.15:0.620265\n" for i in range(13))
+    d = _top(tmp_path, "loading data end, start to boost trees\n" + lines)
+    top = d.root_causes[0]
+    assert top.code == "data_pipeline_bug" and "auc is 0.5 at every one of 13 reports" in top.issue
+    assert {"mode_collapse", "lr_too_high"} <= set(_read(d))
+    # RecBole's end-of-run dict (a tune case's dialect): validation and test AUC both 0.5
+    d = _top(tmp_path, "{'best_valid_result': OrderedDict([('auc', 0.5), ('logloss', 15.5394)]),\n"
+                       " 'test_result': OrderedDict([('auc', 0.5), ('logloss', 15.5843)])}\n")
+    assert d.root_causes[0].code == "data_pipeline_bug" and "0.5 at every one of 2" in d.root_causes[0].issue
+    # dmlc/xgboost #5993: 0.5 over the first two rounds, then the AUC moves: trees that began to split
+    d = _top(tmp_path, "[1]\tvalidation_0-auc:0.5\tvalidation_0-logloss:0.960257\tvalidation_1-auc:0.5\n"
+                       "[2]\tvalidation_0-auc:0.5\tvalidation_0-logloss:0.890832\tvalidation_1-auc:0.5\n"
+                       "[3]\tvalidation_0-auc:0.489583\tvalidation_0-logloss:0.862967\tvalidation_1-auc:0.663866\n"
+                       "[6]\tvalidation_0-auc:0.592882\tvalidation_0-logloss:0.763457\tvalidation_1-auc:0.655462\n")
+    assert not any("AUC" in c.issue for c in d.root_causes)
+
+
+def test_an_auc_of_1_from_the_first_round_is_too_good_to_be_true(tmp_path):
+    # LightGBM #127 (a Kaggle set, "I keep getting test auc of 1"; the reply: "something is wrong with your code")
+    head = ("[LightGBM] [Info] Number of data: 6245039, number of used features: 73\n"
+            "[LightGBM] [Info] Start training from score -0.001081\n")
+    d = _top(tmp_path, head + "[1]:\ttest's auc:1 \n[2]:\ttest's auc:1 \n")
+    top = d.root_causes[0]
+    assert top.code == "data_pipeline_bug" and top.issue.startswith("Too good to be true: auc is 1")
+    # the same AUC from round 57 on is a model that got there: no leak read
+    d = _top(tmp_path, head + "[57]:\ttest's auc:1 \n[58]:\ttest's auc:1 \n")
+    assert not any(c.issue.startswith("Too good") for c in d.root_causes)

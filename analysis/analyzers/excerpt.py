@@ -93,6 +93,7 @@ FELL_ABOVE_FIRST = 1.5    # ...no report above 1.5x the first (a blow-up the los
 FELL_FIRST_BLOWN = 10.0   # ...and the first report not 10x the median (the rate's blow-up, logged first)
 STUCK_POINTS = 3
 CHANCE_CLASSES, CHANCE_BAND = 10, 0.01   # an accuracy within 1 point of 1/K (K <= 10) at every report guesses
+AUC_TIE, AUC_REPORTS = 5e-4, 2   # an AUC of 0.5 (or 1) to its printed digits at 2+ reports: scored alike (or leaked)
 RISE_POINTS = 4
 RISE_SHARE = 0.75
 RISE_MIN = 0.10
@@ -1183,6 +1184,51 @@ def _stuck_accuracy(run: Run) -> list[Finding]:
     return _guessing(*at_chance) if at_chance else []
 
 
+def _auc_pinned(run: Run) -> list[Finding]:
+    """An AUC at exactly 0.5 or 1 at every report. A model that ranks at random lands near 0.5, never on it to
+    the printed digits: exactly 0.5 is every example given the same score (ties count half), one constant
+    output, as a stuck accuracy says. 1 from the first report (a boosting library's first tree, a network's
+    first evaluation) ranks every example right before anything was learned: the answer is in the inputs."""
+    if _first_nonfinite(run) is not None or _stuck_accuracy(run):
+        return []
+    aucs = [s for name in ("auc", "val_auc", "test_auc")
+            if (s := run.metrics.get(name)) is not None and len(s) and np.isfinite(s.values).all()]
+    n = sum(len(s) for s in aucs)
+    if n < AUC_REPORTS:
+        return []
+    ev = [point(s, i, s.name) for s in aucs for i in sorted({0, len(s) - 1})]
+    names = f"{' and '.join(s.name for s in aucs)} {'is' if len(aucs) == 1 else 'are'}"
+    if all(np.all(np.abs(s.values - 0.5) <= AUC_TIE) for s in aucs):
+        return _guessing(f"{names} 0.5 at every one of {n} reports, the AUC of one score for every example", ev)
+    if all(np.all(s.values >= 1 - AUC_TIE) and _first_round(run, s) for s in aucs):
+        return [Finding(code="data_pipeline_bug",
+                        issue=f"Too good to be true: {names} 1 at every one of {n} reports from the first: every "
+                              "example ranked right before anything was learned",
+                        severity="high", confidence=0.6, evidence=ev,
+                        fix="Look for a leak, the answer in the inputs: the label (or a column computed from it, an "
+                            "id sorted by it) left in the features, evaluation rows also in training",
+                        expected_impact="a realistic AUC that climbs over the first rounds",
+                        analyzer=NAME, quick_fix="Check for a label leak")]
+    return []
+
+
+_FIRST_ROUND = re.compile(r"\s*\[[01]\]")     # a boosting library's first rounds: `[0]\ttrain-auc:`, `[1]:\ttest's`
+
+
+def _first_round(run: Run, s: Series) -> bool:
+    """Whether `s`'s first report is the run's first: at step 0 or 1, or, with no step read, on a boosting
+    library's line for round 0 or 1 (a paste from mid-run that starts at a good model is no leak)."""
+    if s.step_kind != "index":
+        return bool(s.steps[0] <= 1)
+    if s.lines is None:
+        return False
+    n = int(s.lines[0])
+    for _, text in pasted_texts(run, ("log",), MATRIX_MAX_BYTES, only=s.artifact):
+        lines = text.split("\n")
+        return 0 < n <= len(lines) and _FIRST_ROUND.match(lines[n - 1]) is not None
+    return False
+
+
 def _guessing(said: str, ev: list[Evidence]) -> list[Finding]:
     """The readings of an accuracy that says the model answers the same (or guesses) whatever the input."""
     return [Finding(code="data_pipeline_bug",
@@ -1764,9 +1810,9 @@ def _every_step_skipped(run: Run) -> list[Finding]:
 
 def analyze(run: Run) -> list[Finding]:
     readings = (_gap, _zero_map, _one_task_zero, _low_miou, _dice_above_one, _absurd_lr, _nan_loss, _rising_loss,
-                _stuck_accuracy, _flat_loss, _frozen_loss, _too_good, _one_column, _growing_gradients, _short_spike,
-                _zero_loss, _no_labels, _no_episode_ended, _unscored_part, _masked_row, _every_step_skipped,
-                _blown_up_unnamed, same_output)
+                _stuck_accuracy, _auc_pinned, _flat_loss, _frozen_loss, _too_good, _one_column, _growing_gradients,
+                _short_spike, _zero_loss, _no_labels, _no_episode_ended, _unscored_part, _masked_row,
+                _every_step_skipped, _blown_up_unnamed, same_output)
     found = [f for reading in readings for f in reading(run)]
     # notes (low severity: a masked row, an LR the falling loss copes with) leave the lines healthy
     return found if any(f.severity not in NOTES for f in found) else found + _no_fault_read(run)
