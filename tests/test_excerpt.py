@@ -1667,3 +1667,63 @@ def test_an_auc_of_1_from_the_first_round_is_too_good_to_be_true(tmp_path):
     # the same AUC from round 57 on is a model that got there: no leak read
     d = _top(tmp_path, head + "[57]:\ttest's auc:1 \n[58]:\ttest's auc:1 \n")
     assert not any(c.issue.startswith("Too good") for c in d.root_causes)
+
+
+_BERTGCN = """\
+Epoch: 1  Train acc: 0.5904 loss: 0.6174  Val acc: 0.5828 loss: 0.6347  Test acc: 0.5469 loss: 0.7232
+New checkpoint
+Epoch: 2  Train acc: 0.5018 loss: 0.7964  Val acc: 0.5045 loss: 0.7927  Test acc: 0.5044 loss: 0.7967
+Epoch: 3  Train acc: 0.6035 loss: 0.6463  Val acc: 0.5923 loss: 0.6950  Test acc: 0.6178 loss: 0.7489
+New checkpoint
+Epoch: 4  Train acc: 0.5031 loss: 0.7293  Val acc: 0.4991 loss: 0.7661  Test acc: 0.5031 loss: 0.8364
+Epoch: 5  Train acc: 0.5006 loss: 0.7919  Val acc: 0.4973 loss: 0.8167  Test acc: 0.5010 loss: 0.8850
+Epoch: 6  Train acc: 0.5021 loss: 0.6507  Val acc: 0.4991 loss: 0.6769  Test acc: 0.5029 loss: 0.6873
+Epoch: 7  Train acc: 0.5299 loss: 0.6656  Val acc: 0.5272 loss: 0.6932  Test acc: 0.5445 loss: 0.6999
+Epoch: 8  Train acc: 0.5003 loss: 1.0031  Val acc: 0.4973 loss: 0.9910  Test acc: 0.5000 loss: 1.0739
+Epoch: 9  Train acc: 0.5003 loss: 0.6611  Val acc: 0.4973 loss: 0.7451  Test acc: 0.5000 loss: 0.7582
+Epoch: 10  Train acc: 0.5003 loss: 0.6498  Val acc: 0.4973 loss: 0.6794  Test acc: 0.5000 loss: 0.6771
+Epoch: 11  Train acc: 0.5003 loss: 0.8106  Val acc: 0.4973 loss: 1.0257  Test acc: 0.5000 loss: 1.1180
+Epoch: 12  Train acc: 0.5003 loss: 0.6220  Val acc: 0.4973 loss: 0.7097  Test acc: 0.5000 loss: 0.7125
+"""
+
+
+def test_an_accuracy_that_fell_and_froze_to_the_digit_is_a_collapse(tmp_path):
+    # ZeroRin/BertGCN #5 (a BERT+GCN fine-tune on the asker's data): accuracy near 0.6 in the first epochs, then
+    # train, val and test accuracy identical to four digits from epoch 8 on; it read no cause at all
+    d = _top(tmp_path, _BERTGCN)
+    top = d.root_causes[0]
+    assert top.code == "lr_too_high" and "val_acc fell from 0.5923 to 0.4973" in top.issue
+    assert "last 5 reports (train_acc too)" in top.issue and _read(d)[:3] == ["lr_too_high", "mode_collapse",
+                                                                             "data_pipeline_bug"]
+    # a running best printed each epoch sits at its own maximum: no collapse; nor a converged accuracy at its best
+    best = "".join(f"Epoch: {i}  loss: {1 / i:.4f}  test acc: {a:.4f}  best test acc: 0.9120\n"
+                   for i, a in enumerate([0.85, 0.9120, 0.90, 0.89, 0.905, 0.90, 0.91], 1))
+    assert not any("collapsed" in c.issue for c in _top(tmp_path, best).root_causes)
+    done = "".join(f"Epoch: {i}  Train acc: {a:.4f} loss: {0.5 / i:.4f}\n"
+                   for i, a in enumerate([0.80, 0.95, 0.97, 0.9812, 0.9812, 0.9812, 0.9812], 1))
+    assert not any("collapsed" in c.issue for c in _top(tmp_path, done).root_causes)
+
+
+def test_a_validation_loss_at_ln_k_beside_a_still_accuracy_is_a_uniform_guess(tmp_path):
+    # LingxiaoShawn/PairNorm #1 (Cora, 7 classes): the validation loss sits at ln(7) and its accuracy at 0.16 for
+    # twelve epochs while the training loss drifts down 7%; it read healthy at 0.99
+    text = "".join(f"Epoch {i}: train loss {t} train acc: {ta}, val loss: {v} val acc {va}.\n" for i, (t, ta, v, va) in
+                   enumerate([("2.023", "0.157", "1.963", "0.156"), ("2.050", "0.200", "1.962", "0.158"),
+                              ("2.033", "0.179", "1.960", "0.158"), ("1.983", "0.186", "1.958", "0.158"),
+                              ("1.957", "0.171", "1.958", "0.160"), ("1.958", "0.186", "1.957", "0.160"),
+                              ("1.943", "0.207", "1.957", "0.160"), ("1.936", "0.157", "1.956", "0.160"),
+                              ("1.931", "0.186", "1.955", "0.160"), ("1.908", "0.157", "1.954", "0.160"),
+                              ("1.926", "0.186", "1.953", "0.160"), ("1.884", "0.193", "1.952", "0.160")]))
+    d = _top(tmp_path, text)
+    top = d.root_causes[0]
+    assert top.code == "data_pipeline_bug" and "ln(7) = 1.946 at every one of 12 reports" in top.issue
+    assert d.status != "no_failure_found"
+    # the same validation loss beside a training accuracy that climbs: the held-out data, not the model
+    text = "".join(f"Epoch {i}: train loss {2.0 - 0.15 * i:.3f} train acc: {0.3 + 0.06 * i:.3f}, val loss: "
+                   f"{1.95 + 0.001 * (i % 3):.3f} val acc 0.143.\n" for i in range(10))
+    top = _top(tmp_path, text).root_causes[0]
+    assert top.code == "data_pipeline_bug" and "the held-out data is not what the model learned from" in top.issue
+    # a validation loss that falls through ln(2) as its accuracy climbs learns: no reading
+    text = "".join(f"Epoch {i}: train loss {0.70 - 0.02 * i:.3f} train acc: {0.5 + 0.03 * i:.3f}, val loss: "
+                   f"{0.697 - 0.001 * i:.3f} val acc {0.50 + 0.02 * i:.3f}.\n" for i in range(8))
+    assert not any("uniform guess" in c.issue for c in _top(tmp_path, text).root_causes)

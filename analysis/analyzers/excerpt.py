@@ -93,6 +93,8 @@ FELL_ABOVE_FIRST = 1.5    # ...no report above 1.5x the first (a blow-up the los
 FELL_FIRST_BLOWN = 10.0   # ...and the first report not 10x the median (the rate's blow-up, logged first)
 STUCK_POINTS = 3
 CHANCE_CLASSES, CHANCE_BAND = 10, 0.01   # an accuracy within 1 point of 1/K (K <= 10) at every report guesses
+COLLAPSE_TAIL, COLLAPSE_DROP = 4, 0.05   # an accuracy identical at its last 4+ reports, 5+ points under its best
+HELD_OUT_CHANCE = 5        # a held-out loss at ln(K) at 5+ reports, its accuracy within a point throughout
 AUC_TIE, AUC_REPORTS = 5e-4, 2   # an AUC of 0.5 (or 1) to its printed digits at 2+ reports: scored alike (or leaked)
 RISE_POINTS = 4
 RISE_SHARE = 0.75
@@ -1184,6 +1186,91 @@ def _stuck_accuracy(run: Run) -> list[Finding]:
     return _guessing(*at_chance) if at_chance else []
 
 
+def _collapsed_accuracy(run: Run) -> list[Finding]:
+    """An accuracy identical to its printed digits at its last COLLAPSE_TAIL reports or more, COLLAPSE_DROP or
+    more under the best it reached before: the model had learned, then began to answer one class for every
+    input (the accuracy is that class's share, whatever the weights do to the loss beside it). A collapse after
+    learning is what an LR too high does (BERT fine-tuned above ~5e-5 falls to the majority class). A running
+    best printed each epoch never sits under its own earlier values, so it is no collapse."""
+    if _first_nonfinite(run) is not None or _stuck_accuracy(run):
+        return []
+    frozen = []
+    for name in ("val_acc", "train_acc", "test_acc"):
+        a = run.metrics.get(name)
+        if a is None or len(a) < COLLAPSE_TAIL + 2 or not np.isfinite(a.values).all():
+            continue
+        v, share = a.values, _as_share(a.values)
+        n = len(v) - int(np.flatnonzero(v != v[-1])[-1]) - 1 if np.any(v != v[-1]) else len(v)
+        tail = slice(len(v) - n, len(v))
+        if n < COLLAPSE_TAIL or np.unique(a.steps[tail]).size < n or not _printed_finely(float(share[-1])) \
+                or float(share[:len(v) - n].max()) < float(share[-1]) + COLLAPSE_DROP:
+            continue
+        best = int(np.argmax(share[:len(v) - n]))
+        frozen.append((a, n, best))
+    if not frozen:
+        return []
+    a, n, best = frozen[0]
+    said = (f"{a.name} fell from {fmt(float(a.values[best]))} to {fmt(float(a.values[-1]))} and is identical at "
+            f"each of its last {n} reports" + (f" ({' and '.join(x.name for x, _, _ in frozen[1:])} too)"
+                                               if len(frozen) > 1 else ""))
+    ev = [point(a, best, f"best {a.name}"), point(a, len(a) - n, f"{a.name} from here"),
+          point(a, len(a) - 1, f"last {a.name}")]
+    return [Finding(code="lr_too_high", issue=f"{said}: the model learned, then collapsed to one answer for every "
+                    "input; an LR too high is what usually does that (fine-tuning a pretrained model above ~5e-5, "
+                    "no warm-up)", severity="medium", confidence=0.5, evidence=ev,
+                    fix="Lower the learning rate 10x (fine-tuning ~2e-5) with a warm-up, and clip gradients",
+                    expected_impact="the accuracy keeps its early level and climbs instead of freezing",
+                    analyzer=NAME, quick_fix="Lower the LR 10x with a warm-up"),
+            Finding(code="mode_collapse", issue=f"{said}: every input gets the same class, and the accuracy is that "
+                    "class's share", severity="medium", confidence=0.45, evidence=ev,
+                    fix="Check the class balance of the predictions (a histogram of argmax per epoch); weight the "
+                        "loss by class or rebalance the sampler", analyzer=NAME,
+                    quick_fix="Print the predicted classes' histogram"),
+            Finding(code="data_pipeline_bug", issue=f"{said}: labels that stopped matching their inputs (a "
+                    "shuffle of one and not the other) leave only the majority class to predict",
+                    severity="medium", confidence=0.35, evidence=ev,
+                    fix="Print a batch of (input, label) pairs from the later epochs", analyzer=NAME,
+                    quick_fix="Print a batch of (input, label) pairs")]
+
+
+def _held_out_at_chance(run: Run) -> list[Finding]:
+    """A validation (or test) loss within 1% of ln(K) at every one of HELD_OUT_CHANCE reports or more, with
+    its accuracy within a point of one level throughout: on held-out data the model outputs the uniform
+    distribution over K classes, whatever the training loss does beside it. Training that learns beside it
+    points at the held-out data (prepared otherwise, labels of another order); training that does not, at
+    the model learning nothing."""
+    if _first_nonfinite(run) is not None:
+        return []
+    for split in ("val", "test"):
+        loss, acc = run.metrics.get(f"{split}_loss"), run.metrics.get(f"{split}_acc")
+        if not _finite(loss) or not _finite(acc) or len(loss) < HELD_OUT_CHANCE:
+            continue
+        k = next((k for k in range(2, CHANCE_CLASSES + 1)
+                  if np.all(np.abs(loss.values - math.log(k)) <= 0.01 * math.log(k))), None)
+        share = _as_share(acc.values)
+        if k is None or float(share.max() - share.min()) > 0.01 + 1e-9:
+            continue
+        said = (f"{loss.name} stays within 1% of ln({k}) = {math.log(k):.3f} at every one of {len(loss)} reports and "
+                f"{acc.name} at {fmt(float(acc.values[0]))} to {fmt(float(acc.values[-1]))}: on held-out data the "
+                f"model outputs a uniform guess over {k} classes")
+        ev = [point(loss, 0, f"first {loss.name}"), point(loss, len(loss) - 1, f"last {loss.name}"),
+              point(acc, len(acc) - 1, f"last {acc.name}")]
+        ta = run.metrics.get("train_acc")
+        if ta is not None and len(ta) >= 2 and np.isfinite(ta.values).all() and \
+                float(_as_share(ta.values)[-1]) >= float(share.max()) + GAP_ACC:
+            ev.append(point(ta, len(ta) - 1, "training accuracy"))
+            return [Finding(code="data_pipeline_bug", issue=f"{said}, while training accuracy reaches "
+                            f"{fmt(float(ta.values[-1]))}: the held-out data is not what the model learned from",
+                            # above the train/val gap's overfitting (0.7): a held-out set at chance from its
+                            # first report never generalised at all, so it was never a fit that went too far
+                            severity="medium", confidence=0.72, evidence=ev,
+                            fix="Run the held-out data through the training transforms (normalisation, resize, "
+                                "tokenizer) and check its label order against training's", analyzer=NAME,
+                            quick_fix="Compare the validation transforms and labels with training's")]
+        return _guessing(said, ev)
+    return []
+
+
 def _auc_pinned(run: Run) -> list[Finding]:
     """An AUC at exactly 0.5 or 1 at every report. A model that ranks at random lands near 0.5, never on it to
     the printed digits: exactly 0.5 is every example given the same score (ties count half), one constant
@@ -1810,9 +1897,9 @@ def _every_step_skipped(run: Run) -> list[Finding]:
 
 def analyze(run: Run) -> list[Finding]:
     readings = (_gap, _zero_map, _one_task_zero, _low_miou, _dice_above_one, _absurd_lr, _nan_loss, _rising_loss,
-                _stuck_accuracy, _auc_pinned, _flat_loss, _frozen_loss, _too_good, _one_column, _growing_gradients,
-                _short_spike, _zero_loss, _no_labels, _no_episode_ended, _unscored_part, _masked_row,
-                _every_step_skipped, _blown_up_unnamed, same_output)
+                _stuck_accuracy, _collapsed_accuracy, _held_out_at_chance, _auc_pinned, _flat_loss, _frozen_loss,
+                _too_good, _one_column, _growing_gradients, _short_spike, _zero_loss, _no_labels, _no_episode_ended,
+                _unscored_part, _masked_row, _every_step_skipped, _blown_up_unnamed, same_output)
     found = [f for reading in readings for f in reading(run)]
     # notes (low severity: a masked row, an LR the falling loss copes with) leave the lines healthy
     return found if any(f.severity not in NOTES for f in found) else found + _no_fault_read(run)
