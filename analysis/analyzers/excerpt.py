@@ -60,7 +60,7 @@ from analysis.analyzers.common import (
     small_lr,
     thirds,
 )
-from analysis.analyzers.not_learning import chance_accuracy, frozen_loss
+from analysis.analyzers.not_learning import TIE_SHARE, chance_accuracy, frozen_loss
 from analysis.analyzers.one_class import predicts_one_class
 from analysis.analyzers.same_output import same_output
 from analysis.ingest.bare_rows import (
@@ -94,8 +94,9 @@ FELL_FIRST_BLOWN = 10.0   # ...and the first report not 10x the median (the rate
 STUCK_POINTS = 3
 CHANCE_CLASSES, CHANCE_BAND = 10, 0.01   # an accuracy within 1 point of 1/K (K <= 10) at every report guesses
 COLLAPSE_TAIL, COLLAPSE_DROP = 4, 0.05   # an accuracy identical at its last 4+ reports, 5+ points under its best
+COLLAPSE_CHANCE = 0.02     # ...within 2 points of 1/K (a balanced set's one-class share), or on two splits at once
 HELD_OUT_CHANCE = 5        # a held-out loss at ln(K) at 5+ reports, its accuracy within a point throughout
-AUC_TIE, AUC_REPORTS = 5e-4, 2   # an AUC of 0.5 (or 1) to its printed digits at 2+ reports: scored alike (or leaked)
+AUC_ROUNDS, AUC_LINES = 3, 2     # an AUC of exactly 0.5 (or 1) over 3 boosting rounds, or 2 lines of another printer
 RISE_POINTS = 4
 RISE_SHARE = 0.75
 RISE_MIN = 0.10
@@ -1182,36 +1183,54 @@ def _stuck_accuracy(run: Run) -> list[Finding]:
                 f"{name} stays within {CHANCE_BAND:.0%} of 1/{chance} (chance for {chance} classes) at "
                 f"every one of {len(v)} reports")
         return _guessing(said, ev)
+    if _collapse(run) is not None:
+        return []            # an accuracy at chance after a better one: the collapse reading says more
     at_chance = chance_accuracy(run.metrics, _main_loss(run), CHANCE_BAND)
     return _guessing(*at_chance) if at_chance else []
 
 
-def _collapsed_accuracy(run: Run) -> list[Finding]:
+def _collapse(run: Run) -> list[tuple[Series, int, int, bool]] | None:
     """An accuracy identical to its printed digits at its last COLLAPSE_TAIL reports or more, COLLAPSE_DROP or
-    more under the best it reached before: the model had learned, then began to answer one class for every
-    input (the accuracy is that class's share, whatever the weights do to the loss beside it). A collapse after
-    learning is what an LR too high does (BERT fine-tuned above ~5e-5 falls to the majority class). A running
-    best printed each epoch never sits under its own earlier values, so it is no collapse."""
-    if _first_nonfinite(run) is not None or _stuck_accuracy(run):
-        return []
+    more under the best it reached before, at chance (1/K) or frozen on two splits at once: the model had
+    learned, then began to answer one class for every input (the accuracy is that class's share, whatever the
+    weights do to the loss beside it). A collapse after learning is what an LR too high does (BERT fine-tuned
+    above ~5e-5 falls to the majority class). Not a running best (never under its own earlier values), nor one
+    evaluation printed again until the next (its loss identical too: Lightning's bar, a loop's carried
+    `val_acc`), nor a small held-out set's tie while its loss falls or the training accuracy climbs, nor two
+    runs pasted one after the other (the steps restart)."""
     frozen = []
     for name in ("val_acc", "train_acc", "test_acc"):
         a = run.metrics.get(name)
-        if a is None or len(a) < COLLAPSE_TAIL + 2 or not np.isfinite(a.values).all():
+        if a is None or len(a) < COLLAPSE_TAIL + 1 or not np.isfinite(a.values).all():
             continue
         v, share = a.values, _as_share(a.values)
         n = len(v) - int(np.flatnonzero(v != v[-1])[-1]) - 1 if np.any(v != v[-1]) else len(v)
-        tail = slice(len(v) - n, len(v))
-        if n < COLLAPSE_TAIL or np.unique(a.steps[tail]).size < n or not _printed_finely(float(share[-1])) \
-                or float(share[:len(v) - n].max()) < float(share[-1]) + COLLAPSE_DROP:
+        if n < COLLAPSE_TAIL or n == len(v) or float(share[:len(v) - n].max()) < float(share[-1]) + COLLAPSE_DROP:
             continue
         best = int(np.argmax(share[:len(v) - n]))
-        frozen.append((a, n, best))
-    if not frozen:
+        if not np.all(np.diff(a.steps[best:]) > 0) or _tail_moves_beside(run, a, n):
+            continue
+        chance = any(abs(float(share[-1]) - 1 / k) <= COLLAPSE_CHANCE for k in range(2, CHANCE_CLASSES + 1))
+        frozen.append((a, n, best, chance))
+    # one split's tie away from chance is a small set's (40 samples move by 2.5 points); at chance, or on two
+    # splits at once, it is one answer for every input
+    if not frozen or not (any(c for *_, c in frozen) or len(frozen) >= 2 and all(
+            _printed_finely(float(_as_share(x.values)[-1])) for x, *_ in frozen)):
+        return None
+    return frozen
+
+
+def _collapsed_accuracy(run: Run) -> list[Finding]:
+    """The readings of an accuracy that collapsed after learning (`_collapse`), where no accuracy was stuck
+    from its first report (the stuck reading's)."""
+    if _first_nonfinite(run) is not None or _stuck_accuracy(run):
         return []
-    a, n, best = frozen[0]
+    frozen = _collapse(run)
+    if frozen is None:
+        return []
+    a, n, best, _ = frozen[0]
     said = (f"{a.name} fell from {fmt(float(a.values[best]))} to {fmt(float(a.values[-1]))} and is identical at "
-            f"each of its last {n} reports" + (f" ({' and '.join(x.name for x, _, _ in frozen[1:])} too)"
+            f"each of its last {n} reports" + (f" ({' and '.join(x.name for x, _, _, _ in frozen[1:])} too)"
                                                if len(frozen) > 1 else ""))
     ev = [point(a, best, f"best {a.name}"), point(a, len(a) - n, f"{a.name} from here"),
           point(a, len(a) - 1, f"last {a.name}")]
@@ -1233,12 +1252,42 @@ def _collapsed_accuracy(run: Run) -> list[Finding]:
                     quick_fix="Print a batch of (input, label) pairs")]
 
 
+_LOSS_BESIDE = {"val_acc": ("val_loss",), "test_acc": ("test_loss",), "train_acc": ("train_loss", "train_loss_epoch")}
+
+
+def _tail_moves_beside(run: Run, a: Series, n: int) -> bool:
+    """Whether what is printed beside the frozen tail of accuracy `a` says the weights still learn, or that the
+    tail is no collapse: the same split's loss identical through it (one evaluation printed again; on the
+    training side, weights that do not change at all, the frozen-loss reading's) or lower at every report
+    (learning), or the training accuracy climbing COLLAPSE_DROP through it."""
+    if a.lines is None:
+        return False
+    lines = a.lines[len(a) - n:]
+    for name in _LOSS_BESIDE[a.name]:
+        loss = run.metrics.get(name)
+        if loss is None or loss.lines is None or loss.artifact != a.artifact:
+            continue
+        v = loss.values[np.isin(loss.lines, lines)]
+        # (equal to its printed digits: Keras' bar rounds the 17.269388 printed bare beside it to 17.2694)
+        if len(v) >= 2 and np.isfinite(v).all() and (np.all(np.abs(v - v[0]) <= 1e-4 * abs(v[0]))
+                                                     or np.all(np.diff(v) < 0)):
+            return True
+    ta = run.metrics.get("train_acc")
+    if a.name != "train_acc" and ta is not None and ta.lines is not None and ta.artifact == a.artifact:
+        t = _as_share(ta.values)[(ta.lines >= lines[0]) & (ta.lines <= lines[-1])]
+        if len(t) >= 2 and np.isfinite(t).all() and float(t[-1] - t[0]) >= COLLAPSE_DROP:
+            return True
+    return False
+
+
 def _held_out_at_chance(run: Run) -> list[Finding]:
     """A validation (or test) loss within 1% of ln(K) at every one of HELD_OUT_CHANCE reports or more, with
-    its accuracy within a point of one level throughout: on held-out data the model outputs the uniform
-    distribution over K classes, whatever the training loss does beside it. Training that learns beside it
-    points at the held-out data (prepared otherwise, labels of another order); training that does not, at
-    the model learning nothing."""
+    its accuracy within a point of one level throughout and that level at chance (within TIE_SHARE/K of 1/K):
+    on held-out data the model outputs the uniform distribution over K classes, whatever the training loss does
+    beside it. Training that learns beside it points at the held-out data (prepared otherwise, labels of
+    another order); training that does not, at the model learning nothing. A loss near ln(K) beside an
+    accuracy above chance is a plateau (BERT on RTE at 0.69 and 66%; a converged CIFAR-100 at 1.10 is no
+    guess over 3), and a loss identical at every report is one evaluation printed again."""
     if _first_nonfinite(run) is not None:
         return []
     for split in ("val", "test"):
@@ -1248,11 +1297,12 @@ def _held_out_at_chance(run: Run) -> list[Finding]:
         k = next((k for k in range(2, CHANCE_CLASSES + 1)
                   if np.all(np.abs(loss.values - math.log(k)) <= 0.01 * math.log(k))), None)
         share = _as_share(acc.values)
-        if k is None or float(share.max() - share.min()) > 0.01 + 1e-9:
+        if k is None or float(share.max() - share.min()) > 0.01 + 1e-9 or np.all(loss.values == loss.values[0]) \
+                or not np.all(np.abs(share - 1 / k) <= TIE_SHARE / k):
             continue
         said = (f"{loss.name} stays within 1% of ln({k}) = {math.log(k):.3f} at every one of {len(loss)} reports and "
-                f"{acc.name} at {fmt(float(acc.values[0]))} to {fmt(float(acc.values[-1]))}: on held-out data the "
-                f"model outputs a uniform guess over {k} classes")
+                f"{acc.name} between {fmt(float(acc.values.min()))} and {fmt(float(acc.values.max()))}, near 1/{k}: "
+                f"on held-out data the model outputs a uniform guess over {k} classes")
         ev = [point(loss, 0, f"first {loss.name}"), point(loss, len(loss) - 1, f"last {loss.name}"),
               point(acc, len(acc) - 1, f"last {acc.name}")]
         ta = run.metrics.get("train_acc")
@@ -1261,8 +1311,8 @@ def _held_out_at_chance(run: Run) -> list[Finding]:
             ev.append(point(ta, len(ta) - 1, "training accuracy"))
             return [Finding(code="data_pipeline_bug", issue=f"{said}, while training accuracy reaches "
                             f"{fmt(float(ta.values[-1]))}: the held-out data is not what the model learned from",
-                            # above the train/val gap's overfitting (0.7): a held-out set at chance from its
-                            # first report never generalised at all, so it was never a fit that went too far
+                            # above the train/val gap's overfitting (0.7): a held-out set at chance at every
+                            # report never generalised at all, so it was never a fit that went too far
                             severity="medium", confidence=0.72, evidence=ev,
                             fix="Run the held-out data through the training transforms (normalisation, resize, "
                                 "tokenizer) and check its label order against training's", analyzer=NAME,
@@ -1272,31 +1322,93 @@ def _held_out_at_chance(run: Run) -> list[Finding]:
 
 
 def _auc_pinned(run: Run) -> list[Finding]:
-    """An AUC at exactly 0.5 or 1 at every report. A model that ranks at random lands near 0.5, never on it to
-    the printed digits: exactly 0.5 is every example given the same score (ties count half), one constant
-    output, as a stuck accuracy says. 1 from the first report (a boosting library's first tree, a network's
-    first evaluation) ranks every example right before anything was learned: the answer is in the inputs."""
+    """An AUC at exactly 0.5 or 1, to its printed digits, at every report. A model that ranks at random lands
+    near 0.5 and moves, never on it round after round: exactly 0.5 is every example given the same score (ties
+    count half), one constant output. A held-out AUC pinned there while the training AUC moves is the held-out
+    rows' (features missing or misaligned there). 1 from a boosting library's first round, every AUC on the
+    line, ranks every example right before anything was learned: the answer is in the inputs, or the
+    evaluation set holds one class (LightGBM prints 1 then). A boosting round's line needs AUC_ROUNDS rounds
+    (a first tree may not split yet); an evaluation's summary (RecBole's valid and test results) two lines."""
     if _first_nonfinite(run) is not None or _stuck_accuracy(run):
         return []
     aucs = [s for name in ("auc", "val_auc", "test_auc")
             if (s := run.metrics.get(name)) is not None and len(s) and np.isfinite(s.values).all()]
-    n = sum(len(s) for s in aucs)
-    if n < AUC_REPORTS:
+    texts = {a.path: text.split("\n") for a, text in pasted_texts(run, ("log",), MATRIX_MAX_BYTES)}
+    def on(s: Series) -> list[str]:
+        lines = texts.get(s.artifact or "", [])
+        return [lines[n - 1] for n in (s.lines if s.lines is not None else []) if 0 < n <= len(lines)]
+    rounds = {(s.artifact, int(n)) for s in aucs for n in (s.lines if s.lines is not None else range(len(s)))}
+    boosting = any(_BOOSTING_ROW.match(undress(line)) for s in aucs for line in on(s))
+    if len(rounds) < (AUC_ROUNDS if boosting else AUC_LINES):
         return []
-    ev = [point(s, i, s.name) for s in aucs for i in sorted({0, len(s) - 1})]
-    names = f"{' and '.join(s.name for s in aucs)} {'is' if len(aucs) == 1 else 'are'}"
-    if all(np.all(np.abs(s.values - 0.5) <= AUC_TIE) for s in aucs):
-        return _guessing(f"{names} 0.5 at every one of {n} reports, the AUC of one score for every example", ev)
-    if all(np.all(s.values >= 1 - AUC_TIE) and _first_round(run, s) for s in aucs):
+    pinned = [s for s in aucs if np.all(s.values == 0.5)]
+    held = [s for s in pinned if s.name != "auc"]
+    if pinned and (len(pinned) == len(aucs) or held):
+        shown = held if len(pinned) < len(aucs) else pinned
+        names = f"{' and '.join(s.name for s in shown)} {'is' if len(shown) == 1 else 'are'}"
+        n = len({(s.artifact, int(k)) for s in shown for k in (s.lines if s.lines is not None else range(len(s)))})
+        ev = [point(s, i, s.name) for s in shown for i in sorted({0, len(s) - 1})]
+        moving = [s for s in aucs if s not in pinned]
+        return _one_score(f"{names} exactly 0.5 at every one of {n} reports" + (
+            f" while {moving[0].name} moves ({fmt(float(moving[0].values[0]))} to {fmt(float(moving[0].values[-1]))})"
+            if moving else ""), ev, boosting, held_out=bool(moving))
+    lines = [line for s in aucs for line in on(s)]
+    if aucs and all(np.all(s.values == 1) and _first_round(run, s) for s in aucs) and not any(
+            v < 1 for line in lines for v in _auc_values(line)):
+        names = f"{' and '.join(s.name for s in aucs)} {'is' if len(aucs) == 1 else 'are'}"
+        ev = [point(s, i, s.name) for s in aucs for i in sorted({0, len(s) - 1})]
         return [Finding(code="data_pipeline_bug",
-                        issue=f"Too good to be true: {names} 1 at every one of {n} reports from the first: every "
-                              "example ranked right before anything was learned",
+                        issue=f"Too good to be true: {names} 1 at every one of {len(rounds)} reports from the "
+                              "first round: every example ranked right before anything was learned",
                         severity="high", confidence=0.6, evidence=ev,
                         fix="Look for a leak, the answer in the inputs: the label (or a column computed from it, an "
-                            "id sorted by it) left in the features, evaluation rows also in training",
+                            "id sorted by it) left in the features, evaluation rows also in training; and check the "
+                            "evaluation set holds both classes (LightGBM prints an AUC of 1 for a set of one class)",
                         expected_impact="a realistic AUC that climbs over the first rounds",
                         analyzer=NAME, quick_fix="Check for a label leak")]
     return []
+
+
+_AUC_ON_LINE = re.compile(r"auc\W{0,4}\s*[:=]?\s*([01](?:\.\d+)?)\b", re.IGNORECASE)
+
+
+def _auc_values(line: str) -> list[float]:
+    """Every AUC printed on a line, whatever set it is for (LightGBM's `training's auc: 1  valid_1's auc: 0.81`,
+    XGBoost's `validation_0-auc:1.0  validation_1-auc:0.83` read as one name each, the first value kept)."""
+    return [float(m.group(1)) for m in _AUC_ON_LINE.finditer(line)]
+
+
+def _one_score(said: str, ev: list[Evidence], boosting: bool, held_out: bool) -> list[Finding]:
+    """The readings of an AUC of exactly 0.5: one score for every example. A held-out set's while training
+    ranks: its rows (features missing, columns in another order). A boosting library's: trees that never split
+    (too few rows for min_data_in_leaf, constant or missing features, one label); its learning rate only
+    shrinks each tree and cannot pin them. A network's: a stuck output (a stuck accuracy's readings)."""
+    if held_out:
+        return [Finding(code="data_pipeline_bug", issue=f"{said}: the held-out rows all get one score, while "
+                        "the training rows are ranked: the held-out features are not what the model was trained on",
+                        severity="medium", confidence=0.55, evidence=ev,
+                        fix="Compare the evaluation features with training's: the same columns in the same order, "
+                            "the same encoding, no column all missing", analyzer=NAME,
+                        quick_fix="Compare the evaluation columns with training's")]
+    if boosting:
+        return [Finding(code="data_pipeline_bug", issue=f"{said}: every tree gives every row one score, so no "
+                        "split was found: features constant or missing, or one label only", severity="medium",
+                        confidence=0.5, evidence=ev,
+                        fix="Check the features vary and the labels hold both classes (print X.nunique() and "
+                            "y.value_counts()); on a small set lower min_data_in_leaf / min_child_weight, whose "
+                            "defaults (20 rows; 1 of hessian) forbid every split", analyzer=NAME,
+                        quick_fix="Print X.nunique() and y.value_counts()"),
+                Finding(code="no_parameter_updates", issue=f"{said}: the trees are not growing; a minimum leaf "
+                        "size larger than the data allows stops every split (LightGBM warns `No further splits "
+                        "with positive gain`)", severity="medium", confidence=0.45, evidence=ev,
+                        fix="Lower min_data_in_leaf (LightGBM) or min_child_weight (XGBoost) to fit the data's size",
+                        analyzer=NAME, quick_fix="Lower min_data_in_leaf")]
+    said += ", the AUC of one score for every example"
+    return [replace(f, issue=f"{said}: the model outputs one score for every input, whatever its class",
+                    fix="Print a histogram of the predicted scores: one value (or one per batch) is a stuck output; "
+                        "then check the last layer's activation and the inputs' scale",
+                    quick_fix="Print a histogram of the predicted scores")
+            if f.code == "mode_collapse" else f for f in _guessing(said, ev)]
 
 
 _FIRST_ROUND = re.compile(r"\s*\[[01]\]")     # a boosting library's first rounds: `[0]\ttrain-auc:`, `[1]:\ttest's`
