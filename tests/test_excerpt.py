@@ -1798,3 +1798,21 @@ def test_a_pinned_auc_is_read_per_set_and_to_its_printed_digits(tmp_path, text, 
         assert not any("0.5 at every" in c.issue or c.issue.startswith("Too good") for c in d.root_causes)
     else:
         assert d.root_causes[0].code == "data_pipeline_bug" and reading in d.root_causes[0].issue
+
+
+def test_a_nan_at_step_0_came_before_any_update(tmp_path):
+    # BVLC/caffe #5986: the loss is NaN at iteration 0, the first forward pass, with the solver printing lr = 0
+    # there; no learning rate made it, yet the LR reading sat beside the overflow's at 0.50
+    d = _top(tmp_path, "> 1508138445  INFO: src/caffe/solver.cpp : line 218 : Iteration 0 (-0.382098 iter/s, "
+                       "183.199s/1 iters), loss = nan   \n"
+                       "> 1508138445  INFO: src/caffe/solver.cpp : line 237 :     Train net output #0: loss = nan "
+                       "(* 1 = nan loss)\n"
+                       "> 1508138445  INFO: src/caffe/solvers/sgd_solver.cpp : line 105 : Iteration 0, lr = 0\n"
+                       "> 1508138506  INFO: src/caffe/solver.cpp : line 218 : Iteration 1 (0.0163991 iter/s, "
+                       "60.979s/1 iters), loss = nan\n")
+    assert _read(d)[:2] == ["data_pipeline_bug", "numerical_instability"]
+    lr = next(c for c in d.root_causes if c.code == "lr_too_high")
+    assert lr.confidence <= 0.3 and any("before any update" in e.text for e in d.root_causes[0].evidence)
+    # an epoch 0's loss is a mean over many updates: no first forward pass
+    d = _top(tmp_path, "Epoch 0: loss nan\nEpoch 1: loss nan\n")
+    assert not any("before any update" in e.text for c in d.root_causes for e in c.evidence)

@@ -131,6 +131,7 @@ NAN_AFTER = 2               # ...or finite at one row, then NaN at 2 or more to 
 NAN_COLUMNS = 2             # unnamed columns NaN at every row (3 or more), 2 of them, beside a finite one
 SPIKE_POINTS, SPIKE_RATIO, SPIKE_BACK = 5, 3.0, 1.5
 SKIP_JUMP = 2.0         # a loss this many times its last value at a non-finite norm: no skipped step
+FIRST_FORWARD_DATA, FIRST_FORWARD_LR = 0.58, 0.3    # a NaN at step 0: the first batch or the weights, no LR
 LONG_NAN_LR = 0.45          # the LR reading of a NaN in a long curve stays below the loss analyzer's
 BOXED_DATA = 0.7            # a NaN held to the box parts of a detector's loss: the box targets first
 BOOSTED_DATA = 0.6          # a NaN metric of a gradient-boosting library: the labels or features, never the LR
@@ -489,6 +490,22 @@ def _first_nonfinite(run: Run) -> tuple[Series, int, bool] | None:
     return s, i, nameless
 
 
+def _first_forward(run: Run, s: Series, i: int) -> bool:
+    """Whether report `i` is a loss at step 0, the paste's first: the forward pass of the first batch, computed
+    before the optimizer stepped once (Caffe's `Iteration 0, loss = nan`, a loop's `step 0`). Not where the steps
+    are epochs (an epoch 0's mean loss comes after many updates)."""
+    if i != 0 or s.step_kind != "step" or float(s.steps[0]) != 0:
+        return False
+    epoch = run.metrics.get("epoch")
+    if epoch is None or epoch.lines is None or s.lines is None or epoch.artifact != s.artifact:
+        return True
+    on = np.isin(s.lines, epoch.lines)
+    if not on.any():
+        return True
+    at = epoch.values[np.searchsorted(epoch.lines, s.lines[on])]
+    return not np.array_equal(at, s.steps[on])       # steps that are the epochs printed beside them
+
+
 def _at_the_start(run: Run, s: Series, i: int) -> bool:
     """Whether report `i` of `s` may be the run's start, as far as the paste says: not where its own step is
     past EARLY_STEPS, nor where the epoch printed at or before it is past the first (a Trainer's `'epoch': 0.53`
@@ -736,6 +753,10 @@ def _nan_loss(run: Run) -> list[Finding]:
         else:
             ev_num.append(Evidence(f"{last.text}: finite and not climbing, then non-finite in one report, "
                                    "the signature of an overflow", last.artifact, last.locator))
+    elif _first_forward(run, s, i):
+        ev_data.append(Evidence(f"{s.name} is non-finite at step 0, its first report: the first forward pass, "
+                                "before any update, so no learning rate made it; the inputs or targets of the first "
+                                "batch, or the initial weights, did", s.artifact, s.locator(i)))
     elif _at_the_start(run, s, i):
         ev_data.append(Evidence(f"{s.name} is non-finite from its first report: nothing was learned yet, so "
                                 "the inputs or targets of the first batches are the first suspects",
@@ -776,6 +797,9 @@ def _nan_loss(run: Run) -> list[Finding]:
     c_lr = min(EXCERPT_MAX, 0.5 + (0.2 if rose else 0) + (0.1 if high_lr is not None or warming is not None else 0))
     c_data = 0.6 if val_only or empty is not None else (
         0.5 if len(before) == 0 and not nameless and _at_the_start(run, s, i) else 0.45)
+    first_forward = not nameless and len(before) == 0 and _first_forward(run, s, i)
+    if first_forward:
+        c_data, c_lr = max(c_data, FIRST_FORWARD_DATA), min(c_lr, FIRST_FORWARD_LR)
     if boxed is not None:       # the boxes' own loss broke where the rest held: the boxes, not the LR
         c_data, c_lr = BOXED_DATA, min(c_lr, BOXED_DATA - 0.1)
     if boosted is not None:     # the library's own objective overflows only on labels it cannot score
@@ -793,7 +817,8 @@ def _nan_loss(run: Run) -> list[Finding]:
                 issue=f"{_shown(s)} turned {fmt(float(s.values[i]))}: a NaN or Inf in the inputs, or a "
                       "target the loss cannot score (an empty or inverted box, a label out of range), "
                       "gives a NaN whatever the LR",
-                severity="critical" if val_only or empty is not None or boxed is not None else "high",
+                severity="critical" if val_only or empty is not None or boxed is not None or first_forward
+                else "high",
                 confidence=c_data,
                 evidence=ev_data,
                 fix="Check the data for non-finite values and broken targets: assert torch.isfinite(x).all() "
