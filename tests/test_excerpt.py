@@ -1816,3 +1816,24 @@ def test_a_nan_at_step_0_came_before_any_update(tmp_path):
     # an epoch 0's loss is a mean over many updates: no first forward pass
     d = _top(tmp_path, "Epoch 0: loss nan\nEpoch 1: loss nan\n")
     assert not any("before any update" in e.text for c in d.root_causes for e in c.evidence)
+
+
+def test_a_reward_that_fell_as_it_trained_is_a_policy_undone(tmp_path):
+    # Unity-Technologies/ml-agents #805: the mean reward falls from 1.3 to -88 over six summaries; it read "too few
+    # reports to judge" and healthy
+    d = _top(tmp_path, "".join(f"INFO:unityagents: Brain: Step: {s}. Mean Reward: {r}. Std of Reward: {sd}.\n"
+                               for s, r, sd in [(2000, "1.175", "0.000"), (4000, "1.320", "0.000"),
+                                                (12000, "-3.601", "6.692"), (24000, "-3.902", "0.000"),
+                                                (46000, "-31.675", "0.000"), (48000, "-88.323", "125.581")]))
+    top = d.root_causes[0]
+    assert top.code == "lr_too_high" and top.issue.startswith("reward fell from 1.248 to -60")
+    # vwxyzjn/cleanrl #11: one episode's reward per line (`episode_reward=`) is read, and it rose
+    d = _top(tmp_path, "".join(f"global_step={s}, episode_reward={r}\n" for s, r in
+                               [(3442, 15.527101137763129), (3456, 23.907788285943155), (3472, 19.012161566288178),
+                                (3483, 15.243738651275635), (3500, 16.92202377319336), (3521, 30.636850357055664),
+                                (3540, 28.046363830566406)]))
+    assert d.root_causes[0].code == "healthy" and "reward rose" in d.root_causes[0].issue
+    # a reward that dipped and came back is no fall
+    d = _top(tmp_path, "".join(f"Step: {1000 * i}. Mean Reward: {r}.\n" for i, r in
+                               enumerate([5.0, 3.0, 1.0, 2.0, 6.0, 8.0], 1)))
+    assert not any("reward fell" in c.issue for c in d.root_causes)

@@ -57,6 +57,7 @@ from analysis.analyzers.common import (
     pasted_texts,
     point,
     reward_rose,
+    rewarded,
     small_lr,
     thirds,
 )
@@ -96,6 +97,7 @@ CHANCE_CLASSES, CHANCE_BAND = 10, 0.01   # an accuracy within 1 point of 1/K (K 
 COLLAPSE_TAIL, COLLAPSE_DROP = 4, 0.05   # an accuracy identical at its last 4+ reports, 5+ points under its best
 COLLAPSE_CHANCE = 0.02     # ...within 2 points of 1/K (a balanced set's one-class share), or on two splits at once
 HELD_OUT_CHANCE = 5        # a held-out loss at ln(K) at 5+ reports, its accuracy within a point throughout
+REWARD_FELL_POINTS, REWARD_FELL = 5, 0.5   # a reward over 5+ reports whose last third sits half its range lower
 AUC_ROUNDS, AUC_LINES = 3, 2     # an AUC of exactly 0.5 (or 1) over 3 boosting rounds, or 2 lines of another printer
 RISE_POINTS = 4
 RISE_SHARE = 0.75
@@ -1346,6 +1348,36 @@ def _held_out_at_chance(run: Run) -> list[Finding]:
     return []
 
 
+def _reward_fell(run: Run) -> list[Finding]:
+    """An RL run's reward that fell as it trained: over REWARD_FELL_POINTS reports or more, the median of its
+    last third REWARD_FELL of its range under the first third's, lower at most reports, and ending near its
+    lowest. The policy unlearned what it had: updates too large for it (an LR too high, a PPO clip range or KL
+    target too loose), the RL form of a loss that diverges. (ml-agents' `Mean Reward: 1.320` to `-88.323`.)"""
+    r = rewarded(run)
+    if r is None:
+        return []
+    ok = np.isfinite(r.values)
+    v = r.values[ok]
+    span = float(v.max() - v.min()) if len(v) else 0.0
+    if len(v) < REWARD_FELL_POINTS or span <= 0:
+        return []
+    first, last = thirds(v)
+    if first - last < REWARD_FELL * span or float(v[-1]) > float(v.min()) + 0.25 * span or \
+            float(np.mean(np.diff(v) < 0)) < 0.6:
+        return []
+    idx = np.flatnonzero(ok)
+    best = int(idx[int(np.argmax(v[:max(1, len(v) // 2)]))])
+    ev = [point(r, best, f"{r.name} at its best"), point(r, int(idx[-1]), f"last {r.name}")]
+    return [Finding(code="lr_too_high",
+                    issue=f"{r.name} fell from {fmt(first)} to {fmt(last)} (medians of the first and last thirds of "
+                          f"{len(v)} reports): the policy got worse as it trained, the updates undo what it learned",
+                    severity="medium", confidence=0.45, evidence=ev,
+                    fix="Lower the learning rate 3-10x; for PPO keep clip_range at 0.2 and set target_kl (~0.02), and "
+                        "check the reward and observation scaling did not change during the run",
+                    expected_impact="the reward holds its best level and climbs",
+                    analyzer=NAME, quick_fix="Lower the LR 3-10x")]
+
+
 def _auc_pinned(run: Run) -> list[Finding]:
     """An AUC at exactly 0.5 or 1, to its printed digits, at every report. A model that ranks at random lands
     near 0.5 and moves, never on it round after round: exactly 0.5 is every example given the same score (ties
@@ -2034,9 +2066,9 @@ def _every_step_skipped(run: Run) -> list[Finding]:
 
 def analyze(run: Run) -> list[Finding]:
     readings = (_gap, _zero_map, _one_task_zero, _low_miou, _dice_above_one, _absurd_lr, _nan_loss, _rising_loss,
-                _stuck_accuracy, _collapsed_accuracy, _held_out_at_chance, _auc_pinned, _flat_loss, _frozen_loss,
-                _too_good, _one_column, _growing_gradients, _short_spike, _zero_loss, _no_labels, _no_episode_ended,
-                _unscored_part, _masked_row, _every_step_skipped, _blown_up_unnamed, same_output)
+                _reward_fell, _stuck_accuracy, _collapsed_accuracy, _held_out_at_chance, _auc_pinned, _flat_loss,
+                _frozen_loss, _too_good, _one_column, _growing_gradients, _short_spike, _zero_loss, _no_labels,
+                _no_episode_ended, _unscored_part, _masked_row, _every_step_skipped, _blown_up_unnamed, same_output)
     found = [f for reading in readings for f in reading(run)]
     # notes (low severity: a masked row, an LR the falling loss copes with) leave the lines healthy
     return found if any(f.severity not in NOTES for f in found) else found + _no_fault_read(run)
