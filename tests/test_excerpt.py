@@ -1837,3 +1837,32 @@ def test_a_reward_that_fell_as_it_trained_is_a_policy_undone(tmp_path):
     d = _top(tmp_path, "".join(f"Step: {1000 * i}. Mean Reward: {r}.\n" for i, r in
                                enumerate([5.0, 3.0, 1.0, 2.0, 6.0, 8.0], 1)))
     assert not any("reward fell" in c.issue for c in d.root_causes)
+
+
+def test_a_held_out_accuracy_beside_a_long_training_one_is_read_for_its_gap(tmp_path):
+    # apache/mxnet #15962 (resnet18 at epoch 101): batch lines of accuracy=1.000000, `Train-accuracy=1.000000` and
+    # `Validation-accuracy=0.808193`; twelve training reports made the paste too long for the excerpt's gap and
+    # no trend analyzer reads accuracies, so it named nothing
+    text = (
+        "> 2019-08-21 14:56:44,024 INFO Epoch[101] Batch [250]\tSpeed: 581.56 samples/sec\taccuracy=1.000000\n"
+        "> 2019-08-21 14:56:54,971 INFO Epoch[101] Batch [300]\tSpeed: 584.65 samples/sec\taccuracy=1.000000\n"
+        "> 2019-08-21 14:57:05,945 INFO Epoch[101] Batch [350]\tSpeed: 583.26 samples/sec\taccuracy=1.000000\n"
+        "> 2019-08-21 14:57:14,472 INFO Epoch[101] Train-accuracy=1.000000\n"
+        "> 2019-08-21 14:57:14,472 INFO Epoch[101] Time cost=85.508\n"
+        "> 2019-08-21 14:57:14,947 INFO Saved checkpoint to \"image-classifier-resnet18_v2-0102.params\"\n"
+        "> 2019-08-21 14:57:18,638 INFO Epoch[101] Validation-accuracy=0.808193\n"
+        "> 2019-08-21 14:57:29,825 INFO Epoch[102] Batch [50]\tSpeed: 580.51 samples/sec\taccuracy=1.000000\n"
+        "> 2019-08-21 14:57:40,758 INFO Epoch[102] Batch [100]\tSpeed: 585.36 samples/sec\taccuracy=1.000000\n"
+        "> 2019-08-21 14:57:51,796 INFO Epoch[102] Batch [150]\tSpeed: 579.85 samples/sec\taccuracy=1.000000\n"
+        "> 2019-08-21 14:58:02,704 INFO Epoch[102] Batch [200]\tSpeed: 586.77 samples/sec\taccuracy=1.000000\n"
+        "> 2019-08-21 14:58:13,743 INFO Epoch[102] Batch [250]\tSpeed: 579.75 samples/sec\taccuracy=1.000000\n"
+        "> 2019-08-21 14:58:24,687 INFO Epoch[102] Batch [300]\tSpeed: 584.82 samples/sec\taccuracy=1.000000\n"
+        "> 2019-08-21 14:58:35,649 INFO Epoch[102] Batch [350]\tSpeed: 583.88 samples/sec\taccuracy=1.000000\n"
+        "> 2019-08-21 14:58:44,386 INFO Epoch[102] Train-accuracy=1.000000\n"
+    )
+    top = _top(tmp_path, text).root_causes[0]
+    assert top.code == "overfitting" and "training accuracy 1 against 0.8082 on validation" in top.issue
+    # one batch at 1.0 at the end of batches near 0.85 is no fit: the median of the last reports is read
+    noisy = text.replace("accuracy=1.000000", "accuracy=0.850000")
+    d = _top(tmp_path, noisy[:noisy.rindex("accuracy=0.850000")] + "accuracy=1.000000\n")
+    assert "overfitting" not in _read(d)

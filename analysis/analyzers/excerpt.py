@@ -83,6 +83,7 @@ NAME = "excerpt"
 SHORT = SHORT_CURVE
 GAP_LOSS_RATIO = 3.0
 GAP_ACC = 0.2
+GAP_TAIL = 5               # a long training accuracy's level: the median of its last 5 reports
 FITTED, GAP_ACC_FITTED = 0.99, 0.1   # a training accuracy of 99% or more, 10 points above the held-out one
 LR_ABSURD = 1.0
 NOTES = ("low", "info")
@@ -194,6 +195,13 @@ def _gap(run: Run) -> list[Finding]:
     prefix = "val" if held == "validation" else "test"
     tl, vl = _short(run, "train_loss"), _short(run, f"{prefix}_loss")
     ta, va = _short(run, "train_acc"), _short(run, f"{prefix}_acc")
+    # a held-out accuracy printed once or twice beside a long training one (mxnet's batch lines, then
+    # `Train-accuracy=1.000000` and `Validation-accuracy=0.808193`): no trend analyzer reads accuracies, so the
+    # gap is read here, the training side as the median of its last reports (one batch's 1.0 is no fit)
+    long_ta = run.metrics.get("train_acc")
+    if ta is None and va is not None and long_ta is not None and len(long_ta) >= SHORT:
+        ta = replace(long_ta, steps=long_ta.steps[-1:], values=np.array([np.median(long_ta.values[-GAP_TAIL:])]),
+                     lines=None if long_ta.lines is None else long_ta.lines[-1:])
     ev, said = [], []
     # a training loss that grew over the paste is diverging: a held-out loss above it is the same blow-up, no gap
     # between a fitted training set and the rest (fastai's docs: train 38 -> 839, valid 25 -> 9966)
