@@ -16,7 +16,8 @@ def _table() -> tuple[dict[str, str], list[tuple[re.Pattern[str], str]]]:
 
 
 def normalise(raw: str) -> str:
-    return raw.strip().strip("'\"").strip().lower().replace("-", "_").replace(" ", "_")
+    # a possessive names the set: LightGBM's `valid_0's auc` is `valid_0_auc`, `training's l2` is `training_l2`
+    return raw.strip().strip("'\"").strip().lower().replace("'s ", " ").replace("-", "_").replace(" ", "_")
 
 
 @lru_cache(maxsize=4096)

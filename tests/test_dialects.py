@@ -14,6 +14,19 @@ from analysis.ingest.textlog import parse_text_log
 BAR = "\u2588" * 10
 
 DIALECTS = [
+    ("LightGBM (python callback log_evaluation)", "\n".join([
+        "[LightGBM] [Info] Number of positive: 3515, number of negative: 16485",
+        "[1]\ttraining's auc: 0.873412\ttraining's binary_logloss: 0.439771\tvalid_1's auc: 0.848853\t"
+        "valid_1's binary_logloss: 0.452011",
+        "[2]\ttraining's auc: 0.881201\ttraining's binary_logloss: 0.423672\tvalid_1's auc: 0.853412\t"
+        "valid_1's binary_logloss: 0.440012",
+        "[3]\tvalid_0's l2: 0.51\ttest's auc: 0.71",
+    ]), {"auc": [0.873412, 0.881201], "train_loss": [0.439771, 0.423672], "val_auc": [0.848853, 0.853412],
+         "val_loss": [0.452011, 0.440012, 0.51], "test_auc": [0.71]}),
+    ("XGBoost (train() evals, sklearn eval_set)", "\n".join([
+        "[0]\ttrain-auc:0.841227\teval-auc:0.500000\ttrain-logloss:0.61",
+        "[1]\tvalidation_0-auc:0.862391\tvalidation_0-logloss:0.58",
+    ]), {"auc": [0.841227], "val_auc": [0.5, 0.862391], "train_loss": [0.61], "val_loss": [0.58]}),
     ("mmdet v2 (mmcv TextLoggerHook)", "\n".join([
         "2020-11-11 18:27:52,420 - mmdet - INFO - Epoch [1][2150/29317]\tlr: 2.000e-02, eta: 1 day, 16:24:41, time: 0.391, "
         "data_time: 0.009, memory: 3946, loss_rpn_cls: 0.1059, loss_rpn_bbox: 0.0825, loss_cls: 0.4929, acc: 90.0684, "

@@ -169,6 +169,9 @@ TRICKY = [
     "iter: 360, lr: 0.005, 'loss_xy': 'nan', 'loss': '12.5', \"acc\": \"-.5\", 'name': 'net', loss: '3', 'lr': '", "'loss': 'inf",
     "{'precision': '16-mixed', 'time': '2024-03-01 10:00:00', 'epoch': '3/10', 'mode': 'nan-safe', 'x': '5\x00'}",
     "{'loss': 'nn.CrossEntropyLoss(0.1)', 'lr': 'inverse_sqrt(5e-4)', 'acc': '0.5%', \"loss\": \"0.25\"}",
+    # possessives (LightGBM's sets) beside apostrophes that are none
+    "[1]\tvalid_0's auc: 0.5\ttraining's l2: 0.3", "the model's loss: 0.5", "x's\tloss: 1", "a 's loss: 2", "it's 3",
+    "valid_0's: 0.5", "valid_0'sauc: 1", "loss's", "'s x: 1", "--x's auc: 1",
 ]
 
 

@@ -518,6 +518,8 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
             Py_ssize_t d = framed_name(s, ws, i);
             if (d != ws) { ws = d; ch = (unsigned char)s[d]; prev = -1; }
         }
+        /* a possessive names the set a metric is of: LightGBM's `valid_0's auc: 0.5`, `training's l2: 0.3` */
+        if (is_start(ch) && i + 2 < n && s[i] == '\'' && s[i + 1] == 's' && is_blank((unsigned char)s[i + 2])) i += 2;
         if (!is_start(ch)) {
             prev = -1;
             Py_ssize_t k = value_first(c, o, s, n, ws, i, ln);

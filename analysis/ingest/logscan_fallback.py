@@ -318,6 +318,9 @@ class Scanner:
                 framed = i - d >= 2 and s[i - 2:i] == b"--"
                 if d < i and s[d] in _START and (d - ws >= 3 or (d - ws == 2 and framed)):
                     ws, prev = d, -1
+            # a possessive names the set a metric is of: LightGBM's `valid_0's auc: 0.5`, `training's l2: 0.3`
+            if s[ws] in _START and i + 2 < n and s[i:i + 2] == b"'s" and s[i + 2] in _BLANK:
+                i += 2
             if s[ws] not in _START:
                 prev = -1
                 i = self.value_first(s, ws, i, out, seen) or i
