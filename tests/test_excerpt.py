@@ -1664,7 +1664,7 @@ def test_an_auc_of_1_from_the_first_round_is_too_good_to_be_true(tmp_path):
             "[LightGBM] [Info] Start training from score -0.001081\n")
     d = _top(tmp_path, head + "[1]:\ttest's auc:1 \n[2]:\ttest's auc:1 \n")
     top = d.root_causes[0]
-    assert top.code == "data_pipeline_bug" and top.issue.startswith("Too good to be true: auc is 1")
+    assert top.code == "data_pipeline_bug" and top.issue.startswith("Too good to be true: test_auc is 1")
     # the same AUC from round 57 on is a model that got there: no leak read
     d = _top(tmp_path, head + "[57]:\ttest's auc:1 \n[58]:\ttest's auc:1 \n")
     assert not any(c.issue.startswith("Too good") for c in d.root_causes)
@@ -1866,3 +1866,46 @@ def test_a_held_out_accuracy_beside_a_long_training_one_is_read_for_its_gap(tmp_
     noisy = text.replace("accuracy=1.000000", "accuracy=0.850000")
     d = _top(tmp_path, noisy[:noisy.rindex("accuracy=0.850000")] + "accuracy=1.000000\n")
     assert "overfitting" not in _read(d)
+
+
+@pytest.mark.parametrize("text, first", [
+    # (review of the step-0 reading) a loop whose step restarts each epoch, pasted from epoch 3's NaN on
+    ("".join(f"Epoch [3/10], Step [{s}/938], Loss: nan\n" for s in range(0, 400, 100)), False),
+    # a gradient norm at step 0 is the backward pass's, the loss beside it finite
+    ("".join(f"step {s} | loss 2.3026 | grad_norm inf | lr 1.0e-03\n" for s in range(3)), False),
+    # a run resumed from a checkpoint starts its counter at 0 on trained weights
+    ("=> loading checkpoint 'checkpoints/ckpt_epoch_30.pth'\n=> loaded checkpoint 'checkpoints/ckpt_epoch_30.pth' "
+     "(epoch 30)\n" + "".join(f"step {s} | loss nan | lr 0.1\n" for s in range(0, 30, 10)), False),
+    # `epoch 0 | step 0` names the first forward pass too (the epoch equal to the step only at 0 says nothing)
+    ("".join(f"epoch 0 | step {s} | loss nan | lr 3.0e-04\n" for s in range(0, 150, 50)), True),
+])
+def test_step_0_is_the_first_forward_pass_only_at_the_runs_start(tmp_path, text, first):
+    d = _top(tmp_path, text)
+    said = any("before any update" in e.text for c in d.root_causes for e in c.evidence)
+    assert said == first
+    if first:
+        assert _read(d)[0] == "data_pipeline_bug"
+
+
+def test_a_collapse_whose_validation_loss_settles_onto_ln2_is_still_a_collapse(tmp_path):
+    # (review) the balanced-set fine-tune again, its val_loss easing down to ln(2) after the fall: settling at the
+    # uniform guess, not learning
+    rows = [(0.3802, 0.8312, 0.2911, 0.8804), (0.6235, 0.6120, 0.6991, 0.5), (0.6942, 0.4987, 0.6952, 0.5),
+            (0.6938, 0.5011, 0.6941, 0.5), (0.6936, 0.4996, 0.6935, 0.5), (0.6934, 0.5003, 0.6932, 0.5)]
+    d = _top(tmp_path, "".join(f"Epoch {i}/6\n782/782 [==============================] - 405s 518ms/step - loss: "
+                               f"{t:.4f} - accuracy: {a:.4f} - val_loss: {v:.4f} - val_accuracy: {va:.4f}\n"
+                               for i, (t, a, v, va) in enumerate(rows, 1)))
+    assert _read(d)[0] == "lr_too_high" and "fell from 0.8804 to 0.5" in d.root_causes[0].issue
+
+
+@pytest.mark.parametrize("text", [
+    # (review) LightGBM's R package and its command-line build print their rounds their own way
+    "[LightGBM] [Warning] Stopped training because there are no more leaves that meet the split requirements\n"
+    + "".join(f"[{i}]:  test's auc:0.5\n" for i in range(1, 4)),
+    "[LightGBM] [Warning] No further splits with positive gain, best gain: -inf\n"
+    + "".join(f"[LightGBM] [Info] Iteration:{i}, training auc : 0.5\n[LightGBM] [Info] Iteration:{i}, valid_1 auc : "
+              "0.5\n" for i in range(1, 4)),
+])
+def test_lightgbms_other_printers_are_boosting_rounds(tmp_path, text):
+    d = _top(tmp_path, text)
+    assert _read(d)[:2] == ["data_pipeline_bug", "no_parameter_updates"] and "lr_too_high" not in _read(d)

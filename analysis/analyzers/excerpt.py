@@ -500,12 +500,22 @@ def _first_nonfinite(run: Run) -> tuple[Series, int, bool] | None:
     return s, i, nameless
 
 
+_RESUMED = re.compile(r"(?i)\b(?:load(?:ed|ing)?\s+(?:the\s+)?checkpoint|resum(?:e|ed|ing)\b)")
+
+
 def _first_forward(run: Run, s: Series, i: int) -> bool:
     """Whether report `i` is a loss at step 0, the paste's first: the forward pass of the first batch, computed
-    before the optimizer stepped once (Caffe's `Iteration 0, loss = nan`, a loop's `step 0`). Not where the steps
-    are epochs (an epoch 0's mean loss comes after many updates)."""
-    if i != 0 or s.step_kind != "step" or float(s.steps[0]) != 0:
+    before the optimizer stepped once (Caffe's `Iteration 0, loss = nan`, a loop's `step 0`). Not a gradient norm
+    (the backward pass's), not where the steps are epochs (an epoch 0's mean loss comes after many updates), not a
+    later epoch's step 0 (a counter that restarts each epoch), nor after the log loaded a checkpoint (trained
+    weights, which an LR may have broken)."""
+    if i != 0 or "loss" not in s.name or s.step_kind != "step" or float(s.steps[0]) != 0 \
+            or not _at_the_start(run, s, i):
         return False
+    if s.lines is not None:
+        for _, text in pasted_texts(run, ("log",), MATRIX_MAX_BYTES, only=s.artifact):
+            if _RESUMED.search("\n".join(text.split("\n")[:int(s.lines[0])])):
+                return False
     epoch = run.metrics.get("epoch")
     if epoch is None or epoch.lines is None or s.lines is None or epoch.artifact != s.artifact:
         return True
@@ -513,7 +523,8 @@ def _first_forward(run: Run, s: Series, i: int) -> bool:
     if not on.any():
         return True
     at = epoch.values[np.searchsorted(epoch.lines, s.lines[on])]
-    return not np.array_equal(at, s.steps[on])       # steps that are the epochs printed beside them
+    # steps that are the epochs printed beside them, where some is past 0 (`epoch 0 | step 0` alone says nothing)
+    return not (np.array_equal(at, s.steps[on]) and bool(np.any(s.steps[on] != 0)))
 
 
 def _at_the_start(run: Run, s: Series, i: int) -> bool:
@@ -849,8 +860,10 @@ def _nan_loss(run: Run) -> list[Finding]:
 
 
 # a gradient-boosting library's evaluation line, as it prints it: XGBoost's `[3]\ttrain-rmse:0.51` (tab-separated
-# `set-metric:value` pairs, no blank after the colon; R's cv adds `+0.01`), LightGBM's `[3]\tvalid_0's l2: 0.51`
-_BOOSTING_ROW = re.compile(r"^\[\d{1,7}\]\t(?:[\w.]{1,40}-[\w@.]{1,40}:[-+\w.]|[\w.]{1,40}'s [\w@.]{1,40}: )")
+# `set-metric:value` pairs, no blank after the colon; R's cv adds `+0.01`), LightGBM's `[3]\tvalid_0's l2: 0.51`,
+# its R package's `[1]:  test's auc:0.5` and its CLI's `[LightGBM] [Info] Iteration:1, valid_1 auc : 0.5`
+_BOOSTING_ROW = re.compile(r"^\[\d{1,7}\]:?\s+(?:[\w.]{1,40}-[\w@.]{1,40}:[-+\w.]|[\w.]{1,40}'s [\w@.]{1,40}: ?[-+\w.])"
+                           r"|^\[LightGBM\] \[Info\] Iteration:\d+, ")
 
 
 def _boosting_log(run: Run, s: Series, i: int) -> Evidence | None:
@@ -1303,9 +1316,11 @@ def _tail_moves_beside(run: Run, a: Series, n: int) -> bool:
         if loss is None or loss.lines is None or loss.artifact != a.artifact:
             continue
         v = loss.values[np.isin(loss.lines, lines)]
-        # (equal to its printed digits: Keras' bar rounds the 17.269388 printed bare beside it to 17.2694)
-        if len(v) >= 2 and np.isfinite(v).all() and (np.all(np.abs(v - v[0]) <= 1e-4 * abs(v[0]))
-                                                     or np.all(np.diff(v) < 0)):
+        # (equal to its printed digits: Keras' bar rounds the 17.269388 printed bare beside it to 17.2694; a loss
+        # that eases down onto ln(K) is settling at the uniform guess the collapse left, not learning)
+        if len(v) >= 2 and np.isfinite(v).all() and (np.all(np.abs(v - v[0]) <= 1e-4 * abs(v[0])) or (
+                np.all(np.diff(v) < 0) and not any(abs(v[-1] - math.log(k)) <= 0.01 * math.log(k)
+                                                   for k in range(2, CHANCE_CLASSES + 1)))):
             return True
     ta = run.metrics.get("train_acc")
     if a.name != "train_acc" and ta is not None and ta.lines is not None and ta.artifact == a.artifact:
@@ -1392,8 +1407,8 @@ def _auc_pinned(run: Run) -> list[Finding]:
     count half), one constant output. A held-out AUC pinned there while the training AUC moves is the held-out
     rows' (features missing or misaligned there). 1 from a boosting library's first round, every AUC on the
     line, ranks every example right before anything was learned: the answer is in the inputs, or the
-    evaluation set holds one class (LightGBM prints 1 then). A boosting round's line needs AUC_ROUNDS rounds
-    (a first tree may not split yet); an evaluation's summary (RecBole's valid and test results) two lines."""
+    evaluation set holds one class (LightGBM prints 1 then). Two lines are enough (RecBole's valid and test
+    results), but a boosting log's 0.5 needs AUC_ROUNDS rounds (a first tree may not split yet)."""
     if _first_nonfinite(run) is not None or _stuck_accuracy(run):
         return []
     aucs = [s for name in ("auc", "val_auc", "test_auc")
@@ -1404,11 +1419,11 @@ def _auc_pinned(run: Run) -> list[Finding]:
         return [lines[n - 1] for n in (s.lines if s.lines is not None else []) if 0 < n <= len(lines)]
     rounds = {(s.artifact, int(n)) for s in aucs for n in (s.lines if s.lines is not None else range(len(s)))}
     boosting = any(_BOOSTING_ROW.match(undress(line)) for s in aucs for line in on(s))
-    if len(rounds) < (AUC_ROUNDS if boosting else AUC_LINES):
+    if len(rounds) < AUC_LINES:
         return []
     pinned = [s for s in aucs if np.all(s.values == 0.5)]
     held = [s for s in pinned if s.name != "auc"]
-    if pinned and (len(pinned) == len(aucs) or held):
+    if pinned and (len(pinned) == len(aucs) or held) and len(rounds) >= (AUC_ROUNDS if boosting else AUC_LINES):
         shown = held if len(pinned) < len(aucs) else pinned
         names = f"{' and '.join(s.name for s in shown)} {'is' if len(shown) == 1 else 'are'}"
         n = len({(s.artifact, int(k)) for s in shown for k in (s.lines if s.lines is not None else range(len(s)))})
@@ -1450,7 +1465,7 @@ def _one_score(said: str, ev: list[Evidence], boosting: bool, held_out: bool) ->
     shrinks each tree and cannot pin them. A network's: a stuck output (a stuck accuracy's readings)."""
     if held_out:
         return [Finding(code="data_pipeline_bug", issue=f"{said}: the held-out rows all get one score, while "
-                        "the training rows are ranked: the held-out features are not what the model was trained on",
+                        "other rows are ranked: these rows' features are not what the model was trained on",
                         severity="medium", confidence=0.55, evidence=ev,
                         fix="Compare the evaluation features with training's: the same columns in the same order, "
                             "the same encoding, no column all missing", analyzer=NAME,
