@@ -1909,3 +1909,40 @@ def test_a_collapse_whose_validation_loss_settles_onto_ln2_is_still_a_collapse(t
 def test_lightgbms_other_printers_are_boosting_rounds(tmp_path, text):
     d = _top(tmp_path, text)
     assert _read(d)[:2] == ["data_pipeline_bug", "no_parameter_updates"] and "lr_too_high" not in _read(d)
+
+
+_YOLOV5_8 = """\
+     Epoch   gpu_mem      GIoU       obj       cls     total   targets  img_size
+    14/299      6.4G   0.02273  0.002925 0.0003764   0.02603        11       640: 100%|###| 6960/6960 [54:20<00:00]
+               Class      Images     Targets           P           R      mAP@.5  mAP@.5:.95: 100%|###| 6960/6960
+                 all    5.57e+04    1.74e+05    0.000332     0.00039     2.4e-06    8.59e-07
+"""
+
+
+def test_yolos_validation_row_of_all_classes_is_read(tmp_path):
+    # ultralytics/yolov5 #8 ("training actually can not work"): P, R and mAP near 0 at epoch 14 under YOLO's
+    # validation header; the row was never read and the paste read healthy
+    d = _top(tmp_path, _YOLOV5_8)
+    top = d.root_causes[0]
+    assert top.code == "data_pipeline_bug" and top.issue.startswith("map and map50 are under")
+    # the same row at the first epoch is a detector still learning to localise: no reading
+    d = _top(tmp_path, _YOLOV5_8.replace("14/299", "0/299"))
+    assert "data_pipeline_bug" not in _read(d)
+    # ultralytics/ultralytics #21765 (YOLOv8's `Box(P ... mAP50-95)` header): the rows are read, mAP 0.54 to 0.56
+    (tmp_path / "train.log").write_text("".join(
+        f"      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size\n"
+        f"      {e}/55      9.95G     0.{e}38       5.07      2.977         12        640: 100%|####| 787/787\n"
+        f"                 Class     Images  Instances      Box(P          R      mAP50  mAP50-95): 100%|####| 66/66\n"
+        f"                   all       1049       1186      0.929      0.872      0.933      {m}\n"
+        for e, m in [(20, "0.543"), (21, "0.559"), (22, "0.563")]))
+    assert list(load_run(tmp_path).metrics.get("map").values) == [0.543, 0.559, 0.563]
+
+
+def test_yolos_own_row_gives_way_to_the_pycocotools_summary_beside_it(tmp_path):
+    # (tune half: yolov7 #1701) YOLO's row reads mAP 0.476 while pycocotools, scoring the same predictions, prints
+    # 0.000 (category ids off by one): the summary's zeros are the reading, not YOLO's estimate beside them
+    d = _top(tmp_path, "               Class      Images      Labels           P           R      mAP@.5  mAP@.5:.95\n"
+                       "                 all         500        1100       0.82       0.817        0.86       0.476\n"
+                       " Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets=100 ] = 0.000\n"
+                       " Average Precision  (AP) @[ IoU=0.50      | area=   all | maxDets=100 ] = 0.000\n")
+    assert d.root_causes[0].code == "data_pipeline_bug" and "map and map50 are 0" in d.root_causes[0].issue

@@ -117,6 +117,7 @@ CHANCE_ACC = 1.5            # ...beside an accuracy no higher than 1.5x chance (
 TAIL_AT_CHANCE = 5          # a short loss that fell to ln(K) and stayed within FLAT_REL of it this many reports
 STILL_EPOCHS, STILL_REL = 5, 0.002   # ...and within 0.2% over 5 whole epochs or more, it is not being trained
 FALLING_SHARE = 0.75        # ...unless lower than the report before at 3 in 4 reports (and never higher): converging
+ZERO_MAP_TOL = 1e-4        # an mAP under this is no match at all
 ZERO_MAP_EPOCH = 5         # mAP 0 at two evaluations or more, the last from epoch 5 on: it matches nothing
 LOW_MIOU = 0.05             # a segmentation's mIoU at 5% or below at every evaluation overlaps nothing learned
 START_EPOCH = 0.05          # a fractional epoch this far in may still be the run's first steps
@@ -252,14 +253,16 @@ def _test_apart(run: Run, ta: Series | None) -> list[Finding]:
 
 
 def _zero_map(run: Run) -> list[Finding]:
-    """A detector's mAP at exactly 0 at every evaluation (two or more, reaching epoch ZERO_MAP_EPOCH; or one
-    pycocotools summary with its mAP and mAP50 0.000, with less confidence): no prediction ever matches a
-    labelled box.
+    """A detector's mAP at 0 (under ZERO_MAP_TOL) at every evaluation (two or more, reaching epoch ZERO_MAP_EPOCH;
+    or one pycocotools summary or YOLO row with its mAP and mAP50 at 0, with less confidence): no prediction ever
+    matches a labelled box.
     A few epochs in, even a weak detector matches some; what matches none is the labels (not loaded, class ids
     off by one or beyond the head, boxes in another convention) more often than the training."""
     def zero(name: str) -> Series | None:
+        # (under ZERO_MAP_TOL: YOLO prints 2.4e-06, no detector that matches anything scores that little)
         s = run.metrics.get(name)
-        return s if s is not None and len(s) and np.isfinite(s.values).all() and not np.any(s.values) else None
+        return s if s is not None and len(s) and np.isfinite(s.values).all() and \
+            not np.any(np.abs(s.values) >= ZERO_MAP_TOL) else None
     for name in ("map", "map50"):
         s = zero(name)
         if s is None:
@@ -268,11 +271,13 @@ def _zero_map(run: Run) -> list[Finding]:
         late = epochs is not None and len(epochs) and float(np.nanmax(epochs.values)) >= ZERO_MAP_EPOCH
         # one evaluation (a pasted pycocotools summary) with its mAP and mAP50 both 0: said with less confidence
         single = name == "map" and len(s) == 1 and zero("map50") is not None
-        if not (len(s) >= 2 and late or single):
+        early = epochs is not None and len(epochs) and not late      # YOLO's first epochs' row reads 0 too
+        if not (len(s) >= 2 and late or single and not early):
             continue           # a detector's first evaluations read 0 while it learns to localise
         conf = 0.5 if len(s) >= 2 else 0.4
         ev = [point(s, 0, f"first {name}"), point(s, len(s) - 1, f"last {name}")]
-        said = f"{name} is 0 at every one of {len(s)} evaluations" if len(s) > 1 else f"{name} and map50 are 0"
+        nil = "0" if not np.any(s.values) else f"under {fmt(ZERO_MAP_TOL)}"
+        said = f"{name} is {nil} at every one of {len(s)} evaluations" if len(s) > 1 else f"{name} and map50 are {nil}"
         return [Finding(code="data_pipeline_bug", issue=f"{said}: no prediction ever matches a labelled box",
                         severity="medium", confidence=conf, evidence=ev, analyzer=NAME,
                         fix="Check the labels the loader hands the model: draw a few ground-truth boxes on their "

@@ -71,6 +71,13 @@ _COCO_NAMES = {"0.50:0.95": "map", "0.50": "map50"}
 # py-faster-rcnn's VOC evaluation (`voc_eval.py`): `Mean AP = 0.7012` after one `AP for <class> = ...` per class,
 # the mAP at IoU 0.5
 _VOC_MAP = re.compile(r"^\s*Mean AP = (\d+(?:\.\d+)?)\s*$")
+# YOLO's (v5 to v11) validation summary: a header naming P, R, mAP50 and mAP50-95 (its progress bar after it), then
+# the row of all classes, `all  5000  36335  0.603  0.861  0.829  0.574`
+_YOLO_VAL_HEADER = re.compile(r"^\s*Class\s+Images\s+(?:Targets|Labels|Instances)\s+(?:Box\()?P\s+R\s+"
+                              r"mAP(?:@\.5|@0\.5|50)\s+mAP(?:@\.5:\.95|@0\.5:0\.95|50-95)")
+_YOLO_ALL = re.compile(r"^\s*all\s+\d+(?:\.\d+)?(?:e\+?\d+)?\s+\d+(?:\.\d+)?(?:e\+?\d+)?" + r"\s+([-+.\de]+|nan)" * 4
+                       + r"\s*$", re.I)
+_YOLO_NAMES = ("precision", "recall", "map50", "map")
 # a segmentation evaluation's mean IoU printed alone: `Mean iou =  0.0464`, `mIoU:  3.46 total_data: 135` (a
 # percentage), semseg's `Eval result: mIoU/mAcc/allAcc 0.0038/0.0150/0.0069.`
 _SEG_MIOU = re.compile(r"^\s*(?:Eval result:\s{0,4})?(?:mean[ _]?iou|miou)(?:/\w{1,12}){0,4}\s{0,8}[:=]?\s{0,8}"
@@ -488,8 +495,9 @@ def _zh_metrics(text: str) -> list[tuple[str, float]]:
 
 def with_printed_values(path: Path, series: list[Series], artifact: str, prefix: str) -> list[Series]:
     """What a small log prints that no name of the scanner's holds, read in one pass:
-    - pycocotools' summary lines of mAP (IoU 0.50:0.95) and mAP50, and py-faster-rcnn's VOC `Mean AP`, where
-      no name of the scanner's holds them;
+    - pycocotools' summary lines of mAP (IoU 0.50:0.95) and mAP50, py-faster-rcnn's VOC `Mean AP`, and YOLO's
+      validation row of all classes (P, R, mAP50, mAP50-95) under its header, where no name of the scanner's
+      holds them;
     - lines that print a scalar tensor with a `grad_fn` and nothing else: autograd computed it from the
       weights, and the one such value a loop prints at each step is its loss (`print(loss)`). Read as
       the training loss, in line order, at TABLE_ROWS lines or more, where the log names no training
@@ -525,6 +533,9 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
         at[1].append(value)
 
     finite_row = 0
+    yolo_header = False        # the line before was YOLO's validation header: its `all` row may follow
+    yolo: dict[str, tuple[list[int], list[float]]] = {}
+    coco = False               # pycocotools printed its summary: its figures are the mAP, YOLO's row its estimate
     listing = _Listing()
     with open(path, "rb") as f:
         raised = False
@@ -540,10 +551,24 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
                 continue
             if (m := _COCO_AP.match(text)) is not None and _COCO_NAMES[m.group(1)] not in have:
                 keep(_COCO_NAMES[m.group(1)], n, float(m.group(2)))
+                coco = True
                 continue
             if (m := _VOC_MAP.match(text)) is not None and "map50" not in have:
                 keep("map50", n, float(m.group(1)))
                 continue
+            if yolo_header and (m := _YOLO_ALL.match(text)) is not None:
+                for name, cell in zip(_YOLO_NAMES, m.groups()):
+                    try:
+                        value = float(cell)
+                    except ValueError:       # a cell of signs and dots the pattern let through
+                        continue
+                    if name not in have:
+                        row = yolo.setdefault(name, ([], []))
+                        row[0].append(n)
+                        row[1].append(value)
+                yolo_header = False
+                continue
+            yolo_header = _YOLO_VAL_HEADER.match(text) is not None
             if (m := _SEG_MIOU.match(text)) is not None and SEG_MIOU not in have and float(m.group(1)) <= 100:
                 keep(SEG_MIOU, n, float(m.group(1)))    # as printed: a share or a percentage, read as a whole
                 continue
@@ -584,6 +609,8 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
                 continue
             if prefix + name not in have:
                 keep(prefix + name, n, value)
+    if not coco:
+        found.update(yolo)
     if sum(len(found[k][0]) for k in dressed) < DRESSED_REPEATS:
         found = {k: v for k, v in found.items() if k not in dressed}
     if (rows := found.get(prefix + PRINTED_ROW)) is not None and rows[0][-1] < finite_row:
