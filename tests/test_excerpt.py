@@ -1946,3 +1946,62 @@ def test_yolos_own_row_gives_way_to_the_pycocotools_summary_beside_it(tmp_path):
                        " Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets=100 ] = 0.000\n"
                        " Average Precision  (AP) @[ IoU=0.50      | area=   all | maxDets=100 ] = 0.000\n")
     assert d.root_causes[0].code == "data_pipeline_bug" and "map and map50 are 0" in d.root_causes[0].issue
+
+
+_CARTPOLE_COLLAPSE = [500.0, 396.2, 439.2, 500.0, 419.0, 475.7, 490.8, 430.1, 401.5, 491.6, 500.0, 441.2, 460.0, 500.0,
+                      446.5, 449.2, 500.0, 388.1, 500.0, 359.8, 444.2, 500.0, 500.0, 350.9, 352.8, 359.8, 254.5, 338.1,
+                      413.7, 173.7, 111.1, 222.3, 172.9, 263.3, 120.4, 102.0, 68.5, 9.0, 70.4, 9.0, 100.0, 30.5, 60.2,
+                      9.0, 9.0, 138.0, 58.1, 102.4, 41.2, 186.7, 51.5, 9.0, 76.1, 55.5, 9.0, 23.0, 88.8, 78.1, 9.6, 9.0]
+
+
+def test_a_reward_falls_by_its_medians_and_not_where_it_falls_by_design(tmp_path):
+    # (review of the reward reading) one episode's return is noisy: CartPole's collapse from ~480 to ~9 over 60
+    # episodes falls at fewer than half its steps, yet every third's median is under the one before
+    d = _top(tmp_path, "".join(f"global_step={500 * i}, episodic_return={r}\n"
+                               for i, r in enumerate(_CARTPOLE_COLLAPSE, 1)))
+    assert d.root_causes[0].issue.startswith("reward fell from 454.6 to 53.5")
+    # self-play against ever stronger snapshots (ml-agents prints ELO), a curriculum's harder lesson, and
+    # MountainCar sinking to its floor of -200 as epsilon decays: no policy unlearned
+    selfplay = "".join(f"[INFO] SoccerTwos. Step: {50000 * i}. Time Elapsed: {310.2 * i:.3f} s. Mean Reward: {r}. "
+                       f"Std of Reward: 0.561. Training. ELO: {1203.1 + 16 * i:.3f}.\n"
+                       for i, r in enumerate(["0.812", "0.744", "0.538", "0.402", "0.215", "0.096", "0.031"], 1))
+    curriculum = "".join(f"INFO:mlagents.trainers: wall-jump: BigWallJumpLearning: Step: {1000 * i}. Time Elapsed: "
+                         f"{20 * i}.000 s Mean Reward: {r}. Std of Reward: 0.512. Training.\n" + (
+                             "INFO:mlagents.trainers: BigWallJumpLearning lesson changed. Now in lesson 1: "
+                             "big_wall_min_height -> 4.0, big_wall_max_height -> 7.0\n" if i == 3 else "")
+                         for i, r in enumerate(["0.210", "0.550", "0.810", "0.120", "-0.180", "-0.410"], 1))
+    mountaincar = "".join(f"Episode {40 * i}\tepsilon: {0.6 ** i:.3f}\tAverage reward: {r}\n" for i, r in enumerate(
+        ["-178.40", "-181.20", "-186.90", "-190.30", "-194.80", "-197.10", "-198.90", "-199.60", "-200.00"]))
+    for text in (selfplay, curriculum, mountaincar):
+        assert not any("reward fell" in c.issue for c in _top(tmp_path, text).root_causes)
+
+
+def test_a_long_training_accuracys_gap_is_its_mean_up_to_the_held_out_report(tmp_path):
+    # (review of the long-accuracy gap) a batch of 8 scores 1.0 often: the median of its last five read 1.0
+    # against a validation accuracy of 0.852 that the epoch's mean (0.89) is no gap to
+    accs = ["0.8750", "0.7500", "1.0000", "0.8750", "0.8750", "1.0000", "0.7500", "0.8750", "1.0000", "0.8750",
+            "0.7500", "0.8750", "1.0000", "1.0000", "0.8750", "1.0000"]
+    d = _top(tmp_path, "".join(f"Epoch: 4 | Step: {50 * i}/1000 | Loss: 0.3625 | Acc: {a}\n"
+                               for i, a in enumerate(accs, 1))
+             + "Epoch: 4 | Validation Loss: 0.3712 | Validation Acc: 0.8520\n")
+    assert "overfitting" not in _read(d)
+    # an evaluation before training has no training report before it to be compared with
+    d = _top(tmp_path, "Evaluating before training...\nEpoch 0 | val_loss: 2.3026 | val_acc: 0.1012\n" + "".join(
+        f"Epoch {1 + i // 5} | batch {100 * (1 + i % 5)}/500 | loss: {max(1.3 - 0.1 * i, 0.08):.4f} | acc: "
+        f"{min(0.35 + 0.05 * i, 0.97):.4f}\n" for i in range(15)))
+    assert "overfitting" not in _read(d)
+    # where it reads, the evidence says what the training figure is
+    d = _top(tmp_path, "".join(f"Epoch: 4 | Step: {50 * i}/1000 | Loss: 0.01 | Acc: 1.0000\n" for i in range(1, 17))
+             + "Epoch: 4 | Validation Loss: 0.9712 | Validation Acc: 0.7520\n")
+    top = d.root_causes[0]
+    assert top.code == "overfitting" and "the mean of its 16 reports up to the validation one" in top.evidence[0].text
+
+
+def test_lightgbms_cross_entropy_is_read_for_its_set(tmp_path):
+    # (review) LightGBM's built-in xentropy metric prints as `cross_entropy`: the valid set's is the held-out loss
+    (tmp_path / "train.log").write_text(
+        "[1]\ttraining's cross_entropy: 0.61\tvalid_1's cross_entropy: 0.63\n"
+        "[2]\ttraining's cross_entropy: 0.55\tvalid_1's cross_entropy: 0.60\n")
+    metrics = load_run(tmp_path).metrics
+    assert list(metrics.get("train_loss").values) == [0.61, 0.55]
+    assert list(metrics.get("val_loss").values) == [0.63, 0.6]

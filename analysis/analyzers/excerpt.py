@@ -83,7 +83,7 @@ NAME = "excerpt"
 SHORT = SHORT_CURVE
 GAP_LOSS_RATIO = 3.0
 GAP_ACC = 0.2
-GAP_TAIL = 5               # a long training accuracy's level: the median of its last 5 reports
+GAP_TAIL = 20              # a long training accuracy's level: the mean of its last 20 reports
 FITTED, GAP_ACC_FITTED = 0.99, 0.1   # a training accuracy of 99% or more, 10 points above the held-out one
 LR_ABSURD = 1.0
 NOTES = ("low", "info")
@@ -99,6 +99,7 @@ COLLAPSE_TAIL, COLLAPSE_DROP = 4, 0.05   # an accuracy identical at its last 4+ 
 COLLAPSE_CHANCE = 0.02     # ...within 2 points of 1/K (a balanced set's one-class share), or on two splits at once
 HELD_OUT_CHANCE = 5        # a held-out loss at ln(K) at 5+ reports, its accuracy within a point throughout
 REWARD_FELL_POINTS, REWARD_FELL = 5, 0.5   # a reward over 5+ reports whose last third sits half its range lower
+REWARD_FELL_LEVEL = 0.25    # ...and a quarter of its level lower
 AUC_ROUNDS, AUC_LINES = 3, 2     # an AUC of exactly 0.5 (or 1) over 3 boosting rounds, or 2 lines of another printer
 RISE_POINTS = 4
 RISE_SHARE = 0.75
@@ -198,11 +199,16 @@ def _gap(run: Run) -> list[Finding]:
     ta, va = _short(run, "train_acc"), _short(run, f"{prefix}_acc")
     # a held-out accuracy printed once or twice beside a long training one (mxnet's batch lines, then
     # `Train-accuracy=1.000000` and `Validation-accuracy=0.808193`): no trend analyzer reads accuracies, so the
-    # gap is read here, the training side as the median of its last reports (one batch's 1.0 is no fit)
-    long_ta = run.metrics.get("train_acc")
-    if ta is None and va is not None and long_ta is not None and len(long_ta) >= SHORT:
-        ta = replace(long_ta, steps=long_ta.steps[-1:], values=np.array([np.median(long_ta.values[-GAP_TAIL:])]),
-                     lines=None if long_ta.lines is None else long_ta.lines[-1:])
+    # gap is read here, the training side as the mean of its last GAP_TAIL reports printed up to the held-out one
+    # (a batch of 8 scores 1.0 a quarter of the time: no fit; an evaluation before training has none before it)
+    long_ta, ta_mean = run.metrics.get("train_acc"), None
+    if ta is None and va is not None and long_ta is not None and len(long_ta) >= SHORT and long_ta.lines is not None \
+            and va.lines is not None and long_ta.artifact == va.artifact:
+        upto = np.flatnonzero(long_ta.lines <= va.lines[-1])[-GAP_TAIL:]
+        if len(upto) >= STUCK_POINTS and np.isfinite(long_ta.values[upto]).all():
+            ta_mean = (long_ta, int(upto[0]), int(upto[-1]))
+            ta = replace(long_ta, steps=long_ta.steps[upto[-1:]], values=np.array([np.mean(long_ta.values[upto])]),
+                         lines=long_ta.lines[upto[-1:]])
     ev, said = [], []
     # a training loss that grew over the paste is diverging: a held-out loss above it is the same blow-up, no gap
     # between a fitted training set and the rest (fastai's docs: train 38 -> 839, valid 25 -> 9966)
@@ -217,7 +223,10 @@ def _gap(run: Run) -> list[Finding]:
         t, v = float(_as_share(ta.values)[-1]), float(_as_share(va.values)[-1])     # 91.2 and 0.9 alike
         # ...or a training set fitted to the last example with a held-out one GAP_ACC_FITTED under it
         if np.isfinite([t, v]).all() and (t - v >= GAP_ACC or t >= FITTED and t - v >= GAP_ACC_FITTED):
-            ev += [point(ta, len(ta) - 1, "training accuracy"), point(va, len(va) - 1, f"{held} accuracy")]
+            trained = point(ta, len(ta) - 1, "training accuracy") if ta_mean is None else Evidence(
+                f"training accuracy {fmt(t)}, the mean of its {ta_mean[2] - ta_mean[1] + 1} reports up to the "
+                f"{held} one", ta_mean[0].artifact, ta_mean[0].span_locator(ta_mean[1], ta_mean[2]))
+            ev += [trained, point(va, len(va) - 1, f"{held} accuracy")]
             said.append(f"training accuracy {fmt(t)} against {fmt(v)} on {held}")
     if not said:
         return _test_apart(run, ta)
@@ -1376,11 +1385,17 @@ def _held_out_at_chance(run: Run) -> list[Finding]:
     return []
 
 
+# what makes a reward fall by design: self-play's stronger snapshots (judged by ELO), a curriculum's harder lesson
+_REWARD_BY_DESIGN = re.compile(r"\bELO: |\blesson changed\b|\bNow in lesson\b|\bcurriculum\b", re.IGNORECASE)
+
+
 def _reward_fell(run: Run) -> list[Finding]:
-    """An RL run's reward that fell as it trained: over REWARD_FELL_POINTS reports or more, the median of its
-    last third REWARD_FELL of its range under the first third's, lower at most reports, and ending near its
-    lowest. The policy unlearned what it had: updates too large for it (an LR too high, a PPO clip range or KL
-    target too loose), the RL form of a loss that diverges. (ml-agents' `Mean Reward: 1.320` to `-88.323`.)"""
+    """An RL run's reward that fell as it trained: over REWARD_FELL_POINTS reports or more, the medians of its
+    thirds lower each than the one before, the last REWARD_FELL of its range under the first, and its last report
+    near its lowest (medians, not steps: one episode's return is noisy). The policy unlearned what it had:
+    updates too large for it (an LR too high, a PPO clip range or KL target too loose), the RL form of a loss
+    that diverges (ml-agents' `Mean Reward: 1.320` to `-88.323`). Not where the paste says the reward falls by
+    design: self-play against stronger snapshots (ml-agents prints ELO), a curriculum's harder lesson."""
     r = rewarded(run)
     if r is None:
         return []
@@ -1389,9 +1404,12 @@ def _reward_fell(run: Run) -> list[Finding]:
     span = float(v.max() - v.min()) if len(v) else 0.0
     if len(v) < REWARD_FELL_POINTS or span <= 0:
         return []
-    first, last = thirds(v)
-    if first - last < REWARD_FELL * span or float(v[-1]) > float(v.min()) + 0.25 * span or \
-            float(np.mean(np.diff(v) < 0)) < 0.6:
+    third = len(v) // 3
+    first, middle, last = (float(np.median(x)) for x in (v[:third], v[third:len(v) - third], v[len(v) - third:]))
+    if not first > middle > last or first - last < REWARD_FELL * span or float(v[-1]) > float(v.min()) + 0.25 * span \
+            or first - last < REWARD_FELL_LEVEL * max(abs(first), abs(last)):
+        return []        # (MountainCar's -178 to its floor of -200 as epsilon decays: no policy it had unlearned)
+    if any(_REWARD_BY_DESIGN.search(text) for _, text in pasted_texts(run, ("log",), MATRIX_MAX_BYTES)):
         return []
     idx = np.flatnonzero(ok)
     best = int(idx[int(np.argmax(v[:max(1, len(v) // 2)]))])
