@@ -98,6 +98,7 @@ CHANCE_CLASSES, CHANCE_BAND = 10, 0.01   # an accuracy within 1 point of 1/K (K 
 COLLAPSE_TAIL, COLLAPSE_DROP = 4, 0.05   # an accuracy identical at its last 4+ reports, 5+ points under its best
 COLLAPSE_CHANCE = 0.02     # ...within 2 points of 1/K (a balanced set's one-class share), or on two splits at once
 HELD_OUT_CHANCE = 5        # a held-out loss at ln(K) at 5+ reports, its accuracy within a point throughout
+LOW_ACC, LOW_ACC_POINTS = 0.1, 8   # an accuracy under 10% at 8+ reports from the run's start, never climbing
 REWARD_FELL_POINTS, REWARD_FELL = 5, 0.5   # a reward over 5+ reports whose last third sits half its range lower
 REWARD_FELL_LEVEL = 0.25    # ...and a quarter of its level lower
 AUC_ROUNDS, AUC_LINES = 3, 2     # an AUC of exactly 0.5 (or 1) over 3 boosting rounds, or 2 lines of another printer
@@ -136,7 +137,8 @@ NAN_AFTER = 2               # ...or finite at one row, then NaN at 2 or more to 
 NAN_COLUMNS = 2             # unnamed columns NaN at every row (3 or more), 2 of them, beside a finite one
 SPIKE_POINTS, SPIKE_RATIO, SPIKE_BACK = 5, 3.0, 1.5
 SKIP_JUMP = 2.0         # a loss this many times its last value at a non-finite norm: no skipped step
-FIRST_FORWARD_DATA, FIRST_FORWARD_LR = 0.58, 0.3    # a NaN at step 0: the first batch or the weights, no LR
+# a NaN at step 0: the first batch or a log of 0 in the loss (llm.c #68: numerical's, kept first), never the LR
+FIRST_FORWARD_DATA, FIRST_FORWARD_LR = 0.52, 0.3
 LONG_NAN_LR = 0.45          # the LR reading of a NaN in a long curve stays below the loss analyzer's
 BOXED_DATA = 0.7            # a NaN held to the box parts of a detector's loss: the box targets first
 BOOSTED_DATA = 0.6          # a NaN metric of a gradient-boosting library: the labels or features, never the LR
@@ -199,16 +201,15 @@ def _gap(run: Run) -> list[Finding]:
     ta, va = _short(run, "train_acc"), _short(run, f"{prefix}_acc")
     # a held-out accuracy printed once or twice beside a long training one (mxnet's batch lines, then
     # `Train-accuracy=1.000000` and `Validation-accuracy=0.808193`): no trend analyzer reads accuracies, so the
-    # gap is read here, the training side as the mean of its last GAP_TAIL reports printed up to the held-out one
-    # (a batch of 8 scores 1.0 a quarter of the time: no fit; an evaluation before training has none before it)
+    # gap is read here, the training side as the mean of its reports in the held-out one's epoch, up to it (a batch
+    # of 8 scores 1.0 a quarter of the time: no fit; an evaluation before training has none before it)
     long_ta, ta_mean = run.metrics.get("train_acc"), None
-    if ta is None and va is not None and long_ta is not None and len(long_ta) >= SHORT and long_ta.lines is not None \
-            and va.lines is not None and long_ta.artifact == va.artifact:
-        upto = np.flatnonzero(long_ta.lines <= va.lines[-1])[-GAP_TAIL:]
-        if len(upto) >= STUCK_POINTS and np.isfinite(long_ta.values[upto]).all():
+    if ta is None and va is not None and long_ta is not None and len(long_ta) >= SHORT:
+        upto = _reports_beside(run, long_ta, va)
+        if len(upto) and np.isfinite(long_ta.values[upto]).all():
             ta_mean = (long_ta, int(upto[0]), int(upto[-1]))
             ta = replace(long_ta, steps=long_ta.steps[upto[-1:]], values=np.array([np.mean(long_ta.values[upto])]),
-                         lines=long_ta.lines[upto[-1:]])
+                         lines=None if long_ta.lines is None else long_ta.lines[upto[-1:]])
     ev, said = [], []
     # a training loss that grew over the paste is diverging: a held-out loss above it is the same blow-up, no gap
     # between a fitted training set and the rest (fastai's docs: train 38 -> 839, valid 25 -> 9966)
@@ -238,6 +239,34 @@ def _gap(run: Run) -> list[Finding]:
                         "smaller model; the validation curve per epoch would show where the gap opened",
                     expected_impact="validation loss and accuracy close in on the training figures",
                     analyzer=NAME, quick_fix="Early-stop on validation loss")]
+
+
+def _reports_beside(run: Run, train: Series, held: Series) -> np.ndarray:
+    """The indices of the reports of a long training series that the held-out series' last report is compared
+    with: those of its epoch printed up to it (an epoch's batches and its summary line), or without epochs the
+    last GAP_TAIL up to it; none where the held-out report came before any (an evaluation before training). Two
+    files (a train log and an eval log) are not ordered by line: the training series' last epoch, or last
+    GAP_TAIL reports."""
+    if train.lines is not None and held.lines is not None and train.artifact == held.artifact:
+        idx = np.flatnonzero(train.lines <= held.lines[-1])
+        held_epochs = _epoch_of_lines(run, held)
+    else:
+        idx, held_epochs = np.arange(len(train)), None
+    epochs = _epoch_of_lines(run, train)
+    if len(idx) and epochs is not None:
+        last = held_epochs[-1] if held_epochs is not None else epochs[idx[-1]]
+        idx = idx[epochs[idx] == last]
+    return idx[-GAP_TAIL:]
+
+
+def _epoch_of_lines(run: Run, s: Series) -> np.ndarray | None:
+    """The epoch printed at or above each report of `s` (NaN before the first), where the paste prints epochs
+    in the same file."""
+    epoch = run.metrics.get("epoch")
+    if epoch is None or epoch.lines is None or s.lines is None or epoch.artifact != s.artifact or not len(epoch):
+        return None
+    j = np.searchsorted(epoch.lines, s.lines, side="right") - 1
+    return np.where(j >= 0, epoch.values[np.maximum(j, 0)], np.nan)
 
 
 def _test_apart(run: Run, ta: Series | None) -> list[Finding]:
@@ -274,8 +303,8 @@ def _zero_map(run: Run) -> list[Finding]:
             not np.any(np.abs(s.values) >= ZERO_MAP_TOL) else None
     for name in ("map", "map50"):
         s = zero(name)
-        if s is None:
-            continue
+        if s is None or name == "map" and run.metrics.get("map50") is not None and zero("map50") is None:
+            continue           # (mAP50-95 at 9e-05 beside an mAP50 of 0.001 and 8% recall: it matches some)
         epochs = run.metrics.get("epoch")
         late = epochs is not None and len(epochs) and float(np.nanmax(epochs.values)) >= ZERO_MAP_EPOCH
         # one evaluation (a pasted pycocotools summary) with its mAP and mAP50 both 0: said with less confidence
@@ -1251,6 +1280,31 @@ def _stuck_accuracy(run: Run) -> list[Finding]:
     return _guessing(*at_chance) if at_chance else []
 
 
+def _low_accuracy(run: Run) -> list[Finding]:
+    """An accuracy under LOW_ACC at every one of LOW_ACC_POINTS reports or more from the run's start, its last
+    third no higher than its first (a point's noise aside), and no loss beside it that falls by a fifth or more:
+    the model has not begun to learn (frereit's handwriting model at 0.025 to 0.065 over 2,400 steps)."""
+    if _first_nonfinite(run) is not None or _stuck_accuracy(run):
+        return []
+    for name in ("train_acc", "val_acc"):
+        a = run.metrics.get(name)
+        if a is None or len(a) < LOW_ACC_POINTS or not np.isfinite(a.values).all():
+            continue
+        share = _as_share(a.values)
+        first, last = thirds(share)
+        if float(share.max()) >= LOW_ACC or last > first + 0.01 or not _at_the_start(run, a, 0) or \
+                (a.step_kind == "step" and a.steps[0] > EARLY_STEPS):
+            continue
+        loss = _main_loss(run)
+        if loss is not None and len(loss) >= 2 and np.isfinite(loss.values).all() and \
+                float(loss.values[-1]) <= 0.8 * float(loss.values[0]):
+            continue         # a loss that falls learns: the accuracy figure is another question
+        ev = [point(a, 0, f"first {name}"), point(a, len(a) - 1, f"last {name}")]
+        return _guessing(f"{name} stays under {LOW_ACC:.0%} at every one of {len(a)} reports from the start "
+                         f"({fmt(float(a.values.min()))} to {fmt(float(a.values.max()))}), no higher at the end", ev)
+    return []
+
+
 def _collapse(run: Run) -> list[tuple[Series, int, int, bool]] | None:
     """An accuracy identical to its printed digits at its last COLLAPSE_TAIL reports or more, COLLAPSE_DROP or
     more under the best it reached before, at chance (1/K) or frozen on two splits at once: the model had
@@ -1386,13 +1440,14 @@ def _held_out_at_chance(run: Run) -> list[Finding]:
 
 
 # what makes a reward fall by design: self-play's stronger snapshots (judged by ELO), a curriculum's harder lesson
-_REWARD_BY_DESIGN = re.compile(r"\bELO: |\blesson changed\b|\bNow in lesson\b|\bcurriculum\b", re.IGNORECASE)
+_REWARD_BY_DESIGN = re.compile(r"\bELO: |\blesson changed\b|\bNow in lesson\b", re.IGNORECASE)
 
 
 def _reward_fell(run: Run) -> list[Finding]:
     """An RL run's reward that fell as it trained: over REWARD_FELL_POINTS reports or more, the medians of its
-    thirds lower each than the one before, the last REWARD_FELL of its range under the first, and its last report
-    near its lowest (medians, not steps: one episode's return is noisy). The policy unlearned what it had:
+    thirds each no higher than the one before (a plateau at the reward's cap, then the fall), the last
+    REWARD_FELL of its range under the first, and its last report near its lowest (medians, not steps: one
+    episode's return is noisy). The policy unlearned what it had:
     updates too large for it (an LR too high, a PPO clip range or KL target too loose), the RL form of a loss
     that diverges (ml-agents' `Mean Reward: 1.320` to `-88.323`). Not where the paste says the reward falls by
     design: self-play against stronger snapshots (ml-agents prints ELO), a curriculum's harder lesson."""
@@ -1406,7 +1461,8 @@ def _reward_fell(run: Run) -> list[Finding]:
         return []
     third = len(v) // 3
     first, middle, last = (float(np.median(x)) for x in (v[:third], v[third:len(v) - third], v[len(v) - third:]))
-    if not first > middle > last or first - last < REWARD_FELL * span or float(v[-1]) > float(v.min()) + 0.25 * span \
+    if not (first >= middle >= last and first > last) or first - last < REWARD_FELL * span \
+            or float(v[-1]) > float(v.min()) + 0.25 * span \
             or first - last < REWARD_FELL_LEVEL * max(abs(first), abs(last)):
         return []        # (MountainCar's -178 to its floor of -200 as epsilon decays: no policy it had unlearned)
     if any(_REWARD_BY_DESIGN.search(text) for _, text in pasted_texts(run, ("log",), MATRIX_MAX_BYTES)):
@@ -2112,9 +2168,10 @@ def _every_step_skipped(run: Run) -> list[Finding]:
 
 def analyze(run: Run) -> list[Finding]:
     readings = (_gap, _zero_map, _one_task_zero, _low_miou, _dice_above_one, _absurd_lr, _nan_loss, _rising_loss,
-                _reward_fell, _stuck_accuracy, _collapsed_accuracy, _held_out_at_chance, _auc_pinned, _flat_loss,
-                _frozen_loss, _too_good, _one_column, _growing_gradients, _short_spike, _zero_loss, _no_labels,
-                _no_episode_ended, _unscored_part, _masked_row, _every_step_skipped, _blown_up_unnamed, same_output)
+                _reward_fell, _stuck_accuracy, _low_accuracy, _collapsed_accuracy, _held_out_at_chance, _auc_pinned,
+                _flat_loss, _frozen_loss, _too_good, _one_column, _growing_gradients, _short_spike, _zero_loss,
+                _no_labels, _no_episode_ended, _unscored_part, _masked_row, _every_step_skipped, _blown_up_unnamed,
+                same_output)
     found = [f for reading in readings for f in reading(run)]
     # notes (low severity: a masked row, an LR the falling loss copes with) leave the lines healthy
     return found if any(f.severity not in NOTES for f in found) else found + _no_fault_read(run)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import re
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -76,8 +76,8 @@ _VOC_MAP = re.compile(r"^\s*Mean AP = (\d+(?:\.\d+)?)\s*$")
 _YOLO_VAL_HEADER = re.compile(r"^\s*Class\s+Images\s+(?:Targets|Labels|Instances)\s+(?:Box\()?P\s+R\s+"
                               r"mAP(?:@\.5|@0\.5|50)\s+mAP(?:@\.5:\.95|@0\.5:0\.95|50-95)")
 _YOLO_ALL = re.compile(r"^\s*all\s+\d+(?:\.\d+)?(?:e\+?\d+)?\s+\d+(?:\.\d+)?(?:e\+?\d+)?" + r"\s+([-+.\de]+|nan)" * 4
-                       + r"\s*$", re.I)
-_YOLO_NAMES = ("precision", "recall", "map50", "map")
+                       + r"(?:\s+[-+.\de]+|\s+nan){0,4}\s*$", re.I)     # a segmentation's or pose model's Mask(...)
+_YOLO_NAMES = ("map50", "map")       # of the Box group: P and R, a detector's, are no classifier's to read
 # a segmentation evaluation's mean IoU printed alone: `Mean iou =  0.0464`, `mIoU:  3.46 total_data: 135` (a
 # percentage), semseg's `Eval result: mIoU/mAcc/allAcc 0.0038/0.0150/0.0069.`
 _SEG_MIOU = re.compile(r"^\s*(?:Eval result:\s{0,4})?(?:mean[ _]?iou|miou)(?:/\w{1,12}){0,4}\s{0,8}[:=]?\s{0,8}"
@@ -493,11 +493,21 @@ def _zh_metrics(text: str) -> list[tuple[str, float]]:
     return list(out.items())
 
 
+def _without_lines(s: Series, lines: set[int]) -> Series | None:
+    """`s` without its reports on `lines` (None where none is left)."""
+    if s.lines is None or not np.isin(s.lines, list(lines)).any():
+        return s
+    keep = ~np.isin(s.lines, list(lines))
+    if not keep.any():
+        return None
+    return replace(s, steps=s.steps[keep], values=s.values[keep], lines=s.lines[keep])
+
+
 def with_printed_values(path: Path, series: list[Series], artifact: str, prefix: str) -> list[Series]:
     """What a small log prints that no name of the scanner's holds, read in one pass:
     - pycocotools' summary lines of mAP (IoU 0.50:0.95) and mAP50, py-faster-rcnn's VOC `Mean AP`, and YOLO's
-      validation row of all classes (P, R, mAP50, mAP50-95) under its header, where no name of the scanner's
-      holds them;
+      validation row of all classes (its box mAP50 and mAP50-95) under its header, where no name of the scanner's
+      holds them (what the scanner read on that header is its progress bar, dropped);
     - lines that print a scalar tensor with a `grad_fn` and nothing else: autograd computed it from the
       weights, and the one such value a loop prints at each step is its loss (`print(loss)`). Read as
       the training loss, in line order, at TABLE_ROWS lines or more, where the log names no training
@@ -535,6 +545,7 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
     finite_row = 0
     yolo_header = False        # the line before was YOLO's validation header: its `all` row may follow
     yolo: dict[str, tuple[list[int], list[float]]] = {}
+    headers: set[int] = set()  # YOLO's header lines: the scanner's `mAP50-95: 100%` there is its progress bar
     coco = False               # pycocotools printed its summary: its figures are the mAP, YOLO's row its estimate
     listing = _Listing()
     with open(path, "rb") as f:
@@ -557,18 +568,19 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
                 keep("map50", n, float(m.group(1)))
                 continue
             if yolo_header and (m := _YOLO_ALL.match(text)) is not None:
-                for name, cell in zip(_YOLO_NAMES, m.groups()):
+                for name, cell in zip(_YOLO_NAMES, m.groups()[2:]):
                     try:
                         value = float(cell)
                     except ValueError:       # a cell of signs and dots the pattern let through
                         continue
-                    if name not in have:
-                        row = yolo.setdefault(name, ([], []))
-                        row[0].append(n)
-                        row[1].append(value)
+                    row = yolo.setdefault(name, ([], []))
+                    row[0].append(n)
+                    row[1].append(value)
                 yolo_header = False
                 continue
             yolo_header = _YOLO_VAL_HEADER.match(text) is not None
+            if yolo_header:
+                headers.add(n)
             if (m := _SEG_MIOU.match(text)) is not None and SEG_MIOU not in have and float(m.group(1)) <= 100:
                 keep(SEG_MIOU, n, float(m.group(1)))    # as printed: a share or a percentage, read as a whole
                 continue
@@ -609,8 +621,11 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
                 continue
             if prefix + name not in have:
                 keep(prefix + name, n, value)
+    if headers:
+        series = [x for s in series if (x := _without_lines(s, headers)) is not None]
+        have = {s.name for s in series}
     if not coco:
-        found.update(yolo)
+        found.update({name: row for name, row in yolo.items() if name not in have})
     if sum(len(found[k][0]) for k in dressed) < DRESSED_REPEATS:
         found = {k: v for k, v in found.items() if k not in dressed}
     if (rows := found.get(prefix + PRINTED_ROW)) is not None and rows[0][-1] < finite_row:
