@@ -2070,3 +2070,26 @@ def test_a_reward_at_its_cap_then_collapsing_fell_and_an_unused_curriculum_optio
         f"INFO:mlagents.trainers: firstRun-0: CrawlerLearning: Step: {1000 * i}. Mean Reward: {r}. Training.\n"
         for i, r in enumerate([1.32, 1.51, 1.19, 0.90, -2.41, -10.2, -35.1, -61.9, -88.3], 1)))
     assert d.root_causes[0].issue.startswith("reward fell")
+
+
+@pytest.mark.parametrize("text", [
+    # (review of the low-accuracy reading) ArcFace over 85k identities scores 0 for its first hundreds of batches
+    "".join(f"INFO:root:Epoch[0] Batch [{b}]\tSpeed: 411.34 samples/sec\tacc=0.000000\t"
+            f"lossvalue={46.2 - b / 2000:.6f}\n" for b in range(0, 420, 20)),
+    # ImageNet's top-1 tripling from 0.1% to 0.3% over its first 500 steps
+    "Epoch 1/90\n" + "".join(f" {s}/5005 [..............................] - ETA: 40:12 - loss: {6.9 - s / 5000:.4f} - "
+                             f"accuracy: {0.001 + s * 4.2e-6:.4f}\n" for s in range(50, 550, 50)),
+    # a window with no counter whose loss falls at every line: not the run's start, and learning
+    "".join(f"train loss: {3.912 - 0.004 * i:.4f}, train acc: {0.081 + (-1) ** i * 0.002:.4f}\n" for i in range(9)),
+])
+def test_a_low_accuracy_early_in_many_classes_or_beside_a_falling_loss_is_no_failure_to_learn(tmp_path, text):
+    assert not any("stays under 10%" in c.issue for c in _top(tmp_path, text).root_causes)
+
+
+def test_an_epoch_printed_only_on_its_validation_line_still_pairs_it_with_its_batches(tmp_path):
+    # (review) each epoch's batches print no epoch; the epoch appears on its validation line after them
+    text = "".join("".join(f"iter {1000 * e + 100 * b:5} | loss {0.58 - 0.02 * (10 * e + b):.4f} | acc "
+                           f"{min(0.82 + 0.02 * (10 * e + b), 0.995):.4f}\n" for b in range(1, 11))
+                   + f"Epoch {e + 1} | val_acc {0.71 - 0.01 * e:.4f}\n" for e in range(3))
+    top = _top(tmp_path, text).root_causes[0]
+    assert top.code == "overfitting" and "0.995 against 0.69 on validation" in top.issue
