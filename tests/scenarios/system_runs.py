@@ -129,20 +129,34 @@ def lstm_keep_outputs(dest: Path) -> None:
 
 # --- two ranks over gloo ------------------------------------------------------------------------
 
+RANK_TRIES, RANK_WAIT = 3, 60     # a rank's run takes seconds; on a loaded machine, a minute each try
+
+
 def _two_ranks(dest: Path, mode: str) -> None:
-    """Both ranks run as their own interpreters (tests/scenarios/ranks.py), as torchrun starts them."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    """Both ranks run as their own interpreters (tests/scenarios/ranks.py), as torchrun starts them. Checked at
+    generation: both rank logs written, or the pair is run again (two ranks killed at a timeout on a machine busy
+    with other jobs left a run of only its launch.json, read "nothing shows a fault"), then a loud failure."""
     root = Path(__file__).resolve().parents[2]
-    procs = [subprocess.Popen([sys.executable, "-m", "tests.scenarios.ranks", str(r), str(port), mode,
-                               str(dest / f"rank{r}.log")], cwd=root, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL) for r in (0, 1)]
-    for p in procs:
-        try:
-            p.wait(30)
-        except subprocess.TimeoutExpired:
-            p.kill()
+    logs = [dest / f"rank{r}.log" for r in (0, 1)]
+    for _ in range(RANK_TRIES):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        procs = [subprocess.Popen([sys.executable, "-m", "tests.scenarios.ranks", str(r), str(port), mode,
+                                   str(log)], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                 for r, log in enumerate(logs)]
+        for p in procs:
+            try:
+                p.wait(RANK_WAIT)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        if all(log.exists() and log.stat().st_size for log in logs):
+            break
+        for log in logs:
+            log.unlink(missing_ok=True)
+    else:
+        raise RuntimeError(f"the two {mode} ranks wrote no logs in {RANK_TRIES} tries of {RANK_WAIT} s")
     (dest / "launch.json").write_text(json.dumps({"nnodes": 1, "nproc_per_node": 2, "backend": "gloo"}, indent=2))
 
 
