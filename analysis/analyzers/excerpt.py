@@ -1517,8 +1517,8 @@ def _auc_pinned(run: Run) -> list[Finding]:
             f" while {moving[0].name} moves ({fmt(float(moving[0].values[0]))} to {fmt(float(moving[0].values[-1]))})"
             if moving else ""), ev, boosting, held_out=bool(moving))
     lines = [line for s in aucs for line in on(s)]
-    if aucs and all(np.all(s.values == 1) and _first_round(run, s) for s in aucs) and not any(
-            v < 1 for line in lines for v in _auc_values(line)):
+    if aucs and all(np.all(s.values == 1) and _first_round(s, texts.get(s.artifact or "", [])) for s in aucs) \
+            and not any(v < 1 for line in lines for v in _auc_values(line)):
         names = f"{' and '.join(s.name for s in aucs)} {'is' if len(aucs) == 1 else 'are'}"
         ev = [point(s, i, s.name) for s in aucs for i in sorted({0, len(s) - 1})]
         return [Finding(code="data_pipeline_bug",
@@ -1578,18 +1578,14 @@ def _one_score(said: str, ev: list[Evidence], boosting: bool, held_out: bool) ->
 _FIRST_ROUND = re.compile(r"\s*\[[01]\]")     # a boosting library's first rounds: `[0]\ttrain-auc:`, `[1]:\ttest's`
 
 
-def _first_round(run: Run, s: Series) -> bool:
+def _first_round(s: Series, lines: list[str]) -> bool:
     """Whether `s`'s first report is the run's first: at step 0 or 1, or, with no step read, on a boosting
-    library's line for round 0 or 1 (a paste from mid-run that starts at a good model is no leak)."""
+    library's line for round 0 or 1 (`lines`: its file's; a paste from mid-run that starts at a good model is no
+    leak)."""
     if s.step_kind != "index":
         return bool(s.steps[0] <= 1)
-    if s.lines is None:
-        return False
-    n = int(s.lines[0])
-    for _, text in pasted_texts(run, ("log",), MATRIX_MAX_BYTES, only=s.artifact):
-        lines = text.split("\n")
-        return 0 < n <= len(lines) and _FIRST_ROUND.match(lines[n - 1]) is not None
-    return False
+    n = int(s.lines[0]) if s.lines is not None else 0
+    return 0 < n <= len(lines) and _FIRST_ROUND.match(lines[n - 1]) is not None
 
 
 def _guessing(said: str, ev: list[Evidence]) -> list[Finding]:
