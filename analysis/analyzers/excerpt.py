@@ -560,13 +560,13 @@ def _first_forward(run: Run, s: Series, i: int) -> bool:
         for _, text in pasted_texts(run, ("log",), MATRIX_MAX_BYTES, only=s.artifact):
             if _RESUMED.search("\n".join(text.split("\n")[:int(s.lines[0])])):
                 return False
-    epoch = run.metrics.get("epoch")
-    if epoch is None or epoch.lines is None or s.lines is None or epoch.artifact != s.artifact:
+    epochs, epoch = _epoch_of_lines(run, s), run.metrics.get("epoch")
+    if epochs is None or epoch is None or epoch.lines is None or s.lines is None:
         return True
     on = np.isin(s.lines, epoch.lines)
     if not on.any():
         return True
-    at = epoch.values[np.searchsorted(epoch.lines, s.lines[on])]
+    at = epochs[on]
     # steps that are the epochs printed beside them, where some is past 0 (`epoch 0 | step 0` alone says nothing)
     return not (np.array_equal(at, s.steps[on]) and bool(np.any(s.steps[on] != 0)))
 
