@@ -342,3 +342,17 @@ def test_indexed_lines_never_replace_a_series_the_scanner_read_or_take_a_class_i
     assert len(load_run(tmp_path).metrics.get("train_loss")) == 20
     (tmp_path / "train.log").write_text("".join(f"loss[ {c} ]: 0.{c + 1}\n" for c in (2, 0, 1)))
     assert load_run(tmp_path).metrics.get("train_loss") is None        # 2, 0, 1: no step counts that way
+
+
+def test_rows_saved_with_windows_line_ends_are_read_as_the_same_rows(tmp_path):
+    # a paste saved on Windows ends every line with `\r\n`: the `\r` was taken for a progress bar's rewrite and each
+    # row read as the blank after it, so a bare table that turns NaN (lasagne/nolearn #241's rows) read nothing
+    rows = ["     10       0.29652       0.29630      1.00077      0.62489",
+            "     11       0.29002       0.28839      1.00566      0.62501",
+            "     12           nan           nan          nan      0.62500"]
+    for name, end in (("unix", "\n"), ("windows", "\r\n")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "train.log").write_bytes(end.join(rows).encode() + end.encode())
+    unix, windows = (load_run(tmp_path / n).metrics.get(f"{br.UNNAMED}2") for n in ("unix", "windows"))
+    assert windows is not None and windows.values.tolist()[:2] == unix.values.tolist()[:2] == [0.29652, 0.29002]
+    assert list(windows.steps) == list(unix.steps) == [10, 11, 12]

@@ -2093,3 +2093,55 @@ def test_an_epoch_printed_only_on_its_validation_line_still_pairs_it_with_its_ba
                    + f"Epoch {e + 1} | val_acc {0.71 - 0.01 * e:.4f}\n" for e in range(3))
     top = _top(tmp_path, text).root_causes[0]
     assert top.code == "overfitting" and "0.995 against 0.69 on validation" in top.issue
+
+
+DETR_CUT = ('{"train_lr": 9.999999999998996e-05, "train_class_error": 100.0, "train_loss": 0.0, "train_loss_ce": 0.0, '
+            '"train_loss_bbox": 0.0, "train_loss_giou": 0.0, "train_loss_ce_0": 0.0, "train_loss_bbox_0": 0.0, '
+            '"train_loss_giou_0": 0.0, "train_loss_ce_1": 0.0, "train_loss_bbo')
+
+
+def test_one_logged_record_cut_short_is_read_and_its_loss_at_zero_with_every_part_is_no_loss(tmp_path):
+    # DETR #258 (tests/wild, tune half): one line of log.txt, cut mid-key where the paste ended; it was taken for a
+    # config that would not parse ("none of the files could be read"). Its loss and every part of it print 0.0 at
+    # once: no rounding zeroes every term, nothing is scored (the labels were strings)
+    d = _top(tmp_path, DETR_CUT + "\n")
+    assert d.root_causes[0].code == "data_pipeline_bug" and d.root_causes[0].severity == "high"
+    assert "with 7 of its parts on the same line" in d.root_causes[0].issue
+    run = load_run(tmp_path)
+    assert run.metrics.get("train_class_error").values.tolist() == [100.0]
+
+
+def test_one_report_at_zero_beside_parts_that_are_not_is_no_reading(tmp_path):
+    # two parts at 0 are a detector with no box that batch; a loss of 0 needs ZERO_PARTS of its parts at 0 beside it
+    line = '{"train_loss": 0.0, "train_loss_ce": 0.0, "train_loss_bbox": 0.0, "train_loss_giou": 0.31, "train_lo'
+    d = _top(tmp_path, line + "\n")
+    assert "data_pipeline_bug" not in _read(d)
+
+
+def test_a_top5_five_times_the_top1_is_a_uniform_guess_shares_or_percents(tmp_path):
+    # DynamicViT #17 (tests/wild, tune half): the whole paste; 0.08% and 0.58% over ImageNet's 1000 classes (the
+    # validation folders were not named by wnid). Read either way (8% and 58% over ~10 classes) it is a guess
+    d = _top(tmp_path, "Acc@1 0.080 Acc@5 0.582", name="output.txt")
+    assert d.root_causes[0].code == "data_pipeline_bug" and "7.3x" in d.root_causes[0].issue
+    # a trained model's evaluation (DeiT's summary) and the ImageNet example's first batches are no guess
+    for text in (" * Acc@1 81.234 Acc@5 95.512 loss 0.812\n",
+                 "Epoch: [0][10/5005]\tLoss 6.9 (6.9)\tPrec@1 0.100 (0.100)\tPrec@5 0.500 (0.355)\n",
+                 "Epoch: [0][4000/5005]\tLoss 6.9 (6.9)\tPrec@1 0.100 (0.100)\tPrec@5 0.500 (0.355)\n",
+                 "Epoch: [3][200/5005]\tLoss 3.1 (3.2)\tPrec@1 31.250 (30.1)\tPrec@5 58.203 (57.2)\n"):
+        sub = tmp_path / str(abs(hash(text)))
+        sub.mkdir()
+        assert "data_pipeline_bug" not in _read(_top(sub, text)), text
+    (tmp_path / "late").mkdir()
+    late = _top(tmp_path / "late",
+                "Epoch: [5][1000/5005]\tLoss 6.9 (6.9)\tPrec@1 0.100 (0.100)\tPrec@5 0.500 (0.355)\n")
+    assert late.root_causes[0].code == "data_pipeline_bug"
+
+
+def test_top_k_accuracies_under_at_k_names_are_read_in_their_split(tmp_path):
+    # timm's validate.py and the ImageNet example name their top-k accuracies `Acc@1`/`Prec@1`, which no key took
+    (tmp_path / "train.log").write_text(
+        "Test: [ 390/390]  Time: 0.1  Loss:  0.8022 (0.8022)  Acc@1: 81.2500 ( 80.3640)  Acc@5: 95.0000 ( 95.1180)\n"
+        "Epoch: [1][10/5005]\tLoss 6.9 (6.9)\tPrec@1 0.391 (0.100)\tPrec@5 1.172 (0.355)\n")
+    m = load_run(tmp_path).metrics
+    assert m.get("val_acc").values.tolist() == [81.25] and m.get("val_acc_top5").values.tolist() == [95.0]
+    assert m.get("train_acc").values.tolist() == [0.391] and m.get("train_acc_top5").values.tolist() == [1.172]

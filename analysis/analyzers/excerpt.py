@@ -98,6 +98,8 @@ CHANCE_CLASSES, CHANCE_BAND = 10, 0.01   # an accuracy within 1 point of 1/K (K 
 COLLAPSE_TAIL, COLLAPSE_DROP = 4, 0.05   # an accuracy identical at its last 4+ reports, 5+ points under its best
 COLLAPSE_CHANCE = 0.02     # ...within 2 points of 1/K (a balanced set's one-class share), or on two splits at once
 HELD_OUT_CHANCE = 5        # a held-out loss at ln(K) at 5+ reports, its accuracy within a point throughout
+TOPK_GUESS = (4.0, 8.5)     # a top-5 accuracy 4 to 8.5 times the top-1 (5x is a uniform guess over any K)...
+TOPK_CLASSES = 8            # ...over 8 classes or more (by the top-1: at 1/8 or under), is no ranking at all
 LOW_ACC, LOW_ACC_POINTS = 0.1, 8   # an accuracy under 10% at 8+ reports from the run's start, never climbing
 REWARD_FELL_POINTS, REWARD_FELL = 5, 0.5   # a reward over 5+ reports whose last third sits half its range lower
 REWARD_FELL_LEVEL = 0.25    # ...and a quarter of its level lower
@@ -131,6 +133,7 @@ ZERO_JUMP = 0.05            # ...when it drops there from above 0.05, not when i
 ZERO_EMPTY = 0.5            # 0 from the first report: a loop that ran no batch, beside every label masked (0.6)
 ZERO_FALL = 0.5             # one report at exactly 0 is enough after a loss this high (no rounding falls that far)
 ZERO_FIRST, ZERO_SECOND = 0.6, 0.45     # the two readings of a loss at 0, the likelier first
+ZERO_PARTS = 3              # ...or at one report, beside 3 or more of its parts at exactly 0 on the same line
 GRAD_GROWTH = 100.0         # a gradient norm 100x its first report within a short excerpt
 FINITE_BEFORE = 2           # an unnamed column finite at 2 rows, then NaN to its last, turned NaN...
 NAN_AFTER = 2               # ...or finite at one row, then NaN at 2 or more to its last
@@ -1310,6 +1313,53 @@ def _low_accuracy(run: Run) -> list[Finding]:
     return []
 
 
+def _topk_at_chance(run: Run) -> list[Finding]:
+    """A top-1 and a top-5 accuracy printed together at every report at what a uniform guess scores: 1/K and 5/K
+    for one K (the top-5 four to 8.5 times the top-1, the top-1 at 1/TOPK_CLASSES or under). A model that ranks
+    anything lifts its top-1 more than its top-5; at the ratio of a guess its ranking carries nothing, whether
+    the figures are shares or percents (DynamicViT #17's `Acc@1 0.080 Acc@5 0.582`: 0.08% and 0.58% over
+    ImageNet's 1000 classes, validation folders not named as training's). Not within a run's first EARLY_STEPS
+    steps, where every model still guesses."""
+    for top1, top5 in (("train_acc", "train_acc_top5"), ("val_acc", "val_acc_top5")):
+        a, b = run.metrics.get(top1), run.metrics.get(top5)
+        if a is None or b is None or a.lines is None or b.lines is None \
+                or not (np.isfinite(a.values).all() and np.isfinite(b.values).all()):
+            continue
+        lines, ia, ib = np.intersect1d(a.lines, b.lines, return_indices=True)
+        if not len(lines) or _early_line(run, a, int(ia[-1])):
+            continue
+        va, vb = a.values[ia], b.values[ib]
+        scale = 100.0 if max(float(va.max()), float(vb.max())) > 1.0 else 1.0
+        if float(va.min()) <= 0 or float(va.max()) / scale > 1 / TOPK_CLASSES:
+            continue
+        ratio = vb / va
+        if not np.all((ratio >= TOPK_GUESS[0]) & (ratio <= TOPK_GUESS[1])):
+            continue
+        i, j = int(ia[-1]), int(ib[-1])
+        said = (f"{a.name} {fmt(float(a.values[i]))} beside {b.name} {fmt(float(b.values[j]))} ({float(ratio[-1]):.1f}x"
+                + (f", at every one of {len(lines)} reports" if len(lines) > 1 else "")
+                + "): a top-5 about 5 times the top-1 is what a uniform guess scores, so the model ranks the "
+                  "classes at random")
+        return _guessing(said, [point(a, i, a.name), point(b, j, b.name)])
+    return []
+
+
+def _early_line(run: Run, s: Series, i: int) -> bool:
+    """Whether `s`'s report i sits in a run's first epoch or its first EARLY_STEPS steps, by the counters printed on
+    its line (its own step, any series' step there, the epoch printed at or above it)."""
+    line = int(s.lines[i]) if s.lines is not None else None
+    steps = [float(s.steps[i])] if s.step_kind == "step" else []
+    for name in run.metrics.names():
+        o = run.metrics.get(name)
+        if line is not None and o is not None and o.step_kind == "step" and o.lines is not None \
+                and o.artifact == s.artifact and len(at := np.flatnonzero(o.lines == line)):
+            steps.append(float(o.steps[at[0]]))
+    epochs = _epoch_of_lines(run, replace(s, steps=s.steps[i:i + 1], values=s.values[i:i + 1],
+                                          lines=s.lines[i:i + 1])) if s.lines is not None else None
+    first_epoch = epochs is not None and np.isfinite(epochs[0]) and float(epochs[0]) <= 1
+    return first_epoch or any(st <= EARLY_STEPS for st in steps)
+
+
 def _collapse(run: Run) -> list[tuple[Series, int, int, bool]] | None:
     """An accuracy identical to its printed digits at its last COLLAPSE_TAIL reports or more, COLLAPSE_DROP or
     more under the best it reached before, at chance (1/K) or frozen on two splits at once: the model had
@@ -1824,6 +1874,18 @@ def _batches_ran(run: Run, loss: Series) -> bool:
             or bool(np.any(loss.steps != np.round(loss.steps))))
 
 
+def _zero_parts(run: Run, loss: Series) -> int:
+    """How many other loss series print exactly 0 at every one of the loss's lines (and nowhere else)."""
+    if loss.lines is None:
+        return 0
+    n = 0
+    for p in _losses(run):
+        if p is loss or p.lines is None or len(p) != len(loss):
+            continue
+        n += bool(np.array_equal(p.lines, loss.lines) and np.all(p.values == 0))
+    return n
+
+
 def _zero_loss(run: Run) -> list[Finding]:
     """A loss that drops to exactly 0 and stays there for ZERO_REPORTS or more reports (or for the last
     report, from ZERO_FALL or more): no real loss is exactly zero. Either nothing is scored (every label
@@ -1832,19 +1894,26 @@ def _zero_loss(run: Run) -> list[Finding]:
     that is 0 from its first report the data's. A policy-gradient loss printed beside its rewards and KL
     (TRL's GRPO) is the exception: it is 0 by construction while the KL to the reference is."""
     s = _main_loss(run)
-    if s is None or len(s) < ZERO_REPORTS:
+    if s is None or not len(s):
+        return []
+    # one report whose whole loss and many of its parts print exactly 0 (DETR's cut log line: loss_ce, loss_bbox,
+    # loss_giou and their per-layer copies all 0.0) is as sure as two: no rounding zeroes every term at once
+    parts = _zero_parts(run, s) if len(s) < ZERO_REPORTS else 0
+    if len(s) < ZERO_REPORTS and parts < ZERO_PARTS:
         return []
     zero = np.flatnonzero(s.values == 0)
     if not len(zero) or not np.all(s.values[zero[0]:] == 0):
         return []                # zeros among other values are rounding, not a loss that stays at nothing
-    if len(zero) < ZERO_REPORTS and not (zero[0] > 0 and s.values[zero[0] - 1] >= ZERO_FALL):
+    if len(zero) < ZERO_REPORTS and not (zero[0] > 0 and s.values[zero[0] - 1] >= ZERO_FALL) \
+            and parts < ZERO_PARTS:
         return []
     if zero[0] > 0 and 0 <= s.values[zero[0] - 1] < ZERO_JUMP:
         return []                # a loss that crept down to a printed 0.0000 converged; it did not drop to 0
     if _policy_gradient(run):
         return []                # a GRPO loss is 0 while its KL term is (its advantages sum to 0 in a group)
     ev = [point(s, int(zero[0]), s.name), point(s, int(zero[-1]), s.name)]
-    said = f"{s.name} is exactly 0 at {len(zero)} of {len(s)} reports"
+    said = f"{s.name} is exactly 0 at " + ("its one report" if len(s) == 1 else f"{len(zero)} of {len(s)} reports") + (
+        f", with {parts} of its parts on the same line" if parts >= ZERO_PARTS else "")
     # 0 from the very first report was never a loss: a loop that ran no batch prints the sum it started at
     # (medium: an alternative to the masked labels, not a stall that would take the lead from them)
     empty = [] if zero[0] > 0 or _batches_ran(run, s) else [Finding(
@@ -2169,10 +2238,10 @@ def _every_step_skipped(run: Run) -> list[Finding]:
 
 def analyze(run: Run) -> list[Finding]:
     readings = (_gap, _zero_map, _one_task_zero, _low_miou, _dice_above_one, _absurd_lr, _nan_loss, _rising_loss,
-                _reward_fell, _stuck_accuracy, _low_accuracy, _collapsed_accuracy, _held_out_at_chance, _auc_pinned,
-                _flat_loss, _frozen_loss, _too_good, _one_column, _growing_gradients, _short_spike, _zero_loss,
-                _no_labels, _no_episode_ended, _unscored_part, _masked_row, _every_step_skipped, _blown_up_unnamed,
-                same_output)
+                _reward_fell, _stuck_accuracy, _low_accuracy, _topk_at_chance, _collapsed_accuracy,
+                _held_out_at_chance, _auc_pinned, _flat_loss, _frozen_loss, _too_good, _one_column, _growing_gradients,
+                _short_spike, _zero_loss, _no_labels, _no_episode_ended, _unscored_part, _masked_row,
+                _every_step_skipped, _blown_up_unnamed, same_output)
     found = [f for reading in readings for f in reading(run)]
     # notes (low severity: a masked row, an LR the falling loss copes with) leave the lines healthy
     return found if any(f.severity not in NOTES for f in found) else found + _no_fault_read(run)

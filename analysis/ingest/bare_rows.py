@@ -120,6 +120,12 @@ _LONE_PAIR = re.compile(r"^[ \t]*([A-Za-z_][\w.]{0,64})[ \t]+([-+]?(?:nan|inf))[
 _ZH_METRIC = re.compile(rf"(损失值?|准确率|正确率|学习率|(?<!混合)(?<![半单双])精度(?!训练))[ \t]*(?:(?:为|是)[ \t]*)?"
                         rf"(?:[:：=][ \t]*)?({_CELL})(?![\w.])")
 _ZH_KIND = {"损失": "loss", "损失值": "loss", "准确率": "acc", "正确率": "acc", "精度": "acc", "学习率": "lr"}
+# a top-k accuracy under `@k` (timm's and DeiT's `Acc@1 81.2 Acc@5 95.5`, the ImageNet example's `Prec@1`), which
+# the scanner's names (letters, digits, `_./-`) do not take
+_AT_K = re.compile(r"(?<![\w@])((?:val_|test_|eval_)?)(?:acc|top|prec)@(1|5|10)\b[ \t]*[:=]?[ \t]*"
+                   r"([-+]?(?:\d{1,12}(?:\.\d{0,12})?|\.\d{1,12})(?:[eE][-+]?\d{1,3})?)(?![\w.])", re.I)
+# an evaluation's line: `Test: [ 10/196]`, `Val ...`, or the ` * Acc@1 ...` summary the ImageNet example and DeiT print
+_EVAL_LINE = re.compile(r"\s*(?:\*|(?:test|val|valid|validation|eval|evaluation)\b)", re.I)
 _ZH_BEST = re.compile(r"最佳|最好|最优|最高|最低|最小|最大")     # a best-so-far, not the report's own value
 _ZH_SPLIT = re.compile(r"训练|验证|测试")
 _ZH_SPLITS = {"训练": "train", "验证": "val", "测试": "test"}
@@ -177,7 +183,7 @@ def bare_rows(path: Path, whole: bool = False) -> BareRows:
     if whole or path.stat().st_size <= BARE_MAX_BYTES:
         with open(path, "rb") as f:
             for n, raw in enumerate(f, 1):
-                text = undress(raw.decode("utf-8", "replace").rsplit("\r", 1)[-1])
+                text = undress(raw.decode("utf-8", "replace").rstrip("\r\n").rsplit("\r", 1)[-1])
                 if not text.strip():
                     continue
                 if "[" in text and len(raw) <= LINE_MAX and _BRACKETED.match(text):
@@ -493,6 +499,17 @@ def _zh_metrics(text: str) -> list[tuple[str, float]]:
     return list(out.items())
 
 
+def _at_k_metrics(text: str) -> list[tuple[str, float]]:
+    """The (canonical name, value) of each top-k accuracy a line prints as `Acc@k` (a line's first of each)."""
+    if "@" not in text:
+        return []
+    out: dict[str, float] = {}
+    held = "val_" if _EVAL_LINE.match(text) else ""
+    for m in _AT_K.finditer(text):
+        out.setdefault(canonical(f"{m.group(1).lower() or held}acc@{m.group(2)}"), float(m.group(3)))
+    return list(out.items())
+
+
 def _without_lines(s: Series, lines: set[int]) -> Series | None:
     """`s` without its reports on `lines` (None where none is left)."""
     if s.lines is None or not np.isin(s.lines, list(lines)).any():
@@ -584,7 +601,7 @@ def with_printed_values(path: Path, series: list[Series], artifact: str, prefix:
             if (m := _SEG_MIOU.match(text)) is not None and SEG_MIOU not in have and float(m.group(1)) <= 100:
                 keep(SEG_MIOU, n, float(m.group(1)))    # as printed: a share or a percentage, read as a whole
                 continue
-            for name, value in _zh_metrics(text):
+            for name, value in (*_zh_metrics(text), *_at_k_metrics(text)):
                 if name not in have:
                     keep(name, n, value)
             if n not in read and (m := _INDEXED.match(text)) is not None:

@@ -135,6 +135,8 @@ def _sniff(path: Path) -> tuple[str, str]:
         # a JSON document's `{` is followed by a key or its `}`; Lua Torch prints a table of tensors
         # (`{` then `  1 : CudaTensor - size: 64x291`) inside its training console
         after = next((ln.lstrip() for ln in lines[1:] if ln.strip()), "")
+        if not after and _JSON_METRIC.search(lines[0]):
+            return "metrics", "jsonl"     # one record a trainer logged, cut where the paste ended (DETR's log.txt)
         if not after or after.startswith(('"', "}")):
             return "config", "json"
     if looks_like_csv_metrics(stripped):
@@ -142,6 +144,7 @@ def _sniff(path: Path) -> tuple[str, str]:
     return "log", "plain_text"
 
 
+_JSON_METRIC = re.compile(r'"[\w./-]{0,40}(?:loss|acc|accuracy)[\w./-]{0,40}"[ \t]*:[ \t]*[-+\d.]', re.I)
 _CSV_HEADER = {",": re.compile(r"[A-Za-z_][\w./-]*(?:,[A-Za-z_][\w./-]*)+"),
                "\t": re.compile(r"[A-Za-z_][\w./-]*(?:\t+[A-Za-z_][\w./-]*)+")}
 _CSV_METRIC = re.compile(r"(?:^|[,\t_/.])(?:loss|acc|accuracy|epoch|step)(?:$|[,\t_/.])", re.I)

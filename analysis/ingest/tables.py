@@ -224,8 +224,21 @@ def _json_block(raws: list[bytes]) -> list:
         try:
             out.append(json.loads(raw))
         except (ValueError, UnicodeDecodeError, RecursionError):
-            out.append(None)
+            out.append(_cut_record(raw))
     return out
+
+
+def _cut_record(raw: bytes) -> dict | None:
+    """A record a paste cut short (`{"train_loss": 0.0, "train_loss_ce": 0.0, "train_lo`): the pairs before its
+    last comma, where they parse as a flat object; anything else stays a bad line (None)."""
+    cut = raw.rfind(b",")
+    if not raw.startswith(b"{") or raw.rstrip().endswith(b"}") or cut < 0:
+        return None
+    try:
+        obj = json.loads(raw[:cut] + b"}")
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    return obj if isinstance(obj, dict) else None
 
 
 def parse_csv(path: Path, artifact: str) -> TableResult:
