@@ -15,7 +15,7 @@ from analysis.metrics import clip
 from analysis.model import Diagnosis, Event, Evidence, Finding
 from analysis.performance import observe
 from analysis.rank import combine, tell_apart
-from analysis.rivals import add_rivals
+from analysis.rivals import add_open, add_rivals
 from analysis.run import Run
 
 CONFIDENT = 0.8
@@ -124,7 +124,7 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
     causes = combine(findings, list(symptoms))
     paste = thin_paste(run)
     try:
-        causes = add_rivals(causes, run)
+        causes = add_open(add_rivals(causes, run), run)
     except Exception as exc:   # like an analyzer's: the look-alikes are lost, the reply is not
         failed.append({"analyzer": "rivals", "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
     for c in causes:            # ranked on the raw confidences; said as how often such a cause is right

@@ -22,6 +22,7 @@ from typing import Callable
 import numpy as np
 
 from analysis.analyzers.common import LR_RANGE, optimizer_family, peak_lr, point, train_loss
+from analysis.analyzers.excerpt import early_line
 from analysis.analyzers.weights import RELU
 from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence, Finding
@@ -208,6 +209,135 @@ ISSUE = {
     "vanishing_gradients": "Also possible: gradients vanishing before they reach the first layers",
     "dead_relu": "Also possible: dead ReLU units",
 }
+
+
+# What a healthy reading leaves open: the lines show no fault, but the question was asked, so each fault the curves
+# do not exclude and something in them points to is said beside the verdict, with what would settle it.
+SLOW = 0.7             # a loss whose last report is still 70% of its first or more fell slowly
+SCORE_LOW = {"acc": 0.5, "map": 0.05, "dice": 0.3, "miou": 0.3}   # a score under this (as a share) is low for its kind
+KIND_SAID = {"acc": "an accuracy", "map": "a detector's mAP", "dice": "a Dice score", "miou": "a mean IoU"}
+HELD_GAP = 0.15        # a held-out score this far (as a share) under the training one
+TOP_SHARE = 3.0        # an LR within this factor of its optimizer's range top is at its upper end
+VAL_ROSE = 1.1         # a validation loss whose last report is 10% above its best
+
+
+def _share(v: np.ndarray) -> np.ndarray:
+    return v / 100.0 if np.nanmax(v) > 1.0 else v
+
+
+def _score_kind(name: str) -> str | None:
+    base = name.removeprefix("train_").removeprefix("val_").removeprefix("test_")
+    return next((k for k in SCORE_LOW if base == k or base.startswith(k) and base[len(k):] in ("50", "")), None)
+
+
+def _scores(run: Run) -> list[Series]:
+    return [s for n in run.metrics.names() if _score_kind(n) is not None and (s := run.metrics.get(n)) is not None
+            and len(s) and np.isfinite(s.values).all() and 0 <= float(s.values.min())]
+
+
+def _slow_loss(run: Run) -> Evidence | None:
+    s = train_loss(run) or next(iter(_losses(run)), None)
+    if s is None:
+        return None
+    v = s.values[np.isfinite(s.values)]
+    if len(v) < 4 or v[0] <= 0 or not SLOW * v[0] <= v[-1] <= v[0]:
+        return None
+    peak = peak_lr(run)
+    if peak is not None:
+        fam = optimizer_family(run)
+        if peak[0] > LOW_END * LR_RANGE[fam[0] if fam else "adam"][0]:     # a normal LR: the slow fall is not its
+            return None
+    lr_said = "" if peak else ", and the LR is not in the artifacts"
+    return Evidence(f"{s.name} fell only {(1 - v[-1] / v[0]) * 100:.0f}% ({fmt(float(v[0]))} to "
+                    f"{fmt(float(v[-1]))}) over {len(v)} reports{lr_said}: an LR too small falls this slowly",
+                    s.artifact, s.span_locator(0, len(s) - 1))
+
+
+def _low_score(run: Run) -> Evidence | None:
+    for s in _scores(run):
+        kind = _score_kind(s.name)
+        if early_line(run, s, len(s) - 1):
+            continue             # every model scores low in its first epoch
+        last = float(_share(s.values)[-1])
+        if kind is not None and last < SCORE_LOW[kind]:
+            return Evidence(f"{s.name} {fmt(float(s.values[-1]))} at its last report, low for {KIND_SAID[kind]}: "
+                            "labels that do not match their inputs (or inputs prepared otherwise) hold a score down",
+                            s.artifact, s.locator(len(s) - 1))
+    return _held_gap(run, "a held-out set prepared otherwise than training (transforms, label order) scores so")
+
+
+def _held_gap(run: Run, why: str) -> Evidence | None:
+    for kind in SCORE_LOW:
+        tr = next((run.metrics.get(n) for n in (f"train_{kind}", kind) if run.metrics.get(n) is not None), None)
+        for held in (f"val_{kind}", f"test_{kind}"):
+            h = run.metrics.get(held)
+            if tr is None or h is None or not len(tr) or not len(h) \
+                    or not np.isfinite([tr.values[-1], h.values[-1]]).all():
+                continue
+            a, b = float(_share(tr.values)[-1]), float(_share(h.values)[-1])
+            if a - b >= HELD_GAP:
+                return Evidence(f"{tr.name} {fmt(float(tr.values[-1]))} beside {h.name} {fmt(float(h.values[-1]))}: "
+                                f"{why}", h.artifact, h.locator(len(h) - 1))
+    return None
+
+
+def _val_rose(run: Run) -> Evidence | None:
+    v = run.metrics.get("val_loss")
+    if v is not None and len(v) >= 3 and np.isfinite(v.values).all() \
+            and v.values[-1] >= VAL_ROSE * v.values.min() > 0:
+        best = int(np.argmin(v.values))
+        return Evidence(f"val_loss {fmt(float(v.values[-1]))} at its last report, "
+                        f"{v.values[-1] / v.values[best] - 1:.0%} above its best {fmt(float(v.values[best]))}: a model "
+                        "that starts to fit its training set",
+                        v.artifact, v.span_locator(best, len(v) - 1))
+    return _held_gap(run, "a model that fits its training set and not the rest")
+
+
+def _lr_near_top(run: Run) -> Evidence | None:
+    peak = peak_lr(run)
+    if peak is None:
+        return None
+    fam = optimizer_family(run)
+    # the optimizer unknown, an LR above Adam's range is at SGD's upper end: high for either
+    top = LR_RANGE[fam[0]][1] / TOP_SHARE if fam else LR_RANGE["adam"][1]
+    if peak[0] < top:
+        return None
+    return Evidence(f"{peak[1].text}: " + (f"at the upper end of {fam[0]}'s usual range" if fam else
+                                            "above Adam's usual range and at SGD's upper end")
+                    + ", high enough to be too high for a deep or unnormalised model, a small batch or one GPU",
+                    peak[1].artifact, peak[1].locator)
+
+
+OPEN: dict[str, Callable[[Run], Evidence | None]] = {
+    "data_pipeline_bug": _low_score,
+    "overfitting": _val_rose,
+    "lr_too_low": _slow_loss,
+    "lr_too_high": _lr_near_top,
+}
+OPEN_ISSUE = {
+    "data_pipeline_bug": "Not excluded by these lines: bad data (labels that do not match their inputs, a held-out "
+                         "set prepared otherwise)",
+    "overfitting": "Not excluded by these lines: overfitting",
+    "lr_too_low": "Not excluded by these lines: an LR too small (a loss that falls, but slowly)",
+    "lr_too_high": "Not excluded by these lines: an LR too high for this model",
+}
+
+
+def add_open(causes: list[Finding], run: Run) -> list[Finding]:
+    """`causes` with what a healthy verdict short of SURE leaves open (OPEN, each where its check finds something in
+    the lines pointing to it), at most MOST, low, under the verdict."""
+    if not causes or causes[0].code != "healthy" or causes[0].confidence >= SURE:
+        return causes
+    have = {c.code for c in causes}
+    found = [(code, ev) for code, check in OPEN.items() if code not in have and (ev := check(run)) is not None][:MOST]
+    if not found:
+        return causes
+    leader = causes[0]
+    share = round(min(max(FLOOR, (1 - leader.confidence) / (len(found) + 1)), leader.confidence - 0.01), 2)
+    added = [Finding(code=code, issue=OPEN_ISSUE[code], severity="low", confidence=share, evidence=[ev],
+                     fix=f"Check before changing anything: {settle_text(code)}", analyzer="rivals",
+                     settle=settle_text(code)) for code, ev in found]
+    return causes[:1] + added + causes[1:]
 
 
 def add_rivals(causes: list[Finding], run: Run) -> list[Finding]:

@@ -1326,7 +1326,7 @@ def _topk_at_chance(run: Run) -> list[Finding]:
                 or not (np.isfinite(a.values).all() and np.isfinite(b.values).all()):
             continue
         lines, ia, ib = np.intersect1d(a.lines, b.lines, return_indices=True)
-        if not len(lines) or _early_line(run, a, int(ia[-1])):
+        if not len(lines) or early_line(run, a, int(ia[-1])):
             continue
         va, vb = a.values[ia], b.values[ib]
         scale = 100.0 if max(float(va.max()), float(vb.max())) > 1.0 else 1.0
@@ -1344,7 +1344,7 @@ def _topk_at_chance(run: Run) -> list[Finding]:
     return []
 
 
-def _early_line(run: Run, s: Series, i: int) -> bool:
+def early_line(run: Run, s: Series, i: int) -> bool:
     """Whether `s`'s report i sits in a run's first epoch or its first EARLY_STEPS steps, by the counters printed on
     its line (its own step, any series' step there, the epoch printed at or above it)."""
     line = int(s.lines[i]) if s.lines is not None else None
