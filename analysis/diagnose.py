@@ -124,7 +124,7 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
     causes = combine(findings, list(symptoms))
     paste = thin_paste(run)
     try:
-        causes = add_open(add_rivals(causes, run), run)
+        causes = add_rivals(causes, run)
     except Exception as exc:   # like an analyzer's: the look-alikes are lost, the reply is not
         failed.append({"analyzer": "rivals", "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
     for c in causes:            # ranked on the raw confidences; said as how often such a cause is right
@@ -145,6 +145,10 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
         if not any(c is verdict for c in causes):
             verdict.raw_confidence, verdict.confidence = verdict.confidence, calibrated(verdict.confidence, paste)
         causes, status = [verdict] + [c for c in causes if c.code != "healthy"], "no_failure_found"
+        try:
+            causes = add_open(causes, run)
+        except Exception as exc:   # as the look-alikes': the notes are lost, the verdict is not
+            failed.append({"analyzer": "rivals", "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
     elif not causes:
         status = "needs_more_data"
         questions.append(setup_error(run.events) or "Nothing in these artifacts shows a fault or a healthy loss curve: "

@@ -22,7 +22,7 @@ from typing import Callable
 import numpy as np
 
 from analysis.analyzers.common import LR_RANGE, optimizer_family, peak_lr, point, train_loss
-from analysis.analyzers.excerpt import early_line
+from analysis.analyzers.excerpt import a_loss_falls, early_line
 from analysis.analyzers.weights import RELU
 from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence, Finding
@@ -214,9 +214,11 @@ ISSUE = {
 # What a healthy reading leaves open: the lines show no fault, but the question was asked, so each fault the curves
 # do not exclude and something in them points to is said beside the verdict, with what would settle it.
 SLOW = 0.7             # a loss whose last report is still 70% of its first or more fell slowly
-SCORE_LOW = {"acc": 0.5, "map": 0.05, "dice": 0.3, "miou": 0.3}   # a score under this (as a share) is low for its kind
-KIND_SAID = {"acc": "an accuracy", "map": "a detector's mAP", "dice": "a Dice score", "miou": "a mean IoU"}
+# a score under this (as a share) is low for its kind (not a detector's mAP: low for many epochs, and read at 0 apart)
+SCORE_LOW = {"acc": 0.5, "dice": 0.3, "miou": 0.3}
+KIND_SAID = {"acc": "an accuracy", "dice": "a Dice score", "miou": "a mean IoU"}
 HELD_GAP = 0.15        # a held-out score this far (as a share) under the training one
+LOW_REPORTS = 3        # a training run's low score at 3 reports or more, not climbing (an evaluation alone at one)
 TOP_SHARE = 3.0        # an LR within this factor of its optimizer's range top is at its upper end
 VAL_ROSE = 1.1         # a validation loss whose last report is 10% above its best
 
@@ -240,8 +242,8 @@ def _slow_loss(run: Run) -> Evidence | None:
     if s is None:
         return None
     v = s.values[np.isfinite(s.values)]
-    if len(v) < 4 or v[0] <= 0 or not SLOW * v[0] <= v[-1] <= v[0]:
-        return None
+    if len(v) < 4 or v[0] <= 0 or not SLOW * v[0] <= v[-1] <= v[0] or not early_line(run, s, 0):
+        return None              # slow from the run's start, by its counters (a late window of a converged run is)
     peak = peak_lr(run)
     if peak is not None:
         fam = optimizer_family(run)
@@ -254,10 +256,13 @@ def _slow_loss(run: Run) -> Evidence | None:
 
 
 def _low_score(run: Run) -> Evidence | None:
+    training = train_loss(run) is not None or run.metrics.get("train_loss") is not None
     for s in _scores(run):
         kind = _score_kind(s.name)
-        if early_line(run, s, len(s) - 1):
-            continue             # every model scores low in its first epoch
+        if early_line(run, s, len(s) - 1) or a_loss_falls(run):
+            continue             # every model scores low in its first epoch, and one whose loss falls is learning
+        if training and (len(s) < LOW_REPORTS or float(s.values[-1]) >= 1.25 * float(s.values[0])):
+            continue             # a training run's score at a report or two, or climbing, is no plateau
         last = float(_share(s.values)[-1])
         if kind is not None and last < SCORE_LOW[kind]:
             return Evidence(f"{s.name} {fmt(float(s.values[-1]))} at its last report, low for {KIND_SAID[kind]}: "
@@ -298,14 +303,11 @@ def _lr_near_top(run: Run) -> Evidence | None:
     if peak is None:
         return None
     fam = optimizer_family(run)
-    # the optimizer unknown, an LR above Adam's range is at SGD's upper end: high for either
-    top = LR_RANGE[fam[0]][1] / TOP_SHARE if fam else LR_RANGE["adam"][1]
-    if peak[0] < top:
+    # with the optimizer unknown an LR says nothing: SGD's 0.1 is Adam's ten times over
+    if fam is None or peak[0] < LR_RANGE[fam[0]][1] / TOP_SHARE:
         return None
-    return Evidence(f"{peak[1].text}: " + (f"at the upper end of {fam[0]}'s usual range" if fam else
-                                            "above Adam's usual range and at SGD's upper end")
-                    + ", high enough to be too high for a deep or unnormalised model, a small batch or one GPU",
-                    peak[1].artifact, peak[1].locator)
+    return Evidence(f"{peak[1].text}: at the upper end of {fam[0]}'s usual range, high enough to be too high for a "
+                    "deep or unnormalised model, a small batch or one GPU", peak[1].artifact, peak[1].locator)
 
 
 OPEN: dict[str, Callable[[Run], Evidence | None]] = {
@@ -324,8 +326,8 @@ OPEN_ISSUE = {
 
 
 def add_open(causes: list[Finding], run: Run) -> list[Finding]:
-    """`causes` with what a healthy verdict short of SURE leaves open (OPEN, each where its check finds something in
-    the lines pointing to it), at most MOST, low, under the verdict."""
+    """`causes`, led by the healthy verdict, with what the verdict short of SURE leaves open (OPEN, each where its
+    check finds something in the lines pointing to it), at most MOST, low, under the verdict."""
     if not causes or causes[0].code != "healthy" or causes[0].confidence >= SURE:
         return causes
     have = {c.code for c in causes}
@@ -334,9 +336,10 @@ def add_open(causes: list[Finding], run: Run) -> list[Finding]:
         return causes
     leader = causes[0]
     share = round(min(max(FLOOR, (1 - leader.confidence) / (len(found) + 1)), leader.confidence - 0.01), 2)
+    # said as the verdict's calibrated confidence leaves them (the verdict is calibrated before it is chosen)
     added = [Finding(code=code, issue=OPEN_ISSUE[code], severity="low", confidence=share, evidence=[ev],
                      fix=f"Check before changing anything: {settle_text(code)}", analyzer="rivals",
-                     settle=settle_text(code)) for code, ev in found]
+                     settle=settle_text(code), raw_confidence=share) for code, ev in found]
     return causes[:1] + added + causes[1:]
 
 

@@ -2131,10 +2131,18 @@ def test_a_top5_five_times_the_top1_is_a_uniform_guess_shares_or_percents(tmp_pa
         sub = tmp_path / str(abs(hash(text)))
         sub.mkdir()
         assert "data_pipeline_bug" not in _read(_top(sub, text)), text
+    # beside a training loss: three reports past the first epoch, the top-1 not climbing and the loss not falling
     (tmp_path / "late").mkdir()
-    late = _top(tmp_path / "late",
-                "Epoch: [5][1000/5005]\tLoss 6.9 (6.9)\tPrec@1 0.100 (0.100)\tPrec@5 0.500 (0.355)\n")
+    late = _top(tmp_path / "late", "".join(f"Epoch: [5][{i}/5005]\tLoss 6.9 (6.9)\tPrec@1 {a} (0.1)\tPrec@5 {b} (0.5)\n"
+                                           for i, a, b in ((1000, "0.100", "0.500"), (1100, "0.098", "0.520"),
+                                                           (1200, "0.102", "0.496"))))
     assert late.root_causes[0].code == "data_pipeline_bug"
+    (tmp_path / "learning").mkdir()
+    learning = _top(tmp_path / "learning", "".join(
+        f"Epoch: [5][{i}/5005]\tLoss {x} ({x})\tPrec@1 {a} (0.100)\tPrec@5 {b} (0.5)\n"
+        for i, x, a, b in ((1000, "6.90", "0.100", "0.500"), (1100, "6.86", "0.160", "0.780"),
+                           (1200, "6.81", "0.210", "1.030"))))
+    assert "data_pipeline_bug" not in _read(learning)
 
 
 def test_top_k_accuracies_under_at_k_names_are_read_in_their_split(tmp_path):
@@ -2145,3 +2153,31 @@ def test_top_k_accuracies_under_at_k_names_are_read_in_their_split(tmp_path):
     m = load_run(tmp_path).metrics
     assert m.get("val_acc").values.tolist() == [81.25] and m.get("val_acc_top5").values.tolist() == [95.0]
     assert m.get("train_acc").values.tolist() == [0.391] and m.get("train_acc_top5").values.tolist() == [1.172]
+
+
+def test_a_loss_that_is_the_clipped_log_times_the_share_wrong_is_saturated_outputs(tmp_path):
+    # Keras clips a probability at 1e-7: an answer wrong with full confidence costs -ln(1e-7) = 16.1181, so
+    # `loss: 14.5063 - acc: 0.1000` is every output pinned at 0 or 1 (16.1181 x 0.9); Caffe's SoftmaxWithLoss
+    # clamps at FLT_MIN, so `loss = 87.3365` at every iteration is every answer wrong so
+    keras = _top(tmp_path, "Epoch 5/20\n60000/60000 [==============================] - 12s - loss: 14.5063 - "
+                           "acc: 0.1000 - val_loss: 14.5385 - val_acc: 0.0980\n")
+    top = keras.root_causes[0]
+    assert top.code == "lr_too_high" and "16.12 x (1 - train_acc 0.1)" in top.issue and top.severity == "medium"
+    assert "data_pipeline_bug" in _read(keras)[:2]
+    (tmp_path / "start").mkdir()    # saturated from the run's first epoch: nothing had been learned to blow up
+    start = _top(tmp_path / "start", "".join(f"Epoch {e}/10\n1000/1000 [==============================] - 2s - "
+                                             "loss: 8.0590 - acc: 0.5000\n" for e in (1, 2)))
+    assert start.root_causes[0].code == "data_pipeline_bug" and "lr_too_high" in _read(start)
+    (tmp_path / "caffe").mkdir()
+    caffe = _top(tmp_path / "caffe", "".join(f"I0831 13:50:{s:02d}.266077 2093961216 solver.cpp:229] Iteration {i}, "
+                                             "loss = 87.3365\n" for s, i in ((16, 100), (20, 120), (24, 140))))
+    assert caffe.root_causes[0].code == "lr_too_high" and "SoftmaxWithLoss" in caffe.root_causes[0].issue
+
+
+def test_a_loss_near_a_clipped_log_by_chance_is_no_saturation(tmp_path):
+    # a fit at 90% whose loss happens to be 16.1 x 0.1, and a Caffe loss at 87.3 once, say nothing of saturation
+    for i, text in enumerate(("Epoch 40/50\n100/100 - 4s - loss: 1.6118 - acc: 0.9000\n",
+                              "I0831 13:50:16.266077 2093961216 solver.cpp:229] Iteration 100, loss = 87.3365\n"
+                              "I0831 13:50:20.377394 2093961216 solver.cpp:229] Iteration 120, loss = 12.1020\n")):
+        (tmp_path / str(i)).mkdir()
+        assert not any("full confidence" in c.issue for c in _top(tmp_path / str(i), text).root_causes)

@@ -98,8 +98,18 @@ CHANCE_CLASSES, CHANCE_BAND = 10, 0.01   # an accuracy within 1 point of 1/K (K 
 COLLAPSE_TAIL, COLLAPSE_DROP = 4, 0.05   # an accuracy identical at its last 4+ reports, 5+ points under its best
 COLLAPSE_CHANCE = 0.02     # ...within 2 points of 1/K (a balanced set's one-class share), or on two splits at once
 HELD_OUT_CHANCE = 5        # a held-out loss at ln(K) at 5+ reports, its accuracy within a point throughout
-TOPK_GUESS = (4.0, 8.5)     # a top-5 accuracy 4 to 8.5 times the top-1 (5x is a uniform guess over any K)...
+# the loss of a wrong prediction made with full confidence, where a library clips the probability: Keras' 1e-7
+# (-ln 1e-7), TF 2's binary cross-entropy (-ln 2e-7, its epsilon added again inside the log), PyTorch's BCELoss
+# (its log clamped at -100), Caffe's SoftmaxWithLoss (-ln FLT_MIN)
+SATURATED = {16.1181: "Keras' clipped cross-entropy (-ln 1e-7)", 15.4249: "TF 2's clipped binary cross-entropy",
+             100.0: "PyTorch's BCELoss (its log clamped at -100)", 87.3365: "Caffe's SoftmaxWithLoss (-ln FLT_MIN)"}
+SATURATED_TOL = 0.003       # loss / (1 - accuracy) within 0.3% of one of them, at every report printing both...
+SATURATED_LOSS = 2.0        # ...with a loss this high (a wrong answer a fifth of the time or more at Keras' 16.1)
+SATURATED_ALONE = 2         # a loss alone pinned to one of them (to its printed digits) at 2 reports or more
+TOPK_GUESS = (4.8, 8.5)     # a top-5 accuracy 4.8 to 8.5 times the top-1 (5x is a uniform guess over any K; a model
+                            # that learns lifts its top-1 first: 4x at 4 to 15 times chance over 1000 classes)...
 TOPK_CLASSES = 8            # ...over 8 classes or more (by the top-1: at 1/8 or under), is no ranking at all
+TOPK_TRAINING = 3           # beside a training loss, the top-k at 3 reports or more (an evaluation alone at one)
 LOW_ACC, LOW_ACC_POINTS = 0.1, 8   # an accuracy under 10% at 8+ reports from the run's start, never climbing
 REWARD_FELL_POINTS, REWARD_FELL = 5, 0.5   # a reward over 5+ reports whose last third sits half its range lower
 REWARD_FELL_LEVEL = 0.25    # ...and a quarter of its level lower
@@ -1313,6 +1323,69 @@ def _low_accuracy(run: Run) -> list[Finding]:
     return []
 
 
+def _saturated(run: Run) -> tuple[Series, Series | None, float] | None:
+    """(loss, accuracy, constant) where the loss is what answers made with full confidence cost under a library's
+    clipping: C x (1 - accuracy) at every report printing both (Keras' `loss: 14.5063 - acc: 0.1000` is 16.1181 x
+    0.9), or C itself at every report of a loss printed alone (Caffe's `loss = 87.3365`)."""
+    for loss_name, acc_name in (("train_loss", "train_acc"), ("val_loss", "val_acc")):
+        loss, acc = run.metrics.get(loss_name), run.metrics.get(acc_name)
+        if loss is None or not len(loss) or not np.isfinite(loss.values).all():
+            continue
+        if acc is not None and acc.lines is not None and loss.lines is not None and len(acc):
+            lines, il, ia = np.intersect1d(loss.lines, acc.lines, return_indices=True)
+            if len(lines) and np.isfinite(acc.values[ia]).all():
+                wrong = 1.0 - _as_share(acc.values)[ia]
+                lv = loss.values[il]
+                if float(lv.min()) >= SATURATED_LOSS and float(wrong.min()) > 0:
+                    c = next((c for c in SATURATED if np.all(np.abs(lv / wrong / c - 1) <= SATURATED_TOL)), None)
+                    if c is not None:
+                        return replace(loss, steps=loss.steps[il], values=lv, lines=lines), \
+                            replace(acc, steps=acc.steps[ia], values=acc.values[ia], lines=lines), c
+                continue
+        if len(loss) >= SATURATED_ALONE:
+            c = next((c for c in SATURATED if c >= 50 and np.all(np.abs(loss.values - c) <= 5e-4)), None)
+            if c is not None:
+                return loss, None, c
+    return None
+
+
+def _saturated_loss(run: Run) -> list[Finding]:
+    """Every wrong answer made with full confidence: the loss is exactly what a library's clipped log charges for a
+    probability of 0 on the true class (SATURATED), times the share answered wrong. The outputs are pinned at 0 and
+    1: logits blown up by an LR too high (Caffe's 87.3365 is its FAQ's 'lower base_lr'), inputs never scaled (pixels
+    of 0-255 into a network that expects 0-1), or an output layer that can only say one thing (a softmax over one
+    unit answers 1.0 for every input). Saturated from the paste's first report at the run's start, nothing was
+    learned to blow up yet: the data or the model's output leads."""
+    got = _saturated(run)
+    if got is None:
+        return []
+    loss, acc, c = got
+    lib = SATURATED[c]
+    if acc is None:
+        said = (f"{loss.name} is {fmt(c)} at every one of {len(loss)} reports: {lib}, every answer wrong with full "
+                "confidence")
+    else:
+        said = (f"{loss.name} {fmt(float(loss.values[-1]))} is {fmt(c)} x (1 - {acc.name} {fmt(float(acc.values[-1]))})"
+                + (f" at every one of {len(loss)} reports" if len(loss) > 1 else "")
+                + f": {lib}, each wrong answer made with full confidence")
+    ev = [point(loss, 0, f"first {loss.name}"), point(loss, len(loss) - 1, f"last {loss.name}")]
+    if acc is not None:
+        ev.append(point(acc, len(acc) - 1, acc.name))
+    first = _at_the_start(run, loss, 0) and (loss.step_kind != "step" or float(loss.steps[0]) <= 1)
+    # medium, under a reading of why nothing moves (identical epochs): saturation is how, these are why
+    lr_conf, data_conf = (0.45, 0.5) if first else (0.5, 0.45)
+    return [Finding(code="lr_too_high", issue=f"{said}: the outputs are pinned at 0 and 1, logits blown up by an LR "
+                    "too high", severity="medium", confidence=lr_conf, evidence=ev,
+                    fix="Lower the learning rate 10x (Adam ~1e-4, SGD ~0.01) and check the loss comes down from the "
+                        "saturated value in the first steps", analyzer=NAME, quick_fix="Lower the LR 10x"),
+            Finding(code="data_pipeline_bug", issue=f"{said}: inputs never scaled (0-255 pixels into a network "
+                    "that expects 0-1) or labels outside the classes drive the outputs to 0 and 1",
+                    severity="medium", confidence=data_conf, evidence=ev,
+                    fix="Print one batch's input range and label range: scale inputs to 0-1 (or standardise), keep "
+                        "labels in [0, classes); with one output unit, use sigmoid, not softmax", analyzer=NAME,
+                    quick_fix="Scale the inputs to 0-1")]
+
+
 def _topk_at_chance(run: Run) -> list[Finding]:
     """A top-1 and a top-5 accuracy printed together at every report at what a uniform guess scores: 1/K and 5/K
     for one K (the top-5 four to 8.5 times the top-1, the top-1 at 1/TOPK_CLASSES or under). A model that ranks
@@ -1335,6 +1408,10 @@ def _topk_at_chance(run: Run) -> list[Finding]:
         ratio = vb / va
         if not np.all((ratio >= TOPK_GUESS[0]) & (ratio <= TOPK_GUESS[1])):
             continue
+        if float(va[-1]) >= 1.5 * float(va[0]) or a_loss_falls(run):
+            continue             # a top-1 that climbs, or a loss that falls, is a model learning from chance
+        if len(lines) < TOPK_TRAINING and _main_loss(run) is not None:
+            continue             # a training run's report or two is no trend (timm's first epoch: 5.0x at 0.4%)
         i, j = int(ia[-1]), int(ib[-1])
         said = (f"{a.name} {fmt(float(a.values[i]))} beside {b.name} {fmt(float(b.values[j]))} ({float(ratio[-1]):.1f}x"
                 + (f", at every one of {len(lines)} reports" if len(lines) > 1 else "")
@@ -1342,6 +1419,12 @@ def _topk_at_chance(run: Run) -> list[Finding]:
                   "classes at random")
         return _guessing(said, [point(a, i, a.name), point(b, j, b.name)])
     return []
+
+
+def a_loss_falls(run: Run) -> bool:
+    """Whether any loss the paste prints fell by a twentieth or more from its first report to its last."""
+    return any(len(s) >= 2 and np.isfinite(s.values[[0, -1]]).all() and s.values[-1] <= 0.95 * s.values[0]
+               for n in run.metrics.names() if "loss" in n and (s := run.metrics.get(n)) is not None)
 
 
 def early_line(run: Run, s: Series, i: int) -> bool:
@@ -1874,13 +1957,27 @@ def _batches_ran(run: Run, loss: Series) -> bool:
             or bool(np.any(loss.steps != np.round(loss.steps))))
 
 
+def _perfect_beside(run: Run, loss: Series) -> bool:
+    """Whether an accuracy printed on the loss's last line is 1.0 (100%): a fit so perfect in float32 that the loss
+    underflowed to 0 (a Keras model at epoch 500 of 8 samples), not a loss with nothing to score."""
+    for name in run.metrics.names():     # `acc`, `val_acc`, a Keras output's `out_a_accuracy`
+        a = run.metrics.get(name)
+        if "acc" not in name or a is None or a.lines is None or loss.lines is None or not len(loss):
+            continue
+        at = np.flatnonzero(a.lines == loss.lines[-1])
+        if len(at) and float(a.values[at[0]]) in (1.0, 100.0):
+            return True
+    return False
+
+
 def _zero_parts(run: Run, loss: Series) -> int:
     """How many other loss series print exactly 0 at every one of the loss's lines (and nowhere else)."""
     if loss.lines is None:
         return 0
     n = 0
-    for p in _losses(run):
-        if p is loss or p.lines is None or len(p) != len(loss):
+    for name in run.metrics.names():     # flat parts (`loss_bbox`) and a summed loss's (`train_loss/bbox`) alike
+        p = run.metrics.get(name)
+        if "loss" not in name or p is None or p.name == loss.name or p.lines is None or len(p) != len(loss):
             continue
         n += bool(np.array_equal(p.lines, loss.lines) and np.all(p.values == 0))
     return n
@@ -1898,7 +1995,10 @@ def _zero_loss(run: Run) -> list[Finding]:
         return []
     # one report whose whole loss and many of its parts print exactly 0 (DETR's cut log line: loss_ce, loss_bbox,
     # loss_giou and their per-layer copies all 0.0) is as sure as two: no rounding zeroes every term at once
-    parts = _zero_parts(run, s) if len(s) < ZERO_REPORTS else 0
+    # ...not where the line is a perfect fit's or late in a run (a Keras model at `Epoch 500/500` of 8 samples, whose
+    # float32 softmax saturated to exactly 1): a converged loss underflows to 0 with every part
+    late = (e := _epoch_of_lines(run, s)) is not None and bool(np.nanmax(e, initial=0) > 1)
+    parts = _zero_parts(run, s) if len(s) < ZERO_REPORTS and not late and not _perfect_beside(run, s) else 0
     if len(s) < ZERO_REPORTS and parts < ZERO_PARTS:
         return []
     zero = np.flatnonzero(s.values == 0)
@@ -2238,7 +2338,7 @@ def _every_step_skipped(run: Run) -> list[Finding]:
 
 def analyze(run: Run) -> list[Finding]:
     readings = (_gap, _zero_map, _one_task_zero, _low_miou, _dice_above_one, _absurd_lr, _nan_loss, _rising_loss,
-                _reward_fell, _stuck_accuracy, _low_accuracy, _topk_at_chance, _collapsed_accuracy,
+                _reward_fell, _saturated_loss, _stuck_accuracy, _low_accuracy, _topk_at_chance, _collapsed_accuracy,
                 _held_out_at_chance, _auc_pinned, _flat_loss, _frozen_loss, _too_good, _one_column, _growing_gradients,
                 _short_spike, _zero_loss, _no_labels, _no_episode_ended, _unscored_part, _masked_row,
                 _every_step_skipped, _blown_up_unnamed, same_output)

@@ -124,8 +124,9 @@ _ZH_KIND = {"损失": "loss", "损失值": "loss", "准确率": "acc", "正确�
 # the scanner's names (letters, digits, `_./-`) do not take
 _AT_K = re.compile(r"(?<![\w@])((?:val_|test_|eval_)?)(?:acc|top|prec)@(1|5|10)\b[ \t]*[:=]?[ \t]*"
                    r"([-+]?(?:\d{1,12}(?:\.\d{0,12})?|\.\d{1,12})(?:[eE][-+]?\d{1,3})?)(?![\w.])", re.I)
-# an evaluation's line: `Test: [ 10/196]`, `Val ...`, or the ` * Acc@1 ...` summary the ImageNet example and DeiT print
-_EVAL_LINE = re.compile(r"\s*(?:\*|(?:test|val|valid|validation|eval|evaluation)\b)", re.I)
+# an evaluation's line: a split's word before its first `@k` (`Test: [ 10/196]`, Swin's `INFO Test:`, `| val Acc@1`), or
+# the ` * Acc@1 ...` summary the ImageNet example and DeiT print
+_EVAL_LINE = re.compile(r"(?:^|[\s|:\]-])(?:\*[ \t]|(?:test|val|valid|validation|eval|evaluation)\b)", re.I)
 _ZH_BEST = re.compile(r"最佳|最好|最优|最高|最低|最小|最大")     # a best-so-far, not the report's own value
 _ZH_SPLIT = re.compile(r"训练|验证|测试")
 _ZH_SPLITS = {"训练": "train", "验证": "val", "测试": "test"}
@@ -504,7 +505,8 @@ def _at_k_metrics(text: str) -> list[tuple[str, float]]:
     if "@" not in text:
         return []
     out: dict[str, float] = {}
-    held = "val_" if _EVAL_LINE.match(text) else ""
+    first = _AT_K.search(text)
+    held = "val_" if first is not None and _EVAL_LINE.search(text, 0, first.start()) else ""
     for m in _AT_K.finditer(text):
         out.setdefault(canonical(f"{m.group(1).lower() or held}acc@{m.group(2)}"), float(m.group(3)))
     return list(out.items())

@@ -144,7 +144,10 @@ def _sniff(path: Path) -> tuple[str, str]:
     return "log", "plain_text"
 
 
-_JSON_METRIC = re.compile(r'"[\w./-]{0,40}(?:loss|acc|accuracy)[\w./-]{0,40}"[ \t]*:[ \t]*[-+\d.]', re.I)
+# a logged record's metric key (`"train_loss"`, `"val_acc"`), not a setting's (`"bbox_loss_coef"`, `"loss_scale"`,
+# `"gradient_accumulation_steps"`)
+_JSON_METRIC = re.compile(r'"(?:[\w./-]{0,40}[_./-])?(?:loss|acc|accuracy)(?:[_./-][\w./-]{0,40})?(?<!coef)(?<!weight)'
+                          r'(?<!scale)"[ \t]*:[ \t]*[-+\d.]', re.I)
 _CSV_HEADER = {",": re.compile(r"[A-Za-z_][\w./-]*(?:,[A-Za-z_][\w./-]*)+"),
                "\t": re.compile(r"[A-Za-z_][\w./-]*(?:\t+[A-Za-z_][\w./-]*)+")}
 _CSV_METRIC = re.compile(r"(?:^|[,\t_/.])(?:loss|acc|accuracy|epoch|step)(?:$|[,\t_/.])", re.I)

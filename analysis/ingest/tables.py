@@ -228,17 +228,25 @@ def _json_block(raws: list[bytes]) -> list:
     return out
 
 
+CUT_TRIES = 32         # the commas tried back from a cut record's end (a list of 12 COCO figures cut at its 5th)
+
+
 def _cut_record(raw: bytes) -> dict | None:
     """A record a paste cut short (`{"train_loss": 0.0, "train_loss_ce": 0.0, "train_lo`): the pairs before its
     last comma, where they parse as a flat object; anything else stays a bad line (None)."""
-    cut = raw.rfind(b",")
-    if not raw.startswith(b"{") or raw.rstrip().endswith(b"}") or cut < 0:
+    if not raw.startswith(b"{") or raw.rstrip().endswith(b"}"):
         return None
-    try:
-        obj = json.loads(raw[:cut] + b"}")
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        return None
-    return obj if isinstance(obj, dict) else None
+    cut = len(raw)
+    for _ in range(CUT_TRIES):        # cut inside a list (`"coco_eval_bbox": [0.0, 0.0, 0`): a comma further back
+        cut = raw.rfind(b",", 0, cut)
+        if cut < 0:
+            return None
+        try:
+            obj = json.loads(raw[:cut] + b"}")
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            continue
+        return obj if isinstance(obj, dict) else None
+    return None
 
 
 def parse_csv(path: Path, artifact: str) -> TableResult:
