@@ -242,8 +242,10 @@ def _slow_loss(run: Run) -> Evidence | None:
     if s is None:
         return None
     v = s.values[np.isfinite(s.values)]
-    if len(v) < 4 or v[0] <= 0 or not SLOW * v[0] <= v[-1] <= v[0] or not early_line(run, s, 0):
-        return None              # slow from the run's start, by its counters (a late window of a converged run is)
+    if len(v) < 4 or v[0] <= 0 or not SLOW * v[0] <= v[-1] <= v[0] or not early_line(run, s, 0) \
+            or early_line(run, s, len(s) - 1):
+        return None              # slow from the run's start to past its first steps, by its counters (a late window
+                                 # of a converged run is slow, and so are a warm-up's first steps)
     peak = peak_lr(run)
     if peak is not None:
         fam = optimizer_family(run)

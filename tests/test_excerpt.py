@@ -2181,3 +2181,15 @@ def test_a_loss_near_a_clipped_log_by_chance_is_no_saturation(tmp_path):
                               "I0831 13:50:20.377394 2093961216 solver.cpp:229] Iteration 120, loss = 12.1020\n")):
         (tmp_path / str(i)).mkdir()
         assert not any("full confidence" in c.issue for c in _top(tmp_path / str(i), text).root_causes)
+
+
+def test_a_language_model_held_at_ln_of_its_vocabulary_is_a_uniform_guess(tmp_path):
+    # nanoGPT's evaluation lines at ln(50257) = 10.825 for 300 steps: the model outputs the uniform distribution
+    # over GPT-2's tokens; its first steps of warm-up from 0 sit there too and say nothing yet
+    d = _top(tmp_path, "step 100: train loss 10.8253, val loss 10.8249\nstep 200: train loss 10.8251, val loss "
+                       "10.8250\nstep 300: train loss 10.8250, val loss 10.8252\n")
+    assert "ln(50257) = 10.825" in d.root_causes[0].issue
+    (tmp_path / "warmup").mkdir()
+    warm = _top(tmp_path / "warmup", "".join(f"step {i}: train loss {v}, val loss {v}\n"
+                                             for i, v in ((0, 10.8253), (10, 10.8251), (20, 10.8250))))
+    assert not any("ln(50257)" in c.issue for c in warm.root_causes)

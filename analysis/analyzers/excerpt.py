@@ -126,6 +126,10 @@ BY_CHANCE = 0.003           # a rise that more than 0.3% of random orderings of 
 NOISY_ORDER = 0.05          # ...and an uneven rise that at most 5% show, medium too, rather than no answer
 NOISY_CONF = 0.4
 ACC_HELD = 0.05             # an accuracy no more than 5% under its start over a rising loss holds: no divergence
+# a language model's uniform guess: ln of a common tokenizer's vocabulary (BERT, LLaMA 2/T5, GPT-2 and nanoGPT's padded
+# 50304, Llama 3, Qwen 2), within 0.3% (they lie 0.4% apart or more), past the first 50 steps of warm-up from 0
+VOCABS = (30522, 32000, 50257, 50304, 128256, 151936)
+VOCAB_REL, VOCAB_STEPS = 0.003, 50
 FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
 CHANCE_ACC = 1.5            # ...beside an accuracy no higher than 1.5x chance (1/K): a char-RNN at ln(4), 58%, learned
 TAIL_AT_CHANCE = 5          # a short loss that fell to ln(K) and stayed within FLAT_REL of it this many reports
@@ -1776,7 +1780,9 @@ def _flat_loss(run: Run) -> list[Finding]:
         v, tail = s.values, True
         level = float(np.median(v))
         spread = float(np.max(np.abs(v - level)))
-    chance = next((k for k in range(2, 1001) if abs(level - math.log(k)) <= 0.01 * math.log(k)), None)
+    chance = next((k for k in range(2, 1001) if abs(level - math.log(k)) <= 0.01 * math.log(k)), None) or next(
+        (k for k in VOCABS if abs(level - math.log(k)) <= VOCAB_REL * math.log(k)
+         and (s.step_kind != "step" or float(s.steps[-1]) > VOCAB_STEPS)), None)
     if tail and (chance is None or _accuracy_level(run) > CHANCE_ACC / chance):
         return []               # a loss that converged near ln(K) beside an accuracy above chance: no guess
     if not tail and len(v) >= STILL_EPOCHS and bool(np.all(np.diff(v) < 0)) and (
