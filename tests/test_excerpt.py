@@ -2133,13 +2133,13 @@ def test_a_top5_five_times_the_top1_is_a_uniform_guess_shares_or_percents(tmp_pa
         assert "data_pipeline_bug" not in _read(_top(sub, text)), text
     # beside a training loss: three reports past the first epoch, the top-1 not climbing and the loss not falling
     (tmp_path / "late").mkdir()
-    late = _top(tmp_path / "late", "".join(f"Epoch: [5][{i}/5005]\tLoss 6.9 (6.9)\tPrec@1 {a} (0.1)\tPrec@5 {b} (0.5)\n"
+    late = _top(tmp_path / "late", "".join(f"Epoch: [5][{i}/5005]\tLoss 6.9 (6.9)\tPrec@1 {a} ({a})\tPrec@5 {b} ({b})\n"
                                            for i, a, b in ((1000, "0.100", "0.500"), (1100, "0.098", "0.520"),
                                                            (1200, "0.102", "0.496"))))
     assert late.root_causes[0].code == "data_pipeline_bug"
     (tmp_path / "learning").mkdir()
     learning = _top(tmp_path / "learning", "".join(
-        f"Epoch: [5][{i}/5005]\tLoss {x} ({x})\tPrec@1 {a} (0.100)\tPrec@5 {b} (0.5)\n"
+        f"Epoch: [5][{i}/5005]\tLoss {x} ({x})\tPrec@1 {a} ({a})\tPrec@5 {b} ({b})\n"
         for i, x, a, b in ((1000, "6.90", "0.100", "0.500"), (1100, "6.86", "0.160", "0.780"),
                            (1200, "6.81", "0.210", "1.030"))))
     assert "data_pipeline_bug" not in _read(learning)
@@ -2151,8 +2151,9 @@ def test_top_k_accuracies_under_at_k_names_are_read_in_their_split(tmp_path):
         "Test: [ 390/390]  Time: 0.1  Loss:  0.8022 (0.8022)  Acc@1: 81.2500 ( 80.3640)  Acc@5: 95.0000 ( 95.1180)\n"
         "Epoch: [1][10/5005]\tLoss 6.9 (6.9)\tPrec@1 0.391 (0.100)\tPrec@5 1.172 (0.355)\n")
     m = load_run(tmp_path).metrics
-    assert m.get("val_acc").values.tolist() == [81.25] and m.get("val_acc_top5").values.tolist() == [95.0]
-    assert m.get("train_acc").values.tolist() == [0.391] and m.get("train_acc_top5").values.tolist() == [1.172]
+    # the running average in brackets, not the one batch's value before it
+    assert m.get("val_acc").values.tolist() == [80.364] and m.get("val_acc_top5").values.tolist() == [95.118]
+    assert m.get("train_acc").values.tolist() == [0.1] and m.get("train_acc_top5").values.tolist() == [0.355]
 
 
 def test_a_loss_that_is_the_clipped_log_times_the_share_wrong_is_saturated_outputs(tmp_path):
@@ -2193,3 +2194,41 @@ def test_a_language_model_held_at_ln_of_its_vocabulary_is_a_uniform_guess(tmp_pa
     warm = _top(tmp_path / "warmup", "".join(f"step {i}: train loss {v}, val loss {v}\n"
                                              for i, v in ((0, 10.8253), (10, 10.8251), (20, 10.8250))))
     assert not any("ln(50257)" in c.issue for c in warm.root_causes)
+
+
+def test_saturation_after_a_sound_start_is_the_lr_and_a_coincidence_at_one_report_is_nothing(tmp_path):
+    # Caffe's FAQ shape: ln(10) at iteration 0, then 87.3365 from iteration 100 on: the weights blew up in training
+    caffe = _top(tmp_path, "".join(f"I0831 13:50:16.266077 2093961216 solver.cpp:229] Iteration {i}, loss = {v}\n"
+                                   for i, v in ((0, "2.30259"), (100, "87.3365"), (200, "87.3365"))))
+    assert caffe.root_causes[0].code == "lr_too_high" and "after 1 sound report" in caffe.root_causes[0].issue
+    # a Keras loss with an L2 penalty that happens to sit at 16.12 x (1 - acc) at its one report, its validation
+    # pair far off; a regression's MAPE at exactly 100 (a constant output at 0) is no BCELoss
+    for i, text in enumerate(("Epoch 12/250\n390/390 [==============================] - 21s 54ms/step - loss: 3.2215 - "
+                              "acc: 0.8001 - val_loss: 3.3012 - val_acc: 0.7712\n",
+                              "".join(f"Epoch {e}/100\n32/32 [==============================] - loss: 100.0000 - "
+                                      "mean_absolute_error: 182.3411 - val_loss: 100.0000\n" for e in (1, 2, 3)))):
+        (tmp_path / str(i)).mkdir()
+        assert not any("full confidence" in c.issue for c in _top(tmp_path / str(i), text).root_causes), text
+
+
+def test_a_held_out_guess_beside_a_falling_training_loss_and_a_perfect_fit_at_zero(tmp_path):
+    # DeiT prints its evaluation's loss on the summary line, and its training loss falls beside a validation set at
+    # chance (folders not named as training's): the held-out guess stands
+    d = _top(tmp_path, "".join(f"Epoch: [{e}]  [1250/1251]  eta: 0:00:00  lr: 0.000500  loss: {x}\n"
+                               f"* Acc@1 {a} Acc@5 {b} loss 6.970\n"
+                               for e, x, a, b in ((5, "5.6000", "0.080", "0.582"), (6, "5.1000", "0.120", "0.620"),
+                                                  (7, "4.6000", "0.060", "0.440"))))
+    assert d.root_causes[0].code == "data_pipeline_bug" and "val_acc" in d.root_causes[0].issue
+    # a Keras model fit to its 8 samples at epoch 500: every loss exactly 0 beside accuracies of 1.0 is a perfect fit
+    (tmp_path / "fit").mkdir()
+    fit = _top(tmp_path / "fit", "Epoch 500/500\n8/8 [==============================] - 0s 3ms/step - loss: 0.0000e+00 "
+                                 "- out_a_loss: 0.0000e+00 - out_b_loss: 0.0000e+00 - out_c_loss: 0.0000e+00 - "
+                                 "out_a_accuracy: 1.0000 - out_b_accuracy: 1.0000 - out_c_accuracy: 1.0000\n")
+    assert "data_pipeline_bug" not in _read(fit)
+
+
+def test_records_an_array_writer_ended_with_a_comma_keep_every_key(tmp_path):
+    (tmp_path / "log.jsonl").write_text('{"epoch": 1, "train_loss": 0.9, "val_acc": 0.5},\n'
+                                        '{"epoch": 2, "train_loss": 0.7, "val_acc": 0.6},\n')
+    m = load_run(tmp_path).metrics
+    assert m.get("val_acc").values.tolist() == [0.5, 0.6] and m.get("train_loss").values.tolist() == [0.9, 0.7]

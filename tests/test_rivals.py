@@ -167,15 +167,3 @@ def test_a_training_runs_low_score_at_a_report_a_usual_lr_and_a_sure_verdict_lea
         (tmp_path / str(i)).mkdir()
         lead, added = _open(tmp_path / str(i), text)
         assert lead == "healthy" and not added, (text, added)
-
-
-def test_adam_at_the_top_of_its_range_is_said_open_beside_an_unsure_verdict_not_a_sure_one(tmp_path):
-    (tmp_path / "short").mkdir()
-    lead, added = _open(tmp_path / "short", "optimizer: AdamW\nstep 0 | loss 2.500 | lr 5.0e-03\n"
-                                            "step 100 | loss 2.300 | lr 5.0e-03\n")
-    assert lead == "healthy" and [c.code for c in added] == ["lr_too_high"], added
-    assert "upper end of adam's usual range" in added[0].evidence[0].text
-    (tmp_path / "long").mkdir()
-    lines = "".join(f"step {i * 100} | loss {2.5 - i * 0.2:.3f} | lr 5.0e-03\n" for i in range(8))
-    lead, added = _open(tmp_path / "long", "optimizer: AdamW\n" + lines)
-    assert lead == "healthy" and not added        # the verdict is sure: the falling loss excludes the rest

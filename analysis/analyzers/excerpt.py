@@ -103,9 +103,11 @@ HELD_OUT_CHANCE = 5        # a held-out loss at ln(K) at 5+ reports, its accurac
 # (its log clamped at -100), Caffe's SoftmaxWithLoss (-ln FLT_MIN)
 SATURATED = {16.1181: "Keras' clipped cross-entropy (-ln 1e-7)", 15.4249: "TF 2's clipped binary cross-entropy",
              100.0: "PyTorch's BCELoss (its log clamped at -100)", 87.3365: "Caffe's SoftmaxWithLoss (-ln FLT_MIN)"}
-SATURATED_TOL = 0.003       # loss / (1 - accuracy) within 0.3% of one of them, at every report printing both...
+CAFFE_SATURATED = 87.3365   # the one said alone: a loss of 100 is also a regression's MAPE at a constant output
+SATURATED_TOL = 0.003       # loss / (1 - accuracy) within 0.3% of one of them, at the last 2 reports or more...
+SATURATED_ONE = 0.0005      # ...or 0.05% at a paste's one report (real saturation matches to its printed digits)
 SATURATED_LOSS = 2.0        # ...with a loss this high (a wrong answer a fifth of the time or more at Keras' 16.1)
-SATURATED_ALONE = 2         # a loss alone pinned to one of them (to its printed digits) at 2 reports or more
+SATURATED_TAIL = 2          # the saturated reports at the end, after any sound ones
 TOPK_GUESS = (4.8, 8.5)     # a top-5 accuracy 4.8 to 8.5 times the top-1 (5x is a uniform guess over any K; a model
                             # that learns lifts its top-1 first: 4x at 4 to 15 times chance over 1000 classes)...
 TOPK_CLASSES = 8            # ...over 8 classes or more (by the top-1: at 1/8 or under), is no ranking at all
@@ -1327,29 +1329,49 @@ def _low_accuracy(run: Run) -> list[Finding]:
     return []
 
 
-def _saturated(run: Run) -> tuple[Series, Series | None, float] | None:
-    """(loss, accuracy, constant) where the loss is what answers made with full confidence cost under a library's
-    clipping: C x (1 - accuracy) at every report printing both (Keras' `loss: 14.5063 - acc: 0.1000` is 16.1181 x
-    0.9), or C itself at every report of a loss printed alone (Caffe's `loss = 87.3365`)."""
+def _pinned(loss: np.ndarray, wrong: np.ndarray, c: float, tol: float) -> np.ndarray:
+    """Per report, whether the loss is C x the share wrong: relative to it, or within 5e-4 of C where every answer is
+    wrong (a loss alone at C is then no ratio, and a regression's loss near 87 must match to its printed digits)."""
+    return np.where(wrong >= 1.0, np.abs(loss - c) <= 5e-4, np.abs(loss / np.maximum(wrong, 1e-12) / c - 1) <= tol)
+
+
+def _saturated(run: Run) -> tuple[Series, Series | None, float, int] | None:
+    """(loss, accuracy, constant, first saturated report) where the loss's last reports are what answers made with
+    full confidence cost under a library's clipping: C x (1 - accuracy) at each report printing both (Keras'
+    `loss: 14.5063 - acc: 0.1000` is 16.1181 x 0.9), or Caffe's C itself at a loss printed alone (`loss =
+    87.3365`). From some report to the last, 2 or more (or the one report a paste has, matched to 0.05%, and its
+    validation pair on the same line too); the reports before it may be sound (a start, then the blow-up)."""
+    pairs = []
     for loss_name, acc_name in (("train_loss", "train_acc"), ("val_loss", "val_acc")):
         loss, acc = run.metrics.get(loss_name), run.metrics.get(acc_name)
-        if loss is None or not len(loss) or not np.isfinite(loss.values).all():
+        if loss is None or acc is None or loss.lines is None or acc.lines is None or not len(loss) or not len(acc):
             continue
-        if acc is not None and acc.lines is not None and loss.lines is not None and len(acc):
-            lines, il, ia = np.intersect1d(loss.lines, acc.lines, return_indices=True)
-            if len(lines) and np.isfinite(acc.values[ia]).all():
-                wrong = 1.0 - _as_share(acc.values)[ia]
-                lv = loss.values[il]
-                if float(lv.min()) >= SATURATED_LOSS and float(wrong.min()) > 0:
-                    c = next((c for c in SATURATED if np.all(np.abs(lv / wrong / c - 1) <= SATURATED_TOL)), None)
-                    if c is not None:
-                        return replace(loss, steps=loss.steps[il], values=lv, lines=lines), \
-                            replace(acc, steps=acc.steps[ia], values=acc.values[ia], lines=lines), c
-                continue
-        if len(loss) >= SATURATED_ALONE:
-            c = next((c for c in SATURATED if c >= 50 and np.all(np.abs(loss.values - c) <= 5e-4)), None)
-            if c is not None:
-                return loss, None, c
+        lines, il, ia = np.intersect1d(loss.lines, acc.lines, return_indices=True)
+        if len(lines) and np.isfinite(loss.values[il]).all() and np.isfinite(acc.values[ia]).all():
+            pairs.append((loss, acc, lines, il, ia))
+    for n, (loss, acc, lines, il, ia) in enumerate(pairs):
+        lv, wrong = loss.values[il], 1.0 - _as_share(acc.values)[ia]
+        for c in SATURATED:
+            if len(lines) == 1:
+                others = [(o[0].values[o[3]], 1.0 - _as_share(o[1].values)[o[4]]) for o in pairs[n + 1:]
+                          if np.array_equal(o[2], lines) and float(o[0].values[o[3]][0]) >= SATURATED_LOSS]
+                ok = lv[0] >= SATURATED_LOSS and bool(_pinned(lv, wrong, c, SATURATED_ONE)[0]) and all(
+                    bool(_pinned(ol, ow, c, SATURATED_ONE)[0]) for ol, ow in others)
+                start = 0
+            else:
+                hit = _pinned(lv, wrong, c, SATURATED_TOL) & (lv >= SATURATED_LOSS)
+                start = len(hit) - int(np.argmin(hit[::-1])) if not hit.all() else 0
+                ok = len(hit) - start >= SATURATED_TAIL
+            if ok:
+                return replace(loss, steps=loss.steps[il], values=lv, lines=lines), \
+                    replace(acc, steps=acc.steps[ia], values=acc.values[ia], lines=lines), c, start
+    loss = run.metrics.get("train_loss")
+    if loss is not None and len(loss) >= SATURATED_TAIL and np.isfinite(loss.values).all() \
+            and not any(run.metrics.get(n) is not None for n in ("train_acc", "val_acc")):
+        hit = np.abs(loss.values - CAFFE_SATURATED) <= 5e-4
+        start = len(hit) - int(np.argmin(hit[::-1])) if not hit.all() else 0
+        if len(hit) - start >= SATURATED_TAIL:
+            return loss, None, CAFFE_SATURATED, start
     return None
 
 
@@ -1363,8 +1385,14 @@ def _saturated_loss(run: Run) -> list[Finding]:
     got = _saturated(run)
     if got is None:
         return []
-    loss, acc, c = got
+    loss, acc, c, start = got
     lib = SATURATED[c]
+    rose = start > 0            # sound reports first, then saturated: the weights blew up under training
+    if rose:
+        loss = replace(loss, steps=loss.steps[start:], values=loss.values[start:],
+                       lines=None if loss.lines is None else loss.lines[start:])
+        acc = None if acc is None else replace(acc, steps=acc.steps[start:], values=acc.values[start:],
+                                               lines=None if acc.lines is None else acc.lines[start:])
     if acc is None:
         said = (f"{loss.name} is {fmt(c)} at every one of {len(loss)} reports: {lib}, every answer wrong with full "
                 "confidence")
@@ -1372,10 +1400,12 @@ def _saturated_loss(run: Run) -> list[Finding]:
         said = (f"{loss.name} {fmt(float(loss.values[-1]))} is {fmt(c)} x (1 - {acc.name} {fmt(float(acc.values[-1]))})"
                 + (f" at every one of {len(loss)} reports" if len(loss) > 1 else "")
                 + f": {lib}, each wrong answer made with full confidence")
-    ev = [point(loss, 0, f"first {loss.name}"), point(loss, len(loss) - 1, f"last {loss.name}")]
+    if rose:
+        said += f", after {start} sound report{'s' if start > 1 else ''} before it"
+    ev = [point(loss, 0, f"first saturated {loss.name}"), point(loss, len(loss) - 1, f"last {loss.name}")]
     if acc is not None:
         ev.append(point(acc, len(acc) - 1, acc.name))
-    first = _at_the_start(run, loss, 0) and (loss.step_kind != "step" or float(loss.steps[0]) <= 1)
+    first = not rose and _at_the_start(run, loss, 0) and (loss.step_kind != "step" or float(loss.steps[0]) <= 1)
     # medium, under a reading of why nothing moves (identical epochs): saturation is how, these are why
     lr_conf, data_conf = (0.45, 0.5) if first else (0.5, 0.45)
     return [Finding(code="lr_too_high", issue=f"{said}: the outputs are pinned at 0 and 1, logits blown up by an LR "
@@ -1409,15 +1439,18 @@ def _topk_at_chance(run: Run) -> list[Finding]:
         scale = 100.0 if max(float(va.max()), float(vb.max())) > 1.0 else 1.0
         if float(va.min()) <= 0 or float(va.max()) / scale > 1 / TOPK_CLASSES:
             continue
-        ratio = vb / va
-        if not np.all((ratio >= TOPK_GUESS[0]) & (ratio <= TOPK_GUESS[1])):
+        pooled = float(vb.sum() / va.sum())      # one noisy report of a true guess falls under the band's floor
+        if not TOPK_GUESS[0] <= pooled <= TOPK_GUESS[1]:
             continue
-        if float(va[-1]) >= 1.5 * float(va[0]) or a_loss_falls(run):
-            continue             # a top-1 that climbs, or a loss that falls, is a model learning from chance
-        if len(lines) < TOPK_TRAINING and _main_loss(run) is not None:
+        held = top1 != "train_acc"
+        # a top-1 that climbs, or a loss of the same split that falls, is a model learning from chance (a training
+        # loss falling beside a held-out guess is the held-out data's fault, the case this reading is for)
+        if float(va[-1]) >= 1.5 * float(va[0]) or a_loss_falls(run, ("val_", "test_") if held else ("train_",)):
+            continue
+        if not held and len(lines) < TOPK_TRAINING and _main_loss(run) is not None:
             continue             # a training run's report or two is no trend (timm's first epoch: 5.0x at 0.4%)
         i, j = int(ia[-1]), int(ib[-1])
-        said = (f"{a.name} {fmt(float(a.values[i]))} beside {b.name} {fmt(float(b.values[j]))} ({float(ratio[-1]):.1f}x"
+        said = (f"{a.name} {fmt(float(a.values[i]))} beside {b.name} {fmt(float(b.values[j]))} ({pooled:.1f}x"
                 + (f", at every one of {len(lines)} reports" if len(lines) > 1 else "")
                 + "): a top-5 about 5 times the top-1 is what a uniform guess scores, so the model ranks the "
                   "classes at random")
@@ -1425,10 +1458,14 @@ def _topk_at_chance(run: Run) -> list[Finding]:
     return []
 
 
-def a_loss_falls(run: Run) -> bool:
-    """Whether any loss the paste prints fell by a twentieth or more from its first report to its last."""
+def a_loss_falls(run: Run, splits: tuple[str, ...] = ()) -> bool:
+    """Whether any loss the paste prints (of these splits' prefixes, `train_` meaning any not held out) fell by a
+    twentieth or more from its first report to its last."""
+    def of(n: str) -> bool:
+        held = n.startswith(("val_", "test_"))
+        return not splits or any(n.startswith(p) for p in splits if p != "train_") or ("train_" in splits and not held)
     return any(len(s) >= 2 and np.isfinite(s.values[[0, -1]]).all() and s.values[-1] <= 0.95 * s.values[0]
-               for n in run.metrics.names() if "loss" in n and (s := run.metrics.get(n)) is not None)
+               for n in run.metrics.names() if "loss" in n and of(n) and (s := run.metrics.get(n)) is not None)
 
 
 def early_line(run: Run, s: Series, i: int) -> bool:
@@ -1963,16 +2000,25 @@ def _batches_ran(run: Run, loss: Series) -> bool:
             or bool(np.any(loss.steps != np.round(loss.steps))))
 
 
+_PERFECT = re.compile(r"acc\w*['\"]?[ \t]*[:=][ \t]*(?:1\.0+|100(?:\.0+)?)(?![\d.])", re.I)
+
+
 def _perfect_beside(run: Run, loss: Series) -> bool:
     """Whether an accuracy printed on the loss's last line is 1.0 (100%): a fit so perfect in float32 that the loss
     underflowed to 0 (a Keras model at epoch 500 of 8 samples), not a loss with nothing to score."""
-    for name in run.metrics.names():     # `acc`, `val_acc`, a Keras output's `out_a_accuracy`
+    if loss.lines is None or not len(loss):
+        return False
+    for name in run.metrics.names():     # `acc`, `val_acc`
         a = run.metrics.get(name)
-        if "acc" not in name or a is None or a.lines is None or loss.lines is None or not len(loss):
+        if "acc" not in name or a is None or a.lines is None:
             continue
         at = np.flatnonzero(a.lines == loss.lines[-1])
         if len(at) and float(a.values[at[0]]) in (1.0, 100.0):
             return True
+    line = int(loss.lines[-1])           # an accuracy under a name no series took (a Keras output's `out_a_accuracy`)
+    for _, text in pasted_texts(run, ("log",), MATRIX_MAX_BYTES, only=loss.artifact):
+        lines = text.split("\n")
+        return 0 < line <= len(lines) and bool(_PERFECT.search(lines[line - 1]))
     return False
 
 
@@ -2001,10 +2047,9 @@ def _zero_loss(run: Run) -> list[Finding]:
         return []
     # one report whose whole loss and many of its parts print exactly 0 (DETR's cut log line: loss_ce, loss_bbox,
     # loss_giou and their per-layer copies all 0.0) is as sure as two: no rounding zeroes every term at once
-    # ...not where the line is a perfect fit's or late in a run (a Keras model at `Epoch 500/500` of 8 samples, whose
-    # float32 softmax saturated to exactly 1): a converged loss underflows to 0 with every part
-    late = (e := _epoch_of_lines(run, s)) is not None and bool(np.nanmax(e, initial=0) > 1)
-    parts = _zero_parts(run, s) if len(s) < ZERO_REPORTS and not late and not _perfect_beside(run, s) else 0
+    # ...not where the line is a perfect fit's (a Keras model at `Epoch 500/500` of 8 samples, every output's accuracy
+    # 1.0000): its float32 softmax saturated to exactly 1, and a converged loss underflows to 0 with every part
+    parts = _zero_parts(run, s) if len(s) < ZERO_REPORTS and not _perfect_beside(run, s) else 0
     if len(s) < ZERO_REPORTS and parts < ZERO_PARTS:
         return []
     zero = np.flatnonzero(s.values == 0)

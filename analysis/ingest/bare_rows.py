@@ -122,8 +122,10 @@ _ZH_METRIC = re.compile(rf"(损失值?|准确率|正确率|学习率|(?<!混合)
 _ZH_KIND = {"损失": "loss", "损失值": "loss", "准确率": "acc", "正确率": "acc", "精度": "acc", "学习率": "lr"}
 # a top-k accuracy under `@k` (timm's and DeiT's `Acc@1 81.2 Acc@5 95.5`, the ImageNet example's `Prec@1`), which
 # the scanner's names (letters, digits, `_./-`) do not take
-_AT_K = re.compile(r"(?<![\w@])((?:val_|test_|eval_)?)(?:acc|top|prec)@(1|5|10)\b[ \t]*[:=]?[ \t]*"
-                   r"([-+]?(?:\d{1,12}(?:\.\d{0,12})?|\.\d{1,12})(?:[eE][-+]?\d{1,3})?)(?![\w.])", re.I)
+_NUM = r"[-+]?(?:\d{1,12}(?:\.\d{0,12})?|\.\d{1,12})(?:[eE][-+]?\d{1,3})?"
+# (the running average in brackets after a batch's value is what the line says of the whole: `Acc@1 41.02 ( 66.12)`)
+_AT_K = re.compile(rf"(?<![\w@])((?:val_|test_|eval_)?)(?:acc|top|prec)@(1|5|10)\b[ \t]*[:=]?[ \t]*({_NUM})(?![\w.])"
+                   rf"(?:[ \t]*\([ \t]*({_NUM})[ \t]*\))?", re.I)
 # an evaluation's line: a split's word before its first `@k` (`Test: [ 10/196]`, Swin's `INFO Test:`, `| val Acc@1`), or
 # the ` * Acc@1 ...` summary the ImageNet example and DeiT print
 _EVAL_LINE = re.compile(r"(?:^|[\s|:\]-])(?:\*[ \t]|(?:test|val|valid|validation|eval|evaluation)\b)", re.I)
@@ -508,7 +510,7 @@ def _at_k_metrics(text: str) -> list[tuple[str, float]]:
     first = _AT_K.search(text)
     held = "val_" if first is not None and _EVAL_LINE.search(text, 0, first.start()) else ""
     for m in _AT_K.finditer(text):
-        out.setdefault(canonical(f"{m.group(1).lower() or held}acc@{m.group(2)}"), float(m.group(3)))
+        out.setdefault(canonical(f"{m.group(1).lower() or held}acc@{m.group(2)}"), float(m.group(4) or m.group(3)))
     return list(out.items())
 
 

@@ -210,9 +210,10 @@ def _cells(cells: list) -> tuple[np.ndarray, np.ndarray]:
     return values, present
 
 
-def _json_block(raws: list[bytes]) -> list:
+def _json_block(raws: list[bytes], cut: bool = False) -> list:
     """The records of a block of JSON lines: one parse of them all as an array, or line by line when
-    one of them is bad (a bad line costs that record only: it comes back as None)."""
+    one of them is bad (a bad line costs that record only: it comes back as None; with `cut`, a paste's
+    small file, a line cut short keeps its complete pairs)."""
     try:
         objs = json.loads(b"[" + b",".join(raws) + b"]")
         if len(objs) == len(raws):
@@ -224,18 +225,26 @@ def _json_block(raws: list[bytes]) -> list:
         try:
             out.append(json.loads(raw))
         except (ValueError, UnicodeDecodeError, RecursionError):
-            out.append(_cut_record(raw))
+            out.append(_cut_record(raw) if cut else None)
     return out
 
 
+CUT_MAX_BYTES = 1 << 20  # a file this small is a paste, whose lines may be cut short; a big log's bad lines are skipped
 CUT_TRIES = 32         # the commas tried back from a cut record's end (a list of 12 COCO figures cut at its 5th)
 
 
 def _cut_record(raw: bytes) -> dict | None:
     """A record a paste cut short (`{"train_loss": 0.0, "train_loss_ce": 0.0, "train_lo`): the pairs before its
     last comma, where they parse as a flat object; anything else stays a bad line (None)."""
-    if not raw.startswith(b"{") or raw.rstrip().endswith(b"}"):
+    raw = raw.rstrip().rstrip(b",")         # a record an array's writer ended with `},`
+    if not raw.startswith(b"{"):
         return None
+    if raw.endswith(b"}"):
+        try:
+            obj = json.loads(raw)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            return None
+        return obj if isinstance(obj, dict) else None
     cut = len(raw)
     for _ in range(CUT_TRIES):        # cut inside a list (`"coco_eval_bbox": [0.0, 0.0, 0`): a comma further back
         cut = raw.rfind(b",", 0, cut)
@@ -319,6 +328,7 @@ def parse_jsonl(path: Path, artifact: str) -> TableResult:
     table = _RecordColumns(artifact)
     raws: list[bytes] = []
     lines: list[int] = []
+    cut = path.stat().st_size <= CUT_MAX_BYTES
     with open(path, "rb") as f:
         for n, raw in enumerate(f, start=1):
             raw = raw.strip()
@@ -326,9 +336,10 @@ def parse_jsonl(path: Path, artifact: str) -> TableResult:
                 raws.append(raw)
                 lines.append(n)
             if len(raws) >= _BLOCK:
-                table.add_block(_json_block(raws), lines, [table.records + table.skipped + k for k in range(len(raws))])
+                table.add_block(_json_block(raws, cut), lines,
+                                [table.records + table.skipped + k for k in range(len(raws))])
                 raws, lines = [], []
-    table.add_block(_json_block(raws), lines, [table.records + table.skipped + k for k in range(len(raws))])
+    table.add_block(_json_block(raws, cut), lines, [table.records + table.skipped + k for k in range(len(raws))])
     return TableResult(table.series(), table.records, table.skipped)
 
 
