@@ -225,3 +225,19 @@ def test_a_nan_under_a_name_read_twice_on_a_line_is_not_lost_to_the_first(tmp_pa
     assert np.isnan(s["train_loss"].values[0])
     _, s = _parse(tmp_path, "a loss: 0.5 b loss: 0.7\n")
     assert s["train_loss"].values.tolist() == [0.5]
+
+
+def test_an_error_a_terminal_hard_wrapped_at_80_columns_is_read_joined_at_its_first_line(tmp_path):
+    # cartoongan #1's host OOM (tests/wild, tune half) as a terminal copy wrapped at 80 columns: the signature's
+    # words were cut across lines (`can't` / ` allocate memory`) and the line read as an unknown error
+    msg = ("RuntimeError: [enforce fail at CPUAllocator.cpp:64] . DefaultCPUAllocator: can't allocate memory: you "
+           "tried to allocate 67108864 bytes. Error code 12 (Cannot allocate memory)")
+    wrapped = "\n".join(msg[i:i + 80] for i in range(0, len(msg), 80)) + "\n\nEpoch 3: loss 0.52\n"
+    r, _ = _parse(tmp_path, wrapped)
+    assert [(e.code, e.line) for e in r.events] == [("out_of_memory", 1)]
+    assert "allocate memory: you tried" in r.events[0].text
+    # a traceback's indented frame after a line 80 long is no continuation of it
+    (tmp_path / "b").mkdir()
+    frame = "Traceback (most recent call last):\n" + "  File \"train.py\", line 12, in <module>\n" * 2
+    r, _ = _parse(tmp_path / "b", frame + "x" * 80 + "\n    loss.backward()\nRuntimeError: CUDA out of memory.\n")
+    assert [e.code for e in r.events] == ["out_of_memory"]

@@ -220,9 +220,43 @@ def _read_chunks(path: Path):
             yield view[:-1] if cut and data[cut - 1] == 10 else view
 
 
+WRAP_MAX_BYTES = 1 << 20  # a paste this small may have been hard-wrapped by a terminal or a mail client...
+WRAP_WIDTHS = (60, 240)   # ...at one width in this range, the longest of its lines, twice or more (or at 80 once)
+WRAP_LINES = 8            # the lines of one wrapped message joined back at most
+
+
+def _wrap_width(buf: bytes, limit: int) -> int:
+    """The width a small paste was hard-wrapped at (its longest line length, held by 2 lines or more), or 0."""
+    if limit > WRAP_MAX_BYTES:
+        return 0
+    lengths = [len(ln) for ln in buf[:limit].split(b"\n")]
+    width = max(lengths, default=0)
+    # one line at a terminal's 80 columns is a wrap too (a paste of one long error)
+    return width if WRAP_WIDTHS[0] <= width <= WRAP_WIDTHS[1] and (lengths.count(width) >= 2 or width == 80) else 0
+
+
+def _rejoined(buf: bytes, offset: int, limit: int, width: int) -> tuple[bytes, int]:
+    """The line at `offset` with the lines a hard wrap cut from it joined back (a line `width` long, followed by one
+    that is not blank or indented: `DefaultCPUAllocator: can't` / ` allocate memory`), and how many were joined."""
+    end = buf.find(b"\n", offset, limit)
+    end = limit if end < 0 else end
+    line, joined = buf[offset:end], 0
+    while joined < WRAP_LINES and end < limit and end - offset == width:
+        nxt = buf.find(b"\n", end + 1, limit)
+        nxt = limit if nxt < 0 else nxt
+        piece = buf[end + 1:nxt]
+        if not piece.strip() or piece[:2].isspace() or piece[:1] == b"\t":
+            break                # a blank or an indented line (a traceback's frame) starts anew
+        line += piece
+        offset, end, joined = end + 1, nxt, joined + 1
+    return line, joined
+
+
 def _events(chunk: memoryview, hits: np.ndarray, base: int, artifact: str) -> list[Event]:
-    """Events of the lines the scanner flagged; a traceback reads on from its first line."""
+    """Events of the lines the scanner flagged; a traceback reads on from its first line; a message a hard wrap
+    cut is read joined back, at its first line."""
     buf, limit = cast(bytes, chunk.obj), len(chunk)    # the chunk is a view on the start of these bytes
+    width = _wrap_width(buf, limit) if base == 0 else 0
     events: list[Event] = []
     skip_until = 0
     for idx, offset in hits.reshape(-1, 2).tolist():
@@ -230,7 +264,12 @@ def _events(chunk: memoryview, hits: np.ndarray, base: int, artifact: str) -> li
         if n < skip_until:
             continue
         end = buf.find(b"\n", offset, limit)
-        first = _clean(buf[offset:end if end >= 0 else limit])
+        joined = 0
+        if width and (end if end >= 0 else limit) - offset == width:
+            raw, joined = _rejoined(buf, offset, limit, width)
+            first = _clean(raw)
+        else:
+            first = _clean(buf[offset:end if end >= 0 else limit])
         window = [first]
         # a traceback reads on, and so does a message whose values are printed after it, libstdc++'s
         # uncaught exception (its message is the `what():` line after it) and a target-size warning wrapped
@@ -252,7 +291,7 @@ def _events(chunk: memoryview, hits: np.ndarray, base: int, artifact: str) -> li
                                                                             "why": BATCH_PROBE_WHY})
         if event is not None:
             events.append(event)
-        skip_until = n + span
+        skip_until = n + span + joined
     return events
 
 
