@@ -8,7 +8,7 @@ is halved by keeping, of each adjacent pair, the larger value (a NaN counts as l
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -32,6 +32,11 @@ class Series:
     def step_kinds(self) -> str:
         """The plural of `step_kind`: `steps`, `indices`."""
         return "indices" if self.step_kind == "index" else f"{self.step_kind}s"
+
+    def take(self, idx) -> Series:
+        """The series at these reports only (an index array, a mask or a slice)."""
+        return replace(self, steps=self.steps[idx], values=self.values[idx],
+                       lines=None if self.lines is None else self.lines[idx])
 
     def locator(self, i: int) -> str:
         if self.lines is not None and self.lines[i] > 0:

@@ -22,7 +22,7 @@ from typing import Callable
 import numpy as np
 
 from analysis.analyzers.common import LR_RANGE, optimizer_family, peak_lr, point, train_loss
-from analysis.analyzers.excerpt import a_loss_falls, early_line
+from analysis.analyzers.excerpt import a_loss_falls, as_share, early_line
 from analysis.analyzers.weights import RELU
 from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Evidence, Finding
@@ -222,10 +222,6 @@ LOW_REPORTS = 3        # a training run's low score at 3 reports or more, not cl
 VAL_ROSE = 1.1         # a validation loss whose last report is 10% above its best
 
 
-def _share(v: np.ndarray) -> np.ndarray:
-    return v / 100.0 if np.nanmax(v) > 1.0 else v
-
-
 def _score_kind(name: str) -> str | None:
     base = name.removeprefix("train_").removeprefix("val_").removeprefix("test_")
     return next((k for k in SCORE_LOW if base == k or base.startswith(k) and base[len(k):] in ("50", "")), None)
@@ -259,15 +255,16 @@ def _slow_loss(run: Run) -> Evidence | None:
 def _low_score(run: Run) -> Evidence | None:
     if any("top5" in n or "top10" in n for n in run.metrics.names()):
         return None              # a top-k printed: many classes, where a low top-1 is no sign of anything
+    if a_loss_falls(run):
+        return None              # a model whose loss falls is learning
     training = train_loss(run) is not None or run.metrics.get("train_loss") is not None
     for s in _scores(run):
         kind = _score_kind(s.name)
-        if early_line(run, s, len(s) - 1) or a_loss_falls(run):
-            continue             # every model scores low in its first epoch, and one whose loss falls is learning
+        if kind is None or early_line(run, s, len(s) - 1):
+            continue             # every model scores low in its first epoch
         if training and (len(s) < LOW_REPORTS or float(s.values[-1]) >= 1.25 * float(s.values[0])):
             continue             # a training run's score at a report or two, or climbing, is no plateau
-        last = float(_share(s.values)[-1])
-        if kind is not None and last < SCORE_LOW[kind]:
+        if float(as_share(s.values)[-1]) < SCORE_LOW[kind]:
             return Evidence(f"{s.name} {fmt(float(s.values[-1]))} at its last report, low for {KIND_SAID[kind]}: "
                             "labels that do not match their inputs (or inputs prepared otherwise) hold a score down",
                             s.artifact, s.locator(len(s) - 1))
@@ -282,7 +279,7 @@ def _held_gap(run: Run, why: str) -> Evidence | None:
             if tr is None or h is None or not len(tr) or not len(h) \
                     or not np.isfinite([tr.values[-1], h.values[-1]]).all():
                 continue
-            a, b = float(_share(tr.values)[-1]), float(_share(h.values)[-1])
+            a, b = float(as_share(tr.values)[-1]), float(as_share(h.values)[-1])
             if a - b >= HELD_GAP:
                 return Evidence(f"{tr.name} {fmt(float(tr.values[-1]))} beside {h.name} {fmt(float(h.values[-1]))}: "
                                 f"{why}", h.artifact, h.locator(len(h) - 1))
@@ -316,6 +313,12 @@ OPEN_ISSUE = {
 }
 
 
+def _left_by(leader: Finding, n: int) -> float:
+    """The confidence each of `n` look-alikes is said with: what the leader leaves, shared with it, never above it (a
+    weak leader leaves more than it holds, and its look-alikes stay under it)."""
+    return round(min(max(FLOOR, (1 - leader.confidence) / (n + 1)), leader.confidence - 0.01), 2)
+
+
 def add_open(causes: list[Finding], run: Run) -> list[Finding]:
     """`causes`, led by the healthy verdict, with what the verdict short of SURE leaves open (OPEN, each where its
     check finds something in the lines pointing to it), at most MOST, low, under the verdict."""
@@ -325,8 +328,7 @@ def add_open(causes: list[Finding], run: Run) -> list[Finding]:
     found = [(code, ev) for code, check in OPEN.items() if code not in have and (ev := check(run)) is not None][:MOST]
     if not found:
         return causes
-    leader = causes[0]
-    share = round(min(max(FLOOR, (1 - leader.confidence) / (len(found) + 1)), leader.confidence - 0.01), 2)
+    share = _left_by(causes[0], len(found))
     # said as the verdict's calibrated confidence leaves them (the verdict is calibrated before it is chosen)
     added = [Finding(code=code, issue=OPEN_ISSUE[code], severity="low", confidence=share, evidence=[ev],
                      fix=f"Check before changing anything: {settle_text(code)}", analyzer="rivals",
@@ -353,8 +355,7 @@ def add_rivals(causes: list[Finding], run: Run) -> list[Finding]:
             found.append((code, ev))
     if not found:
         return causes
-    # never above the leader: a weak leader leaves more than it holds, and its look-alikes stay under it
-    share = round(min(max(FLOOR, (1 - leader.confidence) / (len(found) + 1)), leader.confidence - 0.01), 2)
+    share = _left_by(leader, len(found))
     added = [Finding(code=code, issue=ISSUE[code], severity="medium", confidence=share, evidence=[ev],
                      fix=f"Check before changing anything: {pair_text(leader.code, code) or settle_text(code)}",
                      analyzer="rivals", settle=settle_text(code)) for code, ev in found]

@@ -240,7 +240,7 @@ def _gap(run: Run) -> list[Finding]:
             ev += [point(tl, len(tl) - 1, "training loss"), point(vl, len(vl) - 1, f"{held} loss")]
             said.append(f"{held} loss {fmt(v)} is {v / t:.0f}x the training loss {fmt(t)}")
     if ta is not None and va is not None:
-        t, v = float(_as_share(ta.values)[-1]), float(_as_share(va.values)[-1])     # 91.2 and 0.9 alike
+        t, v = float(as_share(ta.values)[-1]), float(as_share(va.values)[-1])     # 91.2 and 0.9 alike
         # ...or a training set fitted to the last example with a held-out one GAP_ACC_FITTED under it
         if np.isfinite([t, v]).all() and (t - v >= GAP_ACC or t >= FITTED and t - v >= GAP_ACC_FITTED):
             trained = point(ta, len(ta) - 1, "training accuracy") if ta_mean is None else Evidence(
@@ -296,9 +296,9 @@ def _test_apart(run: Run, ta: Series | None) -> list[Finding]:
     va, te = _short(run, "val_acc"), _short(run, "test_acc")
     if va is None or te is None:
         return []
-    v, t = float(_as_share(va.values)[-1]), float(_as_share(te.values)[-1])
+    v, t = float(as_share(va.values)[-1]), float(as_share(te.values)[-1])
     if not np.isfinite([v, t]).all() or v - t < GAP_ACC or (
-            ta is not None and float(_as_share(ta.values)[-1]) - v >= GAP_ACC):
+            ta is not None and float(as_share(ta.values)[-1]) - v >= GAP_ACC):
         return []
     return [Finding(code="data_pipeline_bug",
                     issue=f"Validation accuracy {fmt(v)} but test accuracy {fmt(t)} (as shares): the test data is not "
@@ -1252,7 +1252,8 @@ def _finite(s: Series | None, most: float = math.inf) -> TypeGuard[Series]:
     return s is not None and STUCK_POINTS <= len(s) < most and bool(np.isfinite(s.values).all())
 
 
-def _as_share(v: np.ndarray) -> np.ndarray:
+def as_share(v: np.ndarray) -> np.ndarray:
+    """Percentages as shares (any value above 1 says the figures are percentages)."""
     return v / 100.0 if np.nanmax(v) > 1.0 else v
 
 
@@ -1278,7 +1279,7 @@ def _stuck_accuracy(run: Run) -> list[Finding]:
         s = run.metrics.get(name)
         if not _finite(s):       # at any length: no other analyzer reads accuracy
             continue
-        v, share = s.values, _as_share(s.values)
+        v, share = s.values, as_share(s.values)
         if np.unique(s.steps).size < STUCK_POINTS or share[0] >= 0.999:
             continue
         chance = next((k for k in range(2, CHANCE_CLASSES + 1)
@@ -1311,7 +1312,7 @@ def _low_accuracy(run: Run) -> list[Finding]:
         a = run.metrics.get(name)
         if a is None or len(a) < LOW_ACC_POINTS or not np.isfinite(a.values).all():
             continue
-        share = _as_share(a.values)
+        share = as_share(a.values)
         first, last = thirds(share)
         # counted from the run's start (a step counter at its first steps) and past its first EARLY_STEPS (a
         # many-class model scores ~0 there: ArcFace's 85k identities, ImageNet's 0.1% tripling to 0.3%)
@@ -1336,11 +1337,12 @@ def _pinned(loss: np.ndarray, wrong: np.ndarray, c: float, tol: float) -> np.nda
 
 
 def _saturated(run: Run) -> tuple[Series, Series | None, float, int] | None:
-    """(loss, accuracy, constant, first saturated report) where the loss's last reports are what answers made with
+    """(loss, accuracy, constant, sound reports before) where the loss's last reports are what answers made with
     full confidence cost under a library's clipping: C x (1 - accuracy) at each report printing both (Keras'
     `loss: 14.5063 - acc: 0.1000` is 16.1181 x 0.9), or Caffe's C itself at a loss printed alone (`loss =
     87.3365`). From some report to the last, 2 or more (or the one report a paste has, matched to 0.05%, and its
-    validation pair on the same line too); the reports before it may be sound (a start, then the blow-up)."""
+    validation pair on the same line too); the reports before it may be sound (a start, then the blow-up). The series
+    come back at their saturated reports only."""
     pairs = []
     for loss_name, acc_name in (("train_loss", "train_acc"), ("val_loss", "val_acc")):
         loss, acc = run.metrics.get(loss_name), run.metrics.get(acc_name)
@@ -1350,10 +1352,10 @@ def _saturated(run: Run) -> tuple[Series, Series | None, float, int] | None:
         if len(lines) and np.isfinite(loss.values[il]).all() and np.isfinite(acc.values[ia]).all():
             pairs.append((loss, acc, lines, il, ia))
     for n, (loss, acc, lines, il, ia) in enumerate(pairs):
-        lv, wrong = loss.values[il], 1.0 - _as_share(acc.values)[ia]
+        lv, wrong = loss.values[il], 1.0 - as_share(acc.values)[ia]
         for c in SATURATED:
             if len(lines) == 1:
-                others = [(o[0].values[o[3]], 1.0 - _as_share(o[1].values)[o[4]]) for o in pairs[n + 1:]
+                others = [(o[0].values[o[3]], 1.0 - as_share(o[1].values)[o[4]]) for o in pairs[n + 1:]
                           if np.array_equal(o[2], lines) and float(o[0].values[o[3]][0]) >= SATURATED_LOSS]
                 ok = lv[0] >= SATURATED_LOSS and bool(_pinned(lv, wrong, c, SATURATED_ONE)[0]) and all(
                     bool(_pinned(ol, ow, c, SATURATED_ONE)[0]) for ol, ow in others)
@@ -1363,15 +1365,14 @@ def _saturated(run: Run) -> tuple[Series, Series | None, float, int] | None:
                 start = len(hit) - int(np.argmin(hit[::-1])) if not hit.all() else 0
                 ok = len(hit) - start >= SATURATED_TAIL
             if ok:
-                return replace(loss, steps=loss.steps[il], values=lv, lines=lines), \
-                    replace(acc, steps=acc.steps[ia], values=acc.values[ia], lines=lines), c, start
+                return loss.take(il[start:]), acc.take(ia[start:]), c, start
     loss = run.metrics.get("train_loss")
     if loss is not None and len(loss) >= SATURATED_TAIL and np.isfinite(loss.values).all() \
             and not any(run.metrics.get(n) is not None for n in ("train_acc", "val_acc")):
         hit = np.abs(loss.values - CAFFE_SATURATED) <= 5e-4
         start = len(hit) - int(np.argmin(hit[::-1])) if not hit.all() else 0
         if len(hit) - start >= SATURATED_TAIL:
-            return loss, None, CAFFE_SATURATED, start
+            return loss.take(slice(start, None)), None, CAFFE_SATURATED, start
     return None
 
 
@@ -1388,11 +1389,6 @@ def _saturated_loss(run: Run) -> list[Finding]:
     loss, acc, c, start = got
     lib = SATURATED[c]
     rose = start > 0            # sound reports first, then saturated: the weights blew up under training
-    if rose:
-        loss = replace(loss, steps=loss.steps[start:], values=loss.values[start:],
-                       lines=None if loss.lines is None else loss.lines[start:])
-        acc = None if acc is None else replace(acc, steps=acc.steps[start:], values=acc.values[start:],
-                                               lines=None if acc.lines is None else acc.lines[start:])
     if acc is None:
         said = (f"{loss.name} is {fmt(c)} at every one of {len(loss)} reports: {lib}, every answer wrong with full "
                 "confidence")
@@ -1445,7 +1441,7 @@ def _topk_at_chance(run: Run) -> list[Finding]:
         held = top1 != "train_acc"
         # a top-1 that climbs, or a loss of the same split that falls, is a model learning from chance (a training
         # loss falling beside a held-out guess is the held-out data's fault, the case this reading is for)
-        if float(va[-1]) >= 1.5 * float(va[0]) or a_loss_falls(run, ("val_", "test_") if held else ("train_",)):
+        if float(va[-1]) >= 1.5 * float(va[0]) or a_loss_falls(run, held):
             continue
         if not held and len(lines) < TOPK_TRAINING and _main_loss(run) is not None:
             continue             # a training run's report or two is no trend (timm's first epoch: 5.0x at 0.4%)
@@ -1458,29 +1454,27 @@ def _topk_at_chance(run: Run) -> list[Finding]:
     return []
 
 
-def a_loss_falls(run: Run, splits: tuple[str, ...] = ()) -> bool:
-    """Whether any loss the paste prints (of these splits' prefixes, `train_` meaning any not held out) fell by a
+def a_loss_falls(run: Run, held: bool | None = None) -> bool:
+    """Whether any loss the paste prints (only the held-out ones, or only the others, where `held` says) fell by a
     twentieth or more from its first report to its last."""
-    def of(n: str) -> bool:
-        held = n.startswith(("val_", "test_"))
-        return not splits or any(n.startswith(p) for p in splits if p != "train_") or ("train_" in splits and not held)
     return any(len(s) >= 2 and np.isfinite(s.values[[0, -1]]).all() and s.values[-1] <= 0.95 * s.values[0]
-               for n in run.metrics.names() if "loss" in n and of(n) and (s := run.metrics.get(n)) is not None)
+               for n in run.metrics.names() if "loss" in n and held in (None, n.startswith(("val_", "test_")))
+               and (s := run.metrics.get(n)) is not None)
 
 
 def early_line(run: Run, s: Series, i: int) -> bool:
     """Whether `s`'s report i sits in a run's first epoch or its first EARLY_STEPS steps, by the counters printed on
     its line (its own step, any series' step there, the epoch printed at or above it)."""
-    line = int(s.lines[i]) if s.lines is not None else None
     steps = [float(s.steps[i])] if s.step_kind == "step" else []
-    for name in run.metrics.names():
-        o = run.metrics.get(name)
-        if line is not None and o is not None and o.step_kind == "step" and o.lines is not None \
-                and o.artifact == s.artifact and len(at := np.flatnonzero(o.lines == line)):
-            steps.append(float(o.steps[at[0]]))
-    epochs = _epoch_of_lines(run, replace(s, steps=s.steps[i:i + 1], values=s.values[i:i + 1],
-                                          lines=s.lines[i:i + 1])) if s.lines is not None else None
-    first_epoch = epochs is not None and np.isfinite(epochs[0]) and float(epochs[0]) <= 1
+    if s.lines is not None:
+        line = int(s.lines[i])
+        for name in run.metrics.names():
+            o = run.metrics.get(name)
+            if o is not None and o.step_kind == "step" and o.lines is not None and o.artifact == s.artifact \
+                    and len(at := np.flatnonzero(o.lines == line)):
+                steps.append(float(o.steps[at[0]]))
+    epochs = _epoch_of_lines(run, s)
+    first_epoch = epochs is not None and np.isfinite(epochs[i]) and float(epochs[i]) <= 1
     return first_epoch or any(st <= EARLY_STEPS for st in steps)
 
 
@@ -1498,7 +1492,7 @@ def _collapse(run: Run) -> list[tuple[Series, int, int, bool]] | None:
         a = run.metrics.get(name)
         if a is None or len(a) < COLLAPSE_TAIL + 1 or not np.isfinite(a.values).all():
             continue
-        v, share = a.values, _as_share(a.values)
+        v, share = a.values, as_share(a.values)
         n = len(v) - int(np.flatnonzero(v != v[-1])[-1]) - 1 if np.any(v != v[-1]) else len(v)
         if n < COLLAPSE_TAIL or n == len(v) or float(share[:len(v) - n].max()) < float(share[-1]) + COLLAPSE_DROP:
             continue
@@ -1510,7 +1504,7 @@ def _collapse(run: Run) -> list[tuple[Series, int, int, bool]] | None:
     # one split's tie away from chance is a small set's (40 samples move by 2.5 points); at chance, or on two
     # splits at once, it is one answer for every input
     if not frozen or not (any(c for *_, c in frozen) or len(frozen) >= 2 and all(
-            _printed_finely(float(_as_share(x.values)[-1])) for x, *_ in frozen)):
+            _printed_finely(float(as_share(x.values)[-1])) for x, *_ in frozen)):
         return None
     return frozen
 
@@ -1571,7 +1565,7 @@ def _tail_moves_beside(run: Run, a: Series, n: int) -> bool:
             return True
     ta = run.metrics.get("train_acc")
     if a.name != "train_acc" and ta is not None and ta.lines is not None and ta.artifact == a.artifact:
-        t = _as_share(ta.values)[(ta.lines >= lines[0]) & (ta.lines <= lines[-1])]
+        t = as_share(ta.values)[(ta.lines >= lines[0]) & (ta.lines <= lines[-1])]
         if len(t) >= 2 and np.isfinite(t).all() and float(t[-1] - t[0]) >= COLLAPSE_DROP:
             return True
     return False
@@ -1593,7 +1587,7 @@ def _held_out_at_chance(run: Run) -> list[Finding]:
             continue
         k = next((k for k in range(2, CHANCE_CLASSES + 1)
                   if np.all(np.abs(loss.values - math.log(k)) <= 0.01 * math.log(k))), None)
-        share = _as_share(acc.values)
+        share = as_share(acc.values)
         if k is None or float(share.max() - share.min()) > 0.01 + 1e-9 or np.all(loss.values == loss.values[0]) \
                 or not np.all(np.abs(share - 1 / k) <= TIE_SHARE / k):
             continue
@@ -1604,7 +1598,7 @@ def _held_out_at_chance(run: Run) -> list[Finding]:
               point(acc, len(acc) - 1, f"last {acc.name}")]
         ta = run.metrics.get("train_acc")
         if ta is not None and len(ta) >= 2 and np.isfinite(ta.values).all() and \
-                float(_as_share(ta.values)[-1]) >= float(share.max()) + GAP_ACC:
+                float(as_share(ta.values)[-1]) >= float(share.max()) + GAP_ACC:
             ev.append(point(ta, len(ta) - 1, "training accuracy"))
             return [Finding(code="data_pipeline_bug", issue=f"{said}, while training accuracy reaches "
                             f"{fmt(float(ta.values[-1]))}: the held-out data is not what the model learned from",
@@ -2151,7 +2145,7 @@ def _too_good(run: Run) -> list[Finding]:
         # each accuracy beside its own loss: an evaluation's printout holds no training loss
         loss = (run.metrics.get("val_loss") if name == "val_acc" else None) or _main_loss(run)
         acc = run.metrics.get(name)
-        if acc is None or not len(acc) or not np.isfinite(acc.values[0]) or _as_share(acc.values)[0] < 0.999:
+        if acc is None or not len(acc) or not np.isfinite(acc.values[0]) or as_share(acc.values)[0] < 0.999:
             continue
         if acc.step_kind != "index" and acc.steps[0] > 1:
             continue             # the paste starts mid-training: a model may well be that good by then

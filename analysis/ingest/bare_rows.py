@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import re
 from array import array
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -519,9 +519,7 @@ def _without_lines(s: Series, lines: set[int]) -> Series | None:
     if s.lines is None or not np.isin(s.lines, list(lines)).any():
         return s
     keep = ~np.isin(s.lines, list(lines))
-    if not keep.any():
-        return None
-    return replace(s, steps=s.steps[keep], values=s.values[keep], lines=s.lines[keep])
+    return s.take(keep) if keep.any() else None
 
 
 def with_printed_values(path: Path, series: list[Series], artifact: str, prefix: str) -> list[Series]:

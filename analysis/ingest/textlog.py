@@ -236,12 +236,13 @@ def _wrap_width(buf: bytes, limit: int) -> int:
 
 
 def _rejoined(buf: bytes, offset: int, limit: int, width: int) -> tuple[bytes, int]:
-    """The line at `offset` with the lines a hard wrap cut from it joined back (a line `width` long, followed by one
-    that is not blank or indented: `DefaultCPUAllocator: can't` / ` allocate memory`), and how many were joined."""
+    """The line at `offset` with the lines a hard wrap at `width` (0: none) cut from it joined back (a line `width`
+    long, followed by one that is not blank or indented: `DefaultCPUAllocator: can't` / ` allocate memory`), and how
+    many were joined."""
     end = buf.find(b"\n", offset, limit)
     end = limit if end < 0 else end
     line, joined = buf[offset:end], 0
-    while joined < WRAP_LINES and end < limit and end - offset == width:
+    while width and joined < WRAP_LINES and end < limit and end - offset == width:
         nxt = buf.find(b"\n", end + 1, limit)
         nxt = limit if nxt < 0 else nxt
         piece = buf[end + 1:nxt]
@@ -263,13 +264,8 @@ def _events(chunk: memoryview, hits: np.ndarray, base: int, artifact: str) -> li
         n = base + idx + 1
         if n < skip_until:
             continue
-        end = buf.find(b"\n", offset, limit)
-        joined = 0
-        if width and (end if end >= 0 else limit) - offset == width:
-            raw, joined = _rejoined(buf, offset, limit, width)
-            first = _clean(raw)
-        else:
-            first = _clean(buf[offset:end if end >= 0 else limit])
+        line, joined = _rejoined(buf, offset, limit, width)
+        first = _clean(line)
         window = [first]
         # a traceback reads on, and so does a message whose values are printed after it, libstdc++'s
         # uncaught exception (its message is the `what():` line after it) and a target-size warning wrapped
