@@ -157,3 +157,29 @@ def test_code_whose_shown_output_is_nan_puts_the_numerics_first(tmp_path):
     g = ranked(tmp_path, "# drop rows whose label is NaN before the forward pass\n"
                          "total = torch.norm(torch.stack([p.grad.norm() for p in params]))\n")
     assert next(x for x in g if x.code == "numerical_instability").confidence == 0.22
+
+
+def test_a_trainers_mixed_precision_flag_points_at_the_numerics(tmp_path):
+    # denoising-diffusion-pytorch #191 (tests/wild, tune half): the samples went NaN until `amp` was turned off
+    f = ranked(tmp_path, """\
+        trainer = Trainer(
+            diffusion,
+            train_lr = 8e-5,
+            amp = True,                       # turn on mixed precision
+        )
+    """)
+    assert f[0].code == "numerical_instability" and f[0].evidence[0].locator == "line 4"
+
+
+def test_process_group_setup_lists_the_distributed_suspect_and_only_then(tmp_path):
+    # diffusers #3886 (tests/wild, tune half): the reporter's fix, a longer process-group timeout for a collective
+    # that waited while rank 0 saved images
+    f = ranked(tmp_path, """\
+        kwargs = InitProcessGroupKwargs(timeout=timedelta(seconds=7200))
+        accelerator = Accelerator(kwargs_handlers=[kwargs])
+    """)
+    dist = next(x for x in f if x.code == "distributed_failure")
+    assert dist.evidence[0].locator == "line 1" and f.index(dist) < 3
+    # a script that starts no process group has no such suspect
+    g = ranked(tmp_path, "model = Net()\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n")
+    assert "distributed_failure" not in [x.code for x in g]

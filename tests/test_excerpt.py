@@ -1287,6 +1287,18 @@ def test_a_dice_score_above_one_is_masks_that_are_not_zero_one(tmp_path):
     assert "data_pipeline_bug" not in [c.code for c in d.root_causes]
 
 
+def test_a_dice_score_no_scale_allows_is_what_reaches_the_metric(tmp_path):
+    """nnU-Net region training (tests/wild nnunet-pseudodice-regions-2369, tune half): a pseudo Dice of -94.47 and
+    220.67, neither a share nor a percentage, after a label-to-region conversion changed the targets."""
+    lines = ("2024-07-12 20:42:14.514886: train_loss -0.7843\n2024-07-12 20:42:14.517647: val_loss -0.7418\n"
+             "2024-07-12 20:42:14.518608: Pseudo dice [{}, -1000.154, 49.0404, -48.9845]\n")
+    d = _top(tmp_path, lines.format("220.6748") + lines.format("-94.4669"))
+    assert d.root_causes[0].code == "data_pipeline_bug" and "no Dice score can be" in d.root_causes[0].issue
+    # percentages are a Dice too
+    d = _top(tmp_path, lines.replace("-1000.154, 49.0404, -48.9845", "81.2, 77.0, 90.1").format("85.3"))
+    assert "data_pipeline_bug" not in [c.code for c in d.root_causes]
+
+
 def test_readings_added_for_thin_pastes_stay_quiet_on_sound_ones(tmp_path):
     """Accuracies printed in percent compare as shares; a converged tail that creeps down is no LR too low; a
     validation loss printed to two decimals that repeats while the accuracy moves is no frozen model; a

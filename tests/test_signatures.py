@@ -426,6 +426,25 @@ REAL_LINES = [
     ("embedding_index_out_of_range", "../aten/src/ATen/native/cuda/Indexing.cu:1146: indexSelectLargeIndex: block: "
      "[18,0,0], thread: [5,0,0] Assertion `srcIndex < srcSelectDimSize` failed.",
      "github.com/huggingface/transformers/issues/28104"),
+    # images found without their labels or captions
+    ("labels_not_found", "> No caption file found for 758 images. Training will continue without captions for these "
+     "images. If class token exists, it will be used.", "github.com/bmaltais/kohya_ss/issues/1370 (tests/wild, tune "
+     "half: caption_extension left at .caption for .txt files)"),
+    ("labels_not_found", "AssertionError: train: No labels found in /home/wlixill/datasets/armor/labels/train2017.cache"
+     ", can not start training. See https://github.com/ultralytics/yolov5/wiki/Train-Custom-Data",
+     "github.com/ultralytics/yolov5/issues/11085"),
+    # NumPy's sum or difference of values already overflowed
+    ("numpy_overflowed_operands", "/root/ray/python/ray/rllib/es/utils.py:81: RuntimeWarning: invalid value "
+     "encountered in subtract", "github.com/ray-project/ray/issues/949 (reporter: sumsq and mean hold inf)"),
+    ("numpy_overflowed_operands", "/Library/Python/2.7/site-packages/npmat.py:488: RuntimeWarning: invalid value "
+     "encountered in multiply", "github.com/dnouri/nolearn/issues/23 (the loss nan after it)"),
+    # TensorFlow's gather with an id past its table
+    ("embedding_index_out_of_range", "tensorflow.python.framework.errors_impl.InvalidArgumentError: indices[2968] = "
+     "30523 is not in [0, 30522)", "github.com/google-research/bert/issues/859"),
+    ("embedding_index_out_of_range", "InvalidArgumentError (see above for traceback): indices[56,57] = 66 is not in "
+     "[0, 65)", "github.com/zhaoqichang/AttentionDTA_BIBM/issues/1 (reporter: the SMILES vocabulary one short)"),
+    ("embedding_index_out_of_range", "  (0) Invalid argument:  indices[23,617] = -26 is not in [0, 61196)",
+     "github.com/keras-team/keras-io/issues/602"),
     ("device_assert", '/pytorch/aten/src/ATen/native/cuda/ScatterGatherKernel.cu:115: operator(): block: [0,0,0], '
      'thread: [1,0,0] Assertion `idx_dim >= 0 && idx_dim < index_size && "index out of bounds"` failed.',
      "github.com/xhw205/GPLinker_torch/issues/14 (maintainer: a data problem)"),
@@ -715,6 +734,20 @@ def test_a_loss_scale_driven_below_one_is_a_fault_not_the_scalers_search():
     assert match_benign(line) is None
     event, _ = build_event("train.log", 1, [line])
     assert event.code == "numerical_instability" and event.fields["scale"] < 1
+
+
+def test_a_difference_of_overflowed_values_is_a_fault_alone_and_a_ratios_0_over_0_is_not(tmp_path):
+    # animalai #4 (tests/wild, tune half): PPO's advantages normalised over episodes that never ended
+    (tmp_path / "train.log").write_text(
+        "INFO:mlagents.trainers: Learner: Step: 2000. No episode was completed since last summary. Training.\n"
+        "/Users/x/animalai/trainers/ppo/trainer.py:335: RuntimeWarning: invalid value encountered in subtract\n"
+        "  (advantages - advantages.mean()) / (advantages.std() + 1e-10))\n")
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "numerical_instability" and d.root_causes[0].severity == "medium"
+    (tmp_path / "train.log").write_text("/x/eval.py:61: RuntimeWarning: invalid value encountered in divide\n"
+                                        "  iou = inter / union\n")
+    d, _ = diagnose(tmp_path)
+    assert "numerical_instability" not in [c.code for c in d.root_causes]
 
 
 def test_a_paste_of_harmless_warnings_is_healthy_and_says_why(tmp_path):

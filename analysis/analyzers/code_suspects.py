@@ -49,7 +49,9 @@ _SUSPECTS = (
      # (an epsilon under 1e-7 is 0 in half precision, where fp16's smallest value is 6e-8: `clamp(1e-16)`; a
      # compiler's fast math, Theano's `[nvcc] fastmath=True` or `--use_fast_math`, approximates exp, log and
      # division and flushes tiny values to 0)
-     re.compile(r"\.half\(|float16|fp16|cudaHalf|autocast|\blog\(|\bsqrt\(|\bexp\(|"
+     # (mixed precision switched on by a trainer's flag: `amp = True`, `use_amp`, a GradScaler)
+     re.compile(r"\.half\(|float16|fp16|cudaHalf|autocast|\b(?:use_)?amp\s*=\s*True\b|GradScaler|"
+                r"\blog\(|\bsqrt\(|\bexp\(|"
                 r"(?:clamp\(\s*(?:min\s*=\s*)?|\beps\s*=\s*)1e-(?:0?[89]|[1-9]\d)\b|"
                 r"(?i:\bfastmath\s*=\s*(?:true|1)\b)|use_fast_math|-ffast-math"),
      "a value may overflow or leave its domain (fp16 overflow, a log or sqrt of 0, an epsilon that rounds "
@@ -63,7 +65,17 @@ _SUSPECTS = (
      "Lower the LR 10x, or normalize the inputs and targets to unit scale, and compare the first 100 "
      "steps' loss",
      "Lower the LR 10x"),
+    # (listed only where a line sets up the processes: most scripts never start a process group)
+    ("distributed_failure", 0.15,
+     re.compile(r"init_process_group|InitProcessGroupKwargs|DistributedDataParallel|\bdist\.(?:barrier|all_reduce)|"
+                r"\bNCCL_\w+|MASTER_(?:ADDR|PORT)|\bworld_size\s*="),
+     "the processes may not meet (a rank that never reaches a collective, a collective outlasting the process "
+     "group's timeout, a port or an interface the ranks cannot share)",
+     "Run with NCCL_DEBUG=INFO and TORCH_DISTRIBUTED_DEBUG=DETAIL and read each rank's last line: the rank "
+     "that stops first, or a collective that waits past the timeout, is the fault",
+     "Rerun with NCCL_DEBUG=INFO"),
 )
+_ONLY_POINTED = {"distributed_failure"}
 _NOT_CODE = re.compile(r"^\s*(?:#|--|//|print\b|import\s|from\s+\S+\s+import\b)")
 # the paste's own output shown in a comment (`# nan`, `# tensor([nan])`; not a comment that only speaks of NaN):
 # the numbers went NaN, which points at the numerics whatever line made them
@@ -105,6 +117,8 @@ def suspects(run: Run) -> list[Finding]:
         hits = [(c, i) for c in run.code for i in _pointed(lines[c.artifact], pattern, shown)][:MOST_LINES]
         ev = [Evidence(f"{lines[c.artifact][i - 1].strip()}: where this would be", c.artifact, f"line {i}")
               for c, i in hits]
+        if not ev and code_name in _ONLY_POINTED:
+            continue
         if not ev:
             n = len(lines[run.code[0].artifact])
             ev = [Evidence(f"no line of the paste points at it; no known bug of this kind in its {n} lines",

@@ -392,6 +392,12 @@ _FIXES = {
                             "np.sqrt(np.clip(x, 0, None))) and find where it comes from: a width or count of 0 "
                             "in the data (a box with x2 <= x1) is the usual source; np.seterr(all='raise') "
                             "stops at the first one"),
+    "numpy_overflowed_operands": ("NumPy subtracted, added or multiplied values that had already overflowed "
+                                  "(inf - inf, inf * 0): the array holds NaN from here on",
+                                  "Find where the values first become inf: np.seterr(all='raise') stops there; an "
+                                  "unbounded sum (returns over an episode that never ends, a loss accumulated "
+                                  "without a reset), an exp of a large value, or an LR that drove the weights out "
+                                  "of range are the usual sources"),
     "fp16_params_unscale": ("GradScaler was given parameters kept in fp16: their gradients cannot be unscaled "
                             "safely", "Keep the model's parameters in fp32 under AMP (drop model.half(); autocast "
                             "runs the ops in fp16), or train in bf16 without a GradScaler"),
@@ -405,6 +411,11 @@ _FIXES = {
                                "np.abs(x).max() per field for the sample the warning fires on; read the files with "
                                "the dtype and field count they were written with, and drop or fix the records with "
                                "absurd values"),
+    "labels_not_found": ("The trainer found the images and not their labels or captions: it trains without them, "
+                         "or does not start", "Check where it looks: the label or caption files must sit beside "
+                         "the images (or in the labels folder the images' path maps to) under the same name and "
+                         "the extension the trainer expects (kohya's caption_extension, .caption by default; "
+                         "YOLO's labels/*.txt); list one image and the file the trainer would read for it"),
     "yolo_corrupt_label": ("Label files the trainer could not use: it dropped those images (coordinates outside "
                            "[0, 1], negative or duplicate labels)", "Fix the label files the warning names: YOLO "
                            "wants one `class x_center y_center width height` row per box, each coordinate divided "
@@ -476,7 +487,8 @@ WARNED_ONLY = ("numpy_invalid_value", "checkpoint_no_input_grad")
 # Warnings a run goes on after that still name a fault: images dropped for their labels and NaN observations
 # (high), layers the loss never reaches, labels CTC cannot align and a correlation over a constant set (medium:
 # some are unused on purpose, a rare one is harmless, an untrained model's first evaluation predicts one value)
-_SEVERITY = {"yolo_corrupt_label": "high", "numpy_overflow_in_data": "medium",
+_SEVERITY = {"yolo_corrupt_label": "high", "numpy_overflow_in_data": "medium", "numpy_overflowed_operands": "medium",
+             "labels_not_found": "medium",
              "tf_no_gradients": "medium", "ctc_no_valid_path": "medium",
              "nan_observation": "high", "constant_input": "medium", "input_ran_out": "medium",
              "spacy_misaligned_entities": "medium", "unknown_piece_output": "medium",
@@ -742,9 +754,13 @@ _CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "targ
                "numpy_invalid_value": 0.5,
                # ...and its overflow in a data pipeline's file: the samples; a warning the run may survive
                "numpy_overflow_in_data": 0.55,
+               # ...and from a sum or a difference: values overflowed before it
+               "numpy_overflowed_operands": 0.5,
                # dropped images are wrong labels; a variable without gradient may be unused on purpose; a BCE
                # input outside [0, 1] is NaN from an overflow or from weights an LR too high drove there
                "yolo_corrupt_label": 0.75, "tf_no_gradients": 0.55, "bce_input_range": 0.6,
+               # images trained on without their labels or captions; a few missing may be on purpose
+               "labels_not_found": 0.6,
                # a label CTC cannot align: rare ones are harmless
                "ctc_no_valid_path": 0.5,
                # a NaN observation is the data's (the environment's); it may be masked before it reaches a loss

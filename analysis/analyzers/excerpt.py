@@ -445,21 +445,34 @@ def _masked_row(run: Run) -> list[Finding]:
     return []
 
 
-def _dice_above_one(run: Run) -> list[Finding]:
-    """A Dice score above 1 (printed as a share, so at most 2 here: not a percentage): the overlap formula
-    cannot exceed 1 for masks of 0s and 1s, so the masks hold other values (0/255 from an image file), and a
-    binary loss on them goes negative."""
+def _dice_out_of_range(run: Run) -> list[Finding]:
+    """A Dice score outside what its formula allows. Above 1 but at most 2 (printed as a share, so not a
+    percentage): the overlap formula cannot exceed 1 for masks of 0s and 1s, so the masks hold other values (0/255
+    from an image file), and a binary loss on them goes negative. Below 0, or above 100, it is no overlap of two
+    masks on any scale: what reached the metric is not a mask and a probability map (region labels, raw logits, a
+    target transformed apart from the prediction)."""
     s = run.metrics.get("dice")
     if s is None or not len(s) or not np.isfinite(s.values).any():
         return []
-    top = float(np.nanmax(s.values))
-    if not 1.0 < top <= 2.0:
+    top, low = float(np.nanmax(s.values)), float(np.nanmin(s.values))
+    if 1.0 < top <= 2.0:
+        i = int(np.nanargmax(s.values))
+        return [Finding(code="data_pipeline_bug", issue=f"{s.name} reaches {fmt(top)}, above the 1 a Dice score "
+                        "cannot exceed: the masks are not 0/1", severity="high", confidence=0.6,
+                        evidence=[point(s, i, s.name)],
+                        fix="Map the masks to 0/1 (mask / 255, or mask > 127) in the dataset before the loss; check "
+                            "mask.unique() on one batch", analyzer=NAME, quick_fix="Scale the masks to 0/1")]
+    if low >= 0.0 and top <= 100.0:
         return []
-    i = int(np.nanargmax(s.values))
-    return [Finding(code="data_pipeline_bug", issue=f"{s.name} reaches {fmt(top)}, above the 1 a Dice score cannot "
-                    "exceed: the masks are not 0/1", severity="high", confidence=0.6, evidence=[point(s, i, s.name)],
-                    fix="Map the masks to 0/1 (mask / 255, or mask > 127) in the dataset before the loss; check "
-                        "mask.unique() on one batch", analyzer=NAME, quick_fix="Scale the masks to 0/1")]
+    i = int(np.nanargmin(s.values)) if low < 0.0 else int(np.nanargmax(s.values))
+    said = fmt(low) if low < 0.0 else fmt(top)
+    return [Finding(code="data_pipeline_bug", issue=f"{s.name} reads {said}, which no Dice score can be (0 to 1, or "
+                    "0 to 100 %): what reaches the metric is not a mask and a probability",
+                    severity="high", confidence=0.6, evidence=[point(s, i, s.name)],
+                    fix="Print one batch's target and prediction as the metric gets them (unique values, min, max): "
+                        "region or class labels where 0/1 masks are expected, or logits where probabilities are, "
+                        "name the step of the pipeline that changed them (a label-to-region conversion, a transform "
+                        "applied to one side only)", analyzer=NAME, quick_fix="Check the targets the metric gets")]
 
 
 def _absurd_lr(run: Run) -> list[Finding]:
@@ -2382,7 +2395,7 @@ def _every_step_skipped(run: Run) -> list[Finding]:
 
 
 def analyze(run: Run) -> list[Finding]:
-    readings = (_gap, _zero_map, _one_task_zero, _low_miou, _dice_above_one, _absurd_lr, _nan_loss, _rising_loss,
+    readings = (_gap, _zero_map, _one_task_zero, _low_miou, _dice_out_of_range, _absurd_lr, _nan_loss, _rising_loss,
                 _reward_fell, _saturated_loss, _stuck_accuracy, _low_accuracy, _topk_at_chance, _collapsed_accuracy,
                 _held_out_at_chance, _auc_pinned, _flat_loss, _frozen_loss, _too_good, _one_column, _growing_gradients,
                 _short_spike, _zero_loss, _no_labels, _no_episode_ended, _unscored_part, _masked_row,
