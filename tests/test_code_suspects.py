@@ -180,6 +180,13 @@ def test_process_group_setup_lists_the_distributed_suspect_and_only_then(tmp_pat
     """)
     dist = next(x for x in f if x.code == "distributed_failure")
     assert dist.evidence[0].locator == "line 1" and f.index(dist) < 3
-    # a script that starts no process group has no such suspect
-    g = ranked(tmp_path, "model = Net()\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n")
+    # a script that starts no process group has no such suspect, nor one that only reads or compares its size
+    g = ranked(tmp_path, "model = Net()\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                         "world_size = int(os.environ.get('WORLD_SIZE', 1))\nassert args.world_size == 1\n")
     assert "distributed_failure" not in [x.code for x in g]
+
+
+def test_mixed_precision_switched_off_points_at_nothing(tmp_path):
+    f = ranked(tmp_path, "scaler = torch.cuda.amp.GradScaler(enabled=False)   # AMP disabled: plain fp32\n"
+                         "optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)\n")
+    assert next(x for x in f if x.code == "numerical_instability").confidence == 0.22

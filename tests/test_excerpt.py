@@ -1294,8 +1294,11 @@ def test_a_dice_score_no_scale_allows_is_what_reaches_the_metric(tmp_path):
              "2024-07-12 20:42:14.518608: Pseudo dice [{}, -1000.154, 49.0404, -48.9845]\n")
     d = _top(tmp_path, lines.format("220.6748") + lines.format("-94.4669"))
     assert d.root_causes[0].code == "data_pipeline_bug" and "no Dice score can be" in d.root_causes[0].issue
-    # percentages are a Dice too
+    # percentages are a Dice too, and a Dice printed negated (the loss term it is in nnU-Net, AccSeg-Net) is one
     d = _top(tmp_path, lines.replace("-1000.154, 49.0404, -48.9845", "81.2, 77.0, 90.1").format("85.3"))
+    assert "data_pipeline_bug" not in [c.code for c in d.root_causes]
+    d = _top(tmp_path, "".join(f"[Epoch {e}/100] loss: {0.9 - 0.08 * e:.3f} | dice: {-0.3 - 0.05 * e:.4f}\n"
+                               for e in range(1, 11)))
     assert "data_pipeline_bug" not in [c.code for c in d.root_causes]
 
 
@@ -2166,6 +2169,11 @@ def test_top_k_accuracies_under_at_k_names_are_read_in_their_split(tmp_path):
     # the running average in brackets, not the one batch's value before it
     assert m.get("val_acc").values.tolist() == [80.364] and m.get("val_acc_top5").values.tolist() == [95.118]
     assert m.get("train_acc").values.tolist() == [0.1] and m.get("train_acc_top5").values.tolist() == [0.355]
+    # TensorFlow's cifar10_eval/inception_eval print only this, and only when they evaluate
+    (tmp_path / "train.log").write_text("2016-06-07 22:32:50.391206: precision @ 1 = 0.862\n"
+                                        "2016-06-10 14:25:40.100805: step 890, loss = 0.71 (0.4 examples/sec)\n")
+    m = load_run(tmp_path).metrics
+    assert m.get("val_acc").values.tolist() == [0.862] and m.get("train_acc") is None
 
 
 def test_a_loss_that_is_the_clipped_log_times_the_share_wrong_is_saturated_outputs(tmp_path):

@@ -172,6 +172,9 @@ TRICKY = [
     # possessives (LightGBM's sets) beside apostrophes that are none
     "[1]\tvalid_0's auc: 0.5\ttraining's l2: 0.3", "the model's loss: 0.5", "x's\tloss: 1", "a 's loss: 2", "it's 3",
     "valid_0's: 0.5", "valid_0'sauc: 1", "loss's", "'s x: 1", "--x's auc: 1",
+    # a table quoted in Markdown (its markers before the header and each row), beside markers that are none
+    "> box         obj              cls     total    labels  img_size", "> nan       0.007422         0       nan  22  1280",
+    ">\t> epoch  loss  acc  lr", "> > 3  0.5  0.9  0.1", ">> 3  0.5  0.9  0.1", ">>> loss: 0.5", ">", "> ", ">loss: 1",
 ]
 
 

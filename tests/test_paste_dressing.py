@@ -67,6 +67,15 @@ def test_yolo_validation_row_with_no_labels_is_read_when_quoted(tmp_path):
     assert _codes(tmp_path, text)[:1] == ["data_pipeline_bug"]
 
 
+@pytest.mark.parametrize("quote", ["", "> ", "> > "])
+def test_a_column_table_reads_the_same_quoted_in_markdown(tmp_path, quote):
+    # yolov7 #142 (tests/wild, tune half): YOLO's header and its row of a NaN box loss; quoted, the header was no
+    # header and the paste's words were all that was read
+    text = (f"{quote}box         obj              cls     total    labels  img_size\n"
+            f"{quote}nan       0.007422         0       nan        22      1280\n")
+    assert _codes(tmp_path, text)[:1] == ["numerical_instability"]
+
+
 def test_an_oom_error_with_tabs_for_spaces_is_named(tmp_path):
     # pytorchic-bert #5 (tests/wild, tune half), copied from a terminal that turned spaces into tabs
     text = "h =\t(scores @ v).transpose(1,\t2).contiguous() RuntimeError:\tCUDA error:\tout of memory\n"

@@ -433,18 +433,26 @@ REAL_LINES = [
     ("labels_not_found", "AssertionError: train: No labels found in /home/wlixill/datasets/armor/labels/train2017.cache"
      ", can not start training. See https://github.com/ultralytics/yolov5/wiki/Train-Custom-Data",
      "github.com/ultralytics/yolov5/issues/11085"),
+    ("labels_not_found", "train: WARNING: No labels found in /workspace/volume/private/GC_test/data/mybdd/images/"
+     "train.cache. See https://github.com/ultralytics/yolov5/wiki/Train-Custom-Data",
+     "a public YOLOv5-on-BDD100k training note (labels converted to the wrong folder: 0 found, 23573 missing)"),
+    ("labels_not_found", "AssertionError: train: No labels in /workspace/volume/private/GC_test/data/mybdd/images/"
+     "train.cache. Can not train without labels. See https://github.com/ultralytics/yolov5/wiki/Train-Custom-Data",
+     "the same note: YOLOv5's older wording of the stop"),
     # NumPy's sum or difference of values already overflowed
     ("numpy_overflowed_operands", "/root/ray/python/ray/rllib/es/utils.py:81: RuntimeWarning: invalid value "
      "encountered in subtract", "github.com/ray-project/ray/issues/949 (reporter: sumsq and mean hold inf)"),
     ("numpy_overflowed_operands", "/Library/Python/2.7/site-packages/npmat.py:488: RuntimeWarning: invalid value "
      "encountered in multiply", "github.com/dnouri/nolearn/issues/23 (the loss nan after it)"),
-    # TensorFlow's gather with an id past its table
-    ("embedding_index_out_of_range", "tensorflow.python.framework.errors_impl.InvalidArgumentError: indices[2968] = "
+    # TensorFlow's gather with an index past its tensor (an embedding's, a class table's)
+    ("tf_gather_out_of_range", "tensorflow.python.framework.errors_impl.InvalidArgumentError: indices[2968] = "
      "30523 is not in [0, 30522)", "github.com/google-research/bert/issues/859"),
-    ("embedding_index_out_of_range", "InvalidArgumentError (see above for traceback): indices[56,57] = 66 is not in "
+    ("tf_gather_out_of_range", "InvalidArgumentError (see above for traceback): indices[56,57] = 66 is not in "
      "[0, 65)", "github.com/zhaoqichang/AttentionDTA_BIBM/issues/1 (reporter: the SMILES vocabulary one short)"),
-    ("embedding_index_out_of_range", "  (0) Invalid argument:  indices[23,617] = -26 is not in [0, 61196)",
+    ("tf_gather_out_of_range", "  (0) Invalid argument:  indices[23,617] = -26 is not in [0, 61196)",
      "github.com/keras-team/keras-io/issues/602"),
+    ("tf_gather_out_of_range", "tensorflow.python.framework.errors_impl.InvalidArgumentError: indices = -1 is not "
+     "in [0, 4) [Op:GatherV2]", "github.com/tensorflow/tensorflow/issues/35729"),
     ("device_assert", '/pytorch/aten/src/ATen/native/cuda/ScatterGatherKernel.cu:115: operator(): block: [0,0,0], '
      'thread: [1,0,0] Assertion `idx_dim >= 0 && idx_dim < index_size && "index out of bounds"` failed.',
      "github.com/xhw205/GPLinker_torch/issues/14 (maintainer: a data problem)"),
@@ -734,6 +742,45 @@ def test_a_loss_scale_driven_below_one_is_a_fault_not_the_scalers_search():
     assert match_benign(line) is None
     event, _ = build_event("train.log", 1, [line])
     assert event.code == "numerical_instability" and event.fields["scale"] < 1
+
+
+def test_what_the_new_warnings_name_is_left_behind_by_a_run_that_learns_on(tmp_path):
+    # a library's own subtract of two infinities on every sound run (pv-site-prediction #60), a log2 of 0 and the
+    # subtract after it in a statistic (scvi-tools #3028), YOLO's validation set of backgrounds, kohya's class-token
+    # images: the loss reported falling after each is a run these did not harm
+    falling = "".join(f"Epoch {e}: loss {1.0 - 0.04 * e:.3f}\n" for e in range(1, 11))
+    for warning in ("/x/numpy/lib/function_base.py:4527: RuntimeWarning: invalid value encountered in subtract\n"
+                    "  diff_b_a = subtract(b, a)\n",
+                    "/x/_differential.py:313: RuntimeWarning: divide by zero encountered in log2\n"
+                    "/x/_differential.py:313: RuntimeWarning: invalid value encountered in subtract\n",
+                    "WARNING ⚠️ no labels found in val set, can not compute metrics without labels\n",
+                    "No caption file found for 24 images. Training will continue without captions for these images. "
+                    "If class token exists, it will be used.\n"):
+        (tmp_path / "train.log").write_text(warning + falling)
+        d, _ = diagnose(tmp_path)
+        assert d.root_causes[0].code == "healthy", (warning, d.root_causes[0])
+
+
+def test_caption_less_images_trained_on_their_class_token_are_by_design(tmp_path):
+    line = ("No caption file found for 24 images. Training will continue without captions for these images. If class "
+            "token exists, it will be used.\n")
+    (tmp_path / "train.log").write_text(line + "[Subset 0 of Dataset 0]\n    class_tokens: sotsuaru dog\n"
+                                        "    caption_extension: .caption\n")
+    d, _ = diagnose(tmp_path)
+    assert "data_pipeline_bug" not in [c.code for c in d.root_causes]
+    (tmp_path / "train.log").write_text(line + "    class_tokens: None\n    caption_extension: .caption\n")
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "data_pipeline_bug"
+
+
+def test_a_trainer_that_stops_for_want_of_labels_says_it_in_a_traceback_and_is_critical(tmp_path):
+    # yolov5 #13610: the dataset scan's assertion ends the run before its first step
+    (tmp_path / "output.txt").write_text(
+        "Traceback (most recent call last):\n  File \"train.py\", line 630, in <module>\n    main(opt)\n"
+        "AssertionError: train: No labels found in D:\\data\\labels\\train.cache, can not start training. See "
+        "https://docs.ultralytics.com/yolov5/tutorials/train_custom_data\n")
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "data_pipeline_bug" and d.root_causes[0].severity == "critical"
 
 
 def test_a_difference_of_overflowed_values_is_a_fault_alone_and_a_ratios_0_over_0_is_not(tmp_path):

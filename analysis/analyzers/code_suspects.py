@@ -51,6 +51,7 @@ _SUSPECTS = (
      # division and flushes tiny values to 0)
      # (mixed precision switched on by a trainer's flag: `amp = True`, `use_amp`, a GradScaler)
      re.compile(r"\.half\(|float16|fp16|cudaHalf|autocast|\b(?:use_)?amp\s*=\s*True\b|GradScaler|"
+                r"\bprecision\s*=\s*['\"]?16\b|"
                 r"\blog\(|\bsqrt\(|\bexp\(|"
                 r"(?:clamp\(\s*(?:min\s*=\s*)?|\beps\s*=\s*)1e-(?:0?[89]|[1-9]\d)\b|"
                 r"(?i:\bfastmath\s*=\s*(?:true|1)\b)|use_fast_math|-ffast-math"),
@@ -67,8 +68,8 @@ _SUSPECTS = (
      "Lower the LR 10x"),
     # (listed only where a line sets up the processes: most scripts never start a process group)
     ("distributed_failure", 0.15,
-     re.compile(r"init_process_group|InitProcessGroupKwargs|DistributedDataParallel|\bdist\.(?:barrier|all_reduce)|"
-                r"\bNCCL_\w+|MASTER_(?:ADDR|PORT)|\bworld_size\s*="),
+     re.compile(r"init_process_group|InitProcessGroupKwargs|DistributedDataParallel|\bDDP\(|\bmp\.spawn\(|"
+                r"\b(?:dist|distributed)\.(?:barrier|all_reduce|all_gather|broadcast)\(|\bNCCL_\w+|MASTER_(?:ADDR|PORT)"),
      "the processes may not meet (a rank that never reaches a collective, a collective outlasting the process "
      "group's timeout, a port or an interface the ranks cannot share)",
      "Run with NCCL_DEBUG=INFO and TORCH_DISTRIBUTED_DEBUG=DETAIL and read each rank's last line: the rank "
@@ -77,6 +78,8 @@ _SUSPECTS = (
 )
 _ONLY_POINTED = {"distributed_failure"}
 _NOT_CODE = re.compile(r"^\s*(?:#|--|//|print\b|import\s|from\s+\S+\s+import\b)")
+# a line that switches the thing it names off (`GradScaler(enabled=False)`, `autocast(enabled=False)`) points at nothing
+_SWITCHED_OFF = re.compile(r"\benabled\s*=\s*False\b")
 # the paste's own output shown in a comment (`# nan`, `# tensor([nan])`; not a comment that only speaks of NaN):
 # the numbers went NaN, which points at the numerics whatever line made them
 _SHOWN_NAN = re.compile(r"^\s*#\s*(?:tensor\(\[*|\[+)?\s*[-+]?nan\b", re.I)
@@ -101,7 +104,8 @@ def _text_like(text: str) -> bool:
 
 def _pointed(lines: list[str], pattern: re.Pattern, shown: re.Pattern | None) -> list[int]:
     return [i for i, line in enumerate(lines, 1)
-            if not _NOT_CODE.match(line) and pattern.search(line) or shown is not None and shown.match(line)]
+            if not _NOT_CODE.match(line) and pattern.search(line) and not _SWITCHED_OFF.search(line)
+            or shown is not None and shown.match(line)]
 
 
 def suspects(run: Run) -> list[Finding]:

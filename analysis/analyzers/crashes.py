@@ -367,6 +367,12 @@ _FIXES = {
                                      "model.resize_token_embeddings(len(tokenizer)); check that the largest "
                                      "input id is below the embedding size (vocab_size in the config "
                                      "matching the tokenizer, categorical ids built from the same data)"),
+    "tf_gather_out_of_range": ("A TensorFlow gather read an index past its tensor: a token id >= the vocabulary, a "
+                               "position >= max_length, or a label >= the classes (a class_weight or one-hot table)",
+                               "The op on the next line names the table: for an embedding lookup make its input_dim "
+                               "the largest id + 1 (vocab_size + 1 with a padding id 0, ids from the same "
+                               "tokenizer); for position embeddings truncate the inputs to max_length; for a "
+                               "class table check that the labels run from 0 to num_classes - 1"),
     "device_assert": ("A device-side assert: an index out of range, most often a class label outside "
                       "[0, number of classes) or a token id beyond the vocabulary",
                       "Rerun with CUDA_LAUNCH_BLOCKING=1 (or on the CPU) to see the failing op; check "
@@ -392,8 +398,8 @@ _FIXES = {
                             "np.sqrt(np.clip(x, 0, None))) and find where it comes from: a width or count of 0 "
                             "in the data (a box with x2 <= x1) is the usual source; np.seterr(all='raise') "
                             "stops at the first one"),
-    "numpy_overflowed_operands": ("NumPy subtracted, added or multiplied values that had already overflowed "
-                                  "(inf - inf, inf * 0): the array holds NaN from here on",
+    "numpy_overflowed_operands": ("NumPy subtracted, added or multiplied values that were already inf or NaN "
+                                  "(an overflow, a log of 0, a division by 0): the array holds NaN from here on",
                                   "Find where the values first become inf: np.seterr(all='raise') stops there; an "
                                   "unbounded sum (returns over an episode that never ends, a loss accumulated "
                                   "without a reset), an exp of a large value, or an LR that drove the weights out "
@@ -484,9 +490,15 @@ _CODE_ERROR = re.compile(r"(?:\[rank\d+\]:\s*)?(?:TypeError|NameError|AttributeE
 # in the checkpointed blocks is frozen on purpose (a frozen ViT), the fault where a backward then fails on a loss
 # that reached no trainable weight (LoRA under gradient checkpointing).
 WARNED_ONLY = ("numpy_invalid_value", "checkpoint_no_input_grad")
+# NumPy's arithmetic warning is a warning too, not the failure that makes its domain warning one (a log2 of 0 and
+# the subtract after it on one line of a statistic's code)
+_ARITHMETIC = ("numpy_overflowed_operands",)
 # Warnings a run goes on after that still name a fault: images dropped for their labels and NaN observations
 # (high), layers the loss never reaches, labels CTC cannot align and a correlation over a constant set (medium:
-# some are unused on purpose, a rare one is harmless, an untrained model's first evaluation predicts one value)
+# some are unused on purpose, a rare one is harmless, an untrained model's first evaluation predicts one value),
+# NumPy's arithmetic on values already inf or NaN and images trained on without their captions (medium: a
+# library's own subtract of two infinities, a class token used by design); a trainer that stops on one of them
+# says so in its traceback, where the severity is the crash's
 _SEVERITY = {"yolo_corrupt_label": "high", "numpy_overflow_in_data": "medium", "numpy_overflowed_operands": "medium",
              "labels_not_found": "medium",
              "tf_no_gradients": "medium", "ctc_no_valid_path": "medium",
@@ -497,7 +509,8 @@ _SEVERITY = {"yolo_corrupt_label": "high", "numpy_overflow_in_data": "medium", "
 # Warnings of a moment that a run learning past them leaves behind: the loss reported LEARNED_AFTER times after
 # the warning's line, and lower at the last of them than at the first (a sample skipped, memory tight, a pod
 # evicted and rescheduled, a few annotations dropped); never one inside a traceback, which stopped the program
-_PASSING = ("constant_input", "spacy_misaligned_entities", "numpy_overflow_in_data", "corrupt_sample",
+_PASSING = ("constant_input", "spacy_misaligned_entities", "numpy_overflow_in_data", "numpy_overflowed_operands",
+            "labels_not_found", "corrupt_sample",
             "allocator_cache_flushes", "pod_evicted", "invalid_annotations_dropped", "horovod_stall")
 LEARNED_AFTER = 3
 # An assert that names the check a device-side assert failed: the generic device-assert reading (a label out
@@ -549,6 +562,8 @@ def analyze(run: Run) -> list[Finding]:
             continue            # beside an OOM in the forward pass, a frozen block's warning says nothing
         if e.signature in _PASSING and not e.context and _learned_after(run, e):
             continue            # a moment the run learned on past (an untrained model's first evaluation, ...)
+        if e.signature == "labels_not_found" and _class_token_set(run):
+            continue            # kohya's DreamBooth images: trained on their class token, by design
         if e.signature in _MEMORY_PRESSURE:
             out.append(_memory_pressure(e))
             continue
@@ -595,7 +610,8 @@ def analyze(run: Run) -> list[Finding]:
             fix = ("Keep the log's argument above 0 where it is taken: np.log(np.clip(p, 1e-7, 1)) (for a "
                    "cross-entropy, np.clip(A, eps, 1 - eps) before both logs) or np.log(x + 1e-8)")
         critical = e.context or e.code in ("distributed_failure", "dataloader_failure", "data_pipeline_bug")
-        sev = _SEVERITY.get(e.signature) or ("critical" if critical else "medium" if warned else "high")
+        sev = (None if e.context else _SEVERITY.get(e.signature)) \
+            or ("critical" if critical else "medium" if warned else "high")
         count = f" ({e.count} times)" if e.count > 1 else ""
         issue = f"{title}{count}" if title else f"{clip(e.text, 160)}{count}"
         quick_fix = fix.split(";")[0].split(":")[0][:80]          # the fix's first clause
@@ -671,11 +687,19 @@ def _learned_after(run: Run, e: Event) -> Evidence | None:
                     "the run learned on", loss.artifact, loss.span_locator(len(loss) - len(after), len(loss) - 1))
 
 
+# kohya's dataset summary naming the token a caption-less image is trained on (`class_tokens: sotsuaru dog`)
+_CLASS_TOKENS = re.compile(r"^\s{0,8}class_tokens: (?!None\b)\S", re.M)
+
+
+def _class_token_set(run: Run) -> bool:
+    return any(_CLASS_TOKENS.search(text) for _, text in pasted_texts(run, ("log",), 1 << 20))
+
+
 def _failed_beside(run: Run) -> bool:
     """Whether the paste shows a failure other than a warning: an error, a crash, or a metric gone
     non-finite. A NumPy domain warning alone is often expected (a log of 0 in a plot or a statistic)."""
-    if any(e.signature not in WARNED_ONLY and (e.code or e.signature in ("traceback", "error", "native_crash"))
-           for e in run.events):
+    if any(e.signature not in WARNED_ONLY and e.signature not in _ARITHMETIC
+           and (e.code or e.signature in ("traceback", "error", "native_crash")) for e in run.events):
         return True
     crash = next(s.pattern for s in signatures() if s.name == "native_crash")
     if any(e.signature in WARNED_ONLY and crash.search(e.text) for e in run.events):
@@ -754,8 +778,10 @@ _CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "targ
                "numpy_invalid_value": 0.5,
                # ...and its overflow in a data pipeline's file: the samples; a warning the run may survive
                "numpy_overflow_in_data": 0.55,
-               # ...and from a sum or a difference: values overflowed before it
+               # ...and from a sum or a difference: values gone inf or NaN before it
                "numpy_overflowed_operands": 0.5,
+               # an index the data made past the tensor a TensorFlow gather reads (which table, its next line says)
+               "tf_gather_out_of_range": 0.6,
                # dropped images are wrong labels; a variable without gradient may be unused on purpose; a BCE
                # input outside [0, 1] is NaN from an overflow or from weights an LR too high drove there
                "yolo_corrupt_label": 0.75, "tf_no_gradients": 0.55, "bce_input_range": 0.6,

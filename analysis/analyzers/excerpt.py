@@ -448,9 +448,9 @@ def _masked_row(run: Run) -> list[Finding]:
 def _dice_out_of_range(run: Run) -> list[Finding]:
     """A Dice score outside what its formula allows. Above 1 but at most 2 (printed as a share, so not a
     percentage): the overlap formula cannot exceed 1 for masks of 0s and 1s, so the masks hold other values (0/255
-    from an image file), and a binary loss on them goes negative. Below 0, or above 100, it is no overlap of two
-    masks on any scale: what reached the metric is not a mask and a probability map (region labels, raw logits, a
-    target transformed apart from the prediction)."""
+    from an image file), and a binary loss on them goes negative. Below -1, of both signs, or above 100, it is no
+    overlap of two masks on any scale: what reached the metric is not a mask and a probability map (region labels,
+    raw logits, a target transformed apart from the prediction)."""
     s = run.metrics.get("dice")
     if s is None or not len(s) or not np.isfinite(s.values).any():
         return []
@@ -462,8 +462,8 @@ def _dice_out_of_range(run: Run) -> list[Finding]:
                         evidence=[point(s, i, s.name)],
                         fix="Map the masks to 0/1 (mask / 255, or mask > 127) in the dataset before the loss; check "
                             "mask.unique() on one batch", analyzer=NAME, quick_fix="Scale the masks to 0/1")]
-    if low >= 0.0 and top <= 100.0:
-        return []
+    if low >= 0.0 and top <= 100.0 or -1.0 <= low and top <= 0.0:
+        return []               # (all in [-1, 0]: a Dice printed negated, as the loss term it is in nnU-Net)
     i = int(np.nanargmin(s.values)) if low < 0.0 else int(np.nanargmax(s.values))
     said = fmt(low) if low < 0.0 else fmt(top)
     return [Finding(code="data_pipeline_bug", issue=f"{s.name} reads {said}, which no Dice score can be (0 to 1, or "

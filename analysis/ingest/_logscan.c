@@ -999,6 +999,9 @@ static PyObject *scan(PyObject *Py_UNUSED(self), PyObject *args) {
             }
             s = scratch; n = m;
         }
+        /* a Markdown quote's marker (a paste quoted in a GitHub comment): a table's header and rows are matched
+           from their first cell */
+        for (int q = 0; q < 2 && n >= 2 && s[0] == '>' && (s[1] == ' ' || s[1] == '\t'); q++) { s += 2; n -= 2; }
         if (scan_line(&c, &o, &table, s, n, ln) < 0) { oom = 1; break; }
         if (c.failed) break;
         if (has_literal(lits, s, n)) {

@@ -124,10 +124,12 @@ _ZH_KIND = {"损失": "loss", "损失值": "loss", "准确率": "acc", "正确�
 # the scanner's names (letters, digits, `_./-`) do not take
 _NUM = r"[-+]?(?:\d{1,12}(?:\.\d{0,12})?|\.\d{1,12})(?:[eE][-+]?\d{1,3})?"
 # (the running average in brackets after a batch's value is what the line says of the whole: `Acc@1 41.02 ( 66.12)`)
-_AT_K = re.compile(rf"(?<![\w@])((?:val_|test_|eval_)?)(?:acc|top|prec)@(1|5|10)\b[ \t]*[:=]?[ \t]*({_NUM})(?![\w.])"
+_AT_K = re.compile(rf"(?<![\w@])((?:val_|test_|eval_)?)(?:acc|top|prec|(precision) ?)@ ?(1|5|10)\b[ \t]*[:=]?[ \t]*"
+                   rf"({_NUM})(?![\w.])"
                    rf"(?:[ \t]*\([ \t]*({_NUM})[ \t]*\))?", re.I)
 # an evaluation's line: a split's word before its first `@k` (`Test: [ 10/196]`, Swin's `INFO Test:`, `| val Acc@1`), or
-# the ` * Acc@1 ...` summary the ImageNet example and DeiT print
+# the ` * Acc@1 ...` summary the ImageNet example and DeiT print; TensorFlow's cifar10/inception evaluation scripts
+# print `precision @ 1 = 0.862` and nothing else (a training script never does)
 _EVAL_LINE = re.compile(r"(?:^|[\s|:\]-])(?:\*[ \t]|(?:test|val|valid|validation|eval|evaluation)\b)", re.I)
 _ZH_BEST = re.compile(r"最佳|最好|最优|最高|最低|最小|最大")     # a best-so-far, not the report's own value
 _ZH_SPLIT = re.compile(r"训练|验证|测试")
@@ -508,9 +510,9 @@ def _at_k_metrics(text: str) -> list[tuple[str, float]]:
         return []
     out: dict[str, float] = {}
     first = _AT_K.search(text)
-    held = "val_" if first is not None and _EVAL_LINE.search(text, 0, first.start()) else ""
+    held = "val_" if first is not None and (first.group(2) or _EVAL_LINE.search(text, 0, first.start())) else ""
     for m in _AT_K.finditer(text):
-        out.setdefault(canonical(f"{m.group(1).lower() or held}acc@{m.group(2)}"), float(m.group(4) or m.group(3)))
+        out.setdefault(canonical(f"{m.group(1).lower() or held}acc@{m.group(3)}"), float(m.group(5) or m.group(4)))
     return list(out.items())
 
 

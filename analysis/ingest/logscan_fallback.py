@@ -609,7 +609,8 @@ class Scanner:
 
 
 def clean(raw: bytes) -> tuple[bytes, bool]:
-    """The last state of a `\\r` (or CloudWatch `#015`) rewrite, without ANSI colour; and whether it had a `\\r`."""
+    """The last state of a `\\r` (or CloudWatch `#015`) rewrite, without ANSI colour or a Markdown quote's marker;
+    and whether it had a `\\r`."""
     cr = b"\r" in raw
     if cr:
         raw = raw.rstrip(b"\r")
@@ -621,6 +622,10 @@ def clean(raw: bytes) -> tuple[bytes, bool]:
         raw = raw[at + 4:] if at >= 0 else raw
     if b"\x1b" in raw:
         raw = _ANSI.sub(b"", raw)
+    for _ in range(2):              # a Markdown quote's marker: a table's header and rows start after it
+        if raw[:2] not in (b"> ", b">\t"):
+            break
+        raw = raw[2:]
     return raw, cr
 
 
