@@ -121,9 +121,9 @@ def suspects(run: Run) -> list[Finding]:
         hits = [(c, i) for c in run.code for i in _pointed(lines[c.artifact], pattern, shown)][:MOST_LINES]
         ev = [Evidence(f"{lines[c.artifact][i - 1].strip()}: where this would be", c.artifact, f"line {i}")
               for c, i in hits]
-        if not ev and code_name in _ONLY_POINTED:
-            continue
         if not ev:
+            if code_name in _ONLY_POINTED:
+                continue
             n = len(lines[run.code[0].artifact])
             ev = [Evidence(f"no line of the paste points at it; no known bug of this kind in its {n} lines",
                            run.code[0].artifact, f"lines 1-{n}")]

@@ -457,22 +457,21 @@ def _dice_out_of_range(run: Run) -> list[Finding]:
     top, low = float(np.nanmax(s.values)), float(np.nanmin(s.values))
     if 1.0 < top <= 2.0:
         i = int(np.nanargmax(s.values))
-        return [Finding(code="data_pipeline_bug", issue=f"{s.name} reaches {fmt(top)}, above the 1 a Dice score "
-                        "cannot exceed: the masks are not 0/1", severity="high", confidence=0.6,
-                        evidence=[point(s, i, s.name)],
-                        fix="Map the masks to 0/1 (mask / 255, or mask > 127) in the dataset before the loss; check "
-                            "mask.unique() on one batch", analyzer=NAME, quick_fix="Scale the masks to 0/1")]
-    if low >= 0.0 and top <= 100.0 or -1.0 <= low and top <= 0.0:
+        issue = f"{s.name} reaches {fmt(top)}, above the 1 a Dice score cannot exceed: the masks are not 0/1"
+        fix, quick = ("Map the masks to 0/1 (mask / 255, or mask > 127) in the dataset before the loss; check "
+                      "mask.unique() on one batch", "Scale the masks to 0/1")
+    elif low >= 0.0 and top <= 100.0 or -1.0 <= low and top <= 0.0:
         return []               # (all in [-1, 0]: a Dice printed negated, as the loss term it is in nnU-Net)
-    i = int(np.nanargmin(s.values)) if low < 0.0 else int(np.nanargmax(s.values))
-    said = fmt(low) if low < 0.0 else fmt(top)
-    return [Finding(code="data_pipeline_bug", issue=f"{s.name} reads {said}, which no Dice score can be (0 to 1, or "
-                    "0 to 100 %): what reaches the metric is not a mask and a probability",
-                    severity="high", confidence=0.6, evidence=[point(s, i, s.name)],
-                    fix="Print one batch's target and prediction as the metric gets them (unique values, min, max): "
-                        "region or class labels where 0/1 masks are expected, or logits where probabilities are, "
-                        "name the step of the pipeline that changed them (a label-to-region conversion, a transform "
-                        "applied to one side only)", analyzer=NAME, quick_fix="Check the targets the metric gets")]
+    else:
+        i = int(np.nanargmin(s.values)) if low < 0.0 else int(np.nanargmax(s.values))
+        issue = f"{s.name} reads {fmt(float(s.values[i]))}, which no Dice score can be (0 to 1, or 0 to 100 %): " \
+                "what reaches the metric is not a mask and a probability"
+        fix, quick = ("Print one batch's target and prediction as the metric gets them (unique values, min, max): "
+                      "region or class labels where 0/1 masks are expected, or logits where probabilities are, "
+                      "name the step of the pipeline that changed them (a label-to-region conversion, a transform "
+                      "applied to one side only)", "Check the targets the metric gets")
+    return [Finding(code="data_pipeline_bug", issue=issue, severity="high", confidence=0.6,
+                    evidence=[point(s, i, s.name)], fix=fix, analyzer=NAME, quick_fix=quick)]
 
 
 def _absurd_lr(run: Run) -> list[Finding]:
