@@ -202,6 +202,17 @@ DIALECTS = [
     ]), {"epoch": [1, 2, 3, 4, 5], "train_loss": [0.5, np.inf, -np.inf, np.nan, 0.45], "train_acc": [0.8, 0.81, 0.82, 0.83],
          "grad_norm": [3.5], "val_loss": [0.6],
          "val_acc": [0.75], "lr": [3e-4]}),
+    ("PaddleOCR (a training line, then the evaluation's `cur metric, acc:`)", "\n".join([
+        "[2021/11/22 17:44:02] root INFO: epoch: [54/72], iter: 12630, lr: 0.000083, loss: 0.017296, acc: 1.000000, "
+        "norm_edit_dis: 1.000000, reader_cost: 0.00039 s, batch_cost: 0.29536 s, samples: 640, ips: 216.68324",
+        "[2021/11/22 17:45:10] root INFO: cur metric, acc: 0.130999869000131, norm_edit_dis: 0.34419208, fps: 2178.53",
+    ]), {"train_loss": [0.017296], "train_acc": [1.0], "val_acc": [0.130999869000131]}),
+    ("ParallelWaveGAN (`(Steps: N) train/<name> = value.` per line, a name no alias knows kept at its NaN)",
+     "\n".join([
+         "2022-05-12 14:56:20,955 (train:487) INFO: (Steps: 1000) train/embed_loss = nan.",
+         "2022-05-12 14:56:20,955 (train:487) INFO: (Steps: 1000) train/spk_similariy = nan.",
+         "2022-05-12 14:56:20,956 (train:487) INFO: (Steps: 1000) train/generator_loss = 2.5413.",
+     ]), {"train_loss/embed": [np.nan], "nonfinite/train/spk_similariy": [np.nan], "g_loss": [2.5413]}),
     ("Python logging (`- key: value -` with a level and a logger)",
      "2024-01-01 12:00:00,000 - trainer - INFO - Epoch 3 - step 1500 - train_loss: 0.3000 - val_loss: 0.4000 - lr: 1e-4",
      {"epoch": [3], "steps": [1500], "train_loss": [0.3], "val_loss": [0.4], "lr": [1e-4]}),

@@ -48,3 +48,18 @@ def test_a_rise_the_gradients_blew_up_over_is_not_called_a_data_change(scenario,
     d, run = diagnose(scenario(name))
     assert d.root_causes[0].code == "exploding_gradients"
     assert not any("the data changed" in c.issue for c in d.root_causes)
+
+
+def test_an_accuracy_at_zero_beside_a_falling_loss_is_a_metric_that_does_not_fit(tmp_path):
+    # StellarGraph #1843 (tests/wild, tune half): TF 2.2 read `acc` as categorical accuracy on a one-unit output
+    losses = [(1.9855, 0.7371), (0.9304, 0.7873), (0.9704, 0.6657), (0.6761, 0.7027), (0.6399, 0.6365)]
+    log = "".join(f"Epoch {i}/50\n1/1 - 0s - loss: {a:.4f} - acc: 0.0000e+00 - val_loss: {b:.4f} - "
+                  "val_acc: 0.0000e+00\n" for i, (a, b) in enumerate(losses, 1))
+    (tmp_path / "train.log").write_text(log)
+    d, _ = diagnose(tmp_path)
+    assert _healthy(d) and "does not fit" in d.root_causes[0].issue and "binary_accuracy" in d.root_causes[0].fix
+    # ...but an accuracy at 0 beside a loss that does not fall is the model's
+    flat = "".join(f"Epoch {i}/50\n1/1 - 0s - loss: 0.6931 - acc: 0.0000e+00\n" for i in range(1, 6))
+    (tmp_path / "train.log").write_text(flat)
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code != "healthy"

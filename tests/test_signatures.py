@@ -444,6 +444,9 @@ REAL_LINES = [
      "encountered in subtract", "github.com/ray-project/ray/issues/949 (reporter: sumsq and mean hold inf)"),
     ("numpy_overflowed_operands", "/Library/Python/2.7/site-packages/npmat.py:488: RuntimeWarning: invalid value "
      "encountered in multiply", "github.com/dnouri/nolearn/issues/23 (the loss nan after it)"),
+    # NumPy's overflow in arithmetic outside a data pipeline's file
+    ("numpy_overflow", "d:\\sys\\openai_baselines\\baselines\\common\\mpi_adam.py:33: RuntimeWarning: overflow "
+     "encountered in multiply.", "github.com/openai/baselines/issues/258 (tests/wild, tune half: all values NaN after)"),
     # TensorFlow's gather with an index past its tensor (an embedding's, a class table's)
     ("tf_gather_out_of_range", "tensorflow.python.framework.errors_impl.InvalidArgumentError: indices[2968] = "
      "30523 is not in [0, 30522)", "github.com/google-research/bert/issues/859"),
@@ -1202,6 +1205,17 @@ def test_numpys_overflow_is_the_datas_only_where_a_data_pipeline_file_raised_it(
         assert build_event("train.log", 1, [line])[0].signature == "numpy_overflow_in_data", line
 
 
+def test_numpys_overflow_in_arithmetic_is_read_but_not_an_exps_nor_an_integers(tmp_path):
+    from analysis.diagnose import diagnose
+    for line in ("/home/u/proj/models/head.py:41: RuntimeWarning: overflow encountered in exp",
+                 "/home/u/proj/utils.py:9: RuntimeWarning: overflow encountered in long_scalars"):
+        event, _ = build_event("train.log", 1, [line])
+        assert event is None or event.signature != "numpy_overflow", line
+    (tmp_path / "train.log").write_text(_line("numpy_overflow") + "\n")
+    d, _ = diagnose(tmp_path)
+    assert (d.root_causes[0].code, d.root_causes[0].severity) == ("numerical_instability", "medium")
+
+
 def test_numpys_overflow_in_the_data_passes_when_the_run_learns_on(tmp_path):
     from analysis.diagnose import diagnose
     warn = _line("numpy_overflow_in_data") + "\n"
@@ -1316,7 +1330,7 @@ def test_ranks_calling_different_collectives_is_the_cause_over_the_invalid_usage
 
 
 @pytest.mark.parametrize("name", ["allocator_cache_flushes", "invalid_annotations_dropped", "horovod_stall", "pod_evicted",
-                                  "numpy_overflowed_operands", "labels_not_found"])
+                                  "numpy_overflowed_operands", "labels_not_found", "numpy_overflow"])
 def test_a_warning_the_run_learned_on_past_is_left_behind(tmp_path, name):
     (tmp_path / "train.log").write_text(_line(name) + "\n" + _learning_run())
     d, _ = diagnose(tmp_path)

@@ -404,6 +404,11 @@ _FIXES = {
                                   "unbounded sum (returns over an episode that never ends, a loss accumulated "
                                   "without a reset), an exp of a large value, or an LR that drove the weights out "
                                   "of range are the usual sources"),
+    "numpy_overflow": ("NumPy's arithmetic overflowed: values left float range (inf from here on), so the weights, "
+                       "gradients or sums they were had grown without bound",
+                       "Find the first array that grows: print np.abs(x).max() of the weights, the gradients and the "
+                       "inputs each step (np.seterr(over='raise') stops at the overflow); an LR too high, an unbounded "
+                       "sum, unnormalised inputs or rewards are the usual sources: lower the LR, normalise, clip"),
     "fp16_params_unscale": ("GradScaler was given parameters kept in fp16: their gradients cannot be unscaled "
                             "safely", "Keep the model's parameters in fp32 under AMP (drop model.half(); autocast "
                             "runs the ops in fp16), or train in bf16 without a GradScaler"),
@@ -500,6 +505,7 @@ _ARITHMETIC = ("numpy_overflowed_operands",)
 # library's own subtract of two infinities, a class token used by design); a trainer that stops on one of them
 # says so in its traceback, where the severity is the crash's
 _SEVERITY = {"yolo_corrupt_label": "high", "numpy_overflow_in_data": "medium", "numpy_overflowed_operands": "medium",
+             "numpy_overflow": "medium",
              "labels_not_found": "medium",
              "tf_no_gradients": "medium", "ctc_no_valid_path": "medium",
              "nan_observation": "high", "constant_input": "medium", "input_ran_out": "medium",
@@ -510,6 +516,7 @@ _SEVERITY = {"yolo_corrupt_label": "high", "numpy_overflow_in_data": "medium", "
 # the warning's line, and lower at the last of them than at the first (a sample skipped, memory tight, a pod
 # evicted and rescheduled, a few annotations dropped); never one inside a traceback, which stopped the program
 _PASSING = ("constant_input", "spacy_misaligned_entities", "numpy_overflow_in_data", "numpy_overflowed_operands",
+            "numpy_overflow",
             "labels_not_found", "corrupt_sample",
             "allocator_cache_flushes", "pod_evicted", "invalid_annotations_dropped", "horovod_stall")
 LEARNED_AFTER = 3
@@ -780,6 +787,8 @@ _CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "targ
                "numpy_overflow_in_data": 0.55,
                # ...and from a sum or a difference: values gone inf or NaN before it
                "numpy_overflowed_operands": 0.5,
+               # ...and its overflow in arithmetic: values out of float range, which the LR or the data may have made
+               "numpy_overflow": 0.45,
                # an index the data made past the tensor a TensorFlow gather reads (which table, its next line says)
                "tf_gather_out_of_range": 0.6,
                # dropped images are wrong labels; a variable without gradient may be unused on purpose; a BCE
@@ -938,7 +947,8 @@ OVERFLOWED_UPDATE, OVERFLOWED_ASCENT = 0.65, 0.35
 def _overflowed_update(run: Run) -> Finding | None:
     """NumPy's overflow warning whose source line is a weight update scaled by the LR: lr_too_high."""
     for e in run.events:
-        if e.signature != "warning" or not _NUMPY_OVERFLOW.search(e.text) or _learned_after(run, e):
+        if e.signature not in ("warning", "numpy_overflow") or not _NUMPY_OVERFLOW.search(e.text) \
+                or _learned_after(run, e):
             continue
         src = _source_line(run, e, _LR_UPDATE)
         if src is None:

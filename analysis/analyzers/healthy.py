@@ -143,7 +143,26 @@ def analyze(run: Run) -> list[Finding]:
         f.evidence.append(Evidence(f"{clip(stop.text.strip(), 120)}: the launcher itself was sent the signal (a "
                                    "scheduler's time limit, a preemption, a kill, a closed terminal) and stopped "
                                    "the ranks; no rank failed", stop.artifact, stop.locator))
+    nil = _accuracy_at_zero(run) if found else None
+    if nil is not None:
+        f = found[0]
+        f.issue += (f"; {nil.name} is 0 at every report, which no learning model scores: the metric does not fit "
+                    "the output")
+        f.evidence.append(Evidence(f"{nil.name} is 0 at every one of {len(nil)} reports while the loss falls",
+                                   nil.artifact, nil.span_locator(0, len(nil) - 1)))
+        f.fix = ("Score the task with a metric that fits its output: binary_accuracy for one sigmoid unit (Keras reads "
+                 "'acc' as categorical accuracy on some output shapes), no accuracy at all for a regression")
     return found
+
+
+def _accuracy_at_zero(run: Run):
+    """An accuracy exactly 0 at every one of HEALTHY_POINTS reports or more: beside a falling loss, a metric computed on
+    the wrong shape or task (StellarGraph's link prediction under TF 2.2's `acc`), not a model that learns nothing."""
+    for name in ("val_acc", "train_acc"):
+        a = run.metrics.get(name)
+        if a is not None and len(a) >= HEALTHY_POINTS and bool(np.all(a.values == 0)):
+            return a
+    return None
 
 
 def _reward_rose(reward) -> list[Finding]:

@@ -558,6 +558,10 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
                 int sec = section_of(c, s + ws, we - ws);       /* `[valid] loss=` */
                 if (sec) section = sec;
             }
+            if (j < n && s[j] == ',' && prev >= 0) {      /* PaddleOCR's evaluation `cur metric, acc: 0.13` */
+                int sec = section_of(c, s + prev, we - prev);
+                if (sec) section = sec;
+            }
             prev = -1;
             continue;
         }

@@ -359,6 +359,8 @@ class Scanner:
             elif j == b0 and not (not quoted and j < n and s[j] in b"[(" and _attached_counter(s, j)):
                 if j < n and s[j] in b")]" and ws > 0 and s[ws - 1] in b"([":   # `[valid] loss=`
                     section = self.section_of(s[ws:we]) or section
+                if j < n and s[j] == 44 and prev >= 0:   # PaddleOCR's evaluation `cur metric, acc: 0.13`
+                    section = self.section_of(s[prev:we]) or section
                 prev = -1
                 continue
             # `Epoch [1][50/500]`, `'loss': [0.7, 0.5]`, `Epoch(3)`
