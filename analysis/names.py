@@ -27,13 +27,6 @@ def canonical(raw: str) -> str:
     aliases, rules = _table()
     if name in aliases:
         return aliases[name]
-    # a run's split as a folder of names (ParallelWaveGAN's `train/generator_loss`, `train/embed_loss`): the name
-    # inside it, where that is a training name or a part of the loss (`train/runtime` stays `train_runtime`)
-    split, slash, inner = name.partition("/")
-    if slash and split in ("train", "training"):
-        inside = canonical(inner)
-        if inside in known_names() and not inside.startswith(("val_", "test_")) or inside.startswith("train_loss/"):
-            return inside
     for pattern, template in rules:
         m = pattern.match(name)
         if m:

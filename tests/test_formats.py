@@ -22,11 +22,6 @@ from handlers.cli import main
     ("eval_loss", "val_loss"), ("val/loss", "val_loss"), ("total_norm", "grad_norm"),
     ("learning_rate", "lr"), ("lr-AdamW", "lr"), ("grad_2.0_norm/fc1.weight", "grad_norm/fc1.weight"),
     ("val/f1", "val_f1"),
-    # a split's folder holds the names a trainer uses (ParallelWaveGAN's `train/generator_loss`); what is no
-    # training name inside it keeps the split
-    ("train/generator_loss", "g_loss"), ("train/d_loss", "d_loss"), ("train/spectral_convergence_loss",
-                                                                     "train_loss/spectral_convergence"),
-    ("train/loss_cls", "train_loss/cls"), ("train/runtime", "train_runtime"),
 ])
 def test_metric_names(raw, canon):
     assert canonical(raw) == canon

@@ -752,6 +752,8 @@ def test_a_statistics_log2_of_0_and_yolos_validation_backgrounds_are_no_fault_be
     # warning makes no domain warning a fault); YOLO's validation set of backgrounds is no training set without labels
     for warning in ("/x/_differential.py:313: RuntimeWarning: divide by zero encountered in log2\n"
                     "/x/_differential.py:313: RuntimeWarning: invalid value encountered in subtract\n",
+                    "/x/metrics.py:40: RuntimeWarning: overflow encountered in multiply\n"
+                    "/x/metrics.py:41: RuntimeWarning: divide by zero encountered in log\n",
                     "WARNING ⚠️ no labels found in val set, can not compute metrics without labels\n"):
         (tmp_path / "train.log").write_text(warning + _learning_run())
         d, _ = diagnose(tmp_path)

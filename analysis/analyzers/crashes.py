@@ -495,9 +495,9 @@ _CODE_ERROR = re.compile(r"(?:\[rank\d+\]:\s*)?(?:TypeError|NameError|AttributeE
 # in the checkpointed blocks is frozen on purpose (a frozen ViT), the fault where a backward then fails on a loss
 # that reached no trainable weight (LoRA under gradient checkpointing).
 WARNED_ONLY = ("numpy_invalid_value", "checkpoint_no_input_grad")
-# NumPy's arithmetic warning is a warning too, not the failure that makes its domain warning one (a log2 of 0 and
-# the subtract after it on one line of a statistic's code)
-_ARITHMETIC = ("numpy_overflowed_operands",)
+# NumPy's arithmetic warnings are warnings too, not the failure that makes its domain warning one (a log2 of 0 and
+# the subtract after it on one line of a statistic's code, an overflow and a log of its inf in a metric)
+_ARITHMETIC = ("numpy_overflowed_operands", "numpy_overflow")
 # Warnings a run goes on after that still name a fault: images dropped for their labels and NaN observations
 # (high), layers the loss never reaches, labels CTC cannot align and a correlation over a constant set (medium:
 # some are unused on purpose, a rare one is harmless, an untrained model's first evaluation predicts one value),

@@ -2045,6 +2045,13 @@ def _epoch_line(run: Run, loss: Series) -> bool:
     return False
 
 
+def _scored_beside(run: Run, loss: Series) -> bool:
+    """Whether another loss or accuracy in the paste is a finite non-zero number: data was scored somewhere (a converged
+    run's `loss: 0.0000` printed beside its `val_loss: 0.0123`)."""
+    return any(n != loss.name and ("loss" in n or "acc" in n) and (o := run.metrics.get(n)) is not None
+               and bool(np.any(np.isfinite(o.values) & (o.values != 0))) for n in run.metrics.names())
+
+
 def _zero_parts(run: Run, loss: Series) -> int:
     """How many other loss series print exactly 0 at every one of the loss's lines (and nowhere else)."""
     if loss.lines is None:
@@ -2075,7 +2082,7 @@ def _zero_loss(run: Run) -> list[Finding]:
     parts = _zero_parts(run, s) if len(s) < ZERO_REPORTS and not _perfect_beside(run, s) else 0
     # ...and so is one report that is a whole epoch's (rnnt's `EPOCH RESULTS: Loss: 0.0000` over an empty dataset):
     # no mean over an epoch's batches rounds to 0 unless none of them scored anything
-    epoch = len(s) == 1 and not _perfect_beside(run, s) and _epoch_line(run, s)
+    epoch = len(s) == 1 and not _perfect_beside(run, s) and _epoch_line(run, s) and not _scored_beside(run, s)
     if len(s) < ZERO_REPORTS and parts < ZERO_PARTS and not epoch:
         return []
     zero = np.flatnonzero(s.values == 0)

@@ -106,7 +106,9 @@ _COST_NAMES = ("train_loss", "val_loss", "test_loss")
 _COST_DURATION = re.compile(rb"(?i)cost\W{0,3}[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)? ?"
                             rb"(?:s|secs?|seconds?|ms|mins?|minutes?|h|hours?)\b")
 MAX_FAMILIES_OF_A_KIND = 256     # nameless NaNs, loss parts: one series each, so a bounded number of them
-_IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-/]{0,63}")   # (a split's folder: ParallelWaveGAN's `train/embed_loss`)
+# (and one in a training split's folder, ParallelWaveGAN's `train/embed_loss`: an evaluation's `val/map_small: nan`
+# is a class with nothing to score)
+_IDENTIFIER = re.compile(r"(?:train/|training/)?[A-Za-z_][\w.\-]{0,63}")
 # whole parts of a name: a rate over a zero duration is no overflow (`bits_per_dim`, `beta` are no timing)
 _TIMING = re.compile(r"(?i)(?:^|[_.\-])(?:time|times|timing|runtime|sec|secs|second|seconds|ms|speed"
                      r"|elapsed|eta|throughput|duration|fps)(?:$|[_.\-])")
