@@ -160,3 +160,20 @@ def test_a_report_after_progress_bars_rewritten_with_carriage_returns_is_read_at
     (tmp_path / "train.log").write_text(bars + "Epoch 1 loss 0.5\nEpoch 2 loss 0.4\n" + report)
     d, _ = diagnose(tmp_path)
     assert "mode_collapse" not in [c.code for c in d.root_causes]
+
+
+def test_a_report_whose_every_average_is_zero_predicted_no_label(tmp_path):
+    # Bert-Multi-Label-Text-Classification #13 (tests/wild, tune half): the averages of a multi-label report, as
+    # posted; the thread settled an LR too high
+    averages = ("                micro avg       0.00      0.00      0.00      5635\n"
+                "               macro avg       0.00      0.00      0.00      5635\n"
+                "            weighted avg       0.00      0.00      0.00      5635\n"
+                "             samples avg       0.00      0.00      0.00      5635\n")
+    (tmp_path / "output.txt").write_text(averages)
+    d, _ = diagnose(tmp_path)
+    assert [c.code for c in d.root_causes[:3]] == ["mode_collapse", "lr_too_high", "data_pipeline_bug"]
+    assert d.root_causes[0].evidence[0].locator == "lines 1-4"
+    # one average above 0 found some label right
+    (tmp_path / "output.txt").write_text(averages.replace("macro avg       0.00", "macro avg       0.12"))
+    d, _ = diagnose(tmp_path)
+    assert "mode_collapse" not in [c.code for c in d.root_causes]

@@ -444,6 +444,9 @@ REAL_LINES = [
      "encountered in subtract", "github.com/ray-project/ray/issues/949 (reporter: sumsq and mean hold inf)"),
     ("numpy_overflowed_operands", "/Library/Python/2.7/site-packages/npmat.py:488: RuntimeWarning: invalid value "
      "encountered in multiply", "github.com/dnouri/nolearn/issues/23 (the loss nan after it)"),
+    # LLaVA's sample masked whole for a conversation template that does not fit the tokenizer
+    ("tokenization_mismatch", "WARNING: tokenization mismatch: 55 vs. 54. (ignored)",
+     "github.com/Victorwz/LLaVA-Llama-3/issues/1 (tests/wild, tune half: the wrong --version, loss 0)"),
     # NumPy's overflow in arithmetic outside a data pipeline's file
     ("numpy_overflow", "d:\\sys\\openai_baselines\\baselines\\common\\mpi_adam.py:33: RuntimeWarning: overflow "
      "encountered in multiply.", "github.com/openai/baselines/issues/258 (tests/wild, tune half: all values NaN after)"),
@@ -1332,7 +1335,8 @@ def test_ranks_calling_different_collectives_is_the_cause_over_the_invalid_usage
 
 
 @pytest.mark.parametrize("name", ["allocator_cache_flushes", "invalid_annotations_dropped", "horovod_stall", "pod_evicted",
-                                  "numpy_overflowed_operands", "labels_not_found", "numpy_overflow"])
+                                  "numpy_overflowed_operands", "labels_not_found", "numpy_overflow",
+                                  "tokenization_mismatch"])
 def test_a_warning_the_run_learned_on_past_is_left_behind(tmp_path, name):
     (tmp_path / "train.log").write_text(_line(name) + "\n" + _learning_run())
     d, _ = diagnose(tmp_path)

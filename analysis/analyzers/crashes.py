@@ -422,6 +422,12 @@ _FIXES = {
                                "np.abs(x).max() per field for the sample the warning fires on; read the files with "
                                "the dtype and field count they were written with, and drop or fix the records with "
                                "absurd values"),
+    "tokenization_mismatch": ("The conversation's tokens and its label mask differ in length, so the trainer masked "
+                              "the whole sample (every label ignored): the conversation template does not fit the "
+                              "tokenizer, and what it masks is not trained on (a loss at 0 where every sample is)",
+                              "Use the conversation template made for this model's tokenizer (LLaVA's --version: "
+                              "llava_llama_3 for Llama 3, v1 for Vicuna, plain for pretraining) with the code version "
+                              "the checkpoint was trained with; count the warnings per epoch: none should remain"),
     "labels_not_found": ("The trainer found the images and not their labels or captions: it trains without them, "
                          "or does not start", "Check where it looks: the label or caption files must sit beside "
                          "the images (or in the labels folder the images' path maps to) under the same name and "
@@ -506,7 +512,7 @@ _ARITHMETIC = ("numpy_overflowed_operands", "numpy_overflow")
 # says so in its traceback, where the severity is the crash's
 _SEVERITY = {"yolo_corrupt_label": "high", "numpy_overflow_in_data": "medium", "numpy_overflowed_operands": "medium",
              "numpy_overflow": "medium",
-             "labels_not_found": "medium",
+             "labels_not_found": "medium", "tokenization_mismatch": "high",
              "tf_no_gradients": "medium", "ctc_no_valid_path": "medium",
              "nan_observation": "high", "constant_input": "medium", "input_ran_out": "medium",
              "spacy_misaligned_entities": "medium", "unknown_piece_output": "medium",
@@ -517,7 +523,7 @@ _SEVERITY = {"yolo_corrupt_label": "high", "numpy_overflow_in_data": "medium", "
 # evicted and rescheduled, a few annotations dropped); never one inside a traceback, which stopped the program
 _PASSING = ("constant_input", "spacy_misaligned_entities", "numpy_overflow_in_data", "numpy_overflowed_operands",
             "numpy_overflow",
-            "labels_not_found", "corrupt_sample",
+            "labels_not_found", "corrupt_sample", "tokenization_mismatch",
             "allocator_cache_flushes", "pod_evicted", "invalid_annotations_dropped", "horovod_stall")
 LEARNED_AFTER = 3
 # An assert that names the check a device-side assert failed: the generic device-assert reading (a label out
@@ -796,6 +802,8 @@ _CONFIDENCE = {"device_assert": 0.75, "embedding_index_out_of_range": 0.7, "targ
                "yolo_corrupt_label": 0.75, "tf_no_gradients": 0.55, "bce_input_range": 0.6,
                # images trained on without their labels or captions; a few missing may be on purpose
                "labels_not_found": 0.6,
+               # samples masked whole for a template that does not fit the tokenizer (a rare one may be an outlier)
+               "tokenization_mismatch": 0.7,
                # a label CTC cannot align: rare ones are harmless
                "ctc_no_valid_path": 0.5,
                # a NaN observation is the data's (the environment's); it may be masked before it reaches a loss

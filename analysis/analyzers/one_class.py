@@ -40,7 +40,7 @@ def analyze(run: Run) -> list[Finding]:
     # the first epoch's report beside the final one in another file is a run that learned its way out)
     last = {path: (path, header, rows) for path, header, rows in _reports(run) if rows}
     collapsed = [_report_collapse(*report) for report in last.values()]
-    return collapsed[-1] if collapsed and all(collapsed) else _negative_always(run)
+    return collapsed[-1] if collapsed and all(collapsed) else _negative_always(run) or _nothing_predicted(run)
 
 
 def predicts_one_class(label: str, share: np.ndarray, j: int, ev: Evidence, analyzer: str) -> list[Finding]:
@@ -142,6 +142,62 @@ def _report_collapse(path: str, header: int, rows: list[tuple[str, float, float,
                   f"lines {header}-{rows[-1][4]}")
     share = np.array([r[3] / total for r in rows])
     return predicts_one_class(label, share, rows.index(found[0]), ev, NAME)
+
+
+_AVERAGES = ("micro avg", "macro avg", "weighted avg", "samples avg")
+
+
+def _averages(run: Run) -> tuple[str, list[tuple[int, float, float, float, int]]] | None:
+    """The last run of a classification report's average rows pasted (`micro avg  0.00  0.00  0.00  5635`): its
+    artifact and (line number, precision, recall, F1, support) per row."""
+    last = None
+    for a, text in pasted_texts(run, ("log", "traceback", "samples"), REPORT_MAX_BYTES):
+        block: list[tuple[int, float, float, float, int]] = []
+        for n, line in enumerate(text.split("\n"), 1):
+            m = _REPORT_ROW.match(undress(line))
+            if m and m.group(1).lower() in _AVERAGES:
+                block.append((n, float(m.group(2)), float(m.group(3)), float(m.group(4)), int(m.group(5))))
+                continue
+            if block:
+                last, block = (a.path, block), []
+        if block:
+            last = (a.path, block)
+    return last
+
+
+def _nothing_predicted(run: Run) -> list[Finding]:
+    """A classification report whose every average is 0 (precision, recall and F1) over samples that hold labels: not
+    one label of any class was predicted right, which a multi-label model does by answering no label at all (every
+    output under its threshold). An LR too high for fine-tuning collapses it there; labels in another form than the
+    loss expects leave it there."""
+    found = _averages(run)
+    if found is None or not all(p == r == f == 0 and n > 0 for _, p, r, f, n in found[1]):
+        return []
+    path, rows = found
+    ev = [Evidence(f"classification report: precision, recall and F1 0.00 in every average ({len(rows)}) over "
+                   f"{rows[0][4]} samples", path, f"lines {rows[0][0]}-{rows[-1][0]}")]
+    return [Finding(code="mode_collapse",
+                    issue="The classifier predicts no label right for any class: every average of its classification "
+                          "report is 0 (a multi-label model that answers no label at all)",
+                    severity="high", confidence=0.55, evidence=ev,
+                    fix="Print the predicted labels for a few samples: none at all means every output sits under the "
+                        "threshold; weight the rare labels (BCEWithLogitsLoss(pos_weight=...)) and pick the threshold "
+                        "on the validation set",
+                    analyzer=NAME, quick_fix="Print the predictions"),
+            Finding(code="lr_too_high",
+                    issue="A fine-tuning LR too high collapses a classifier to one answer for every input (BERT at "
+                          "1e-3 instead of 2e-5), here no label at all",
+                    severity="medium", confidence=0.45, evidence=ev,
+                    fix="Lower the learning rate to the model's fine-tuning range (2e-5 to 5e-5 for BERT) with a "
+                        "warm-up, and watch the training loss fall",
+                    analyzer=NAME, quick_fix="Lower the LR to 2e-5"),
+            Finding(code="data_pipeline_bug",
+                    issue="Labels in another form than the loss expects (class indices where multi-hot vectors are "
+                          "due, a threshold on logits instead of probabilities) leave every prediction wrong",
+                    severity="medium", confidence=0.4, evidence=ev,
+                    fix="Check one batch: the targets' shape and values against the outputs' (multi-hot 0/1 per label "
+                        "for BCE), and apply the threshold to sigmoid(logits)",
+                    analyzer=NAME, quick_fix="Check one batch's targets")]
 
 
 def _negative_always(run: Run) -> list[Finding]:
