@@ -63,3 +63,19 @@ def test_an_accuracy_at_zero_beside_a_falling_loss_is_a_metric_that_does_not_fit
     (tmp_path / "train.log").write_text(flat)
     d, _ = diagnose(tmp_path)
     assert d.root_causes[0].code != "healthy"
+
+
+def test_an_accuracy_at_zero_is_the_models_where_the_other_split_says_otherwise(tmp_path):
+    # a validation accuracy at 0 beside a training one that climbs is the validation data's (the review of session 51)
+    log = "".join(f"Epoch {i}/10\n250/250 - 12s - loss: {1.0 - 0.08 * i:.4f} - accuracy: {0.43 + 0.05 * i:.4f} - "
+                  f"val_loss: {0.7 + 0.02 * i:.4f} - val_accuracy: 0.0000e+00\n" for i in range(1, 11))
+    (tmp_path / "train.log").write_text(log)
+    d, _ = diagnose(tmp_path)
+    assert any("val_acc is 0 at every one of 10 reports" in c.issue for c in d.root_causes)
+    # ...and a sequence's exact match at 0 while its CTC loss falls (PaddleOCR's recognition) is no metric to replace
+    ocr = "".join(f"[2022/03/01 10:00:00] ppocr INFO: epoch: [1/500], iter: {200 * i}, lr: 0.001000, "
+                  f"loss: {47.0 - 2.0 * i:.2f}, acc: 0.000000, norm_edit_dis: {0.05 + 0.01 * i:.2f}\n"
+                  for i in range(1, 16))
+    (tmp_path / "train.log").write_text(ocr)
+    d, _ = diagnose(tmp_path)
+    assert _healthy(d) and "does not fit" not in d.root_causes[0].issue

@@ -1212,13 +1212,27 @@ def test_numpys_overflow_is_the_datas_only_where_a_data_pipeline_file_raised_it(
 
 def test_numpys_overflow_in_arithmetic_is_read_but_not_an_exps_nor_an_integers(tmp_path):
     from analysis.diagnose import diagnose
+    # NumPy 1.25 on says `scalar multiply` of integers (which wrap) and floats alike; an array of integers says nothing
     for line in ("/home/u/proj/models/head.py:41: RuntimeWarning: overflow encountered in exp",
-                 "/home/u/proj/utils.py:9: RuntimeWarning: overflow encountered in long_scalars"):
+                 "/home/u/proj/utils.py:9: RuntimeWarning: overflow encountered in long_scalars",
+                 "/home/u/proj/utils/seeding.py:22: RuntimeWarning: overflow encountered in scalar multiply"):
         event, _ = build_event("train.log", 1, [line])
         assert event is None or event.signature != "numpy_overflow", line
+    old_float = "/home/u/proj/rl/returns.py:30: RuntimeWarning: overflow encountered in double_scalars"
+    assert build_event("train.log", 1, [old_float])[0].signature == "numpy_overflow"
     (tmp_path / "train.log").write_text(_line("numpy_overflow") + "\n")
     d, _ = diagnose(tmp_path)
     assert (d.root_causes[0].code, d.root_causes[0].severity) == ("numerical_instability", "medium")
+
+
+def test_an_error_no_signature_names_is_still_read_beside_numpys_overflow(tmp_path):
+    from analysis.diagnose import diagnose
+    (tmp_path / "train.log").write_text(
+        "/home/u/proj/eval/metrics.py:40: RuntimeWarning: overflow encountered in multiply\n  sq = diff * diff\n"
+        "Traceback (most recent call last):\n  File \"train.py\", line 88, in <module>\n    for batch in loader:\n"
+        "  File \"/home/u/proj/data/coco.py\", line 61, in __getitem__\n    img = sample[\"image\"]\nKeyError: 'image'\n")
+    d, _ = diagnose(tmp_path)
+    assert any("KeyError" in c.issue for c in d.root_causes), [c.issue for c in d.root_causes]
 
 
 def test_numpys_overflow_in_the_data_passes_when_the_run_learns_on(tmp_path):

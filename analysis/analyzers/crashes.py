@@ -646,8 +646,9 @@ def analyze(run: Run) -> list[Finding]:
     if overflowed is not None:
         out.append(overflowed)
     echoes = LAUNCHER_REPORTS if own_error else ()      # the launcher's report of a rank's own error is no cause
-    return (out + error_readings.analyze_events([e for e in run.events if e.signature not in echoes], train_loss(run))
-            + error_readings.analyze_words(run))
+    # ...and NumPy's arithmetic warnings are no error that stopped the run: a traceback beside them is still read
+    told = [e for e in run.events if e.signature not in echoes and e.signature not in _ARITHMETIC]
+    return out + error_readings.analyze_events(told, train_loss(run)) + error_readings.analyze_words(run)
 
 
 _TRAINABLE = re.compile(r"(?<![-\w])(?i:trainable params):\s*(\d[\d,]*)")    # the signature's, with the count

@@ -1279,6 +1279,14 @@ def _loss_falls_over(run: Run, s: Series) -> bool:
     return len(v) >= STUCK_POINTS and bool(np.isfinite(v).all()) and v[-1] < v[0] - 0.01 * abs(v[0])
 
 
+def _every_accuracy_zero(run: Run) -> bool:
+    """Whether the training accuracy is exactly 0 at every report, and the validation accuracy too where printed (one
+    at 0 alone, beside no training accuracy, says nothing of the metric)."""
+    train, val = run.metrics.get("train_acc"), run.metrics.get("val_acc")
+    return (train is not None and len(train) > 0 and bool(np.all(train.values == 0))
+            and (val is None or bool(np.all(val.values == 0))))
+
+
 def _stuck_accuracy(run: Run) -> list[Finding]:
     """An accuracy identical at every report, or hovering at chance (1/K): the model answers the same
     (or guesses) whatever the input. Three
@@ -1300,9 +1308,11 @@ def _stuck_accuracy(run: Run) -> list[Finding]:
             continue
         if name == "test_acc" and chance is None and _loss_falls_over(run, s):
             continue         # a test accuracy carried between evaluations, printed at each step
-        if share[0] == 0 and np.all(v == 0) and _loss_falls_over(run, s):
-            continue         # 0 while the loss falls: a metric that does not fit the output (Keras' `acc` read as
-            #                  categorical on a one-unit output), not a model that answers the same
+        if _every_accuracy_zero(run) and _loss_falls_over(run, s):
+            continue         # 0 while the loss falls, in every split printed: a metric that does not fit the output
+            #                  (Keras' `acc` read as categorical on a one-unit output; a sequence's exact match, which
+            #                  lags its loss), not a model that answers the same (a validation accuracy at 0 beside a
+            #                  training one that moves is the validation data's)
         if share[0] == 0 and np.all(v == 0) and _epochs_spanned(run, s) <= 1 and s.steps[-1] <= EARLY_STEPS:
             continue         # 0 over a many-class model's first steps (face ids, a vocabulary): too early
         ev = [point(s, 0, name), point(s, len(s) - 1, name)]
@@ -2031,27 +2041,6 @@ def _perfect_beside(run: Run, loss: Series) -> bool:
     return False
 
 
-_EPOCH_WORD = re.compile(r"(?i)\bepoch")
-
-
-def _epoch_line(run: Run, loss: Series) -> bool:
-    """Whether the loss's first line speaks of an epoch (`EPOCH RESULTS: Loss: 0.0000`, `Epoch 3 loss 0.0`)."""
-    if loss.lines is None or not len(loss):
-        return False
-    line = int(loss.lines[0])
-    for _, text in pasted_texts(run, ("log",), MATRIX_MAX_BYTES, only=loss.artifact):
-        lines = text.split("\n")
-        return 0 < line <= len(lines) and bool(_EPOCH_WORD.search(lines[line - 1]))
-    return False
-
-
-def _scored_beside(run: Run, loss: Series) -> bool:
-    """Whether another loss or accuracy in the paste is a finite non-zero number: data was scored somewhere (a converged
-    run's `loss: 0.0000` printed beside its `val_loss: 0.0123`)."""
-    return any(n != loss.name and ("loss" in n or "acc" in n) and (o := run.metrics.get(n)) is not None
-               and bool(np.any(np.isfinite(o.values) & (o.values != 0))) for n in run.metrics.names())
-
-
 def _zero_parts(run: Run, loss: Series) -> int:
     """How many other loss series print exactly 0 at every one of the loss's lines (and nowhere else)."""
     if loss.lines is None:
@@ -2080,16 +2069,13 @@ def _zero_loss(run: Run) -> list[Finding]:
     # ...not where the line is a perfect fit's (a Keras model at `Epoch 500/500` of 8 samples, every output's accuracy
     # 1.0000): its float32 softmax saturated to exactly 1, and a converged loss underflows to 0 with every part
     parts = _zero_parts(run, s) if len(s) < ZERO_REPORTS and not _perfect_beside(run, s) else 0
-    # ...and so is one report that is a whole epoch's (rnnt's `EPOCH RESULTS: Loss: 0.0000` over an empty dataset):
-    # no mean over an epoch's batches rounds to 0 unless none of them scored anything
-    epoch = len(s) == 1 and not _perfect_beside(run, s) and _epoch_line(run, s) and not _scored_beside(run, s)
-    if len(s) < ZERO_REPORTS and parts < ZERO_PARTS and not epoch:
+    if len(s) < ZERO_REPORTS and parts < ZERO_PARTS:
         return []
     zero = np.flatnonzero(s.values == 0)
     if not len(zero) or not np.all(s.values[zero[0]:] == 0):
         return []                # zeros among other values are rounding, not a loss that stays at nothing
     if len(zero) < ZERO_REPORTS and not (zero[0] > 0 and s.values[zero[0] - 1] >= ZERO_FALL) \
-            and parts < ZERO_PARTS and not epoch:
+            and parts < ZERO_PARTS:
         return []
     if zero[0] > 0 and 0 <= s.values[zero[0] - 1] < ZERO_JUMP:
         return []                # a loss that crept down to a printed 0.0000 converged; it did not drop to 0

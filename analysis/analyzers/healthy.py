@@ -156,12 +156,13 @@ def analyze(run: Run) -> list[Finding]:
 
 
 def _accuracy_at_zero(run: Run):
-    """An accuracy exactly 0 at every one of HEALTHY_POINTS reports or more: beside a falling loss, a metric computed on
-    the wrong shape or task (StellarGraph's link prediction under TF 2.2's `acc`), not a model that learns nothing."""
-    for name in ("val_acc", "train_acc"):
-        a = run.metrics.get(name)
-        if a is not None and len(a) >= HEALTHY_POINTS and bool(np.all(a.values == 0)):
-            return a
+    """The validation accuracy, where it and the training accuracy are both exactly 0 at every one of HEALTHY_POINTS
+    reports or more: beside a falling loss, Keras' `acc` computed on the wrong shape (StellarGraph's link prediction
+    under TF 2.2), not a model that learns nothing. A training accuracy alone at 0 may be a sequence's exact match,
+    which lags its loss by thousands of steps: no note there."""
+    accs = [run.metrics.get("train_acc"), run.metrics.get("val_acc")]
+    if all(a is not None and len(a) >= HEALTHY_POINTS and bool(np.all(a.values == 0)) for a in accs):
+        return accs[1]
     return None
 
 

@@ -108,17 +108,17 @@ _COST_DURATION = re.compile(rb"(?i)cost\W{0,3}[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\
 MAX_FAMILIES_OF_A_KIND = 256     # nameless NaNs, loss parts: one series each, so a bounded number of them
 # (and one in a training split's folder, ParallelWaveGAN's `train/embed_loss`: an evaluation's `val/map_small: nan`
 # is a class with nothing to score)
-_IDENTIFIER = re.compile(r"(?:train/|training/)?[A-Za-z_][\w.\-]{0,63}")
+_IDENTIFIER = re.compile(r"(?:[Tt]rain(?:ing)?/)?[A-Za-z_][\w.\-]{0,63}")
 # whole parts of a name: a rate over a zero duration is no overflow (`bits_per_dim`, `beta` are no timing)
-_TIMING = re.compile(r"(?i)(?:^|[_.\-])(?:time|times|timing|runtime|sec|secs|second|seconds|ms|speed"
-                     r"|elapsed|eta|throughput|duration|fps)(?:$|[_.\-])")
+_TIMING = re.compile(r"(?i)(?:^|[_.\-/])(?:time|times|timing|runtime|sec|secs|second|seconds|ms|speed"
+                     r"|elapsed|eta|throughput|duration|fps)(?:$|[_.\-/])")
 # the last word of a message before its value (`Magnitude of gradient is bad: inf`, `KL divergence is: inf`):
 # prose, no name; the value is kept as one printed without a name (lower case only: `IS: nan` is a score)
 _PROSE = re.compile(r"bad|invalid|got|found|received|detected|encountered|is|was|became|becomes")
 # a best-so-far, a limit or a tolerance starts at +-inf by design: no state of the model's (LightGBM's split
 # `best gain: -inf` where no split has a positive gain, too)
-_BOOKKEEPING = re.compile(r"(?i)(?:^|[_.\-])(?:best|min|max|threshold|thresh|clip|patience|delta|tol|gain)"
-                          r"(?:$|[_.\-])")
+_BOOKKEEPING = re.compile(r"(?i)(?:^|[_.\-/])(?:best|min|max|threshold|thresh|clip|patience|delta|tol|gain)"
+                          r"(?:$|[_.\-/])")
 # ...but an RL episode statistic's min or max is a statistic (`episode_reward_min: .nan`: no episode ended)
 _EPISODE_STAT = re.compile(r"(?i)^(?!.*best).*episode")
 _SECTION_CODES = {"val": SECTION_VAL, "test": SECTION_TEST, "train": SECTION_TRAIN}
