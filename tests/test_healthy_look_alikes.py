@@ -79,3 +79,11 @@ def test_an_accuracy_at_zero_is_the_models_where_the_other_split_says_otherwise(
     (tmp_path / "train.log").write_text(ocr)
     d, _ = diagnose(tmp_path)
     assert _healthy(d) and "does not fit" not in d.root_causes[0].issue
+
+
+def test_a_validation_accuracy_at_zero_beside_a_falling_validation_loss_is_no_stuck_model(tmp_path):
+    log = "".join(f"epoch {i} train_loss {1.0 - 0.08 * i:.4f} val_loss {0.9 - 0.07 * i:.4f} val_acc 0.0000\n"
+                  for i in range(1, 11))
+    (tmp_path / "train.log").write_text(log)
+    d, _ = diagnose(tmp_path)
+    assert not any("is 0 at every one of" in c.issue for c in d.root_causes), [c.issue for c in d.root_causes]

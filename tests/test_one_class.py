@@ -177,3 +177,32 @@ def test_a_report_whose_every_average_is_zero_predicted_no_label(tmp_path):
     (tmp_path / "output.txt").write_text(averages.replace("macro avg       0.00", "macro avg       0.12"))
     d, _ = diagnose(tmp_path)
     assert "mode_collapse" not in [c.code for c in d.root_causes]
+
+
+def test_a_report_at_zero_is_read_against_what_came_after_and_beside_it(tmp_path):
+    zeros = "".join(f"{name:>12}       0.00      0.00      0.00      1200\n" for name in ("micro avg", "macro avg",
+                                                                                    "weighted avg"))
+    # the first epoch's report of an NER model that went on learning
+    (tmp_path / "train.log").write_text("epoch 1 loss 2.10\n" + zeros + "".join(
+        f"epoch {e} loss {2.0 - 0.2 * e:.2f}\n" for e in range(2, 6)))
+    d, _ = diagnose(tmp_path)
+    assert "mode_collapse" not in [c.code for c in d.root_causes]
+    # a final report above 0 in another file: the zeros were the start (whatever the files' names)
+    (tmp_path / "train.log").unlink()
+    for first, final in (("b_epoch1.txt", "a_final.txt"), ("a_epoch1.txt", "b_final.txt")):
+        for f in tmp_path.iterdir():
+            f.unlink()
+        (tmp_path / first).write_text(zeros)
+        (tmp_path / final).write_text(zeros.replace("0.00      0.00      0.00", "0.81      0.60      0.69"))
+        d, _ = diagnose(tmp_path)
+        assert "mode_collapse" not in [c.code for c in d.root_causes], (first, final)
+
+
+def test_a_single_label_report_at_zero_is_labels_that_are_not_the_models_classes(tmp_path):
+    rows = "".join(f"{k:>12}       0.00      0.00      0.00        50\n" for k in "012")
+    (tmp_path / "output.txt").write_text(
+        "              precision    recall  f1-score   support\n\n" + rows + "\n    accuracy                "
+        "           0.00       150\n   macro avg       0.00      0.00      0.00       150\n"
+        "weighted avg       0.00      0.00      0.00       150\n")
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "data_pipeline_bug" and "not its classes" in d.root_causes[0].issue

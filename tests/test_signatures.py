@@ -1409,3 +1409,31 @@ def test_only_a_float_overflow_reads_as_an_overflow(tmp_path, line, numeric):
                                             "<module>\n    out = step(x)\n" + line + "\n")
     d, _ = diagnose(tmp_path)
     assert ("numerical_instability" in [c.code for c in d.root_causes]) is numeric
+
+
+def test_llavas_mismatch_warned_all_through_a_run_whose_loss_falls_is_left_behind(tmp_path):
+    # the review of session 51: a few odd samples warned through a healthy run (the rest are trained on)
+    lines = []
+    for i in range(30):
+        lines.append(f"{{'loss': {1.58 - 0.02 * i:.4f}, 'learning_rate': 2e-05, 'epoch': {i / 30:.2f}}}")
+        if i % 12 == 4:
+            lines.append("WARNING: tokenization mismatch: 1023 vs. 1021. (ignored)")
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "healthy", d.root_causes[0]
+    # FastChat's wording is the same warning; prose that mentions one is none
+    turn = "WARNING: tokenization mismatch: 312 vs. 315. #turn = 2. (ignored)"
+    assert build_event("train.log", 1, [turn])[0].signature == "tokenization_mismatch"
+    prose = "Note: a tokenization mismatch: 3 vs. 4 tokens between the slow and fast tokenizer is expected"
+    event, _ = build_event("train.log", 1, [prose])
+    assert event is None or event.signature != "tokenization_mismatch"
+
+
+def test_an_error_no_signature_names_is_still_read_beside_a_passing_warning(tmp_path):
+    (tmp_path / "train.log").write_text(
+        "WARNING: tokenization mismatch: 1023 vs. 1021. (ignored)\n"
+        "Traceback (most recent call last):\n  File \"train.py\", line 40, in <module>\n"
+        "    model.get_model().initialize_vision_modules(model_args)\n"
+        "AttributeError: 'LlamaModel' object has no attribute 'initialize_vision_modules'\n")
+    d, _ = diagnose(tmp_path)
+    assert any("AttributeError" in c.issue for c in d.root_causes), [c.issue for c in d.root_causes]

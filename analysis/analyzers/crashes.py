@@ -423,11 +423,14 @@ _FIXES = {
                                "the dtype and field count they were written with, and drop or fix the records with "
                                "absurd values"),
     "tokenization_mismatch": ("The conversation's tokens and its label mask differ in length, so the trainer masked "
-                              "the whole sample (every label ignored): the conversation template does not fit the "
-                              "tokenizer, and what it masks is not trained on (a loss at 0 where every sample is)",
+                              "the whole sample (every label ignored): the conversation template or the tokenizer "
+                              "version does not fit the model, and what it masks is not trained on (a loss at 0 "
+                              "where every sample is)",
                               "Use the conversation template made for this model's tokenizer (LLaVA's --version: "
-                              "llava_llama_3 for Llama 3, v1 for Vicuna, plain for pretraining) with the code version "
-                              "the checkpoint was trained with; count the warnings per epoch: none should remain"),
+                              "llava_llama_3 for Llama 3, v1 for Vicuna, plain for pretraining; FastChat's and "
+                              "InternVL's template names the same way) with the tokenizer version the code was "
+                              "written for (the `legacy` change moved a token); count the warnings per epoch: none "
+                              "should remain"),
     "labels_not_found": ("The trainer found the images and not their labels or captions: it trains without them, "
                          "or does not start", "Check where it looks: the label or caption files must sit beside "
                          "the images (or in the labels folder the images' path maps to) under the same name and "
@@ -512,7 +515,7 @@ _ARITHMETIC = ("numpy_overflowed_operands", "numpy_overflow")
 # says so in its traceback, where the severity is the crash's
 _SEVERITY = {"yolo_corrupt_label": "high", "numpy_overflow_in_data": "medium", "numpy_overflowed_operands": "medium",
              "numpy_overflow": "medium",
-             "labels_not_found": "medium", "tokenization_mismatch": "high",
+             "labels_not_found": "medium", "tokenization_mismatch": "medium",
              "tf_no_gradients": "medium", "ctc_no_valid_path": "medium",
              "nan_observation": "high", "constant_input": "medium", "input_ran_out": "medium",
              "spacy_misaligned_entities": "medium", "unknown_piece_output": "medium",
@@ -577,6 +580,8 @@ def analyze(run: Run) -> list[Finding]:
             continue            # a moment the run learned on past (an untrained model's first evaluation, ...)
         if e.signature == "labels_not_found" and _class_token_set(run):
             continue            # kohya's DreamBooth images: trained on their class token, by design
+        if e.signature == "tokenization_mismatch" and _trained_beside(run):
+            continue            # a few odd samples masked all through a run whose loss falls: the rest train
         if e.signature in _MEMORY_PRESSURE:
             out.append(_memory_pressure(e))
             continue
@@ -646,8 +651,8 @@ def analyze(run: Run) -> list[Finding]:
     if overflowed is not None:
         out.append(overflowed)
     echoes = LAUNCHER_REPORTS if own_error else ()      # the launcher's report of a rank's own error is no cause
-    # ...and NumPy's arithmetic warnings are no error that stopped the run: a traceback beside them is still read
-    told = [e for e in run.events if e.signature not in echoes and e.signature not in _ARITHMETIC]
+    # ...and a warning is no error that stopped the run: a traceback beside one is still read
+    told = [e for e in run.events if e.signature not in echoes and e.signature not in _ARITHMETIC + _PASSING]
     return out + error_readings.analyze_events(told, train_loss(run)) + error_readings.analyze_words(run)
 
 
@@ -699,6 +704,15 @@ def _learned_after(run: Run, e: Event) -> Evidence | None:
         return None
     return Evidence(f"{len(after)} loss reports after it, from {fmt(float(after[0]))} to {fmt(float(after[-1]))}: "
                     "the run learned on", loss.artifact, loss.span_locator(len(loss) - len(after), len(loss) - 1))
+
+
+def _trained_beside(run: Run) -> bool:
+    """Whether the training loss, wherever its reports sit beside a warning repeated all through the run, was
+    reported LEARNED_AFTER times or more, finite, above 0 and lower at the last than at the first."""
+    loss = run.metrics.get("train_loss")
+    if loss is None or len(loss) < LEARNED_AFTER or not np.isfinite(loss.values).all():
+        return False
+    return bool(loss.values[-1] > 0 and loss.values[-1] < loss.values[0])
 
 
 # kohya's dataset summary naming the token a caption-less image is trained on (`class_tokens: sotsuaru dog`)

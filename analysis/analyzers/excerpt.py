@@ -1269,22 +1269,28 @@ def as_share(v: np.ndarray) -> np.ndarray:
     return v / 100.0 if np.nanmax(v) > 1.0 else v
 
 
-def _loss_falls_over(run: Run, s: Series) -> bool:
-    """Whether the training loss fell over `s`'s reports: a model that answers the same whatever the
+def _loss_falls_over(run: Run, s: Series, name: str = "train_loss") -> bool:
+    """Whether the training loss (or `name`) fell over `s`'s reports: a model that answers the same whatever the
     input does not keep lowering its loss, so a constant accuracy beside it was computed once."""
-    loss = run.metrics.get("train_loss")
+    loss = run.metrics.get(name)
     if loss is None:
         return False
     v = loss.values[(loss.steps >= s.steps[0]) & (loss.steps <= s.steps[-1])]
     return len(v) >= STUCK_POINTS and bool(np.isfinite(v).all()) and v[-1] < v[0] - 0.01 * abs(v[0])
 
 
-def _every_accuracy_zero(run: Run) -> bool:
-    """Whether the training accuracy is exactly 0 at every report, and the validation accuracy too where printed (one
-    at 0 alone, beside no training accuracy, says nothing of the metric)."""
-    train, val = run.metrics.get("train_acc"), run.metrics.get("val_acc")
-    return (train is not None and len(train) > 0 and bool(np.all(train.values == 0))
-            and (val is None or bool(np.all(val.values == 0))))
+def _accuracy_misfit(run: Run, s: Series) -> bool:
+    """Whether an accuracy at exactly 0 at every report is a metric that does not fit the output, not a model that
+    answers the same: no training accuracy (nor, for the training one, validation accuracy) moves beside it, and a
+    loss falls over its reports (Keras' `acc` read as categorical on a one-unit output; a sequence's exact match,
+    which lags its loss). A validation accuracy at 0 beside a training one that moves is the validation data's."""
+    if not np.all(s.values == 0):
+        return False
+    for other in ("train_acc", "val_acc") if s.name == "train_acc" else ("train_acc",):
+        o = run.metrics.get(other)
+        if o is not None and o is not s and len(o) and not np.all(o.values == 0):
+            return False
+    return _loss_falls_over(run, s) or (s.name == "val_acc" and _loss_falls_over(run, s, "val_loss"))
 
 
 def _stuck_accuracy(run: Run) -> list[Finding]:
@@ -1308,11 +1314,8 @@ def _stuck_accuracy(run: Run) -> list[Finding]:
             continue
         if name == "test_acc" and chance is None and _loss_falls_over(run, s):
             continue         # a test accuracy carried between evaluations, printed at each step
-        if _every_accuracy_zero(run) and _loss_falls_over(run, s):
-            continue         # 0 while the loss falls, in every split printed: a metric that does not fit the output
-            #                  (Keras' `acc` read as categorical on a one-unit output; a sequence's exact match, which
-            #                  lags its loss), not a model that answers the same (a validation accuracy at 0 beside a
-            #                  training one that moves is the validation data's)
+        if _accuracy_misfit(run, s):
+            continue         # 0 while a loss falls: a metric that does not fit the output
         if share[0] == 0 and np.all(v == 0) and _epochs_spanned(run, s) <= 1 and s.steps[-1] <= EARLY_STEPS:
             continue         # 0 over a many-class model's first steps (face ids, a vocabulary): too early
         ev = [point(s, 0, name), point(s, len(s) - 1, name)]

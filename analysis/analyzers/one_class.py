@@ -28,6 +28,7 @@ _SPLITS = {"val_": "validation", "": "training", "test_": "test"}
 _ACCURACY = {"val_": "val_acc", "": "train_acc", "test_": "test_acc"}
 
 
+LEARNED_AFTER = 3          # a report at 0 followed by this many falling loss reports was a run's first epoch
 IMBALANCED = 0.6            # one class holding 60% or more of the samples is a majority
 REPORT_MAX_BYTES = 256 * 1024
 _REPORT_HEADER = re.compile(r"^\s*precision\s+recall\s+f1-score\s+support\s*$")
@@ -145,37 +146,76 @@ def _report_collapse(path: str, header: int, rows: list[tuple[str, float, float,
 
 
 _AVERAGES = ("micro avg", "macro avg", "weighted avg", "samples avg")
+_MULTI_LABEL = ("micro avg", "samples avg")      # what scikit-learn adds for multi-label targets (no accuracy row)
+_ACCURACY_ROW = re.compile(r"^\s*accuracy\s+(\d*\.\d+)\s+\d+\s*$")
 
 
-def _averages(run: Run) -> tuple[str, list[tuple[int, float, float, float, int]]] | None:
-    """The last run of a classification report's average rows pasted (`micro avg  0.00  0.00  0.00  5635`): its
-    artifact and (line number, precision, recall, F1, support) per row."""
-    last = None
+def _average_blocks(run: Run):
+    """Each artifact's last run of a classification report's average rows (`micro avg  0.00  0.00  0.00  5635`):
+    (artifact path, [(line number, precision, recall, F1, support, name)], whether an `accuracy` row stood just
+    above it)."""
     for a, text in pasted_texts(run, ("log", "traceback", "samples"), REPORT_MAX_BYTES):
-        block: list[tuple[int, float, float, float, int]] = []
+        last, block, accuracy, above = None, [], False, False
         for n, line in enumerate(text.split("\n"), 1):
-            m = _REPORT_ROW.match(undress(line))
+            line = undress(line)
+            m = _REPORT_ROW.match(line)
             if m and m.group(1).lower() in _AVERAGES:
-                block.append((n, float(m.group(2)), float(m.group(3)), float(m.group(4)), int(m.group(5))))
+                if not block:
+                    accuracy = above
+                block.append((n, float(m.group(2)), float(m.group(3)), float(m.group(4)), int(m.group(5)),
+                              m.group(1).lower()))
                 continue
             if block:
-                last, block = (a.path, block), []
+                last, block = (a.path, block, accuracy), []
+            if line.strip():
+                above = _ACCURACY_ROW.match(line) is not None
         if block:
-            last = (a.path, block)
-    return last
+            last = (a.path, block, accuracy)
+        if last is not None:
+            yield last
+
+
+def _trained_after(run: Run, line: int, path: str) -> bool:
+    """Whether the training loss was reported LEARNED_AFTER times or more after `line` of `path`, falling: a report at
+    0 from the first epoch of a run that went on learning (an NER model predicting only `O` at first)."""
+    loss = run.metrics.get("train_loss")
+    if loss is None or loss.lines is None or loss.artifact != path:
+        return False
+    after = loss.values[loss.lines > line]
+    return len(after) >= LEARNED_AFTER and bool(np.isfinite(after).all()) and after[-1] < after[0]
 
 
 def _nothing_predicted(run: Run) -> list[Finding]:
-    """A classification report whose every average is 0 (precision, recall and F1) over samples that hold labels: not
-    one label of any class was predicted right, which a multi-label model does by answering no label at all (every
-    output under its threshold). An LR too high for fine-tuning collapses it there; labels in another form than the
-    loss expects leave it there."""
-    found = _averages(run)
-    if found is None or not all(p == r == f == 0 and n > 0 for _, p, r, f, n in found[1]):
+    """A classification report whose every average is 0 (precision, recall and F1) over samples that hold labels, in
+    every file that prints one, and no training after it: not one label of any class was predicted right. A
+    multi-label model does it by answering no label at all (every output under its threshold), which an LR too high
+    for fine-tuning collapses it to; a single-label one always answers a class, so every answer wrong is labels that
+    are not the model's classes (shifted, re-indexed, another dataset's)."""
+    blocks = list(_average_blocks(run))
+    if not blocks or not all(len(rows) >= 2 and all(p == r == f == 0 and n > 0 for _, p, r, f, n, _ in rows)
+                             for _, rows, _ in blocks):
         return []
-    path, rows = found
+    path, rows, accuracy = blocks[-1]
+    if _trained_after(run, rows[-1][0], path):
+        return []
     ev = [Evidence(f"classification report: precision, recall and F1 0.00 in every average ({len(rows)}) over "
                    f"{rows[0][4]} samples", path, f"lines {rows[0][0]}-{rows[-1][0]}")]
+    multi = not accuracy and any(r[5] in _MULTI_LABEL for r in rows)
+    if not multi:
+        return [Finding(code="data_pipeline_bug",
+                        issue="Every sample's predicted class is wrong: every average of the classification report "
+                              "is 0, which a classifier that always answers some class reaches only when the labels "
+                              "scored are not its classes (shifted by one, re-indexed, another dataset's)",
+                        severity="high", confidence=0.55, evidence=ev,
+                        fix="Print a few (prediction, label) pairs and the class order of the model's output against "
+                            "the label encoder's; a constant offset or a permutation is the mapping to fix",
+                        analyzer=NAME, quick_fix="Print (prediction, label) pairs"),
+                Finding(code="mode_collapse",
+                        issue="A classifier that answers one class for every sample scores 0 wherever that class is "
+                              "absent from the set",
+                        severity="medium", confidence=0.4, evidence=ev,
+                        fix="Count the predicted classes: one class for every sample is a collapse (rebalance, lower "
+                            "the LR)", analyzer=NAME, quick_fix="Count the predicted classes")]
     return [Finding(code="mode_collapse",
                     issue="The classifier predicts no label right for any class: every average of its classification "
                           "report is 0 (a multi-label model that answers no label at all)",
