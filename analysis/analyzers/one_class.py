@@ -201,43 +201,42 @@ def _nothing_predicted(run: Run) -> list[Finding]:
     ev = [Evidence(f"classification report: precision, recall and F1 0.00 in every average ({len(rows)}) over "
                    f"{rows[0][4]} samples", path, f"lines {rows[0][0]}-{rows[-1][0]}")]
     multi = not accuracy and any(r[5] in _MULTI_LABEL for r in rows)
-    if not multi:
-        return [Finding(code="data_pipeline_bug",
-                        issue="Every sample's predicted class is wrong: every average of the classification report "
-                              "is 0, which a classifier that always answers some class reaches only when the labels "
-                              "scored are not its classes (shifted by one, re-indexed, another dataset's)",
-                        severity="high", confidence=0.55, evidence=ev,
-                        fix="Print a few (prediction, label) pairs and the class order of the model's output against "
-                            "the label encoder's; a constant offset or a permutation is the mapping to fix",
-                        analyzer=NAME, quick_fix="Print (prediction, label) pairs"),
-                Finding(code="mode_collapse",
-                        issue="A classifier that answers one class for every sample scores 0 wherever that class is "
-                              "absent from the set",
-                        severity="medium", confidence=0.4, evidence=ev,
-                        fix="Count the predicted classes: one class for every sample is a collapse (rebalance, lower "
-                            "the LR)", analyzer=NAME, quick_fix="Count the predicted classes")]
-    return [Finding(code="mode_collapse",
-                    issue="The classifier predicts no label right for any class: every average of its classification "
-                          "report is 0 (a multi-label model that answers no label at all)",
-                    severity="high", confidence=0.55, evidence=ev,
-                    fix="Print the predicted labels for a few samples: none at all means every output sits under the "
-                        "threshold; weight the rare labels (BCEWithLogitsLoss(pos_weight=...)) and pick the threshold "
-                        "on the validation set",
-                    analyzer=NAME, quick_fix="Print the predictions"),
-            Finding(code="lr_too_high",
-                    issue="A fine-tuning LR too high collapses a classifier to one answer for every input (BERT at "
-                          "1e-3 instead of 2e-5), here no label at all",
-                    severity="medium", confidence=0.45, evidence=ev,
-                    fix="Lower the learning rate to the model's fine-tuning range (2e-5 to 5e-5 for BERT) with a "
-                        "warm-up, and watch the training loss fall",
-                    analyzer=NAME, quick_fix="Lower the LR to 2e-5"),
-            Finding(code="data_pipeline_bug",
-                    issue="Labels in another form than the loss expects (class indices where multi-hot vectors are "
-                          "due, a threshold on logits instead of probabilities) leave every prediction wrong",
-                    severity="medium", confidence=0.4, evidence=ev,
-                    fix="Check one batch: the targets' shape and values against the outputs' (multi-hot 0/1 per label "
-                        "for BCE), and apply the threshold to sigmoid(logits)",
-                    analyzer=NAME, quick_fix="Check one batch's targets")]
+    return [Finding(code=code, issue=issue, severity=severity, confidence=confidence, evidence=ev, fix=fix,
+                    analyzer=NAME, quick_fix=quick)
+            for code, severity, confidence, issue, fix, quick in (_NO_LABEL if multi else _WRONG_CLASS)]
+
+
+# The readings of a report whose every average is 0, the likelier first: (code, severity, confidence, issue, fix,
+# quick fix). A multi-label model that answers no label at all...
+_NO_LABEL = (
+    ("mode_collapse", "high", 0.55,
+     "The classifier predicts no label right for any class: every average of its classification report is 0 (a "
+     "multi-label model that answers no label at all)",
+     "Print the predicted labels for a few samples: none at all means every output sits under the threshold; weight "
+     "the rare labels (BCEWithLogitsLoss(pos_weight=...)) and pick the threshold on the validation set",
+     "Print the predictions"),
+    ("lr_too_high", "medium", 0.45,
+     "A fine-tuning LR too high collapses a classifier to one answer for every input (BERT at 1e-3 instead of 2e-5), "
+     "here no label at all",
+     "Lower the learning rate to the model's fine-tuning range (2e-5 to 5e-5 for BERT) with a warm-up, and watch the "
+     "training loss fall", "Lower the LR to 2e-5"),
+    ("data_pipeline_bug", "medium", 0.4,
+     "Labels in another form than the loss expects (class indices where multi-hot vectors are due, a threshold on "
+     "logits instead of probabilities) leave every prediction wrong",
+     "Check one batch: the targets' shape and values against the outputs' (multi-hot 0/1 per label for BCE), and "
+     "apply the threshold to sigmoid(logits)", "Check one batch's targets"))
+# ...and a single-label one, which always answers some class
+_WRONG_CLASS = (
+    ("data_pipeline_bug", "high", 0.55,
+     "Every sample's predicted class is wrong: every average of the classification report is 0, which a classifier "
+     "that always answers some class reaches only when the labels scored are not its classes (shifted by one, "
+     "re-indexed, another dataset's)",
+     "Print a few (prediction, label) pairs and the class order of the model's output against the label encoder's; a "
+     "constant offset or a permutation is the mapping to fix", "Print (prediction, label) pairs"),
+    ("mode_collapse", "medium", 0.4,
+     "A classifier that answers one class for every sample scores 0 wherever that class is absent from the set",
+     "Count the predicted classes: one class for every sample is a collapse (rebalance, lower the LR)",
+     "Count the predicted classes"))
 
 
 def _negative_always(run: Run) -> list[Finding]:
