@@ -1225,16 +1225,6 @@ def test_numpys_overflow_in_arithmetic_is_read_but_not_an_exps_nor_an_integers(t
     assert (d.root_causes[0].code, d.root_causes[0].severity) == ("numerical_instability", "medium")
 
 
-def test_an_error_no_signature_names_is_still_read_beside_numpys_overflow(tmp_path):
-    from analysis.diagnose import diagnose
-    (tmp_path / "train.log").write_text(
-        "/home/u/proj/eval/metrics.py:40: RuntimeWarning: overflow encountered in multiply\n  sq = diff * diff\n"
-        "Traceback (most recent call last):\n  File \"train.py\", line 88, in <module>\n    for batch in loader:\n"
-        "  File \"/home/u/proj/data/coco.py\", line 61, in __getitem__\n    img = sample[\"image\"]\nKeyError: 'image'\n")
-    d, _ = diagnose(tmp_path)
-    assert any("KeyError" in c.issue for c in d.root_causes), [c.issue for c in d.root_causes]
-
-
 def test_numpys_overflow_in_the_data_passes_when_the_run_learns_on(tmp_path):
     from analysis.diagnose import diagnose
     warn = _line("numpy_overflow_in_data") + "\n"
@@ -1429,11 +1419,15 @@ def test_llavas_mismatch_warned_all_through_a_run_whose_loss_falls_is_left_behin
     assert event is None or event.signature != "tokenization_mismatch"
 
 
-def test_an_error_no_signature_names_is_still_read_beside_a_passing_warning(tmp_path):
-    (tmp_path / "train.log").write_text(
-        "WARNING: tokenization mismatch: 1023 vs. 1021. (ignored)\n"
-        "Traceback (most recent call last):\n  File \"train.py\", line 40, in <module>\n"
-        "    model.get_model().initialize_vision_modules(model_args)\n"
-        "AttributeError: 'LlamaModel' object has no attribute 'initialize_vision_modules'\n")
+@pytest.mark.parametrize("warning,error", [
+    ("/home/u/proj/eval/metrics.py:40: RuntimeWarning: overflow encountered in multiply\n  sq = diff * diff\n",
+     "KeyError: 'image'"),
+    ("WARNING: tokenization mismatch: 1023 vs. 1021. (ignored)\n",
+     "AttributeError: 'LlamaModel' object has no attribute 'initialize_vision_modules'"),
+])
+def test_an_error_no_signature_names_is_still_read_beside_a_passing_warning(tmp_path, warning, error):
+    # the reviews of session 51: a warning the run may pass is no error that stopped it
+    (tmp_path / "train.log").write_text(warning + "Traceback (most recent call last):\n  File \"train.py\", line 88, "
+                                        "in <module>\n    main()\n" + error + "\n")
     d, _ = diagnose(tmp_path)
-    assert any("AttributeError" in c.issue for c in d.root_causes), [c.issue for c in d.root_causes]
+    assert any(error.split(":")[0] in c.issue for c in d.root_causes), [c.issue for c in d.root_causes]
