@@ -155,7 +155,9 @@ def _average_blocks(run: Run):
     (artifact path, [(line number, precision, recall, F1, support, name)], whether an `accuracy` row stood just
     above it)."""
     for a, text in pasted_texts(run, ("log", "traceback", "samples"), REPORT_MAX_BYTES):
-        last, block, accuracy, above = None, [], False, False
+        last = None
+        block: list[tuple[int, float, float, float, int, str]] = []
+        accuracy = above = False
         for n, line in enumerate(text.split("\n"), 1):
             line = undress(line)
             m = _REPORT_ROW.match(line)
