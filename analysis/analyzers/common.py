@@ -280,6 +280,11 @@ def pasted_texts(run: Run, kinds: tuple[str, ...], most_bytes: int,
 def reported_after(loss: Series | None, e: Event) -> np.ndarray:
     """The values of `loss` logged after event `e`'s last line in the same file (none where either has no lines):
     a run that went on past the message (every time it was printed)."""
-    if loss is None or loss.lines is None or loss.artifact != e.artifact:
+    return reported_after_line(loss, e.artifact, e.fields.get("last_line", e.line))
+
+
+def reported_after_line(loss: Series | None, artifact: str, line: int) -> np.ndarray:
+    """The values of `loss` logged after `line` of `artifact` (none where it has no lines or is another file's)."""
+    if loss is None or loss.lines is None or loss.artifact != artifact:
         return np.zeros(0)
-    return loss.values[loss.lines > e.fields.get("last_line", e.line)]
+    return loss.values[loss.lines > line]

@@ -14,7 +14,7 @@ import re
 
 import numpy as np
 
-from analysis.analyzers.common import pasted_texts
+from analysis.analyzers.common import pasted_texts, reported_after_line
 from analysis.ingest.dressing import undress
 from analysis.metrics import Series, fmt
 from analysis.model import Evidence, Finding
@@ -180,10 +180,7 @@ def _average_blocks(run: Run):
 def _trained_after(run: Run, line: int, path: str) -> bool:
     """Whether the training loss was reported LEARNED_AFTER times or more after `line` of `path`, falling: a report at
     0 from the first epoch of a run that went on learning (an NER model predicting only `O` at first)."""
-    loss = run.metrics.get("train_loss")
-    if loss is None or loss.lines is None or loss.artifact != path:
-        return False
-    after = loss.values[loss.lines > line]
+    after = reported_after_line(run.metrics.get("train_loss"), path, line)
     return len(after) >= LEARNED_AFTER and bool(np.isfinite(after).all()) and after[-1] < after[0]
 
 
