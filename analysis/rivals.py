@@ -24,7 +24,7 @@ import numpy as np
 from analysis.analyzers.common import LR_RANGE, optimizer_family, peak_lr, point, train_loss
 from analysis.analyzers.excerpt import a_loss_falls, as_share, early_line
 from analysis.analyzers.weights import RELU
-from analysis.metrics import Series, fmt, fmt_step
+from analysis.metrics import Series, clip, fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.rank import LEADING, pair_text, rivals_of, settle_text
 from analysis.run import Run
@@ -336,27 +336,66 @@ def add_open(causes: list[Finding], run: Run) -> list[Finding]:
     return causes[:1] + added + causes[1:]
 
 
+# A launcher's or a collective's report that a rank stopped (torchrun's ChildFailedError, a watchdog's timeout,
+# Horovod shut down or stalled) is where a rank's failure shows, not what it was: the rank's own error is in its own
+# log. Where the paste holds none, what most often stops one rank while the rest wait is listed beside it, however
+# sure the report is that the job failed.
+STOPPED = ("rank_failure", "nccl_timeout", "elastic_teardown", "horovod_shutdown", "horovod_stall")
+STOPPED_BY = {
+    "out_of_memory": "a rank killed for memory (CUDA out of memory, or the kernel's OOM killer on host RAM) stops "
+                     "the job this way, its error in that rank's log only",
+    "dataloader_failure": "a rank whose DataLoader worker died or hung stops the job this way, its error in that "
+                          "rank's log only",
+}
+STOPPED_ISSUE = {
+    "out_of_memory": "Also possible: one rank ran out of memory, and the others stopped with it",
+    "dataloader_failure": "Also possible: one rank's input pipeline died or hung, and the others stopped with it",
+}
+
+
+def _stopped_by(run: Run, causes: list[Finding], leader: Finding) -> list[tuple[str, Evidence]]:
+    """What stopped a rank, where the leader is only a report that one stopped and the paste shows no error of
+    a rank's own (any other fault read would be it)."""
+    ev = leader.evidence[0]
+    report = any(e.signature in STOPPED and e.artifact == ev.artifact and e.locator == ev.locator
+                 for e in run.events)
+    if leader.code != "distributed_failure" or not report \
+            or any(c.code != leader.code for c in causes if c.code != "healthy" and c.severity in LEADING):
+        return []
+    have, said = {c.code for c in causes}, clip(ev.text, 160).rstrip(": ")
+    return [(code, Evidence(f"{said}: the report names no error of its own; {why}", ev.artifact, ev.locator))
+            for code, why in STOPPED_BY.items() if code not in have][:MOST]
+
+
 def add_rivals(causes: list[Finding], run: Run) -> list[Finding]:
     """`causes` (ranked) with the leader's open look-alikes inserted after the causes of medium
     severity or more, before the minor notes."""
     lead = [c for c in causes if c.code != "healthy" and c.severity in LEADING]
-    if not lead or not lead[0].evidence or lead[0].confidence >= SURE:
+    if not lead or not lead[0].evidence:
         return causes
     leader, have = lead[0], {c.code for c in causes}
+    found = _stopped_by(run, causes, leader)
+    if found:
+        return _beside(causes, leader, found, STOPPED_ISSUE)
+    if leader.confidence >= SURE:
+        return causes
     if leader.onset_step is None and _stall(run) is None:
         return causes            # a reading from a config or a traceback alone has no curve to look alike
     excluded = {code for c in causes for code in c.rules_out}
-    found: list[tuple[str, Evidence]] = []
     for code in rivals_of(leader.code):
         if code in have or code in excluded or code not in CHECKS or len(found) == MOST:
             continue
         ev = CHECKS[code](run, leader)
         if ev is not None:
             found.append((code, ev))
-    if not found:
-        return causes
+    return _beside(causes, leader, found, ISSUE) if found else causes
+
+
+def _beside(causes: list[Finding], leader: Finding, found: list[tuple[str, Evidence]],
+            issues: dict[str, str]) -> list[Finding]:
+    """`causes` with `found` inserted after the causes of medium severity or more, before the minor notes."""
     share = _left_by(leader, len(found))
-    added = [Finding(code=code, issue=ISSUE[code], severity="medium", confidence=share, evidence=[ev],
+    added = [Finding(code=code, issue=issues[code], severity="medium", confidence=share, evidence=[ev],
                      fix=f"Check before changing anything: {pair_text(leader.code, code) or settle_text(code)}",
                      analyzer="rivals", settle=settle_text(code)) for code, ev in found]
     cut = max(i for i, c in enumerate(causes) if c.severity in LEADING) + 1

@@ -167,3 +167,55 @@ def test_a_training_runs_low_score_at_a_report_a_usual_lr_and_a_sure_verdict_lea
         (tmp_path / str(i)).mkdir()
         lead, added = _open(tmp_path / str(i), text)
         assert lead == "healthy" and not added, (text, added)
+
+
+# torchrun's report of a failed rank, as it prints it (the layout of torch/distributed/elastic/multiprocessing/errors)
+_CHILD_FAILED = """torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+train.py FAILED
+------------------------------------------------------------
+Failures:
+  <NO_OTHER_FAILURES>
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2023-05-10_12:00:00
+  host      : node1
+  rank      : 1 (local_rank: 1)
+  exitcode  : 1 (pid: 12345)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================
+"""
+_WATCHDOG = ("[E ProcessGroupNCCL.cpp:828] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, "
+             "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800789 milliseconds before timing out.\n")
+
+
+def _stopped(tmp_path, text: str) -> tuple[list[str], list]:
+    (tmp_path / "traceback.txt").write_text(text)
+    d, _ = diagnose(tmp_path)
+    return [c.code for c in d.root_causes], d.root_causes
+
+
+def test_a_report_that_a_rank_stopped_keeps_what_stops_one_beside_it(tmp_path):
+    # the report names no error of the rank's own: one rank's OOM or input pipeline stops a job this way
+    for i, text in enumerate((_CHILD_FAILED, _WATCHDOG)):
+        (tmp_path / str(i)).mkdir()
+        codes, causes = _stopped(tmp_path / str(i), text)
+        assert codes[:3] == ["distributed_failure", "out_of_memory", "dataloader_failure"], (text, codes)
+        lead, *added = causes[:3]
+        assert all(c.severity == "medium" and c.confidence < lead.confidence for c in added)
+        assert all(c.evidence[0].locator == lead.evidence[0].locator and "names no error" in c.evidence[0].text
+                   for c in added)
+
+
+def test_a_rank_s_own_error_or_a_failure_of_the_processes_meeting_leaves_nothing_beside_it(tmp_path):
+    # a rank's own CUDA OOM above the report is the cause (the report its echo); a port taken is the job's own fault
+    oom = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 1; 23.69 GiB total "
+           "capacity; 21.50 GiB already allocated; 1.10 GiB free; 21.90 GiB reserved in total by PyTorch)\n")
+    port = ("RuntimeError: The server socket has failed to listen on any local network address. The server socket "
+            "has failed to bind to [::]:29500 (errno: 98 - Address already in use).\n")
+    for i, (text, lead) in enumerate(((oom + _CHILD_FAILED, "out_of_memory"), (port, "distributed_failure"))):
+        (tmp_path / str(i)).mkdir()
+        codes, _ = _stopped(tmp_path / str(i), text)
+        assert codes[0] == lead and "dataloader_failure" not in codes, (text, codes)
