@@ -64,6 +64,7 @@ from analysis.analyzers.common import (
 from analysis.analyzers.not_learning import TIE_SHARE, chance_accuracy, frozen_loss
 from analysis.analyzers.one_class import predicts_one_class
 from analysis.analyzers.same_output import same_output
+from analysis.analyzers.stopped_at_setup import stopped_at_setup
 from analysis.ingest.bare_rows import (
     PRINTED_NAN,
     PRINTED_ROW,
@@ -2414,7 +2415,7 @@ def analyze(run: Run) -> list[Finding]:
                 _reward_fell, _saturated_loss, _stuck_accuracy, _low_accuracy, _topk_at_chance, _collapsed_accuracy,
                 _held_out_at_chance, _auc_pinned, _flat_loss, _frozen_loss, _too_good, _one_column, _growing_gradients,
                 _short_spike, _zero_loss, _no_labels, _no_episode_ended, _unscored_part, _masked_row,
-                _every_step_skipped, _blown_up_unnamed, same_output)
+                _every_step_skipped, _blown_up_unnamed, same_output, stopped_at_setup)
     found = [f for reading in readings for f in reading(run)]
     # notes (low severity: a masked row, an LR the falling loss copes with) leave the lines healthy
     return found if any(f.severity not in NOTES for f in found) else found + _no_fault_read(run)
