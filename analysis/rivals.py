@@ -341,6 +341,9 @@ def add_open(causes: list[Finding], run: Run) -> list[Finding]:
 # log. Where the paste holds none, what most often stops one rank while the rest wait is listed beside it, however
 # sure the report is that the job failed.
 STOPPED = ("rank_failure", "nccl_timeout", "elastic_teardown", "horovod_shutdown", "horovod_stall")
+# ...of nccl_timeout's lines, the collective that waited (a watchdog's timeout, a communicator aborted after one), not
+# NCCL's own errors (`ncclInternalError`, `invalid usage`, `unhandled system error`), which name a cause of their own
+WAITED = re.compile(r"(?i)timed? ?out|\babort")
 STOPPED_BY = {
     "out_of_memory": "a rank killed for memory (CUDA out of memory, or the kernel's OOM killer on host RAM) stops "
                      "the job this way, its error in that rank's log only",
@@ -358,7 +361,7 @@ def _stopped_by(run: Run, causes: list[Finding], leader: Finding) -> list[tuple[
     a rank's own (any other fault read would be it)."""
     ev = leader.evidence[0]
     report = any(e.signature in STOPPED and e.artifact == ev.artifact and e.locator == ev.locator
-                 for e in run.events)
+                 and (e.signature != "nccl_timeout" or WAITED.search(e.text)) for e in run.events)
     if leader.code != "distributed_failure" or not report \
             or any(c.code != leader.code for c in causes if c.code != "healthy" and c.severity in LEADING):
         return []

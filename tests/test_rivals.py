@@ -210,12 +210,16 @@ def test_a_report_that_a_rank_stopped_keeps_what_stops_one_beside_it(tmp_path):
 
 
 def test_a_rank_s_own_error_or_a_failure_of_the_processes_meeting_leaves_nothing_beside_it(tmp_path):
-    # a rank's own CUDA OOM above the report is the cause (the report its echo); a port taken is the job's own fault
+    # a rank's own CUDA OOM above the report is the cause (the report its echo); a port taken, or NCCL's own error
+    # (torch 1.7's wording), is the job's own fault
     oom = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 1; 23.69 GiB total "
            "capacity; 21.50 GiB already allocated; 1.10 GiB free; 21.90 GiB reserved in total by PyTorch)\n")
     port = ("RuntimeError: The server socket has failed to listen on any local network address. The server socket "
             "has failed to bind to [::]:29500 (errno: 98 - Address already in use).\n")
-    for i, (text, lead) in enumerate(((oom + _CHILD_FAILED, "out_of_memory"), (port, "distributed_failure"))):
+    nccl = ("RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:514, unhandled system error, "
+            "NCCL version 2.7.8\n")
+    for i, (text, lead) in enumerate(((oom + _CHILD_FAILED, "out_of_memory"), (port, "distributed_failure"),
+                                      (nccl, "distributed_failure"))):
         (tmp_path / str(i)).mkdir()
         codes, _ = _stopped(tmp_path / str(i), text)
         assert codes[0] == lead and "dataloader_failure" not in codes, (text, codes)

@@ -583,6 +583,39 @@ REAL_LINES = [
     ("allocator_cache_flushes", "[2022-07-13 21:09:13,651] [WARNING] [stage3.py:2391:step] 2 pytorch allocator cache "
      "flushes since last step. this happens when there is high memory pressure and is detrimental to performance.",
      "https://github.com/deepspeedai/DeepSpeedExamples/issues/186 (OOM despite ZeRO-3)"),
+    # session 52: out-of-memory wordings of other accelerators, allocators and hosts
+    ("cudnn_oom_in_disguise", "InternalError (see above for traceback): Dst tensor is not initialized.",
+     "https://github.com/naturomics/CapsNet-Tensorflow/issues/39 (maintainer: batch too big for the GPU; "
+     "tensorflow #7025 made it `(are you out of memory?)`)"),
+    ("cuda_oom", "RuntimeError: XPU out of memory. Tried to allocate 1.71 GiB (GPU 0; 15.56 GiB total capacity; 0 bytes "
+     "already allocated; 0 bytes reserved in total by PyTorch)",
+     "https://github.com/intel/intel-extension-for-pytorch/issues/629"),
+    ("cuda_oom", "RuntimeError: Current platform can NOT allocate memory block with size larger than 4GB! Tried to "
+     "allocate 6.85 GiB (GPU  0; 15.56 GiB total capacity; 0 bytes already allocated; 0 bytes reserved in total by "
+     "PyTorch)", "https://github.com/intel/intel-extension-for-pytorch/issues/629"),
+    ("cuda_oom", "RuntimeError: NPU out of memory. Tried to allocate 386.00 MiB (NPU 2; 60.97 GiB total capacity; "
+     "59.57 GiB already allocated; 59.57 GiB current active; 16.54 MiB free; 60.06 GiB reserved in total by PyTorch)",
+     "https://github.com/hiyouga/LlamaFactory/issues/5491 (Ascend 910B)"),
+    ("cuda_oom", "[ERROR] RecentErrMsg: [PID: 1611576] 2026-03-24-12:14:32.900.217 Memory_Allocation_Failure(EL0004): "
+     "Failed to allocate memory.", "https://github.com/hw-native-sys/PTOAS/pull/341 (Ascend runtime)"),
+    ("cuda_oom", "                         Search for `hipErrorOutOfMemory' in https://rocm.docs.amd.com/projects/HIP/"
+     "en/latest/index.html for more information.", "https://github.com/vladmandic/sdnext/issues/4801 (ROCm)"),
+    ("cuda_oom", "2023-11-01 16:19:17.812101: E tensorflow/compiler/xla/stream_executor/rocm/rocm_driver.cc:606] failed "
+     "to allocate 127.99TiB (140729850295296 bytes) from device: HIP_ERROR_OutOfMemory",
+     "https://github.com/keras-team/keras/issues/13889 (tensorflow-rocm)"),
+    ("cuda_oom", "  what():  std::bad_alloc: cudaErrorMemoryAllocation: out of memory",
+     "https://github.com/NVIDIA/cccl/issues/2092 (thrust)"),
+    ("cuda_oom", "xgboost.core.XGBoostError: [10:21:03] ../src/common/device_helpers.cu:43: Memory allocation error on "
+     "worker 0: Caching allocator", "XGBoost's dh::detail::ThrowOOMError wording (src/common/device_helpers.cu)"),
+    ("cuda_oom", "RuntimeError: Device(id:0) memory isn't enough and alloc failed, kernel name: Default/Conv2D-op1, "
+     "alloc size: 1073741824B.", "MindSpore's MS_LOG wording in its runtime actors (mindspore/ccsrc/runtime)"),
+    ("cuda_oom", "  what():  Memory Object Allocation Failure",
+     "https://github.com/lightgbm-org/LightGBM/issues/4480 (LightGBM's GPU learner on OpenCL)"),
+    ("cuda_oom", "lightgbm.basic.LightGBMError: Memory Object Allocation Failure",
+     "https://github.com/Kaggle/docker-python/pull/923 (JAX had taken the GPU's memory)"),
+    ("host_oom", "**Your session crashed after using all available RAM.**",
+     "https://github.com/googlecolab/colabtools/issues/2332"),
+    ("host_oom", "lightgbm.basic.LightGBMError: Out of Host Memory", "https://github.com/lightgbm-org/LightGBM/issues/4492"),
 ]
 
 # NCCL WARN lines printed while NCCL probes transports it then does without: the run goes on
