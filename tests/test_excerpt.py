@@ -2252,3 +2252,32 @@ def test_records_an_array_writer_ended_with_a_comma_keep_every_key(tmp_path):
                                         '{"epoch": 2, "train_loss": 0.7, "val_acc": 0.6},\n')
     m = load_run(tmp_path).metrics
     assert m.get("val_acc").values.tolist() == [0.5, 0.6] and m.get("train_loss").values.tolist() == [0.9, 0.7]
+
+
+# Eesen's CTC trainer (srvk/eesen #73, tests/wild, tune half), its token accuracy as posted
+_EESEN = "".join(
+    f"VLOG[1](train-ctc-parallel:EvalParallel%28%29:ctc-loss.cc:182) After {n}000 sequences ({h}Hr): "
+    f"Obj(log[Pzx]) = {obj}   TokenAcc = {acc}%\n"
+    for n, h, obj, acc in ((62, "33.1789", "-8.45854", "97.4986"), (63, "34.1167", "-8.56525", "97.4942"),
+                           (64, "35.0689", "-8.71485", "97.4921"), (65, "36.0363", "-8.6e+29", "19.0128"),
+                           (66, "37.0192", "-1e+30", "4.44885")))
+
+
+def test_a_training_accuracy_that_falls_from_its_best_and_stays_down_is_a_blow_up(tmp_path):
+    d = _top(tmp_path, _EESEN)
+    top = d.root_causes[0]
+    assert top.code == "lr_too_high" and top.severity == "medium" and top.confidence < 0.8
+    assert [e.locator for e in top.evidence] == ["line 3", "line 4", "line 5"]
+
+
+@pytest.mark.parametrize("accs, losses", [
+    ((0.91, 0.93, 0.35, 0.92, 0.94), None),                  # a dip it came back from
+    ((0.95, 0.85, 0.75, 0.6, 0.45, 0.40), None),             # a slide, not a fall
+    ((0.91, 0.93, 0.30, 0.32, 0.35), (0.40, 0.35, 0.30, 0.28, 0.25)),   # the loss beside it still falls
+    ((0.30, 0.40, 0.10, 0.08), None),                        # it had not learned
+])
+def test_an_accuracy_that_recovers_slides_or_falls_beside_a_falling_loss_is_no_blow_up(tmp_path, accs, losses):
+    text = "".join(f"Epoch {i + 1}: " + (f"loss {losses[i]:.3f} " if losses else "") + f"acc {a:.3f}\n"
+                   for i, a in enumerate(accs))
+    d = _top(tmp_path, text)
+    assert not any("stayed down" in c.issue for c in d.root_causes), [c.issue for c in d.root_causes]

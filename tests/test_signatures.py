@@ -616,6 +616,10 @@ REAL_LINES = [
     ("host_oom", "**Your session crashed after using all available RAM.**",
      "https://github.com/googlecolab/colabtools/issues/2332"),
     ("host_oom", "lightgbm.basic.LightGBMError: Out of Host Memory", "https://github.com/lightgbm-org/LightGBM/issues/4492"),
+    ("xla_remat_short", "2024-02-19 15:14:56.882326: W external/xla/xla/service/hlo_rematerialization.cc:2941] Can't "
+     "reduce memory use below -30.29GiB (-32529110990 bytes) by rematerialization; only reduced to 49.62GiB "
+     "(53280000080 bytes), down from 49.62GiB (53280000080 bytes) originally",
+     "https://github.com/google-deepmind/mujoco/issues/1431 (Brax's replay buffer sized by num_timesteps)"),
 ]
 
 # NCCL WARN lines printed while NCCL probes transports it then does without: the run goes on

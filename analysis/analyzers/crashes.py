@@ -148,6 +148,11 @@ _MEMORY_PRESSURE = {
                     "Check the evicted pod is the trainer's (kubectl get events); if so, give its container a memory "
                     "request and limit that fit the run (host RAM: the DataLoader's workers, the dataset held in "
                     "memory), or lower num_workers and what each holds"),
+    "xla_remat_short": ("XLA could not fit the compiled step in the device's memory, even recomputing activations: "
+                        "the step needs more than the device holds",
+                        "Shrink what the step holds: a smaller batch or sequence (or num_envs), a replay buffer or "
+                        "cache sized explicitly rather than by the run's length, fewer parameters on each device "
+                        "(shard them), or bf16 activations"),
 }
 
 

@@ -60,6 +60,7 @@ from analysis.analyzers.common import (
     rewarded,
     small_lr,
     thirds,
+    train_loss,
 )
 from analysis.analyzers.not_learning import TIE_SHARE, chance_accuracy, frozen_loss
 from analysis.analyzers.one_class import predicts_one_class
@@ -1570,6 +1571,50 @@ def _collapsed_accuracy(run: Run) -> list[Finding]:
                     quick_fix="Print a batch of (input, label) pairs")]
 
 
+CRASH_LEARNED = 0.5         # a training accuracy that reached this share...
+CRASH_KEPT = 0.5            # ...then fell under half of it within CRASH_WITHIN reports and never came back
+CRASH_WITHIN = 2
+CRASH_NEAR = 0.9            # ...from within 10% of its best
+
+
+def _accuracy_crashed(run: Run) -> list[Finding]:
+    """A training accuracy that had learned, then fell under half its best within a report or two and stayed
+    there (Eesen's `TokenAcc = 97.49%` to `19.01%` to `4.45%`): the accuracy's picture of a loss that blew up, an
+    LR too high for the weights the run reached. Not where a loss turned non-finite (that reading names it), nor
+    an accuracy frozen at one value (the collapse reading's), nor beside a training loss printed through it: one
+    that rose is the rising loss's reading, one that fell says the weights still learn (a new task, a metric
+    reset)."""
+    a = run.metrics.get("train_acc")
+    if a is None or len(a) < 3 or not np.isfinite(a.values).all() or _first_nonfinite(run) is not None \
+            or _collapse(run) is not None:
+        return []
+    share = as_share(a.values)
+    best = int(np.argmax(share))
+    after = np.flatnonzero(share[best + 1:] < CRASH_KEPT * share[best])
+    if share[best] < CRASH_LEARNED or not len(after) or not np.all(np.diff(a.steps[best:]) > 0):
+        return []
+    fell = best + 1 + int(after[0])
+    # near its best just before (a fall, not a slide), and down from there to the last report
+    near = [j for j in range(max(best, fell - CRASH_WITHIN), fell) if share[j] >= CRASH_NEAR * share[best]]
+    if not near or not np.all(share[fell:] < CRASH_KEPT * share[best]):
+        return []
+    top = near[-1]
+    loss = train_loss(run)
+    if loss is not None and np.isfinite(loss.values[(loss.steps >= a.steps[best]) & (loss.steps <= a.steps[-1])]
+                                       ).sum() >= 2:
+        return []               # the loss beside it speaks for the same steps (a rise is its own reading)
+    ev = [point(a, top, a.name), point(a, fell, f"{a.name} fell"), point(a, len(a) - 1, f"last {a.name}")]
+    return [Finding(code="lr_too_high", issue=f"{a.name} fell from {fmt(float(a.values[top]))} to "
+                    f"{fmt(float(a.values[fell]))} in {fell - top} report{'s' if fell - top > 1 else ''} and "
+                    f"stayed down ({fmt(float(a.values[-1]))} at the last): the model had learned, then its updates "
+                    "threw the weights off; an LR too high for where training reached does that",
+                    severity="medium", confidence=0.5, evidence=ev, onset_step=float(a.steps[fell]),
+                    fix="Lower the learning rate 2-10x (or decay it before this point), add a warm-up if the run "
+                        "restarted, and clip gradients; resume from the checkpoint before the fall",
+                    expected_impact="the accuracy holds its level past this point instead of falling",
+                    analyzer=NAME, quick_fix="Lower the LR and clip gradients")]
+
+
 _LOSS_BESIDE = {"val_acc": ("val_loss",), "test_acc": ("test_loss",), "train_acc": ("train_loss", "train_loss_epoch")}
 
 
@@ -2413,9 +2458,9 @@ def _every_step_skipped(run: Run) -> list[Finding]:
 def analyze(run: Run) -> list[Finding]:
     readings = (_gap, _zero_map, _one_task_zero, _low_miou, _dice_out_of_range, _absurd_lr, _nan_loss, _rising_loss,
                 _reward_fell, _saturated_loss, _stuck_accuracy, _low_accuracy, _topk_at_chance, _collapsed_accuracy,
-                _held_out_at_chance, _auc_pinned, _flat_loss, _frozen_loss, _too_good, _one_column, _growing_gradients,
-                _short_spike, _zero_loss, _no_labels, _no_episode_ended, _unscored_part, _masked_row,
-                _every_step_skipped, _blown_up_unnamed, same_output, stopped_at_setup)
+                _accuracy_crashed, _held_out_at_chance, _auc_pinned, _flat_loss, _frozen_loss, _too_good, _one_column,
+                _growing_gradients, _short_spike, _zero_loss, _no_labels, _no_episode_ended, _unscored_part,
+                _masked_row, _every_step_skipped, _blown_up_unnamed, same_output, stopped_at_setup)
     found = [f for reading in readings for f in reading(run)]
     # notes (low severity: a masked row, an LR the falling loss copes with) leave the lines healthy
     return found if any(f.severity not in NOTES for f in found) else found + _no_fault_read(run)
