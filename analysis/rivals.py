@@ -342,8 +342,12 @@ def add_open(causes: list[Finding], run: Run) -> list[Finding]:
 # sure the report is that the job failed.
 STOPPED = ("rank_failure", "nccl_timeout", "elastic_teardown", "horovod_shutdown", "horovod_stall")
 # ...of nccl_timeout's lines, the collective that waited (a watchdog's timeout, a communicator aborted after one), not
-# NCCL's own errors (`ncclInternalError`, `invalid usage`, `unhandled system error`), which name a cause of their own
-WAITED = re.compile(r"(?i)timed? ?out|\babort")
+# NCCL's own errors (`ncclInternalError`, `invalid usage`, `unhandled system error`), which name a cause of their own;
+# of rank_failure's, a rank that exited once the job ran (torchrun's report, an exit code), not a rendezvous or a
+# connection that never formed (no rank had trained: the job's setup is the fault)
+WAITED = {"nccl_timeout": re.compile(r"(?i)timed? ?out|watchdog"),
+          "rank_failure": re.compile(r"ChildFailedError|exitcode|exit code|return code|non-zero (?:exit )?status|"
+                                     r"errors\.html")}
 STOPPED_BY = {
     "out_of_memory": "a rank killed for memory (CUDA out of memory, or the kernel's OOM killer on host RAM) stops "
                      "the job this way, its error in that rank's log only",
@@ -358,11 +362,12 @@ STOPPED_ISSUE = {
 
 def _stopped_by(run: Run, causes: list[Finding], leader: Finding) -> list[tuple[str, Evidence]]:
     """What stopped a rank, where the leader is only a report that one stopped and the paste shows no error of
-    a rank's own (any other fault read would be it)."""
+    a rank's own: no other fault read, and no traceback, exception or device error, named or not."""
     ev = leader.evidence[0]
     report = any(e.signature in STOPPED and e.artifact == ev.artifact and e.locator == ev.locator
-                 and (e.signature != "nccl_timeout" or WAITED.search(e.text)) for e in run.events)
+                 and (e.signature not in WAITED or WAITED[e.signature].search(e.text)) for e in run.events)
     if leader.code != "distributed_failure" or not report \
+            or any(e.signature not in STOPPED and e.signature != "benign" for e in run.events) \
             or any(c.code != leader.code for c in causes if c.code != "healthy" and c.severity in LEADING):
         return []
     have, said = {c.code for c in causes}, clip(ev.text, 160).rstrip(": ")

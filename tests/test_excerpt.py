@@ -2275,9 +2275,20 @@ def test_a_training_accuracy_that_falls_from_its_best_and_stays_down_is_a_blow_u
     ((0.95, 0.85, 0.75, 0.6, 0.45, 0.40), None),             # a slide, not a fall
     ((0.91, 0.93, 0.30, 0.32, 0.35), (0.40, 0.35, 0.30, 0.28, 0.25)),   # the loss beside it still falls
     ((0.30, 0.40, 0.10, 0.08), None),                        # it had not learned
+    ((0.66, 0.85, 0.96, 0.30, 0.36, 0.42), None),            # a curriculum's next stage, learning again
+    ((0.90, 0.93, 0.95, 0.20), None),                        # one report down is no "stayed down"
 ])
 def test_an_accuracy_that_recovers_slides_or_falls_beside_a_falling_loss_is_no_blow_up(tmp_path, accs, losses):
     text = "".join(f"Epoch {i + 1}: " + (f"loss {losses[i]:.3f} " if losses else "") + f"acc {a:.3f}\n"
+                   for i, a in enumerate(accs))
+    d = _top(tmp_path, text)
+    assert not any("stayed down" in c.issue for c in d.root_causes), [c.issue for c in d.root_causes]
+
+
+def test_a_gan_discriminator_settling_at_half_is_no_blow_up(tmp_path):
+    # the Keras-GAN examples' line: the discriminator's accuracy falls to ~50% as the generator catches up
+    accs = (50.0, 100.0, 98.44, 45.31, 42.19, 48.44, 46.88)
+    text = "".join(f"{i} [D loss: {0.69 - i * 0.01:.6f}, acc.: {a:.2f}%] [G loss: {0.7 + i * 0.02:.6f}]\n"
                    for i, a in enumerate(accs))
     d = _top(tmp_path, text)
     assert not any("stayed down" in c.issue for c in d.root_causes), [c.issue for c in d.root_causes]

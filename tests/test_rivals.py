@@ -4,6 +4,7 @@ evidence; what the artifacts exclude stays off."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from analysis.diagnose import diagnose
 from analysis.ingest import load_run
@@ -223,3 +224,20 @@ def test_a_rank_s_own_error_or_a_failure_of_the_processes_meeting_leaves_nothing
         (tmp_path / str(i)).mkdir()
         codes, _ = _stopped(tmp_path / str(i), text)
         assert codes[0] == lead and "dataloader_failure" not in codes, (text, codes)
+
+
+@pytest.mark.parametrize("text", [
+    # the rank's own error above the report, one no signature names
+    "Traceback (most recent call last):\n  File \"train.py\", line 88, in <module>\n    out = model(x)\n"
+    "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cuda:0!\n"
+    + _CHILD_FAILED,
+    # a rendezvous that never formed: no rank trained, the job's setup is the fault
+    "torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/2 clients joined.\n",
+    "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError\n",
+    # a communicator aborted for NCCL's own error, not a wait
+    "RuntimeError: NCCL communicator was aborted on rank 1.  Original reason for failure was: NCCL error: unhandled "
+    "cuda error, NCCL version 2.10.3\n",
+])
+def test_a_rank_s_own_error_a_rendezvous_or_nccl_s_own_abort_gets_no_stopped_rank_look_alike(tmp_path, text):
+    codes, _ = _stopped(tmp_path, text)
+    assert codes[0] == "distributed_failure" and "dataloader_failure" not in codes, codes

@@ -584,7 +584,7 @@ REAL_LINES = [
      "flushes since last step. this happens when there is high memory pressure and is detrimental to performance.",
      "https://github.com/deepspeedai/DeepSpeedExamples/issues/186 (OOM despite ZeRO-3)"),
     # session 52: out-of-memory wordings of other accelerators, allocators and hosts
-    ("cudnn_oom_in_disguise", "InternalError (see above for traceback): Dst tensor is not initialized.",
+    ("tf_dst_uninitialized", "InternalError (see above for traceback): Dst tensor is not initialized.",
      "https://github.com/naturomics/CapsNet-Tensorflow/issues/39 (maintainer: batch too big for the GPU; "
      "tensorflow #7025 made it `(are you out of memory?)`)"),
     ("cuda_oom", "RuntimeError: XPU out of memory. Tried to allocate 1.71 GiB (GPU 0; 15.56 GiB total capacity; 0 bytes "
@@ -903,9 +903,7 @@ def test_a_launcher_reporting_a_failed_rank_asks_for_that_ranks_own_error(tmp_pa
     (tmp_path / "output.txt").write_text(_line("rank_failure") + "\n" + "  exitcode  : 1 (pid: 78970)\n")
     d, _ = diagnose(tmp_path)
     assert d.root_causes[0].code == "distributed_failure" and d.root_causes[0].confidence < 0.8
-    # ...and beside what most often stops one rank, each rank's own log is what tells them apart
-    assert d.status == "needs_more_data" and "each rank's own log" in d.tell_apart
-    assert [c.code for c in d.root_causes[1:3]] == ["out_of_memory", "dataloader_failure"]
+    assert d.status == "needs_more_data" and "first rank that failed" in d.tell_apart
 
 
 @pytest.mark.parametrize("status", ["RESOURCE_EXHAUSTED", "Resource exhausted", "resource exhausted"])
@@ -1470,3 +1468,24 @@ def test_an_error_no_signature_names_is_still_read_beside_a_passing_warning(tmp_
                                         "in <module>\n    main()\n" + error + "\n")
     d, _ = diagnose(tmp_path)
     assert any(error.split(":")[0] in c.issue for c in d.root_causes), [c.issue for c in d.root_causes]
+
+
+def test_xla_s_estimate_before_a_run_that_trains_on_is_no_out_of_memory(tmp_path):
+    # XLA's rematerialization warning, then the steps it was said not to fit: the estimate was not the limit
+    (tmp_path / "train.log").write_text(
+        "W external/xla/xla/service/hlo_rematerialization.cc:2941] Can't reduce memory use below 10.64GiB "
+        "(11428802214 bytes) by rematerialization; only reduced to 71.27GiB (76527210496 bytes)\n"
+        + "".join(f"step {s} loss {2.9 - s / 700:.3f}\n" for s in range(100, 1100, 100)))
+    d, _ = diagnose(tmp_path)
+    assert "out_of_memory" not in [c.code for c in d.root_causes], [c.issue for c in d.root_causes]
+
+
+def test_an_allocator_retry_in_gib_before_a_run_that_trains_on_is_no_crash(tmp_path):
+    # current TSL prints the size as `14.95GiB` (older TensorFlow `14.95G`): a retry the run went on after
+    (tmp_path / "train.log").write_text(
+        "I tensorflow/compiler/xla/stream_executor/rocm/rocm_driver.cc:606] failed to allocate 14.95GiB "
+        "(16049923584 bytes) from device: HIP_ERROR_OutOfMemory\n"
+        + "".join(f"Epoch {e}/9\n100/100 - 5s - loss: {1.2 - e * 0.1:.4f} - accuracy: {0.6 + e * 0.03:.4f}\n"
+                  for e in range(1, 10)))
+    d, _ = diagnose(tmp_path)
+    assert not any(c.code == "out_of_memory" and c.severity in ("critical", "high") for c in d.root_causes)

@@ -35,3 +35,35 @@ def test_the_setup_with_a_run_or_an_error_after_it_is_no_hang(tmp_path, after):
     (tmp_path / "train.log").write_text(LIGHTNING + after)
     d, _ = diagnose(tmp_path)
     assert not any("ends at the distributed setup" in c.issue for c in d.root_causes)
+
+
+def test_one_rank_at_its_setup_beside_a_run_or_a_metrics_file_is_no_hang(tmp_path):
+    # a healthy rank 1 under Lightning prints only its setup line; rank 0's log, or a metrics file, shows the run
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "rank0.log").write_text(LIGHTNING + "".join(
+        f"Epoch {e}: 100%|##########| 100/100 [00:10<00:00, 9.80it/s, loss={1.5 - e * 0.15:.3f}]\n" for e in range(6)))
+    (tmp_path / "a" / "rank1.log").write_text("initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/2\n")
+    (tmp_path / "b" / "train.log").write_text(LIGHTNING)
+    (tmp_path / "b" / "metrics.csv").write_text("epoch,train_loss,val_loss\n" + "".join(
+        f"{e},{1.5 - e * 0.2:.2f},{1.6 - e * 0.2:.2f}\n" for e in range(5)))
+    for d in ("a", "b"):
+        diagnosis, _ = diagnose(tmp_path / d)
+        assert not any("distributed setup" in c.issue or "every rank registered" in c.issue
+                       for c in diagnosis.root_causes), d
+
+
+def test_a_job_of_one_process_or_an_error_above_the_setup_is_no_hang(tmp_path):
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "output.txt").write_text("Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/1\n")
+    (tmp_path / "b" / "output.txt").write_text(
+        "Traceback (most recent call last):\n  File \"train.py\", line 40, in <module>\n    batch = cfg['items']\n"
+        "KeyError: 'items'\ninitializing ddp: GLOBAL_RANK: 0, MEMBER: 1/2\n")
+    for d in ("a", "b"):
+        diagnosis, _ = diagnose(tmp_path / d)
+        assert not any("distributed setup" in c.issue for c in diagnosis.root_causes), d
+
+
+def test_every_rank_registered_is_a_hang_in_the_first_collective_not_a_rank_missing(tmp_path):
+    (tmp_path / "output.txt").write_text(LIGHTNING)
+    d, _ = diagnose(tmp_path)
+    assert "every rank registered" in d.root_causes[0].issue and "NCCL_P2P_DISABLE=1" in d.root_causes[0].fix

@@ -90,13 +90,16 @@ def _oom(run: Run, e: Event) -> Finding:
         fix = ("The kernel's OOM killer ended the process (SIGKILL, exit 137/-9): host RAM ran out. Lower "
                "num_workers and the data held in memory per worker (load lazily, memory-map), load "
                "checkpoints with mmap=True / low_cpu_mem_usage, and check `dmesg` for the oom-kill line")
+    elif e.signature == "tf_dst_uninitialized":
+        fix = ("TensorFlow could not allocate the tensor it was copying to the GPU: check nvidia-smi for other "
+               "processes on the GPU (another session or notebook holding its memory), then halve the batch size")
     elif e.signature == "cudnn_oom_in_disguise":
         fix = ("cuDNN or cuBLAS could not get memory for its handle or workspace: check nvidia-smi for other "
                "processes on the GPU and halve the batch size first; if it still fails at batch size 1, "
                "check that the PyTorch build matches the CUDA/cuDNN driver (and, for cuBLAS, that no token "
                "id exceeds the embedding size)")
     issue = f"{title}: " + ", ".join(parts) if parts else title
-    confidence = 0.75 if e.signature == "cudnn_oom_in_disguise" else 0.97
+    confidence = 0.75 if e.signature in ("cudnn_oom_in_disguise", "tf_dst_uninitialized") else 0.97
     severity = "critical"
     if e.signature == "cuda_oom_retried":     # handled by a retry: the run may go on, slower, on the CPU
         fix = ("detectron2 ran the op again on the CPU: lower the images' size or the number of boxes per image "
@@ -112,7 +115,7 @@ def _oom(run: Run, e: Event) -> Finding:
 # (`failed to allocate 613.15M (642935552 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY`, at INFO), a trainer
 # that caught it (fairseq's `attempting to recover from OOM`, `skipping batch`). Not the OOM killer's `Killed`,
 # nor a bare `CUDA out of memory`: losses after those may be a relaunch's.
-_RETRIED_OOM = re.compile(r"failed to allocate [\d.]+[KMGT]? \(\d+ bytes\) from device|skipping (?:this )?batch|"
+_RETRIED_OOM = re.compile(r"failed to allocate [\d.]+\s?[KMGT]?i?B? \(\d+ bytes\) from device|skipping (?:this )?batch|"
                           r"recover(?:ing)? from (?:an? )?OOM|attempting to recover|"
                           # Ray's memory monitor kills a task to free the node's RAM, and retries it
                           r"Workers \(tasks / actors\) killed due to memory pressure", re.I)
@@ -148,8 +151,8 @@ _MEMORY_PRESSURE = {
                     "Check the evicted pod is the trainer's (kubectl get events); if so, give its container a memory "
                     "request and limit that fit the run (host RAM: the DataLoader's workers, the dataset held in "
                     "memory), or lower num_workers and what each holds"),
-    "xla_remat_short": ("XLA could not fit the compiled step in the device's memory, even recomputing activations: "
-                        "the step needs more than the device holds",
+    "xla_remat_short": ("XLA expects the compiled step to need more memory than the device holds, even recomputing "
+                        "activations: if RESOURCE_EXHAUSTED follows, this is why",
                         "Shrink what the step holds: a smaller batch or sequence (or num_envs), a replay buffer or "
                         "cache sized explicitly rather than by the run's length, fewer parameters on each device "
                         "(shard them), or bf16 activations"),
@@ -172,6 +175,8 @@ MEMORY_PRESSURE = 0.5
 _OOM_TITLES = {"host_oom": "Host out of memory",
                "tf_oom": "GPU out of memory (TensorFlow or XLA/JAX resource exhausted)",
                "cudnn_oom_in_disguise": "A cuDNN/cuBLAS error that is most often GPU memory exhausted",
+               "tf_dst_uninitialized": "A TensorFlow copy to the GPU that could not allocate its tensor: most often "
+                                       "GPU memory exhausted",
                "cuda_oom": "GPU out of memory",
                "cuda_oom_retried": "GPU out of memory inside an op, which detectron2 retried on the CPU"}
 RETRIED_OOM = 0.6
@@ -532,7 +537,9 @@ _SEVERITY = {"yolo_corrupt_label": "high", "numpy_overflow_in_data": "medium", "
 _PASSING = ("constant_input", "spacy_misaligned_entities", "numpy_overflow_in_data", "numpy_overflowed_operands",
             "numpy_overflow",
             "labels_not_found", "corrupt_sample", "tokenization_mismatch",
-            "allocator_cache_flushes", "pod_evicted", "invalid_annotations_dropped", "horovod_stall")
+            "allocator_cache_flushes", "pod_evicted", "invalid_annotations_dropped", "horovod_stall",
+            # XLA's estimate of a step that does not fit: where the run then trains, the estimate was not the limit
+            "xla_remat_short")
 LEARNED_AFTER = 3
 # An assert that names the check a device-side assert failed: the generic device-assert reading (a label out
 # of range) gives way to it

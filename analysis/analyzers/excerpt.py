@@ -60,7 +60,6 @@ from analysis.analyzers.common import (
     rewarded,
     small_lr,
     thirds,
-    train_loss,
 )
 from analysis.analyzers.not_learning import TIE_SHARE, chance_accuracy, frozen_loss
 from analysis.analyzers.one_class import predicts_one_class
@@ -1575,15 +1574,17 @@ CRASH_LEARNED = 0.5         # a training accuracy that reached this share...
 CRASH_KEPT = 0.5            # ...then fell under half of it within CRASH_WITHIN reports and never came back
 CRASH_WITHIN = 2
 CRASH_NEAR = 0.9            # ...from within 10% of its best
+CRASH_CLIMB = 0.05          # ...and not climbing back more than 5 points by the last report
 
 
 def _accuracy_crashed(run: Run) -> list[Finding]:
     """A training accuracy that had learned, then fell under half its best within a report or two and stayed
     there (Eesen's `TokenAcc = 97.49%` to `19.01%` to `4.45%`): the accuracy's picture of a loss that blew up, an
     LR too high for the weights the run reached. Not where a loss turned non-finite (that reading names it), nor
-    an accuracy frozen at one value (the collapse reading's), nor beside a training loss printed through it: one
-    that rose is the rising loss's reading, one that fell says the weights still learn (a new task, a metric
-    reset)."""
+    an accuracy frozen at one value (the collapse reading's), nor beside any loss printed through it: one that
+    rose is the rising loss's reading, one that fell says the weights still learn (a new task, a metric reset), and
+    a GAN's discriminator accuracy settles near 50% by design; nor one climbing again after the fall (a
+    curriculum's next stage)."""
     a = run.metrics.get("train_acc")
     if a is None or len(a) < 3 or not np.isfinite(a.values).all() or _first_nonfinite(run) is not None \
             or _collapse(run) is not None:
@@ -1594,16 +1595,19 @@ def _accuracy_crashed(run: Run) -> list[Finding]:
     if share[best] < CRASH_LEARNED or not len(after) or not np.all(np.diff(a.steps[best:]) > 0):
         return []
     fell = best + 1 + int(after[0])
-    # near its best just before (a fall, not a slide), and down from there to the last report
+    # near its best just before (a fall, not a slide); down from there at two reports or more, not climbing again
+    # (a new curriculum stage or task starts low and learns)
     near = [j for j in range(max(best, fell - CRASH_WITHIN), fell) if share[j] >= CRASH_NEAR * share[best]]
-    if not near or not np.all(share[fell:] < CRASH_KEPT * share[best]):
+    if not near or fell > len(a) - 2 or not np.all(share[fell:] < CRASH_KEPT * share[best]) \
+            or share[-1] > share[fell] + CRASH_CLIMB:
         return []
     top = near[-1]
-    loss = train_loss(run)
-    if loss is not None and np.isfinite(loss.values[(loss.steps >= a.steps[best]) & (loss.steps <= a.steps[-1])]
-                                       ).sum() >= 2:
-        return []               # the loss beside it speaks for the same steps (a rise is its own reading)
-    ev = [point(a, top, a.name), point(a, fell, f"{a.name} fell"), point(a, len(a) - 1, f"last {a.name}")]
+    for name in run.metrics.names():
+        s = run.metrics.get(name) if "loss" in name else None
+        if s is not None and np.isfinite(s.values[(s.steps >= a.steps[best]) & (s.steps <= a.steps[-1])]).sum() >= 2:
+            return []           # a loss beside it speaks for the same steps (a rise is its own reading; a GAN's
+                                # discriminator accuracy falls to 50% by design)
+    ev = [point(a, top, a.name), point(a, fell, f"{a.name} fell to"), point(a, len(a) - 1, f"last {a.name}")]
     return [Finding(code="lr_too_high", issue=f"{a.name} fell from {fmt(float(a.values[top]))} to "
                     f"{fmt(float(a.values[fell]))} in {fell - top} report{'s' if fell - top > 1 else ''} and "
                     f"stayed down ({fmt(float(a.values[-1]))} at the last): the model had learned, then its updates "

@@ -23,6 +23,11 @@ SETUP = re.compile(r"(?i:initializing ddp\b)|Initializing distributed: GLOBAL_RA
                    r"All (?:DDP|distributed) processes registered|init nccl context nranks|"
                    r"Added key: store_based_barrier_key|Initializing TorchBackend in DeepSpeed|"
                    r"^\s*distributed_backend=\w+\s*$")
+# every rank has joined (Lightning's `All DDP processes registered. Starting ddp with 2 processes`): what hangs is the
+# first collective, NCCL setting up its communicator between the GPUs
+JOINED = re.compile(r"processes registered")
+# the job's size where the line says it: `MEMBER: 1/2`, `Starting ddp with 2 processes`, `nranks: 4`
+WORLD = re.compile(r"MEMBER: \d+/(\d+)|with (\d+) processes|nranks: (\d+)")
 # what a console prints around the setup's messages and says nothing: rules, blank lines
 _RULE = re.compile(r"^[\s\-=*#_~]*$")
 
@@ -37,25 +42,45 @@ def _last_said(text: str) -> tuple[int, str] | None:
     return None
 
 
+def _world(text: str) -> int | None:
+    sizes = [int(next(g for g in m.groups() if g)) for m in WORLD.finditer(text)]
+    return max(sizes) if sizes else None
+
+
 def stopped_at_setup(run: Run) -> list[Finding]:
-    if any(e.code is not None for e in run.events):
-        return []               # an error in the paste says why the job stopped
+    if run.events:
+        return []               # an error or a traceback in the paste, named or not, says why the job stopped
+    if any(len(s) for name in run.metrics.names() if (s := run.metrics.get(name)) is not None):
+        return []               # a step or a metric read anywhere: the job ran (another rank's log, a metrics file)
     # a one-line paste may be taken for a file of model outputs: read it where it is the paste itself
     kinds = ("log", "traceback", "samples") if len(run.usable()) == 1 else ("log", "traceback")
+    ends = []
     for a, text in pasted_texts(run, kinds, MAX_BYTES):
         last = _last_said(text)
-        if last is None or not SETUP.search(last[1]):
+        if last is None:
             continue
-        n, line = last
-        return [Finding(
-            code="distributed_failure", severity="medium", confidence=CONFIDENCE, analyzer=NAME,
-            issue="The paste ends at the distributed setup, with no error: a job that stops here waits for a "
-                  "rank that never joined",
-            evidence=[Evidence(f"{line}: the last line printed, and no step, metric or error after it", a.path,
-                               f"line {n}")],
-            fix="Check that every rank starts and prints this same line: rerun with NCCL_DEBUG=INFO and "
-                "TORCH_DISTRIBUTED_DEBUG=DETAIL; unset NODE_RANK, LOCAL_RANK or MASTER_ADDR left set by a cluster "
-                "or a launcher; point NCCL_SOCKET_IFNAME at the network interface the nodes share; try "
-                "NCCL_P2P_DISABLE=1 where GPUs cannot reach each other directly",
-            quick_fix="Rerun with NCCL_DEBUG=INFO")]
-    return []
+        if not SETUP.search(last[1]):
+            return []           # every log the paste holds ends there (one rank's log at its setup beside another's
+                                # run is that rank's start)
+        ends.append((a, text, last))
+    if not ends:
+        return []
+    a, text, (n, line) = ends[0]
+    if _world(text) == 1:
+        return []               # a job of one process has no rank to wait for
+    if JOINED.search(line):
+        issue = ("The paste ends after every rank registered, with no error: a job that stops here hangs in its "
+                 "first collective, NCCL setting up its communicator between the GPUs")
+        fix = ("Rerun with NCCL_DEBUG=INFO and read where each rank stops: try NCCL_P2P_DISABLE=1 where GPUs cannot "
+               "reach each other directly (consumer cards, some virtual machines), NCCL_IB_DISABLE=1 without "
+               "InfiniBand, and NCCL_SOCKET_IFNAME set to the interface the nodes share")
+    else:
+        issue = ("The paste ends at the distributed setup, with no error: a job that stops here waits for a rank "
+                 "that never joined")
+        fix = ("Check that every rank starts and prints this same line: rerun with NCCL_DEBUG=INFO and "
+               "TORCH_DISTRIBUTED_DEBUG=DETAIL; unset NODE_RANK, LOCAL_RANK or MASTER_ADDR left set by a cluster or "
+               "a launcher; point NCCL_SOCKET_IFNAME at the network interface the nodes share")
+    return [Finding(code="distributed_failure", severity="medium", confidence=CONFIDENCE, analyzer=NAME, issue=issue,
+                    evidence=[Evidence(f"{line}: the last line printed, and no step, metric or error after it",
+                                       a.path, f"line {n}")],
+                    fix=fix, quick_fix="Rerun with NCCL_DEBUG=INFO")]
