@@ -22,6 +22,7 @@ from typing import Callable
 import numpy as np
 
 from analysis.analyzers.common import LR_RANGE, optimizer_family, peak_lr, point, train_loss
+from analysis.analyzers.error_readings import UNKNOWN
 from analysis.analyzers.excerpt import a_loss_falls, as_share, early_line
 from analysis.analyzers.weights import RELU
 from analysis.metrics import Series, clip, fmt, fmt_step
@@ -362,12 +363,13 @@ STOPPED_ISSUE = {
 
 def _stopped_by(run: Run, causes: list[Finding], leader: Finding) -> list[tuple[str, Evidence]]:
     """What stopped a rank, where the leader is only a report that one stopped and the paste shows no error of
-    a rank's own: no other fault read, and no traceback, exception or device error, named or not."""
+    a rank's own: no other fault read, and no traceback, exception or device error, named or not (a warning is
+    none)."""
     ev = leader.evidence[0]
     report = any(e.signature in STOPPED and e.artifact == ev.artifact and e.locator == ev.locator
                  and (e.signature not in WAITED or WAITED[e.signature].search(e.text)) for e in run.events)
     if leader.code != "distributed_failure" or not report \
-            or any(e.signature not in STOPPED and e.signature != "benign" for e in run.events) \
+            or any(e.signature not in STOPPED and (e.code is not None or e.signature in UNKNOWN) for e in run.events) \
             or any(c.code != leader.code for c in causes if c.code != "healthy" and c.severity in LEADING):
         return []
     have, said = {c.code for c in causes}, clip(ev.text, 160).rstrip(": ")

@@ -67,3 +67,13 @@ def test_every_rank_registered_is_a_hang_in_the_first_collective_not_a_rank_miss
     (tmp_path / "output.txt").write_text(LIGHTNING)
     d, _ = diagnose(tmp_path)
     assert "every rank registered" in d.root_causes[0].issue and "NCCL_P2P_DISABLE=1" in d.root_causes[0].fix
+
+
+def test_a_warning_above_the_setup_is_no_error(tmp_path):
+    # Lightning's dataloader warning before the setup lines: the run went on past it, to the setup
+    (tmp_path / "output.txt").write_text(
+        "/usr/lib/python3/site-packages/pytorch_lightning/trainer/connectors/data_connector.py:224: "
+        "PossibleUserWarning: The dataloader, train_dataloader, does not have many workers which may be a bottleneck.\n"
+        "  rank_zero_warn(\n" + TAMING)
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "distributed_failure" and "distributed setup" in d.root_causes[0].issue

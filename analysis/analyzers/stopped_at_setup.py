@@ -4,13 +4,15 @@ People who ask why a multi-GPU job hangs paste what the console shows, and what 
 last message (Lightning's `initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/2` or `All DDP processes
 registered. Starting ddp with 2 processes`, Paddle's `init nccl context nranks: 4 ...`, torch's store-based
 barrier key, DeepSpeed's `Initializing TorchBackend ...`), with no error under it: a job that stops there is
-waiting for a rank that never joined. The same lines open every healthy distributed run, so the reading
-needs the paste to end at one (nothing after it but more setup, rules and blank lines) and no error in it."""
+waiting for a rank that never joined or, once every rank registered, hangs in its first collective. The same lines
+open every healthy distributed run, so the reading needs every log of the paste to end at one (nothing after it but
+more setup, rules and blank lines), nothing read as a step or a metric, and no error in it (a warning is none)."""
 from __future__ import annotations
 
 import re
 
 from analysis.analyzers.common import pasted_texts
+from analysis.analyzers.error_readings import UNKNOWN
 from analysis.ingest.dressing import undress
 from analysis.model import Evidence, Finding
 from analysis.run import Run
@@ -48,7 +50,7 @@ def _world(text: str) -> int | None:
 
 
 def stopped_at_setup(run: Run) -> list[Finding]:
-    if run.events:
+    if any(e.code is not None or e.signature in UNKNOWN for e in run.events):
         return []               # an error or a traceback in the paste, named or not, says why the job stopped
     if any(len(s) for name in run.metrics.names() if (s := run.metrics.get(name)) is not None):
         return []               # a step or a metric read anywhere: the job ran (another rank's log, a metrics file)
