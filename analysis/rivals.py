@@ -21,7 +21,7 @@ from typing import Callable
 
 import numpy as np
 
-from analysis.analyzers.common import LR_RANGE, optimizer_family, peak_lr, point, train_loss
+from analysis.analyzers.common import LR_RANGE, losses, optimizer_family, peak_lr, point, train_loss
 from analysis.analyzers.error_readings import UNKNOWN
 from analysis.analyzers.excerpt import a_loss_falls, as_share, early_line
 from analysis.analyzers.weights import RELU
@@ -40,11 +40,6 @@ STILL = 0.01           # ...and one that moved less than this share of it was no
 LOW_END = 10.0         # an LR within this factor of its optimizer's range bottom barely moves the weights
 SURE = 0.9             # a leader this sure (its own evidence excludes the rest) leaves no room to list any
 MODEL = re.compile(r"nn\.(Module|Sequential)\b|keras\.")     # code that builds the model
-
-
-def _losses(run: Run) -> list[Series]:
-    return [s for name in run.metrics.names() if "loss" in name and (s := run.metrics.get(name)) is not None
-            and len(s)]
 
 
 def _upto(s: Series, leader: Finding) -> np.ndarray:
@@ -86,7 +81,7 @@ def _gradients(run: Run, leader: Finding) -> Evidence | None:
 
 def _nonfinite(run: Run, leader: Finding) -> Evidence | None:
     """Open only where a loss turned non-finite: an overflow (fp16, a log of 0) ends in one."""
-    for s in _losses(run):
+    for s in losses(run):
         i = first_nonfinite(s.values)
         if i is not None:
             return point(s, i, f"{s.name} non-finite")
@@ -112,7 +107,7 @@ def _lr_high(run: Run, leader: Finding) -> Evidence | None:
 def _stall(run: Run) -> tuple[Series, float, float] | None:
     """The main loss, its start and its span, when its best never came below STALLED of its start
     (a model that learned nothing, whatever the reason): the symptom the stall look-alikes share."""
-    s = train_loss(run) or next(iter(_losses(run)), None)
+    s = train_loss(run) or next(iter(losses(run)), None)
     if s is None:
         return None
     v = s.values[np.isfinite(s.values)]

@@ -259,6 +259,23 @@ def peak_lr(run: Run) -> tuple[float, Evidence] | None:
     return None
 
 
+def losses(run: Run) -> list[Series]:
+    """Every series the run logged under a name holding `loss` (a GAN's players, a detector's parts), with values."""
+    return [s for name in run.metrics.names() if "loss" in name and (s := run.metrics.get(name)) is not None
+            and len(s)]
+
+
+def metrics_read(run: Run) -> bool:
+    """Whether any step or metric was read from the run's files."""
+    return any(len(s) for name in run.metrics.names() if (s := run.metrics.get(name)) is not None)
+
+
+def paste_kinds(run: Run) -> tuple[str, ...]:
+    """The artifact kinds the line-by-line readings of a paste go through: a file of model outputs only where it is
+    the paste itself (a one-line paste may be taken for one)."""
+    return ("log", "traceback", "samples") if len(run.usable()) == 1 else ("log", "traceback")
+
+
 def pasted_texts(run: Run, kinds: tuple[str, ...], most_bytes: int,
                  only: str | None = None) -> Iterator[tuple[Artifact, str]]:
     """The usable artifacts of `kinds` up to `most_bytes` (the one at path `only`, where given), each with its

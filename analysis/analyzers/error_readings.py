@@ -10,7 +10,7 @@ import tomllib
 from functools import cache
 from pathlib import Path
 
-from analysis.analyzers.common import pasted_texts, reported_after
+from analysis.analyzers.common import metrics_read, paste_kinds, pasted_texts, reported_after
 from analysis.metrics import Series, clip
 from analysis.model import Event, Evidence, Finding
 from analysis.run import Run
@@ -163,13 +163,11 @@ def analyze_words(run: Run) -> list[Finding]:
     confidence, with that line as the evidence, so the reply ranks what the words suggest and says what
     would settle it instead of "nothing shows a fault". A line logged as a notice (INFO, WARNING, a Python
     warning) is not read: the program went on after it."""
-    if run.events or any(len(s) for n in run.metrics.names() if (s := run.metrics.get(n)) is not None):
+    if run.events or metrics_read(run):
         return []
     table, _ = _table()
     best: dict[str, Finding] = {}
-    # a file of model outputs is read only when it is the paste itself (`output.txt` alone)
-    kinds = ("log", "traceback", "samples") if len(run.usable()) == 1 else ("log", "traceback")
-    for a, text in pasted_texts(run, kinds, WORDS_MAX_BYTES):
+    for a, text in pasted_texts(run, paste_kinds(run), WORDS_MAX_BYTES):
         lines = text.splitlines()
         readable = _readable(lines)
         for r, words in table:

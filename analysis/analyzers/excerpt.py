@@ -52,6 +52,7 @@ from analysis.analyzers.common import (
     SHORT_CURVE,
     index_at_or_before,
     loss_scaler,
+    losses,
     off_harmless_lines,
     optimizer_family,
     pasted_texts,
@@ -1602,10 +1603,9 @@ def _accuracy_crashed(run: Run) -> list[Finding]:
             or share[-1] > share[fell] + CRASH_CLIMB:
         return []
     top = near[-1]
-    for name in run.metrics.names():
-        s = run.metrics.get(name) if "loss" in name else None
-        if s is not None and np.isfinite(s.values[(s.steps >= a.steps[best]) & (s.steps <= a.steps[-1])]).sum() >= 2:
-            return []           # a loss beside it speaks for the same steps (a rise is its own reading; a GAN's
+    if any(np.isfinite(s.values[(s.steps >= a.steps[best]) & (s.steps <= a.steps[-1])]).sum() >= 2
+           for s in losses(run)):
+        return []               # a loss beside it speaks for the same steps (a rise is its own reading; a GAN's
                                 # discriminator accuracy falls to 50% by design)
     ev = [point(a, top, a.name), point(a, fell, f"{a.name} fell to"), point(a, len(a) - 1, f"last {a.name}")]
     return [Finding(code="lr_too_high", issue=f"{a.name} fell from {fmt(float(a.values[top]))} to "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from analysis.analyzers.common import pasted_texts
+from analysis.analyzers.common import metrics_read, paste_kinds, pasted_texts
 from analysis.analyzers.error_readings import UNKNOWN
 from analysis.ingest.dressing import undress
 from analysis.model import Evidence, Finding
@@ -52,12 +52,10 @@ def _world(text: str) -> int | None:
 def stopped_at_setup(run: Run) -> list[Finding]:
     if any(e.code is not None or e.signature in UNKNOWN for e in run.events):
         return []               # an error or a traceback in the paste, named or not, says why the job stopped
-    if any(len(s) for name in run.metrics.names() if (s := run.metrics.get(name)) is not None):
+    if metrics_read(run):
         return []               # a step or a metric read anywhere: the job ran (another rank's log, a metrics file)
-    # a one-line paste may be taken for a file of model outputs: read it where it is the paste itself
-    kinds = ("log", "traceback", "samples") if len(run.usable()) == 1 else ("log", "traceback")
     ends = []
-    for a, text in pasted_texts(run, kinds, MAX_BYTES):
+    for a, text in pasted_texts(run, paste_kinds(run), MAX_BYTES):
         last = _last_said(text)
         if last is None:
             continue
