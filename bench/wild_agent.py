@@ -157,7 +157,8 @@ def run_all(todo: list, one, jobs: int, cap: float | None, spent: float, record)
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--replay", type=Path, help="recorded answers (tests/wild/agent_reads.json) instead of a model")
-    p.add_argument("--read", help="only the recorded answers of this read (e.g. second)")
+    p.add_argument("--read", help="only the recorded answers of these reads (e.g. second, or second,third: reads "
+                                   "of disjoint cases are also scored together per half)")
     p.add_argument("--split", choices=("tune", "measure", "both"), default="measure")
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--save", type=Path, help="one line per case as it ends; rerun to resume (see above)")
@@ -168,7 +169,8 @@ def main() -> None:
     if args.replay:
         if args.max_usd is not None:
             p.error("--max-usd is for a live run (the stand-in's token counts are made up)")
-        reads = [r for r in json.loads(args.replay.read_text())["reads"] if args.read in (None, r.get("read"))]
+        chosen = set(args.read.split(",")) if args.read else None
+        reads = [r for r in json.loads(args.replay.read_text())["reads"] if chosen is None or r.get("read") in chosen]
         todo = [(":".join(x for x in (r.get("read"), r.get("sample", labels[r["id"]]["split"])) if x),
                  labels[r["id"]], r["answer"]) for r in reads]
         reader = f"replay of {args.replay.name}"
@@ -222,6 +224,12 @@ def main() -> None:
     for (read, split), pairs in halves.items():
         if len({g for g, _ in pairs}) > 1:
             groups[f"{read}:{split} (all)" if read else f"{split} (all)"] = [it for _, it in pairs]
+    # several reads of disjoint cases of a half (a later read of the cases added since): that half, read once each
+    for split in {s for _, s in halves}:
+        parts = {r: [it for _, it in pairs] for (r, s), pairs in halves.items() if s == split}
+        ids = [it[0]["id"] for items in parts.values() for it in items]
+        if len(parts) > 1 and len(ids) == len(set(ids)):
+            groups[f"{'+'.join(sorted(parts))}:{split} (all)"] = [it for items in parts.values() for it in items]
     report(groups, live=not args.replay)
     if any("measure" in g for g in groups):
         print("the measuring half is the figure; never tune on it")

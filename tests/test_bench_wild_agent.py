@@ -62,3 +62,26 @@ def test_a_live_run_is_saved_resumed_and_capped(tmp_path):
     capped = AnthropicStandIn([answer(first), answer(second)])
     out, _ = bench(capped, "--max-usd", "0.000001")
     assert len(capped.requests) == 1 and "partial: stopped by --max-usd with 1 of 2 cases not run" in out
+
+
+def test_reads_of_disjoint_cases_are_scored_together_per_half(tmp_path):
+    """A later read of the cases added since an earlier one: `--read a,b` scores each read, and the half as a
+    whole, each case once; reads that share a case are not added up."""
+    first, second = two_tuning_cases()
+
+    def read(name, lab):
+        return {"id": lab["id"], "split": "tune", "read": name,
+                "answer": answer(WILD / "cases" / lab["id"])[0]["input"]}
+
+    def replay(reads, chosen):
+        f = tmp_path / "reads.json"
+        f.write_text(json.dumps({"about": "test", "reads": reads}))
+        p = subprocess.run([sys.executable, "bench/wild_agent.py", "--replay", str(f), "--read", chosen,
+                            "--jobs", "1"], capture_output=True, text=True, cwd=ROOT, check=True)
+        return {x.split()[0]: int(x.replace("(all)", "").split()[1]) for x in p.stdout.splitlines()
+                if x.split() and ":tune" in x.split()[0]}
+
+    rows = replay([read("a", first), read("b", second), read("c", first)], "a,b")
+    assert rows == {"a:tune": 1, "b:tune": 1, "a+b:tune": 2}
+    rows = replay([read("a", first), read("b", second), read("c", first)], "a,b,c")
+    assert "a+b+c:tune" not in rows and rows["c:tune"] == 1
