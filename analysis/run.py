@@ -1,6 +1,7 @@
 """A run as the analyzers see it: every artifact, parsed."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -10,6 +11,8 @@ from analysis.ingest.configs import CodeFile, ConfigFile
 from analysis.ingest.samples import Samples
 from analysis.metrics import MetricTable
 from analysis.model import Artifact, Event, Evidence
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
 
 class ConfigHit(NamedTuple):
@@ -25,8 +28,11 @@ class ConfigHit(NamedTuple):
 
     @property
     def number(self) -> float | None:
-        """The value when it is a number (a bool is none), else None."""
+        """The value when it is a number (a bool is none), else None; a number written as a string counts: YAML 1.1
+        (PyYAML) reads `lr: 1e-7`, with no dot, as the string '1e-7', and configs quote numbers too."""
         v = self.value
+        if isinstance(v, str) and _NUMBER.fullmatch(v.strip()):
+            return float(v)
         return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
     def evidence(self, text: str | None = None) -> Evidence:

@@ -506,6 +506,50 @@ DIALECTS = [
     ("...but a NaN mean still says a loss went NaN", "\n".join([
         "{'train_runtime': 187.6818, 'train_samples_per_second': 10.656, 'train_loss': nan, 'epoch': 3.0}",
     ]), {"train_loss": [np.nan]}),
+    ("A hand-written loop naming each set before its pairs", "\n".join([
+        "Epoch 1 | train: loss 0.912 acc 0.612 | val: loss 0.950 acc 0.601",
+        "Epoch 2 | train: loss 0.701 acc 0.702 | val: loss 0.990 acc 0.611",
+        "Epoch 3: Train [loss=0.453, acc=0.811] Valid [loss=1.140, acc=0.603]",
+    ]), {"train_loss": [0.912, 0.701, 0.453], "train_acc": [0.612, 0.702, 0.811], "val_loss": [0.95, 0.99, 1.14],
+         "val_acc": [0.601, 0.611, 0.603]}),
+    ("a step out of its total that restarts each epoch (pytorch-tutorial's `Epoch [3/5], Step [200/600], Loss: x`)",
+     "\n".join(f"Epoch [{e}/5], Step [{k}/600], Loss: {x}" for e, k, x in (
+         (1, 100, 0.5123), (1, 200, 0.4011), (2, 100, 0.3512), (2, 200, 0.3301), (3, 100, 0.3104), (3, 200, "nan"))),
+     {"train_loss": [0.5123, 0.4011, 0.3512, 0.3301, 0.3104, np.nan], "steps": [100, 200, 700, 800, 1300, 1400]}),
+    ("...and one printed once an epoch, at its end (`Epoch [2/40], Step [100/100], Loss: x`)",
+     "\n".join(f"Epoch [{e}/40], Step [100/100], Loss: {x}" for e, x in ((1, 1.99), (2, 1.98), (3, 1.97))),
+     {"train_loss": [1.99, 1.98, 1.97], "steps": [100, 200, 300]}),
+    ("counts with thousands separators (tqdm, the HF Trainer's banner; a decimal comma or a list is no count)",
+     "\n".join([
+         "Step 100/5000 | Loss: 2.412 | Tokens/s: 15,234 | Step time: 1.07s",
+         "Step 200/5000 | Loss: 2.101 | Tokens/s: 1,210 | Step time: 13.54s",
+         "step 300 loss 0,912 lr=1,2 tokens/s: 1,234.5",
+     ]), {"throughput": [15234, 1210, 1], "train_loss": [2.412, 2.101, 0], "steps": [100, 200, 300]}),
+    ("Lightning's model summary, then its bar (a summary row's number is a parameter count, not a loss)", "\n".join([
+        "  | Name      | Type             | Params | Mode",
+        "-------------------------------------------------------",
+        "0 | backbone  | ResNet           | 23.5 M | train",
+        "1 | head      | Linear           | 20.5 K | train",
+        "2 | loss_fn   | CrossEntropyLoss | 0      | train",
+        "3 | accuracy  | Accuracy         | 0      | train",
+        "-------------------------------------------------------",
+        f"Epoch 0: 100%|{BAR}| 100/100 [00:30<00:00, 3.30it/s, v_num=2, train_loss=nan]",
+        "  | 100000 | loss nan | lr 0.000000e+00 |",
+    ]), {"train_loss": [np.nan, np.nan], "train_acc": [], "lr": [0.0]}),
+    ("Lightning's test results (a table drawn in box characters)", "\n".join([
+        "\u250f" + "\u2501" * 27 + "\u2533" + "\u2501" * 27 + "\u2513",
+        "\u2503        Test metric        \u2503       DataLoader 0        \u2503",
+        "\u2502         test_acc          \u2502    0.9812000393867493     \u2502",
+        "\u2502         test_loss         \u2502    0.06123400107026100    \u2502",
+    ]), {"test_acc": [0.9812000393867493], "test_loss": [0.061234001070261]}),
+    ("DeepSpeed's loss-scale search, then the HF Trainer's dicts (a step printed once, in prose)", "\n".join([
+        "[2023-11-06 11:54:09,446] [INFO] [fused_optimizer.py:347:_update_scale] Grad overflow on iteration 0",
+        "[2023-11-06 11:54:09,446] [INFO] [fused_optimizer.py:348:_update_scale] Reducing dynamic loss scale from "
+        "65536 to 32768.0",
+        "{'loss': 2.3, 'learning_rate': 2e-05, 'epoch': 0.02}",
+        "{'loss': 2.2, 'learning_rate': 2e-05, 'epoch': 0.04}",
+        "{'loss': 2.1, 'learning_rate': 2e-05, 'epoch': 0.06}",
+    ]), {"train_loss": [2.3, 2.2, 2.1], "steps": [0, 1, 2]}),
 ]
 
 

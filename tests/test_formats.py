@@ -43,6 +43,22 @@ def test_lightning_csv_with_gaps(tmp_path):
     assert r.skipped == 1
 
 
+def test_dashboard_csv_exports_name_their_metric(tmp_path):
+    # TensorBoard's export takes the tag from its file name; W&B's names each column `<run> - <metric>`, with bounds
+    tb = tmp_path / "run-train-tag-train_loss.csv"
+    tb.write_text("Wall time,Step,Value\n1709380933.12,100,2.412\n1709380963.45,200,2.101\n1709381023.99,400,nan\n")
+    s = _series(parse_csv(tb, tb.name))
+    assert set(s) == {"train_loss"} and s["train_loss"].steps.tolist() == [100, 200, 400]
+    wb = tmp_path / "wandb_export.csv"
+    wb.write_text('"Step","glowing-sun-12 - train/loss","glowing-sun-12 - train/loss__MIN",'
+                  '"glowing-sun-12 - train/loss__MAX"\n"100","2.412","2.401","2.433"\n"200","2.101","2.088","2.120"\n')
+    s = _series(parse_csv(wb, wb.name))
+    assert set(s) == {"train_loss"} and s["train_loss"].values.tolist() == [2.412, 2.101]
+    plain = tmp_path / "metrics.csv"
+    plain.write_text("Wall time,Step,Value\n1.0,1,0.5\n")
+    assert "train_loss" not in _series(parse_csv(plain, plain.name))
+
+
 def test_jsonl_with_any_column_names(tmp_path):
     p = tmp_path / "metrics.jsonl"
     p.write_text('{"_step": 0, "train/loss": 2.5, "optimizer": {"lr": 0.001}}\n'
@@ -304,3 +320,14 @@ def test_a_log_that_opens_with_a_lua_table_is_no_json_config(tmp_path):
     (tmp_path / "settings.log").write_text('{\n  "lr": 0.001,\n  "batch_size": 32\n}\n')
     kinds = {a.path: (a.kind, a.format) for a in load_run(tmp_path).artifacts}
     assert kinds == {"train.log": ("log", "plain_text"), "settings.log": ("config", "json")}
+
+
+def test_a_yaml_lr_written_without_a_dot_is_a_number(tmp_path):
+    # YAML 1.1 (PyYAML) reads `lr: 1e-7` as the string '1e-7': it is still the run's LR
+    (tmp_path / "config.yaml").write_text("optimizer: adamw\nlr: 1e-7\nepochs: 40\n")
+    (tmp_path / "train.log").write_text("".join(f"epoch {e} loss {1.9945 - 0.001 * (e % 3):.4f}\n"
+                                                for e in range(1, 41)))
+    run = load_run(tmp_path)
+    assert run.config_value("lr").number == 1e-7
+    top = diagnose_run(run).root_causes[0]
+    assert top.code == "lr_too_low" and "config.yaml" in {e.artifact for e in top.evidence}

@@ -251,6 +251,8 @@ typedef struct {
     int line_n, line_cap;                                              /* index of each in its list (else 0) */
     double step;        /* the last step seen in this chunk, NaN before */
     double raw_first, raw_last, offset;   /* the step counter as logged, and what its restarts add */
+    double raw_total, line_total;  /* the total the last step was printed out of (`Step [100/600]`), NaN if none;
+                                      the current line's */
     double batch_epoch, batch_total, batch_base;   /* an epoch's batch counter: its epoch, total, the epochs before */
     int32_t rows;       /* metric lines so far */
     Buf hits;
@@ -295,8 +297,12 @@ static int line_flush(Out *o, int32_t ln) {
         double v = o->line_values[k];
         if (o->line_fams[k] != 0 || !isfinite(v)) continue;
         if (isnan(o->raw_first)) o->raw_first = v;
-        else if (v < o->raw_last) o->offset += o->raw_last;   /* a counter that restarts each epoch */
+        else if (v < o->raw_last)        /* a counter that restarts each epoch: by its total, where it printed one */
+            o->offset += isfinite(o->raw_total) && o->raw_total >= o->raw_last ? o->raw_total : o->raw_last;
+        else if (v == o->raw_last && v == o->raw_total && v == o->line_total)
+            o->offset += v;              /* printed once an epoch, at its end (`Step [100/100]`): a new epoch */
         o->raw_last = v;
+        o->raw_total = o->line_total;
         o->step = o->offset + v;
     }
     int32_t span = 1;
@@ -319,6 +325,7 @@ static int line_flush(Out *o, int32_t ln) {
     }
     o->rows += span;
     o->line_n = 0;
+    o->line_total = NAN;
     return 0;
 }
 
@@ -343,6 +350,8 @@ static int has_literal(const Literals *L, const char *s, Py_ssize_t n) {
 }
 
 #define FULLWIDTH_COLON "\xef\xbc\x9a"   /* `：` in UTF-8, as logs written in Chinese or Japanese have it */
+#define BOX_BAR "\xe2\x94\x82"           /* `│` and `┃`: a table's column rule drawn in box characters */
+#define BOX_BAR_HEAVY "\xe2\x94\x83"
 
 enum { SECTION_VAL = -2, SECTION_TEST = -3, SECTION_TRAIN = -4, TABLE_COLUMN = 1, NONFINITE = 2 };
 
@@ -450,6 +459,29 @@ static __attribute__((noinline)) int comma_value(const char *s, Py_ssize_t j, Py
     return parse_number(s, j, n, &v, &end);
 }
 
+/* A count printed with thousands separators (`15,234`, `124,439,808`: tqdm, the HF Trainer's banner, Keras'
+   summary): the number at s[j:*end] grown by each `,ddd` group after it. A decimal comma (`0,912`), a list
+   (`1,2`) or a group with a fraction after it (`1,234.5`) is left as read. */
+static __attribute__((noinline)) void thousands(const char *s, Py_ssize_t n, Py_ssize_t j, Py_ssize_t *end, double *v) {
+    Py_ssize_t e = *end;
+    if (e - j < 1 || e - j > 3 || s[j] == '0') return;
+    for (Py_ssize_t k = j; k < e; k++)
+        if (s[k] < '0' || s[k] > '9') return;
+    double x = *v;
+    int groups = 0;
+    while (e + 3 < n && s[e] == ',' && is_digit((unsigned char)s[e + 1]) && is_digit((unsigned char)s[e + 2]) &&
+           is_digit((unsigned char)s[e + 3]) &&
+           (e + 4 == n || !is_digit((unsigned char)s[e + 4]))) {
+        x = x * 1000 + (s[e + 1] - '0') * 100 + (s[e + 2] - '0') * 10 + (s[e + 3] - '0');
+        e += 4;
+        groups++;
+    }
+    if (groups && !(e < n && s[e] == '.')) {
+        *v = x;
+        *end = e;
+    }
+}
+
 /* A section word's own number is its accuracy where it is a percentage on a line that counts epochs or
    steps (rasbt's `Epoch: 001/010 | Train: 10.000% | Validation: 9.8%`): a data split is announced
    once, without a counter (`Train: 80% Test: 20%`), and tqdm's `Train:  45%|####` is its progress. */
@@ -509,6 +541,7 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
     int words = 0;                 /* the run's words so far */
     int soft = 0;                  /* the section a two-word name opened (`val Loss:`), for the bare names after it */
     int bad = 0, section = 0;
+    int name_cell = 0;             /* the cell before was a name with no number of its own after `|` */
     while (i < n) {
         unsigned char ch = (unsigned char)s[i];
         if (!is_keych(ch)) { i++; prev = -1; continue; }
@@ -545,6 +578,10 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
             sep = ':';
             j += 3;
             while (j < n && is_blank((unsigned char)s[j])) j++;
+        } else if (j + 2 < n && (unsigned char)s[j] == 0xe2 && (!memcmp(s + j, BOX_BAR, 3) || !memcmp(s + j, BOX_BAR_HEAVY, 3))) {
+            sep = '|';                   /* a table drawn in box characters (rich's, Lightning's test results) */
+            j += 3;
+            while (j < n && is_blank((unsigned char)s[j])) j++;
         } else if (j < n && (s[j] == '=' || s[j] == ':' || s[j] == '|')) {
             sep = s[j++];
             while (j < n && is_blank((unsigned char)s[j])) j++;
@@ -563,6 +600,7 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
                 if (sec) section = sec;
             }
             prev = -1;
+            name_cell = 0;
             continue;
         }
         int listed = j < n && (s[j] == '[' || (j == b0 && s[j] == '('));
@@ -587,7 +625,17 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
                 found = parse_number(s, j, n, &v, &end);
             }
         }
+        if (found && sep == '|' && name_cell) {
+            /* a row of a table of names, not of `name | value` pairs: Lightning's model summary
+               (`2 | loss_fn | CrossEntropyLoss | 0 | train`), whose number is a parameter count */
+            name_cell = 0;
+            i = end;
+            prev = -1;
+            continue;
+        }
+        name_cell = 0;
         if (found) {
+            if (sep != ',') thousands(s, n, j, &end, &v);
             /* a label of up to MAX_WORDS words before `:`/`=` (keras-frcnn's `Loss RPN classifier: 0.3`) */
             Py_ssize_t ks = prev < 0 ? ws : sep == ':' || sep == '=' ? run_start(starts, words, MAX_WORDS - 1) : prev;
             Py_ssize_t ke = we;
@@ -614,6 +662,12 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
                where it is of its end) */
             if (fam > 0 && !moved && end + 1 < n && s[end] == '/' && fam != family(c, "epoch", 5))
                 count_ratio(s, n, j, &end, &v);
+            /* a step out of its total (`Epoch [3/5], Step [200/600]`): what a restart of the counter adds */
+            if (fam == 0 && !moved && end + 1 < n && s[end] == '/' && is_digit((unsigned char)s[end + 1])) {
+                double t;
+                Py_ssize_t te;
+                if (parse_number(s, end + 1, n, &t, &te) && t >= v && t > 0) o->line_total = t;
+            }
             /* `lb=nan` under a name no alias knows: kept from its first non-finite value on (a NaN is news
                whatever its name; a value finite again after it says the model's state was not NaN; SB3's
                `|    ep_rew_mean     | nan      |` table cell too; a line that is only `err     nan`) */
@@ -685,6 +739,12 @@ static int scan_pairs(Ctx *c, Out *o, const char *s, Py_ssize_t n, int ln) {
             i = end;
             prev = -1;
             continue;
+        }
+        name_cell = sep == '|';
+        /* a set's name before its pairs: `train: loss 0.91 acc 0.61 | val: loss 0.95`, `Valid [loss=0.95]` */
+        if ((sep == ':' || listed) && j < n && is_start((unsigned char)s[j])) {
+            int sec = section_of(c, s + ws, we - ws);
+            if (sec) section = sec;
         }
         if ((sep == '=' || sep == ':') && (j == n || s[j] == ',' || s[j] == ';' || s[j] == '}' || s[j] == '|') &&
             family(c, s + ws, we - ws) >= 0)
@@ -962,7 +1022,7 @@ static PyObject *scan(PyObject *Py_UNUSED(self), PyObject *args) {
     c.resolve = resolve;
     for (Py_ssize_t k = 0; k < n_initials; k++) c.initial[(unsigned char)initials[k]] = 1;
     Out o = {0};
-    o.step = o.raw_first = o.raw_last = o.batch_epoch = NAN;
+    o.step = o.raw_first = o.raw_last = o.batch_epoch = o.raw_total = o.line_total = NAN;
     Header table = {.n = 0};
     const char *data = view.buf;
     Py_ssize_t size = view.len, pos = 0;

@@ -21,6 +21,7 @@ _COUNTER_PREPOSITIONS = (b"at", b"for", b"in", b"of", b"on", b"after")
 _START = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _KEYCH = _START | frozenset(b"0123456789./-")
 _BLANK = frozenset(b" \t")
+_DIGITS = frozenset(b"0123456789")
 _WORD = re.compile(rb"[A-Za-z0-9_./-]+")
 _MANTISSA = re.compile(rb"(\d*)(?:\.(\d*))?")
 _EXPONENT = re.compile(rb"[eE][-+]?\d+")
@@ -29,9 +30,25 @@ _SPECIAL = (b"nan", b"NaN", b"NAN", b"inf", b"Inf", b"INF")
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 _CALLEE = re.compile(rb"[A-Za-z0-9_.]*")
 FULLWIDTH_COLON = "：".encode()
+BOX_BARS = ("│".encode(), "┃".encode())      # a table's column rule drawn in box characters (rich's)
 _UNIT = re.compile(rb"/\d+|[A-Za-z%]{0,3}:?")
 _NAN = float("nan")
 _INF = float("inf")
+
+
+_GROUPS = re.compile(rb"(?:,\d{3}(?!\d))+")
+
+
+def _thousands(s: bytes, j: int, num: tuple[float, int]) -> tuple[float, int]:
+    """A count printed with thousands separators (`15,234`, `124,439,808`) grown by each `,ddd` group after the
+    number at s[j:num[1]] (see the C file)."""
+    e = num[1]
+    if not 1 <= e - j <= 3 or not s[j:e].isdigit() or s[j] == 48:
+        return num
+    m = _GROUPS.match(s, e)
+    if m is None or s[m.end():m.end() + 1] == b".":
+        return num
+    return float(s[j:m.end()].replace(b",", b"")), m.end()
 
 
 def parse_number(s: bytes, i: int) -> tuple[float, int] | None:
@@ -251,6 +268,8 @@ class Scanner:
         self.cols: dict[int, tuple[array, array, array, array]] = {}
         self.step = self.raw_first = self.raw_last = _NAN
         self.offset = 0.0
+        self.raw_total = self.line_total = _NAN   # the total a step was printed out of (`Step [100/600]`): the last
+                                                  # step's, the current line's
         self.batch_epoch, self.batch_total, self.batch_base = _NAN, 0.0, 0.0
         self.rows = 0
         self.malformed = 0
@@ -278,9 +297,13 @@ class Scanner:
                 continue
             if self.raw_first != self.raw_first:
                 self.raw_first = v
-            elif v < self.raw_last:                  # a counter that restarts each epoch
-                self.offset += self.raw_last
+            elif v < self.raw_last:                  # a counter that restarts each epoch: by its total, if printed
+                total = self.raw_total
+                self.offset += total if total == total and total >= self.raw_last else self.raw_last
+            elif v == self.raw_last == self.raw_total == self.line_total:   # once an epoch, at its end: `[100/100]`
+                self.offset += v
             self.raw_last = v
+            self.raw_total = self.line_total
             self.step = self.offset + v
         span = 1
         for fam, v, idx in pairs:
@@ -295,6 +318,7 @@ class Scanner:
             col[3].append(v)
             span = max(span, idx + 1)
         self.rows += span
+        self.line_total = _NAN
 
     def pairs(self, s: bytes) -> tuple[list[tuple[int, float, int]], bool]:
         """Every `key <sep> number` of a line (the first per family), and whether it is malformed."""
@@ -302,6 +326,7 @@ class Scanner:
         i, prev, bad, section = 0, -1, False, 0
         starts: list[int] = []      # with prev: the starts of the run of words joined by one space
         soft = 0                    # the section a two-word name opened (`val Loss:`), for the bare names after it
+        name_cell = False           # the cell before was a name with no number of its own after `|`
         out: list[tuple[int, float, int]] = []
         seen: set[int] = set()
         while i < n:
@@ -346,6 +371,11 @@ class Scanner:
                 j += 3
                 while j < n and s[j] in _BLANK:
                     j += 1
+            elif s.startswith(BOX_BARS, j):          # a table drawn in box characters (Lightning's test results)
+                sep = 124
+                j += 3
+                while j < n and s[j] in _BLANK:
+                    j += 1
             elif j < n and s[j] in b"=:|":
                 sep = s[j]
                 j += 1
@@ -362,6 +392,7 @@ class Scanner:
                 if j < n and s[j] == 44 and prev >= 0:   # PaddleOCR's evaluation `cur metric, acc: 0.13`
                     section = self.section_of(s[prev:we]) or section
                 prev = -1
+                name_cell = False
                 continue
             # `Epoch [1][50/500]`, `'loss': [0.7, 0.5]`, `Epoch(3)`
             listed = j < n and (s[j] == 91 or (j == b0 and s[j] == 40))
@@ -385,6 +416,13 @@ class Scanner:
                     if j < n and s[j] == 91:
                         j += 1
                     num = parse_number(s, j)
+            if num is not None and sep == 124 and name_cell:
+                # a row of a table of names (Lightning's model summary `2 | loss_fn | CrossEntropyLoss | 0 | train`)
+                name_cell, i, prev = False, num[1], -1
+                continue
+            name_cell = False
+            if num is not None and sep != 44:
+                num = _thousands(s, j, num)
             if num is not None:
                 # a label of up to MAX_WORDS words before `:`/`=` (keras-frcnn's `Loss RPN classifier: 0.3`)
                 ks = ws if prev < 0 else starts[-(MAX_WORDS - 1):][0] if sep in (58, 61) else prev
@@ -407,6 +445,11 @@ class Scanner:
                     total = parse_number(s, num[1] + 1) if s[j:num[1]].isdigit() else None
                     if total is not None and s[num[1] + 1:total[1]].isdigit() and total[0] >= num[0] and total[0] > 0:
                         num = (num[0] / total[0], total[1])
+                # a step out of its total (`Epoch [3/5], Step [200/600]`): what a restart of the counter adds
+                if fam == 0 and not moved and num[1] + 1 < n and s[num[1]] == 47 and s[num[1] + 1] in _DIGITS:
+                    total = parse_number(s, num[1] + 1)
+                    if total is not None and total[0] >= num[0] and total[0] > 0:
+                        self.line_total = total[0]
                 # `lb=nan`, SB3's `| ep_rew_mean | nan |`, a line that is only `err     nan`: a NaN is news
                 # whatever its name, kept from there
                 lone = not sep and prev < 0 and not s[:ws].strip(b" \t") and not s[num[1]:].strip(b" \t\r")
@@ -447,6 +490,10 @@ class Scanner:
                 i = num[1]
                 prev = -1
                 continue
+            name_cell = sep == 124
+            # a set's name before its pairs: `train: loss 0.91 | val: loss 0.95`, `Valid [loss=0.95]`
+            if (sep == 58 or listed) and j < n and s[j] in _START:
+                section = self.section_of(s[ws:we]) or section
             if sep in b"=:" and (j == n or s[j] in b",;}|") and self.family(s[ws:we]) >= 0:
                 bad = True
             two_word = we + 1 < n and s[we] == 32 and s[we + 1] in _START

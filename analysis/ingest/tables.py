@@ -258,6 +258,23 @@ def _cut_record(raw: bytes) -> dict | None:
     return None
 
 
+_TB_TAG = re.compile(r"-tag-(.+)\.csv$")
+_WANDB_CELL = re.compile(r"^.+? - (.+?)(__MIN|__MAX)?$")
+
+
+def _exported_names(header: list[str], path: Path) -> list[str]:
+    """The metric names of a dashboard's CSV export: TensorBoard's `Wall time,Step,Value` takes its tag from the
+    file's name (`run-train-tag-loss.csv`; a `/` in the tag is written `_`), and W&B's columns are `<run name> -
+    <metric>`, with `__MIN`/`__MAX` bounds of a smoothed or sampled point beside each (dropped: the value is its
+    own column). Any other header as it is."""
+    if [h.lower() for h in header] == ["wall time", "step", "value"] and (m := _TB_TAG.search(path.name)):
+        return [header[0], header[1], m.group(1)]
+    if len(header) >= 2 and all((m := _WANDB_CELL.match(h)) for h in header[1:]):
+        return [header[0]] + ["" if (m := _WANDB_CELL.match(h)) is None or m.group(2) else m.group(1)
+                              for h in header[1:]]
+    return header
+
+
 def parse_csv(path: Path, artifact: str) -> TableResult:
     """Any metrics CSV; Lightning's CSVLogger leaves cells empty where a metric was not logged on
     that row, which is a gap, not an error. A row with more cells than the header is skipped."""
@@ -272,7 +289,7 @@ def parse_csv(path: Path, artifact: str) -> TableResult:
         header = next(reader, None)
         if not header:
             return TableResult([], 0, 0, ["empty CSV file"])
-        header = [h.strip() for h in header]
+        header = _exported_names([h.strip() for h in header], path)
         if all(to_float(h) is not None for h in header):      # no header: rows of numbers from the first
             read: list[str] = []
             counted = with_bare_tables(path, [], artifact, whole=True, notes=read)

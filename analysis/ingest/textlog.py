@@ -16,7 +16,7 @@ import sys
 import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import cast
@@ -391,6 +391,35 @@ def _scan_chunk(buf: memoryview, families: _Families):
     return buf, _scan(buf, families.resolve, _literals(), _section_initials())
 
 
+SPREAD_RUN = 3      # points of one series on one step from which they are spread out
+
+
+def _spread_repeats(steps: np.ndarray) -> np.ndarray:
+    """Points logged with no step of their own take the last step seen, so a step printed once on a line of
+    prose (`Loading checkpoint from step 5000`, DeepSpeed's `Grad overflow on iteration 0`) or an epoch's
+    header would put every later point on it. Each run of SPREAD_RUN or more points of a series on one step
+    is spread evenly up to the series' next step (past its last step: one step a point, or the usual gap
+    between its steps), in the order logged. Two on one step are one step's two reports (Caffe's `Iteration
+    100, loss = x` and its `Train net output #0: loss = x`, nanoGPT's evaluation and its iteration line) and
+    stay. `steps` itself where nothing is spread."""
+    n = len(steps)
+    if n < SPREAD_RUN:
+        return steps
+    starts_run = np.ones(n, bool)
+    np.not_equal(steps[1:], steps[:-1], out=starts_run[1:])
+    starts = np.flatnonzero(starts_run)
+    counts = np.diff(np.append(starts, n))
+    if counts.max() < SPREAD_RUN:
+        return steps
+    run = np.cumsum(starts_run) - 1
+    distinct = steps[starts]
+    gaps = np.diff(distinct)
+    last = float(np.median(gaps)) if len(gaps) else float(counts[-1])
+    width = np.append(gaps, last if last > 0 else float(counts[-1])) / counts
+    width[counts < SPREAD_RUN] = 0.0
+    return distinct[run] + (np.arange(n) - starts[run]) * width[run]
+
+
 def parse_text_log(path: Path, artifact: str) -> TextLogResult:
     global _told_slow
     if not _FAST and not _told_slow:
@@ -447,6 +476,8 @@ def parse_text_log(path: Path, artifact: str) -> TextLogResult:
 
     kind = "step" if saw_step else "index"
     series = [s for s in (b.build(kind) for b in builders.values()) if s is not None]
+    if saw_step:
+        series = [s if (spread := _spread_repeats(s.steps)) is s.steps else replace(s, steps=spread) for s in series]
     series = with_printed_values(path, with_bare_tables(path, series, artifact), artifact, NONFINITE_PREFIX)
     notes = [f"{artifact}: {n:,} more names under {kind} past the first {MAX_FAMILIES_OF_A_KIND} are not read"
              for kind, n in families.dropped.items()]
