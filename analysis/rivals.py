@@ -21,7 +21,15 @@ from typing import Callable
 
 import numpy as np
 
-from analysis.analyzers.common import LR_RANGE, losses, optimizer_family, peak_lr, point, train_loss
+from analysis.analyzers.common import (
+    COLLECTIVE_WAITED,
+    LR_RANGE,
+    losses,
+    optimizer_family,
+    peak_lr,
+    point,
+    train_loss,
+)
 from analysis.analyzers.error_readings import UNKNOWN
 from analysis.analyzers.excerpt import a_loss_falls, as_share, early_line
 from analysis.analyzers.weights import RELU
@@ -341,7 +349,7 @@ STOPPED = ("rank_failure", "nccl_timeout", "elastic_teardown", "horovod_shutdown
 # NCCL's own errors (`ncclInternalError`, `invalid usage`, `unhandled system error`), which name a cause of their own;
 # of rank_failure's, a rank that exited once the job ran (torchrun's report, an exit code), not a rendezvous or a
 # connection that never formed (no rank had trained: the job's setup is the fault)
-WAITED = {"nccl_timeout": re.compile(r"(?i)timed? ?out|watchdog"),
+WAITED = {"nccl_timeout": COLLECTIVE_WAITED,
           "rank_failure": re.compile(r"ChildFailedError|exitcode|exit code|return code|non-zero (?:exit )?status|"
                                      r"errors\.html")}
 STOPPED_BY = {

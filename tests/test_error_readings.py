@@ -296,3 +296,24 @@ def test_model_outputs_beside_other_files_are_no_paste_to_read_words_from(tmp_pa
     (tmp_path / "notes.txt").write_text("baseline run, nothing to report\n")
     d, _ = diagnose(tmp_path)
     assert not [c for c in d.root_causes if "Nothing in the paste was read" in c.issue]
+
+
+_WATCHDOG = ("[rank0]:[E ProcessGroupNCCL.cpp:577] [Rank 0] Watchdog caught collective operation timeout: "
+             "WorkNCCL(SeqNum=88, OpType=ALLREDUCE, NumelIn=11689512, NumelOut=11689512, Timeout(ms)=600000) ran for "
+             "600311 milliseconds before timing out.\n")
+
+
+@pytest.mark.parametrize("own,code", [
+    ('  File "/work/train.py", line 140, in <module>\n    img = Image.open(path)\n'
+     "FileNotFoundError: [Errno 2] No such file or directory: '/data/x/0001.png'\n", "dataloader_failure"),
+    ("[rank1]:   File \"/work/train.py\", line 140, in <module>\n[rank1]:     out = model(x)\n"
+     "[rank1]: RuntimeError: mat1 and mat2 shapes cannot be multiplied (8x4096 and 2048x1000)\n", "data_pipeline_bug"),
+])
+def test_a_ranks_own_error_leads_the_other_ranks_watchdog_that_waited_for_it(tmp_path, own, code):
+    # the watchdog's timeout is the other ranks waiting for the one that raised: its consequence, not a cause
+    (tmp_path / "output.txt").write_text("Traceback (most recent call last):\n" + own + _WATCHDOG)
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == code and "distributed_failure" not in [c.code for c in d.root_causes[:1]]
+    (tmp_path / "output.txt").write_text(_WATCHDOG)
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "distributed_failure"

@@ -11,7 +11,15 @@ from analysis.ingest.textlog import _literals as textlog_literals
 from tests.scenarios.minibatch_noise import regression_losses
 
 # (signature name, line as posted, where it was posted)
+REAL_NCCL_WATCHDOG = ("[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective "
+                      "operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, "
+                      "NumelOut=466119168, Timeout(ms)=600000) ran for 600060 milliseconds before timing out.")
 REAL_LINES = [
+    # SLURM's current wording of the kernel's OOM kill (its older `oom-kill event(s)` was already read)
+    ("host_oom", "slurmstepd: error: Detected 1 oom_kill event in StepId=8538204.0. Some of the step tasks have been "
+     "OOM Killed.", "a public FSDP fine-tuning question (70B, full state dict at the end of training)"),
+    ("host_oom", "srun: error: curie-gpu003: task 1: Out Of Memory", "a public HPC write-up's job log (the OOM killer, "
+     "the GPU at 3.51 of 31.73 GiB)"),
     # session 43: the thirty-sixth round's tune cases (CuPy under Chainer, Theano, TF's allocator dumps)
     ("cuda_oom", "Exception in main training loop: out of memory to allocate 205520896 bytes (total 16068929536 bytes)",
      "tests/wild chainer-py2-backprop-leak-oom-5621 (CuPy's words, printed by Chainer's trainer)"),
@@ -280,9 +288,7 @@ REAL_LINES = [
     ("host_oom", "[Thu Mar 14 01:57:54 2019] Out of memory: Kill process 89746 (python) score 1031 or sacrifice child",
      "github.com/intel/platform-resource-manager/issues/42"),
     # distributed failures: the NCCL watchdog, NCCL's own errors, the store, the launchers
-    ("nccl_timeout", "[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective "
-     "operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, "
-     "Timeout(ms)=600000) ran for 600060 milliseconds before timing out.", "github.com/hiyouga/LlamaFactory/issues/7396"),
+    ("nccl_timeout", REAL_NCCL_WATCHDOG, "github.com/hiyouga/LlamaFactory/issues/7396"),
     ("nccl_timeout", "ncclSystemError: System call (socket, malloc, munmap, etc) failed.",
      "github.com/rstrudel/segmenter/issues/60"),
     ("nccl_timeout", "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:825, unhandled system "
@@ -422,6 +428,9 @@ REAL_LINES = [
     ("nccl_network", "user:16901:16967 [2] proxy.cc:1519 NCCL WARN [Proxy Service 2] Failed to execute operation "
      "Connect from rank 2, retcode 3", "github.com/NVIDIA/nccl-tests/issues/188"),
     ("nccl_network", "NCCL failure common.cu:921 'unhandled system error'", "github.com/NVIDIA/nccl-tests/issues/15"),
+    ("nccl_network", "(LLMRayActor pid=32499, ip=10.65.0.3) ERROR 03-21 14:01:57 worker_base.py:581] socketStartConnect: "
+     "Connect to 172.18.0.2<44801> failed : Software caused connection abort", "a public RL-on-Ray write-up's "
+     "pasted vLLM worker error (NCCL's socket layer, no WARN prefix)"),
     # an index out of range inside a CUDA kernel
     ("embedding_index_out_of_range", "../aten/src/ATen/native/cuda/Indexing.cu:1146: indexSelectLargeIndex: block: "
      "[18,0,0], thread: [5,0,0] Assertion `srcIndex < srcSelectDimSize` failed.",
@@ -633,6 +642,10 @@ HARMLESS_NCCL_WARNINGS = [
 ]
 
 BENIGN_LINES = [
+    ("oom_avoided", "       # to avoid CUDA out of memory error.", "a public shell script's comment before "
+     "`export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` (reconstruct4D's run script)"),
+    ("oom_avoided", "    # TODO: when large or xlarge is chosen, reduce batch_size to avoid CUDA out of memory",
+     "a public YOLO trainer wrapper's source"),
     ("inference_only_params", "12/02/2023 18:33:58 - INFO - llmtuner.model.loader - This IS expected that the trainable "
      "params is 0 if you are using model for inference only.", "tests/wild llamafactory-export-trainable-params-zero-"
      "expected-1714"),
@@ -662,6 +675,14 @@ BENIGN_LINES = [
      "Rank 0 Skipping step. Attempted loss scale: 4294967296, reducing to 2147483648", "tests/wild cogvideo-overflow-normal-233"),
     ("loss_scale_search", '"Gradient overflow. Skipping step, loss scaler 0 reducing loss scale to 262144.0"',
      "tests/wild apex-gpt2-overflow-fine-864"),
+    ("loss_scale_search", "[2023-11-06 11:54:09,446] [INFO] [logging.py:96:log_dist] [Rank 0] Overflow detected. "
+     "Skipping step. Attempted loss scale: 65536, reducing to 32768.0", "DeepSpeed's log_dist wording, in a public "
+     "DeepSpeed-Chat training log (its run trains on)"),
+    ("loss_scale_search", "[2024-09-23 10:11:01,021] [INFO] [fused_optimizer.py:345:_update_scale] Reducing dynamic "
+     "loss scale from 32768.0 to 16384.0", "microsoft/MS-AMP cifar10_deepspeed example's output (loss 1.209 after it)"),
+    ("loss_scale_search", "[2026-06-18 23:36:56,643] [INFO] [unfused_optimizer.py:207:step] [deepspeed] fp16 dynamic "
+     "loss scale overflow! Skipping step. Attempted loss scale: 65536.0, reducing to 32768.0",
+     "DeepSpeed's unfused optimizer, in a public fine-tuning log"),
     ("pretraining_head_unused", "Some weights of the model checkpoint at bert-large-uncased were not used when "
      "initializing BertModel: ['cls.predictions.transform.LayerNorm.bias', 'cls.predictions.transform.dense.weight', "
      "'cls.seq_relationship.weight', 'cls.predictions.bias', 'cls.predictions.transform.dense.bias', "
@@ -785,6 +806,12 @@ def test_a_loss_scale_driven_below_one_is_a_fault_not_the_scalers_search():
     assert match_benign(line) is None
     event, _ = build_event("train.log", 1, [line])
     assert event.code == "numerical_instability" and event.fields["scale"] < 1
+    # DeepSpeed at its min_loss_scale (a public Megatron-DeepSpeed log: 1585 of 2499 steps skipped)
+    line = ("[2023-08-15 07:22:30,556] [INFO] [logging.py:96:log_dist] [Rank 0] Overflow detected. Skipping step. "
+            "Attempted loss scale: 1, reducing to 1")
+    assert match_benign(line) is None
+    event, _ = build_event("train.log", 1, [line])
+    assert event.code == "numerical_instability" and event.fields["scale"] == 1
 
 
 def test_a_statistics_log2_of_0_and_yolos_validation_backgrounds_are_no_fault_beside_a_falling_loss(tmp_path):
@@ -1489,3 +1516,20 @@ def test_an_allocator_retry_in_gib_before_a_run_that_trains_on_is_no_crash(tmp_p
                   for e in range(1, 10)))
     d, _ = diagnose(tmp_path)
     assert not any(c.code == "out_of_memory" and c.severity in ("critical", "high") for c in d.root_causes)
+
+
+def test_nccls_own_error_is_no_timeout_and_a_watchdogs_is(tmp_path):
+    # an `unhandled system error` names a failed system or network call: the fix is the interface, not the timeout
+    (tmp_path / "traceback.txt").write_text(
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, "
+        "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.14.3\n"
+        "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.\n")
+    top = diagnose(tmp_path)[0].root_causes[0]
+    assert top.code == "distributed_failure" and "timed out" not in top.issue and "NCCL_SOCKET_IFNAME" in top.fix
+    (tmp_path / "traceback.txt").write_text(REAL_NCCL_WATCHDOG + "\n")
+    top = diagnose(tmp_path)[0].root_causes[0]
+    assert top.code == "distributed_failure" and "timed out" in top.issue
+
+
+def test_an_allocators_out_of_memory_is_no_avoided_one():
+    assert match_benign("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB") is None

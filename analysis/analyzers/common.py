@@ -237,6 +237,12 @@ def loss_scaler(run: Run) -> bool:
 SMALL_LR = 1e-5
 
 
+# Of the lines of a collective's failure (signature nccl_timeout), those where it waited (a watchdog's timeout, a
+# communicator aborted after one), not NCCL's own errors (`ncclInternalError`, `unhandled system error`), which name a
+# cause of their own
+COLLECTIVE_WAITED = re.compile(r"(?i)timed? ?out|watchdog")
+
+
 def small_lr(run: Run) -> Evidence | None:
     """The run's peak LR where it is at most SMALL_LR, as evidence against an LR too high."""
     peak = peak_lr(run)

@@ -8,7 +8,14 @@ import re
 import numpy as np
 
 from analysis.analyzers import error_readings
-from analysis.analyzers.common import NAN_DATA_SETTLE, pasted_texts, reported_after, small_lr, train_loss
+from analysis.analyzers.common import (
+    COLLECTIVE_WAITED,
+    NAN_DATA_SETTLE,
+    pasted_texts,
+    reported_after,
+    small_lr,
+    train_loss,
+)
 from analysis.ingest.dressing import undress
 from analysis.ingest.events import signatures
 from analysis.metrics import clip, fmt
@@ -219,6 +226,14 @@ def _allocation_shape(run: Run, tried: int):
                     return ev, set_config_value(cfg, key, max(1, v // 2)), " x ".join(k for _, k, _ in combo)
     return None
 
+
+# NCCL's own error in a collective (the signature's lines that say no timeout)
+_NCCL_OWN_ERROR = ("NCCL failed in a collective with an error of its own (a system or network call, a peer gone), "
+                   "not a timeout", "Rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET to see the call that "
+                   "failed; for a socket or connection error set NCCL_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME) to the "
+                   "interface the nodes reach each other on, open the ports between them (a firewall), and try "
+                   "NCCL_IB_DISABLE=1 for a broken InfiniBand; for an internal or CUDA error match the NCCL, driver "
+                   "and CUDA versions on every node")
 
 _FIXES = {
     "fasttext_nan": ("fastText stopped on a NaN weight: the learning rate drove the updates past what fp32 holds",
@@ -506,6 +521,12 @@ _FIXES = {
 # Horovod's shutdown after a rank raised) says where, not why: beside the rank's own error naming another
 # cause, it is that error's consequence.
 LAUNCHER_REPORTS = ("rank_failure", "elastic_teardown", "horovod_shutdown")
+# ...and the other ranks' watchdog, waiting at a collective for the rank that failed (not NCCL's own error, a cause)
+_WAITED_FOR = ("nccl_timeout", "horovod_stall")
+# A RuntimeError of the model's own (`mat1 and mat2 shapes cannot be multiplied`), not one torch raises for a
+# collective or a process group that failed
+_DISTRIBUTED_WORDS = re.compile(r"(?i)nccl|gloo|collective|process ?group|c10d|distributed|rendezvous|\bstore\b|"
+                                r"socket|timed? ?out|watchdog|rank")
 _CODE_ERROR = re.compile(r"(?:\[rank\d+\]:\s*)?(?:TypeError|NameError|AttributeError|KeyError|IndexError|ValueError|"
                          r"ImportError|ModuleNotFoundError|AssertionError|FileNotFoundError|SyntaxError|"
                          r"ZeroDivisionError|UnboundLocalError|NotImplementedError)\b")
@@ -554,6 +575,13 @@ def stopped_from_outside(run: Run) -> Event | None:
     return next((e for e in run.events if e.signature == "launcher_signalled"), None)
 
 
+def _echo(e: Event) -> bool:
+    """A report that a rank stopped, the launcher's or the other ranks' waiting for it: beside a rank's own error,
+    that error's consequence."""
+    return e.signature in LAUNCHER_REPORTS or (e.signature in _WAITED_FOR and (
+        e.signature != "nccl_timeout" or COLLECTIVE_WAITED.search(e.text) is not None))
+
+
 def analyze(run: Run) -> list[Finding]:
     out: list[Finding] = []
     # a rank's own error: a signature's, or a programming error ending a rank's traceback (`[rank0]: TypeError:
@@ -562,7 +590,10 @@ def analyze(run: Run) -> list[Finding]:
     # cut before its exception line.
     own_error = any((e.code not in (None, "distributed_failure") and not _says_nothing(e)
                      and e.signature not in _NOT_OWN_ERROR)
-                    or (e.signature == "traceback" and e.code is None and _CODE_ERROR.match(e.text) is not None)
+                    or (e.signature == "traceback" and e.code is None and (
+                        _CODE_ERROR.match(e.text) is not None or (
+                            re.match(r"(?:\[rank\d+\]:\s*)?RuntimeError: ", e.text) is not None
+                            and _DISTRIBUTED_WORDS.search(e.text.split("RuntimeError: ", 1)[1]) is None)))
                     for e in run.events)
     # torchrun, sent a signal from outside, tears its ranks down (its SIGTERMs are the signal's); a rank's own
     # failure report beside it (`ChildFailedError`, `exitcode: 1`: another node failed first) still stands
@@ -573,7 +604,7 @@ def analyze(run: Run) -> list[Finding]:
     backward_failed = _backward_failed(run)
     named_assert = any(e.signature in _NAMED_ASSERTS for e in run.events)
     for e in run.events:
-        if e.code is None or (own_error and e.signature in LAUNCHER_REPORTS):
+        if e.code is None or (own_error and _echo(e)):
             continue
         if signalled and e.signature == "elastic_teardown":
             continue            # the outside signal's consequence
@@ -627,6 +658,8 @@ def analyze(run: Run) -> list[Finding]:
                     ev.append(Evidence(code.text.splitlines()[ln - 1].strip(), code.artifact, f"line {ln}"))
         if _says_nothing(e):
             continue
+        if e.signature == "nccl_timeout" and not COLLECTIVE_WAITED.search(e.text):
+            title, fix = _NCCL_OWN_ERROR
         if e.signature == "store_barrier" and "world_size" in e.fields:
             title = (f"{title}: {e.fields['worker_count']} workers registered for world_size "
                      f"{e.fields['world_size']}")
@@ -662,9 +695,9 @@ def analyze(run: Run) -> list[Finding]:
     overflowed = _overflowed_update(run)
     if overflowed is not None:
         out.append(overflowed)
-    echoes = LAUNCHER_REPORTS if own_error else ()      # the launcher's report of a rank's own error is no cause
-    # ...and a warning is no error that stopped the run: a traceback beside one is still read
-    told = [e for e in run.events if e.signature not in echoes and e.signature not in _ARITHMETIC + _PASSING]
+    # the launcher's report of a rank's own error is no cause, and a warning no error that stopped the run: a
+    # traceback beside one is still read
+    told = [e for e in run.events if not (own_error and _echo(e)) and e.signature not in _ARITHMETIC + _PASSING]
     return out + error_readings.analyze_events(told, train_loss(run)) + error_readings.analyze_words(run)
 
 

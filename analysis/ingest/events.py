@@ -60,7 +60,8 @@ def prefilter_literals() -> tuple[str, ...]:
     return tuple(dict.fromkeys(_data("signatures.toml")["prefilter"] + _data("benign.toml")["prefilter"]))
 
 
-_SCALE = re.compile(r"(?:reducing (?:loss scale )?to|setting loss scale to):?\s*([\d.]+(?:e[+-]?\d+)?)")
+_SCALE = re.compile(r"(?:reducing (?:loss scale )?to|setting loss scale to|loss scale from [\d.e+]+ to):?\s*"
+                    r"([\d.]+(?:e[+-]?\d+)?)")
 
 
 def match_benign(text: str) -> Benign | None:
