@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from analysis.metrics import fmt
+
 EXACT_WIDTH = 64            # windows up to this wide are computed exactly
 BLOCKS_PER_WINDOW = 32      # a wider window is computed over medians of blocks, 32 blocks a window
 _CHUNK = 1 << 21            # window x points materialised at once (16 MB of float64)
@@ -105,6 +107,8 @@ def divergence(values: np.ndarray, *, min_points: int = 12, min_rise: float = 0.
     floor = sm[best] + 0.25 * (sm[i] - sm[best])
     onset = best + int(np.argmax(sm[best: i + 1] > floor))
     peak = i + int(np.argmax(np.where(np.isfinite(v[i:]), v[i:], -np.inf)))
+    if end is None and sm[-1] < sm[best] - 3 * noise:
+        return None          # it came back under its best and ended there: a bump the run recovered from (a warm-up's)
     rise = float((sm[peak] - sm[best]) / max(abs(sm[best]), 1e-12))
     undone = float((sm[peak] - sm[best]) / max(start - sm[best], 1e-12))
     return Divergence(best, onset, peak, rise, undone, float(sm[best]))
@@ -157,7 +161,8 @@ def spikes(values: np.ndarray, *, z: float = 6.0, window: int = 21, recover: int
     for i in hits:
         if i < max(3, len(v) // 20):
             continue
-        after = resid[i + 1: i + 1 + recover]
+        # back down at a reported value: a NaN after it (filled with the median above) is no recovery
+        after = np.where(finite[i + 1: i + 1 + recover], resid[i + 1: i + 1 + recover], np.inf)
         if len(after) and (after < 0.5 * resid[i]).any() and (not out or i - out[-1] > 1):
             out.append(int(i))
     return out
@@ -211,6 +216,17 @@ def relative_change(values: np.ndarray) -> float:
     k = max(1, len(v) // 10)
     a, b = v[:k].mean(), v[-k:].mean()
     return float((a - b) / max(abs(a), 1e-12))
+
+
+def change_said(values: np.ndarray) -> str:
+    """relative_change's ends, said so that the percentage beside them follows from them: the first and last
+    values where a tenth is one report, else the means of the first and last tenths."""
+    v = values[np.isfinite(values)]
+    k = max(1, len(v) // 10)
+    if k == 1 or len(v) < 4:
+        return f"from {fmt(float(v[0]))} to {fmt(float(v[-1]))}" if len(v) else ""
+    return (f"from {fmt(float(v[:k].mean()))} to {fmt(float(v[-k:].mean()))} (the means of the first and last "
+            f"{k} reports)")
 
 
 def rank_trend(values: np.ndarray) -> float:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -2292,3 +2293,61 @@ def test_a_gan_discriminator_settling_at_half_is_no_blow_up(tmp_path):
                    for i, a in enumerate(accs))
     d = _top(tmp_path, text)
     assert not any("stayed down" in c.issue for c in d.root_causes), [c.issue for c in d.root_causes]
+
+
+def test_a_keras_summary_before_three_sound_epochs_leaves_them_to_speak(tmp_path):
+    # a model summary's count of trainable parameters is no fault (its count of 0 is another test's)
+    d = _top(tmp_path, "Model: \"sequential\"\n Layer (type)    Output Shape     Param #\n"
+                       " dense (Dense)   (None, 128)      100480\nTotal params: 101,770\nTrainable params: 101,770\n"
+                       "Non-trainable params: 0\n" + "".join(
+                           f"Epoch {e}/3\n1875/1875 [==============================] - 3s 1ms/step - loss: {x} - "
+                           f"accuracy: {a}\n" for e, x, a in ((1, 0.2601, 0.9254), (2, 0.1142, 0.9662),
+                                                             (3, 0.0789, 0.9761))))
+    assert d.root_causes and d.root_causes[0].code == "healthy" and d.root_causes[0].severity == "info"
+
+
+def test_a_loss_pinned_at_chance_under_an_lr_below_every_range_is_the_lr_too_low(tmp_path):
+    # an LR far too high is the other reading of a loss at chance: not where the LR read is ~1e-9
+    d = _top(tmp_path, "".join(f"step {100 * k} lr {1.2e-9 * k:.1e} loss {2.4121 - 0.0001 * (k % 2)}\n"
+                               for k in range(1, 7)))
+    codes = _read(d)
+    assert codes[0] == "lr_too_low" and "lr_too_high" not in codes, codes
+
+
+def test_a_raise_of_an_lr_below_every_range_names_a_rate_inside_it(tmp_path):
+    d = _top(tmp_path, "".join(f"step {100 * k} | lr 1.00e-09 | loss {1.7342 - 0.0001 * (k % 2):.4f}\n"
+                               for k in range(1, 9)))
+    top = d.root_causes[0]
+    assert top.code == "lr_too_low"
+    floor = float(top.issue.split("(from ~")[1].split(")")[0])
+    target = float(top.fix.split("to ~")[1].split(" ")[0])
+    assert target >= floor, (top.issue, top.fix)
+
+
+def test_a_validation_accuracy_fallen_to_chance_and_frozen_three_times_is_a_collapse(tmp_path):
+    # three identical reports at 1/K after learning (four elsewhere: a small set's tie lands anywhere but at chance)
+    d = _top(tmp_path, "".join(f"epoch {e} train_loss {x} val_acc {a}\n" for e, x, a in (
+        (1, 0.812, 0.712), (2, 0.601, 0.781), (3, 0.512, 0.100), (4, 0.455, 0.100), (5, 0.401, 0.100))))
+    codes = _read(d)
+    assert "healthy" not in codes[:1] and {"lr_too_high", "mode_collapse", "data_pipeline_bug"} <= set(codes[:3])
+    d = _top(tmp_path, "".join(f"epoch {e} train_loss {x} val_acc {a}\n" for e, x, a in (
+        (1, 0.812, 0.712), (2, 0.601, 0.781), (3, 0.512, 0.700), (4, 0.455, 0.700), (5, 0.401, 0.700))))
+    assert "mode_collapse" not in _read(d)
+
+
+def test_a_schedules_tail_below_every_range_is_no_lr_too_low_at_chance(tmp_path):
+    # the last reports of a cosine decay (LLaMA-Factory's trainer_log.jsonl, tests/wild tune half): the LR the run
+    # trained at came before these lines
+    d = _top(tmp_path, "".join(f'{{"current_steps": {3200 + 10 * k}, "loss": {x}, "learning_rate": {lr}}}\n'
+                               for k, (x, lr) in enumerate(((4.4671, 1.44e-08), (4.4577, 7.4e-09), (4.4458, 2.7e-09),
+                                                            (4.4598, 2.9e-10)))), "trainer_log.jsonl")
+    assert "lr_too_low" not in _read(d)[:1]
+
+
+def test_a_loss_at_chance_names_the_nearest_class_count(tmp_path):
+    # ln(100) = 4.605 is within the tolerance of ln(85) and ln(96) too: the reading names the nearest
+    for k in (100, 1000):
+        level = math.log(k)
+        d = _top(tmp_path, "".join(f"step {10 * i} loss {level + 0.002 * (i % 3 - 1):.4f}\n" for i in range(40)))
+        said = " ".join(c.issue for c in d.root_causes)
+        assert f"ln({k})" in said, said

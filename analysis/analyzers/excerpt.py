@@ -56,6 +56,7 @@ from analysis.analyzers.common import (
     off_harmless_lines,
     optimizer_family,
     pasted_texts,
+    peak_lr,
     point,
     reward_rose,
     rewarded,
@@ -98,6 +99,7 @@ FELL_FIRST_BLOWN = 10.0   # ...and the first report not 10x the median (the rate
 STUCK_POINTS = 3
 CHANCE_CLASSES, CHANCE_BAND = 10, 0.01   # an accuracy within 1 point of 1/K (K <= 10) at every report guesses
 COLLAPSE_TAIL, COLLAPSE_DROP = 4, 0.05   # an accuracy identical at its last 4+ reports, 5+ points under its best
+COLLAPSE_TAIL_AT_CHANCE = 3   # ...3+ where that value is a uniform guess's (1/K): no small set's tie lands there
 COLLAPSE_CHANCE = 0.02     # ...within 2 points of 1/K (a balanced set's one-class share), or on two splits at once
 HELD_OUT_CHANCE = 5        # a held-out loss at ln(K) at 5+ reports, its accuracy within a point throughout
 # the loss of a wrong prediction made with full confidence, where a library clips the probability: Keras' 1e-7
@@ -175,7 +177,9 @@ EXPLODED = 1000.0           # a loss 1000x its first report exploded, however fe
 TURNED = 1.5                # a short curve that climbs at every report after its best to 1.5x it diverged
 HEALTHY_READ = 0.5          # a short paste with no fault in it: healthy, modestly (a few lines are not a run)
 HEALTHY_FALLING = 0.6       # ...and its loss falls across them
-QUIET_EVENTS = ("benign", "warning")   # messages that leave a paste's numbers to speak for it
+# messages that leave a paste's numbers to speak for it (a model summary's count of trainable parameters: its
+# count of 0 is crashes.py's finding, which outranks a healthy reading)
+QUIET_EVENTS = ("benign", "warning", "trainable_params")
 BOOKKEEPING = ("epoch", "step", "iter", "iteration", "global_step", "time", "eta")   # counters, not readings
 
 
@@ -1520,16 +1524,17 @@ def _collapse(run: Run) -> list[tuple[Series, int, int, bool]] | None:
     frozen = []
     for name in ("val_acc", "train_acc", "test_acc"):
         a = run.metrics.get(name)
-        if a is None or len(a) < COLLAPSE_TAIL + 1 or not np.isfinite(a.values).all():
+        if a is None or len(a) < COLLAPSE_TAIL_AT_CHANCE + 1 or not np.isfinite(a.values).all():
             continue
         v, share = a.values, as_share(a.values)
         n = len(v) - int(np.flatnonzero(v != v[-1])[-1]) - 1 if np.any(v != v[-1]) else len(v)
-        if n < COLLAPSE_TAIL or n == len(v) or float(share[:len(v) - n].max()) < float(share[-1]) + COLLAPSE_DROP:
+        chance = any(abs(float(share[-1]) - 1 / k) <= COLLAPSE_CHANCE for k in range(2, CHANCE_CLASSES + 1))
+        if n < (COLLAPSE_TAIL_AT_CHANCE if chance else COLLAPSE_TAIL) or n == len(v) \
+                or float(share[:len(v) - n].max()) < float(share[-1]) + COLLAPSE_DROP:
             continue
         best = int(np.argmax(share[:len(v) - n]))
         if not np.all(np.diff(a.steps[best:]) > 0) or _tail_moves_beside(run, a, n):
             continue
-        chance = any(abs(float(share[-1]) - 1 / k) <= COLLAPSE_CHANCE for k in range(2, CHANCE_CLASSES + 1))
         frozen.append((a, n, best, chance))
     # one split's tie away from chance is a small set's (40 samples move by 2.5 points); at chance, or on two
     # splits at once, it is one answer for every input
@@ -1889,7 +1894,9 @@ def _flat_loss(run: Run) -> list[Finding]:
         v, tail = s.values, True
         level = float(np.median(v))
         spread = float(np.max(np.abs(v - level)))
-    chance = next((k for k in range(2, 1001) if abs(level - math.log(k)) <= 0.01 * math.log(k)), None) or next(
+    # (of the K within 1%, the one whose ln is nearest: not the first, ln(96) for a loss at ln(100))
+    chance = min((k for k in range(2, 1001) if abs(level - math.log(k)) <= 0.01 * math.log(k)),
+                 key=lambda k: abs(level - math.log(k)), default=None) or next(
         (k for k in VOCABS if abs(level - math.log(k)) <= VOCAB_REL * math.log(k)
          and (s.step_kind != "step" or float(s.steps[-1]) > VOCAB_STEPS)), None)
     if tail and (chance is None or _accuracy_level(run) > CHANCE_ACC / chance):
@@ -1924,6 +1931,24 @@ def _flat_loss(run: Run) -> list[Finding]:
         return _not_trained(said, ev, exact)
     why_still = ("identical to the last digit, as if the weights never change" if exact
                  else "the updates are too small to move it")
+    # an LR read below every optimizer's range cannot pin the loss by being too high: it is the LR's other reading
+    # (not a schedule's end, an LR falling over the reports: the rate the run trained at came before these lines)
+    peak, lr = peak_lr(run), run.metrics.get("lr")
+    decaying = lr is not None and len(lr) >= 2 and float(lr.values[-1]) < float(lr.values[0])
+    tiny = small_lr(run) if peak is not None and peak[0] < min(lo for lo, _ in LR_RANGE.values()) and not decaying \
+        else None
+    if peak is not None and tiny is not None:
+        return [Finding(code="lr_too_low",
+                        issue=f"{said}: at an LR of {fmt(peak[0])}, below every optimizer's range, the updates are "
+                              "too small to move it",
+                        severity="medium", confidence=0.55, evidence=[*ev, tiny],
+                        fix="Raise the learning rate into its optimizer's usual range (Adam ~1e-4 to 1e-3, SGD "
+                            "~1e-2); if a warm-up starts this low, check it reaches its peak",
+                        analyzer=NAME, quick_fix="Raise the LR into its optimizer's range"),
+                Finding(code="data_pipeline_bug", issue=f"{said}: the model learns nothing from its inputs",
+                        severity="medium", confidence=0.3, evidence=ev,
+                        fix="If a normal LR leaves it here too, print a batch of (input, label) pairs",
+                        analyzer=NAME, quick_fix="Print a batch of (input, label) pairs")]
     return [Finding(code="data_pipeline_bug",
                     issue=f"{said}: the model learns nothing from its inputs",
                     severity="medium",

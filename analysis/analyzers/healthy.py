@@ -14,7 +14,7 @@ from analysis.analyzers.crashes import stopped_from_outside
 from analysis.metrics import clip, fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
-from analysis.signals import rank_trend, relative_change, rolling_median, step_noise
+from analysis.signals import change_said, rank_trend, relative_change, rolling_median, step_noise
 
 NAME = "healthy"
 HEALTHY_POINTS = 3          # a falling loss over three reports already says the run learns
@@ -198,7 +198,7 @@ def _analyze(run: Run) -> list[Finding]:
     back = _climbed_back(s)
     if back is not None:
         return [back]
-    fell = f"loss fell {change * 100:.0f}% from {fmt(float(s.values[0]))} to {fmt(float(s.values[-1]))}"
+    fell = f"loss fell {change * 100:.0f}% {change_said(s.values)}"
     evidence = [Evidence(f"{fell} over {s.step_kinds} {fmt_step(s.steps[0])}-{fmt_step(s.steps[-1])}",
                          s.artifact, s.span_locator(0, len(s) - 1))]
     g = run.metrics.get("grad_norm")

@@ -37,7 +37,15 @@ from analysis.metrics import fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.patches import format_value, replace_in_config
 from analysis.run import Run
-from analysis.signals import divergence, first_nonfinite, rank_trend, relative_change, rolling_median, wide_residuals
+from analysis.signals import (
+    change_said,
+    divergence,
+    first_nonfinite,
+    rank_trend,
+    relative_change,
+    rolling_median,
+    wide_residuals,
+)
 
 NAME = "learning_rate"
 FAR_ABOVE = 3.0       # an LR this many times its optimizer's upper bound is the cause of what blows up
@@ -198,8 +206,8 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str, given_back: float
     far_below = value * FAR_BELOW <= floor * (1 + 1e-9)
     tail = (_decaying_tail(lr) or _late_by_its_count(run, lr)) and (not far_below or _share_shown(lr) < FAR_BELOW_SPAN)
     moved = relative_change(loss.values)
-    loss_ev = Evidence(f"loss moved {moved * 100:.1f}% over the run ({fmt(float(loss.values[0]))} -> "
-                       f"{fmt(float(loss.values[-1]))})", loss.artifact, loss.span_locator(0, len(loss) - 1))
+    loss_ev = Evidence(f"loss moved {moved * 100:.1f}% over the run, {change_said(loss.values)}", loss.artifact,
+                       loss.span_locator(0, len(loss) - 1))
     # a few reports of a rate rising at each is a warm-up under way (its top is yet to come; a rise over a whole
     # curve is a warm-up longer than the run, itself too low), and a loss of exactly 0 at every report scores
     # nothing: neither shows a rate too low to move the loss
@@ -209,19 +217,21 @@ def _out_of_range(run: Run, lr, onset: float | None, how: str, given_back: float
     measured = int(np.isfinite(loss.values).sum()) >= MOVE_POINTS
     if value < low and not tail and abs(moved) < STUCK_MOVE and (onset is None or _noise_only(loss.values)) \
             and not warming and scored and measured:
-        patch, cfg_ev, _ = _config_lr_patch(run, value, min(value * 30, low * 10))
+        # 30x, up to 10x the range's floor; never a target still below the range it names
+        target = min(value * 30, low * 10) if value * 30 >= low else low * 10
+        patch, cfg_ev, _ = _config_lr_patch(run, value, target)
         return [Finding(code="lr_too_low",
                         issue=f"Learning rate {fmt(value)} is below the useful range for {family} (from "
                               f"~{fmt(low)}); the loss moved only {abs(moved) * 100:.1f}%",
                         severity="high",
                         confidence=0.8,
                         evidence=[lr_ev, *fam_evs, loss_ev] + cfg_ev,
-                        fix=f"Raise the learning rate to ~{fmt(min(value * 30, low * 10))} for {family} (a "
+                        fix=f"Raise the learning rate to ~{fmt(target)} for {family} (a "
                             "short LR range test finds the edge)",
                         expected_impact="the loss falls within a few hundred steps",
                         patch=patch,
                         analyzer=NAME,
-                        quick_fix=f"Raise the LR to {fmt(min(value * 30, low * 10))}")]
+                        quick_fix=f"Raise the LR to {fmt(target)}")]
     decayed = (_decayed_away(lr, loss, low, family, fam_evs)
                if value >= low and onset is None and not tail else None)
     if decayed is not None:
@@ -642,8 +652,11 @@ def analyze(run: Run) -> list[Finding]:
         # a warm-up ramp rises in small steps from near zero; a jump is a large multiplicative step, to
         # a rate above any the run trained at before (a warm restart goes back to one it learned under)
         restarts = set(_restarts(v).tolist())
+        # (inside the ramp, a step from 0, or one that leaves the rate under a fifth of its peak, is the ramp's
+        # start, however large its ratio: `0 -> 3.3e-5` on the way to 1e-3)
         jumps = [i for i in range(1, len(v)) if ratio[i] >= JUMP and i not in restarts
-                 and not (i <= ramp_end and v[i - 1] < 0.2 * np.nanmax(v) and ratio[i] < 4)]
+                 and not (i <= ramp_end and v[i - 1] < 0.2 * np.nanmax(v)
+                          and (ratio[i] < 4 or v[i - 1] <= 0 or v[i] < 0.2 * np.nanmax(v)))]
         if jumps and onset is not None:
             span = float(lr.steps[-1] - lr.steps[0]) or 1.0
             related = [i for i in jumps

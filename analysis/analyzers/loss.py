@@ -454,7 +454,7 @@ def _spikes(run: Run, s, sp: list[int]) -> Finding:
     bad_batches = len(sp) > 2 and len(past_start) >= BAD_BATCH_SHARE * len(sp) and apart and few_rows is None
     return Finding(code="loss_spikes",
                    issue=f"{len(sp)} isolated loss spike{'s' if len(sp) > 1 else ''} that recovered, at "
-                         f"{s.step_kind}{'s' if len(sp) > 1 else ''} "
+                         f"{s.step_kinds if len(sp) > 1 else s.step_kind} "
                          + ", ".join(fmt_step(s.steps[i]) for i in sp[:5]),
                    severity="medium" if bad_batches else "low",
                    confidence=round(conf, 2),
@@ -568,10 +568,12 @@ def _plateau(run: Run, s) -> list[Finding]:
         return []      # a language model's window: a word-piece vocabulary's chance is far past 1000 classes
     candidates = [known] if known else list(range(2, 1001))
     floor = float(rolling_median(v, max(5, len(v) // 20))[len(v) // 20:].min())
-    for k in candidates:
+    # the K whose ln is nearest the level, of those within the tolerance (the first that fits would name ln(85) for
+    # a loss at ln(100) = 4.605)
+    fits = [k for k in candidates if abs(level - math.log(k)) <= CHANCE_TOLERANCE * math.log(k)
+            and floor >= CHANCE_FLOOR * math.log(k)]
+    for k in sorted(fits, key=lambda k: abs(level - math.log(k)))[:1]:
         chance = math.log(k)
-        if abs(level - chance) > CHANCE_TOLERANCE * chance or floor < CHANCE_FLOOR * chance:
-            continue
         plateau = (f"ln({k}) = {chance:.4f}: the loss of a uniform guess over {k} classes; "
                    f"the smoothed loss stayed within {PLATEAU_WANDER:.0%} of {fmt(level)} "
                    f"over the last {len(late)} of {len(v)} points and never went below {fmt(floor)}")
