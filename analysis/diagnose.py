@@ -5,9 +5,9 @@ import time
 from pathlib import Path
 
 from analysis.analyzers import ANALYZERS, healthy
-from analysis.analyzers.common import off_harmless_lines
+from analysis.analyzers.common import off_harmless_lines, train_loss
 from analysis.analyzers.crashes import WARNED_ONLY
-from analysis.analyzers.error_readings import setup_error
+from analysis.analyzers.error_readings import setup_error, trained_after
 from analysis.budget import DEFAULT, Budget
 from analysis.calibration import calibrated, thin_paste
 from analysis.ingest import load_run
@@ -129,7 +129,8 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
         failed.append({"analyzer": "rivals", "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
     for c in causes:            # ranked on the raw confidences; said as how often such a cause is right
         c.raw_confidence, c.confidence = c.confidence, calibrated(c.confidence, paste)
-    crashes = [e for e in run.events if e.signature == "traceback"]   # a crash no signature explains
+    # a crash no signature explains (not a traceback a library printed for an exception it handled: the loss went on)
+    crashes = [e for e in run.events if e.signature == "traceback" and not trained_after(e, train_loss(run))]
     questions: list[str] = []
     if not run.artifacts:
         status = "needs_more_data"

@@ -317,3 +317,16 @@ def test_a_ranks_own_error_leads_the_other_ranks_watchdog_that_waited_for_it(tmp
     (tmp_path / "output.txt").write_text(_WATCHDOG)
     d, _ = diagnose(tmp_path)
     assert d.root_causes[0].code == "distributed_failure"
+
+
+def test_a_traceback_a_library_printed_while_the_loss_went_on_stopped_nothing(tmp_path):
+    # wandb's retry loop prints the exception it handles; the loss is reported three times after it
+    (tmp_path / "output.txt").write_text(
+        "step 100 loss 2.10\nstep 200 loss 1.88\nwandb: Network error (ConnectionError), entering retry loop.\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.10/site-packages/wandb/sdk/internal/internal_api.py", line 350, in execute\n'
+        "    return self.client.execute(*args, **kwargs)\n"
+        "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='api.wandb.ai', port=443): Read timed out.\n"
+        + "".join(f"step {s} loss {x}\n" for s, x in ((300, 1.71), (400, 1.60), (500, 1.52), (600, 1.47))))
+    d, _ = diagnose(tmp_path)
+    assert "distributed_failure" not in [c.code for c in d.root_causes] and not any("crashed" in q for q in d.questions)

@@ -15,6 +15,9 @@ REAL_NCCL_WATCHDOG = ("[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607
                       "operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, "
                       "NumelOut=466119168, Timeout(ms)=600000) ran for 600060 milliseconds before timing out.")
 REAL_LINES = [
+    ("dataloader_handover", "训练报错：RuntimeError: unable to open shared memory object </torch_735354_2766238047_18> in "
+     "read-write mode: Too many open files (24)", "a public note whose fix is `ulimit -S -n 65535` (the process's file "
+     "descriptors, not /dev/shm)"),
     # SLURM's current wording of the kernel's OOM kill (its older `oom-kill event(s)` was already read)
     ("host_oom", "slurmstepd: error: Detected 1 oom_kill event in StepId=8538204.0. Some of the step tasks have been "
      "OOM Killed.", "a public FSDP fine-tuning question (70B, full state dict at the end of training)"),
@@ -1533,3 +1536,22 @@ def test_nccls_own_error_is_no_timeout_and_a_watchdogs_is(tmp_path):
 
 def test_an_allocators_out_of_memory_is_no_avoided_one():
     assert match_benign("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB") is None
+
+
+def test_a_rendezvous_that_never_formed_and_a_windows_paging_file_get_their_own_fixes(tmp_path):
+    # no rank trained: the endpoint, not a rank's traceback; Windows' virtual memory, not the kernel's OOM killer
+    (tmp_path / "traceback.txt").write_text(
+        "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError\n")
+    top = diagnose(tmp_path)[0].root_causes[0]
+    assert top.code == "distributed_failure" and "never formed" in top.issue and "MASTER_ADDR" in top.fix
+    (tmp_path / "traceback.txt").write_text(
+        "OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "
+        '"C:\\Python38\\lib\\site-packages\\torch\\lib\\caffe2_detectron_ops_gpu.dll" or one of its dependencies.\n')
+    top = diagnose(tmp_path)[0].root_causes[0]
+    assert top.code == "out_of_memory" and "paging file" in top.fix and "dmesg" not in top.fix
+
+
+def test_a_dataloader_that_timed_out_is_a_stuck_worker_not_a_dead_one(tmp_path):
+    (tmp_path / "traceback.txt").write_text("RuntimeError: DataLoader timed out after 120 seconds\n")
+    top = diagnose(tmp_path)[0].root_causes[0]
+    assert top.code == "dataloader_failure" and "died" not in top.issue and "num_workers=0" in top.fix

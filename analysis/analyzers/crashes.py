@@ -93,7 +93,11 @@ def _oom(run: Run, e: Event) -> Finding:
         fix = ("Halve the micro-batch and double gradient accumulation steps (same effective batch); then "
                "gradient checkpointing and bf16 autocast; shard optimizer state (FSDP/ZeRO) for large models")
     title = _OOM_TITLES.get(e.signature, f"{where} out of memory")
-    if e.signature == "host_oom" and "tried" not in f:
+    if e.signature == "host_oom" and _WINDOWS_PAGING.search(e.text):
+        fix = ("Windows ran out of virtual memory (the paging file), not the GPU: each DataLoader worker process "
+               "maps the CUDA libraries again. Lower num_workers (0 or 2), or enlarge the paging file (System > "
+               "Advanced system settings > Performance > Virtual memory) and restart")
+    elif e.signature == "host_oom" and "tried" not in f:
         fix = ("The kernel's OOM killer ended the process (SIGKILL, exit 137/-9): host RAM ran out. Lower "
                "num_workers and the data held in memory per worker (load lazily, memory-map), load "
                "checkpoints with mmap=True / low_cpu_mem_usage, and check `dmesg` for the oom-kill line")
@@ -179,6 +183,7 @@ def _memory_pressure(e: Event) -> Finding:
 
 MEMORY_PRESSURE = 0.5
 
+_WINDOWS_PAGING = re.compile(r"WinError 1455|paging file is too small|页面文件太小")
 _OOM_TITLES = {"host_oom": "Host out of memory",
                "tf_oom": "GPU out of memory (TensorFlow or XLA/JAX resource exhausted)",
                "cudnn_oom_in_disguise": "A cuDNN/cuBLAS error that is most often GPU memory exhausted",
@@ -226,6 +231,20 @@ def _allocation_shape(run: Run, tried: int):
                     return ev, set_config_value(cfg, key, max(1, v // 2)), " x ".join(k for _, k, _ in combo)
     return None
 
+
+# The ranks never formed a group: the rendezvous or the store timed out or refused (no rank's training failed)
+_NEVER_FORMED = re.compile(r"RendezvousTimeoutError|DistStoreError|DistNetworkError|Socket Timeout|client socket "
+                           r"has timed out|store->get|connect to \(failed\)|Socket Connect Error")
+_RENDEZVOUS = ("The ranks never formed a group: the rendezvous or its store timed out or refused the connection",
+               "Check that every node reaches MASTER_ADDR:MASTER_PORT (the same address and port on all nodes, the "
+               "port open between them, not a loopback or a docker bridge), that --nnodes and --nproc_per_node "
+               "match the nodes you started, and that every node was started before the timeout")
+
+# A DataLoader that waited past its `timeout` for a batch: a worker stuck, not one that died
+_LOADER_TIMED_OUT = ("A DataLoader worker stopped answering: no batch within the loader's timeout",
+                     "Find what the worker waits on: run with num_workers=0 to get the stack at the stuck sample (a "
+                     "slow network or disk read, a lock or a thread pool in a transform: cv2.setNumThreads(0) with "
+                     "fork), then raise `timeout` only if that sample is merely slow")
 
 # NCCL's own error in a collective (the signature's lines that say no timeout)
 _NCCL_OWN_ERROR = ("NCCL failed in a collective with an error of its own (a system or network call, a peer gone), "
@@ -523,10 +542,11 @@ _FIXES = {
 LAUNCHER_REPORTS = ("rank_failure", "elastic_teardown", "horovod_shutdown")
 # ...and the other ranks' watchdog, waiting at a collective for the rank that failed (not NCCL's own error, a cause)
 _WAITED_FOR = ("nccl_timeout", "horovod_stall")
-# A RuntimeError of the model's own (`mat1 and mat2 shapes cannot be multiplied`), not one torch raises for a
-# collective or a process group that failed
+# A RuntimeError of the model's own, about shapes, sizes, types or devices (`mat1 and mat2 shapes cannot be
+# multiplied`), not one torch raises for a collective or a store that failed (`Stop_waiting response is expected`)
+_MODEL_RUNTIME = re.compile(r"(?i)shapes? |sizes? |dimension|dtype|cannot be multiplied|must match|out of bounds")
 _DISTRIBUTED_WORDS = re.compile(r"(?i)nccl|gloo|collective|process ?group|c10d|distributed|rendezvous|\bstore\b|"
-                                r"socket|timed? ?out|watchdog|rank")
+                                r"socket|timed? ?out|watchdog|rank|waiting")
 _CODE_ERROR = re.compile(r"(?:\[rank\d+\]:\s*)?(?:TypeError|NameError|AttributeError|KeyError|IndexError|ValueError|"
                          r"ImportError|ModuleNotFoundError|AssertionError|FileNotFoundError|SyntaxError|"
                          r"ZeroDivisionError|UnboundLocalError|NotImplementedError)\b")
@@ -593,7 +613,8 @@ def analyze(run: Run) -> list[Finding]:
                     or (e.signature == "traceback" and e.code is None and (
                         _CODE_ERROR.match(e.text) is not None or (
                             re.match(r"(?:\[rank\d+\]:\s*)?RuntimeError: ", e.text) is not None
-                            and _DISTRIBUTED_WORDS.search(e.text.split("RuntimeError: ", 1)[1]) is None)))
+                            and _MODEL_RUNTIME.search(said := e.text.split("RuntimeError: ", 1)[1]) is not None
+                            and _DISTRIBUTED_WORDS.search(said) is None)))
                     for e in run.events)
     # torchrun, sent a signal from outside, tears its ranks down (its SIGTERMs are the signal's); a rank's own
     # failure report beside it (`ChildFailedError`, `exitcode: 1`: another node failed first) still stands
@@ -660,6 +681,10 @@ def analyze(run: Run) -> list[Finding]:
             continue
         if e.signature == "nccl_timeout" and not COLLECTIVE_WAITED.search(e.text):
             title, fix = _NCCL_OWN_ERROR
+        if e.signature == "rank_failure" and _NEVER_FORMED.search(e.text):
+            title, fix = _RENDEZVOUS
+        if e.signature == "dataloader_killed" and "timed out" in e.text:
+            title, fix = _LOADER_TIMED_OUT
         if e.signature == "store_barrier" and "world_size" in e.fields:
             title = (f"{title}: {e.fields['worker_count']} workers registered for world_size "
                      f"{e.fields['world_size']}")

@@ -141,7 +141,7 @@ def analyze_events(events: list[Event], loss: Series | None = None) -> list[Find
     stop the run: a logger printed an error the code handled (an upload retried)."""
     if any(e.code for e in events):
         return []
-    unknown = [e for e in events if e.signature in UNKNOWN and not _trained_after(e, loss)]
+    unknown = [e for e in events if e.signature in UNKNOWN and not trained_after(e, loss)]
     return _findings(_stopping(unknown)) if unknown else []
 
 
@@ -206,8 +206,9 @@ def _readable(lines: list[str]) -> list[tuple[int, str]]:
     return out
 
 
-def _trained_after(e: Event, loss: Series | None) -> bool:
-    """Whether a one-line error (no traceback: a logger's) has the loss reported after it."""
-    if e.signature != "error" or e.context:
+def trained_after(e: Event, loss: Series | None) -> bool:
+    """Whether an error has the loss reported after it: a logger's one line, or a traceback a library printed for
+    an exception it handled (wandb's `entering retry loop`, then the run's loss on)."""
+    if e.signature not in ("error", "traceback") or (e.context and e.signature == "error"):
         return False
     return len(reported_after(loss, e)) >= TRAINED_AFTER
