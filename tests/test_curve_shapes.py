@@ -55,3 +55,17 @@ def test_the_percentage_a_healthy_reading_says_follows_from_the_ends_it_prints(t
     pct = float(said.split("loss fell ")[1].split("%")[0])
     a, b = (float(x) for x in said.split(" from ")[1].split(" (")[0].split(" to "))
     assert abs((a - b) / a * 100 - pct) < 1.0, said
+
+
+def test_a_loss_that_climbs_slowly_from_its_first_report_is_read(tmp_path):
+    # +45% over 200 reports, climbing at almost every smoothed report: an LR too high (or a maximised loss)
+    r = random.Random(0)
+    d = _run(tmp_path, [f"step {10 * i} | loss {1.5 + 0.8 * i / 200 + r.gauss(0, 0.04):.4f} | lr 5.00e-02"
+                        for i in range(200)])
+    assert d.root_causes and d.root_causes[0].code == "lr_too_high", d.root_causes[:1]
+
+
+def test_a_noisy_flat_loss_is_no_slow_climb(tmp_path):
+    r = random.Random(1)
+    d = _run(tmp_path, [f"step {10 * i} | loss {1.5 + r.gauss(0, 0.15):.4f} | lr 3.00e-04" for i in range(200)])
+    assert "lr_too_high" not in [c.code for c in d.root_causes if c.severity in ("critical", "high")]

@@ -1555,3 +1555,35 @@ def test_a_dataloader_that_timed_out_is_a_stuck_worker_not_a_dead_one(tmp_path):
     (tmp_path / "traceback.txt").write_text("RuntimeError: DataLoader timed out after 120 seconds\n")
     top = diagnose(tmp_path)[0].root_causes[0]
     assert top.code == "dataloader_failure" and "died" not in top.issue and "num_workers=0" in top.fix
+
+
+@pytest.mark.parametrize("message,elsewhere", [
+    # a public training script's note: "Process 32777 ... is someone else's process"
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 750.00 MiB. GPU 0 has a total capacity of 14.57 "
+     "GiB of which 426.75 MiB is free. Process 2493055 has 12.02 GiB memory in use. Including non-PyTorch memory, "
+     "this process has 2.11 GiB memory in use. Of the allocated memory 1.76 GiB is allocated by PyTorch, and 151.65 "
+     "MiB is reserved by PyTorch but unallocated.", True),
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 192.00 MiB. GPU 0 has a total capacity of 23.52 "
+     "GiB of which 12.00 MiB is free. Including non-PyTorch memory, this process has 23.48 GiB memory in use. Of the "
+     "allocated memory 22.86 GiB is allocated by PyTorch, and 182.60 MiB is reserved by PyTorch but unallocated.",
+     False),
+])
+def test_a_gpu_another_process_holds_is_said_so(tmp_path, message, elsewhere):
+    # both public (a shared GPU; a model that filled its own): only the first is another process's memory
+    (tmp_path / "traceback.txt").write_text(message + "\n")
+    top = diagnose(tmp_path)[0].root_causes[0]
+    assert top.code == "out_of_memory" and ("Another process" in top.fix) == elsewhere, top.fix
+
+
+def test_an_oom_in_the_trainers_evaluation_gather_names_eval_accumulation(tmp_path):
+    # frames as transformers' Trainer has them (evaluation_loop -> nested_concat): the logits of every eval batch
+    (tmp_path / "traceback.txt").write_text(
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.10/site-packages/transformers/trainer.py", line 3360, in evaluation_loop\n'
+        "    all_preds = logits if all_preds is None else nested_concat(all_preds, logits, padding_index=-100)\n"
+        '  File "/usr/local/lib/python3.10/site-packages/transformers/trainer_pt_utils.py", line 123, in nested_concat\n'
+        "    return torch_pad_and_concatenate(tensors, new_tensors, padding_index=padding_index)\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 9.77 GiB. GPU 0 has a total capacity of 39.39 GiB "
+        "of which 5.20 GiB is free. Including non-PyTorch memory, this process has 34.19 GiB memory in use.\n")
+    top = diagnose(tmp_path)[0].root_causes[0]
+    assert top.code == "out_of_memory" and "eval_accumulation_steps" in top.fix

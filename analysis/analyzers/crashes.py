@@ -48,6 +48,24 @@ def _user_frame(e: Event) -> Evidence | None:
                     e.artifact, e.locator)
 
 
+# the Hugging Face Trainer's evaluation gathering every batch's predictions on the device
+_EVAL_GATHER = ("evaluation_loop", "nested_concat", "torch_pad_and_concatenate", "_nested_gather", "prediction_loop")
+HELD_ELSEWHERE = 0.5     # of the GPU's capacity, held outside the process that failed: another process has the GPU
+
+
+def _held_by_others(f: dict) -> tuple[float, float] | None:
+    """(bytes held outside the failing process, bytes it held) where the GPU was full and most of it was held
+    elsewhere: PyTorch's own count of the process's use (`this process has X memory in use`, else what PyTorch
+    reserved or allocated) against the total capacity less what was free."""
+    own = f.get("in_use", f.get("reserved"))
+    if own is None and "allocated" in f:
+        own = f["allocated"] + f.get("reserved_unallocated", 0.0)
+    if own is None or "capacity" not in f or "free" not in f:
+        return None
+    others = f["capacity"] - f["free"] - own
+    return (others, own) if others >= HELD_ELSEWHERE * f["capacity"] else None
+
+
 def _oom(run: Run, e: Event) -> Finding:
     f = e.fields
     parts = []
@@ -62,6 +80,9 @@ def _oom(run: Run, e: Event) -> Finding:
     if frag:
         parts.append(f"{_gib(f['reserved_unallocated'])} reserved but unallocated (fragmentation)")
     where = "host" if e.signature == "host_oom" else "GPU"
+    others = _held_by_others(f) if where == "GPU" else None
+    if others is not None:
+        parts.append(f"{_gib(others[0])} held outside this process's {_gib(others[1])}")
     ev = [_ev(e)]
     uf = _user_frame(e)
     if uf:
@@ -84,6 +105,15 @@ def _oom(run: Run, e: Event) -> Finding:
                "its first dimension (e.g. evaluate a few sequences at a time and keep only what you "
                "need from each chunk, such as the loss or the argmax), or lower those settings; "
                "halving the first halves it")
+    elif where == "GPU" and any(fr["func"] in _EVAL_GATHER for fr in e.fields.get("frames", [])):
+        fix = ("It ran out in evaluation, where the Trainer keeps every batch's logits on the GPU until the end: "
+               "set eval_accumulation_steps (e.g. 8) to move them to the CPU as it goes, and pass "
+               "preprocess_logits_for_metrics that keeps only what the metric needs (the argmax); "
+               "per_device_eval_batch_size can then stay")
+    elif others is not None:
+        fix = (f"Another process holds {_gib(others[0])} of this GPU (this one {_gib(others[1])}): find it with "
+               "nvidia-smi (a notebook kernel, an earlier run still alive, another job on a shared GPU) and stop it, "
+               "or pick a free GPU with CUDA_VISIBLE_DEVICES; a smaller batch will not make room it does not have")
     elif frag:
         fix = ("Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to stop fragmentation; if it still "
                "fails, halve the micro-batch and keep the effective batch with gradient accumulation")

@@ -125,6 +125,7 @@ RISE_SHARE = 0.75
 RISE_MIN = 0.10
 RISE_GROWN = 0.20           # a short curve must end 20% above its start (a warm-up's early bump does not)
 RISE_LONG = 1.5
+RISE_STEADY, RISE_ORDERED = 1.25, 0.9   # ...or 1.25x where the smoothed curve climbs almost in order
 RISE_FAR = 2.0              # ...or one that ends at twice its first report within 2-3 reports
 RISE_FEW, RISE_SOME = 0.35, 0.45   # a loss up at each of 2 (or 3+) reports, below the divergence thresholds
 RISE_RANK = 0.7
@@ -1149,12 +1150,15 @@ def _short_rise(v: np.ndarray) -> tuple[int, float] | None:
 
 def _grew(v: np.ndarray) -> tuple[float, float] | None:
     """A longer curve's rise: the medians of its first and last fifths, where the last is RISE_LONG times the first
-    or more and the smoothed curve rises in rank order (Spearman >= RISE_RANK), or EXPLODED times it in any order."""
+    or more and the smoothed curve rises in rank order (Spearman >= RISE_RANK), or EXPLODED times it in any order;
+    or RISE_STEADY times it where the smoothed curve climbs almost in order throughout (Spearman >= RISE_ORDERED:
+    a loss that rises from its first report to its last, however slowly, is never a sound run's)."""
     k = max(2, len(v) // 5)
     first, last = float(np.median(v[:k])), float(np.median(v[-k:]))
-    if first <= 0 or last < RISE_LONG * first:
+    if first <= 0 or last < RISE_STEADY * first:
         return None
-    if last < EXPLODED * first and rank_trend(rolling_median(v, max(3, len(v) // 10))) < RISE_RANK:
+    trend = rank_trend(rolling_median(v, max(3, len(v) // 10))) if last < EXPLODED * first else 1.0
+    if trend < (RISE_RANK if last >= RISE_LONG * first else RISE_ORDERED):
         return None
     return first, last
 
