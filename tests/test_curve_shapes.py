@@ -69,3 +69,12 @@ def test_a_noisy_flat_loss_is_no_slow_climb(tmp_path):
     r = random.Random(1)
     d = _run(tmp_path, [f"step {10 * i} | loss {1.5 + r.gauss(0, 0.15):.4f} | lr 3.00e-04" for i in range(200)])
     assert "lr_too_high" not in [c.code for c in d.root_causes if c.severity in ("critical", "high")]
+
+
+def test_a_language_models_loss_held_at_ln_vocabulary_moves_no_weight(tmp_path):
+    # GPT-2's vocabulary: a model that ignores its input still learns the token frequencies, far below ln(V)
+    r = random.Random(2)
+    d = _run(tmp_path, [f"step {10 * i} | loss {math.log(50257) + r.gauss(0, 0.015):.4f} | lr 1.00e-03 | "
+                        f"grad_norm {0.33 + r.gauss(0, 0.02):.3f}" for i in range(300)])
+    codes = [c.code for c in d.root_causes]
+    assert codes[0] == "no_parameter_updates" and "lr_too_low" not in codes, d.root_causes[:2]

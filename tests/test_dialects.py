@@ -152,7 +152,7 @@ DIALECTS = [
         "Validation loss decreased (inf --> 1.612000).  Saving model ...",
         "Epoch: 2, Steps: 3 | Train Loss: 1.3646304 Vali Loss: nan Test Loss: 1.4440242",
     ]), {"epoch": [1, 2], "train_loss": [1.5646304, 1.3646304], "val_loss": [1.612, np.nan],
-         "test_loss": [1.6440242, 1.4440242], "steps": [0, 1]}),
+         "test_loss": [1.6440242, 1.4440242], "steps": [1, 2]}),   # at the epoch printed
     ("PyTorch ImageNet example (ProgressMeter: `Epoch: [0][ 10/5005]`, value (average))", "\n".join([
         "Epoch: [0][  10/5005]\tTime  0.500 ( 0.600)\tData  0.100 ( 0.200)\tLoss 6.9100e+00 (6.9500e+00)\tAcc@1   0.00 (  0.10)",
         "Epoch: [0][  20/5005]\tTime  0.480 ( 0.590)\tData  0.090 ( 0.190)\tLoss 6.8800e+00 (6.9300e+00)\tAcc@1   0.39 (  0.12)",

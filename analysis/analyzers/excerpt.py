@@ -50,6 +50,8 @@ from analysis.analyzers.common import (
     NAN_DATA_SETTLE,
     SCALER_HALVINGS,
     SHORT_CURVE,
+    VOCAB_REL,
+    VOCABS,
     index_at_or_before,
     loss_scaler,
     losses,
@@ -133,10 +135,7 @@ BY_CHANCE = 0.003           # a rise that more than 0.3% of random orderings of 
 NOISY_ORDER = 0.05          # ...and an uneven rise that at most 5% show, medium too, rather than no answer
 NOISY_CONF = 0.4
 ACC_HELD = 0.05             # an accuracy no more than 5% under its start over a rising loss holds: no divergence
-# a language model's uniform guess: ln of a common tokenizer's vocabulary (BERT, LLaMA 2/T5, GPT-2 and nanoGPT's padded
-# 50304, Llama 3, Qwen 2), within 0.3% (they lie 0.4% apart or more), past the first 50 steps of warm-up from 0
-VOCABS = (30522, 32000, 50257, 50304, 128256, 151936)
-VOCAB_REL, VOCAB_STEPS = 0.003, 50
+VOCAB_STEPS = 50     # a language model's uniform guess (common.VOCABS) read past the first 50 steps of warm-up from 0
 FLAT_REL = 0.005            # a loss within 0.5% of one value at every report is flat
 CHANCE_ACC = 1.5            # ...beside an accuracy no higher than 1.5x chance (1/K): a char-RNN at ln(4), 58%, learned
 TAIL_AT_CHANCE = 5          # a short loss that fell to ln(K) and stayed within FLAT_REL of it this many reports

@@ -18,10 +18,14 @@ import numpy as np
 
 from analysis.analyzers.common import (
     SHORT_CURVE,
+    SMALL_LR,
+    VOCAB_REL,
+    VOCABS,
     from_start,
     index_at_or_before,
     last_attempt,
     pasted_texts,
+    peak_lr,
     point,
     reward_rose,
     thirds,
@@ -572,6 +576,9 @@ def _plateau(run: Run, s) -> list[Finding]:
     # a loss at ln(100) = 4.605)
     fits = [k for k in candidates if abs(level - math.log(k)) <= CHANCE_TOLERANCE * math.log(k)
             and floor >= CHANCE_FLOOR * math.log(k)]
+    # ...or a language model's, over a common tokenizer's vocabulary (a loss of 10.82 is GPT-2's uniform guess)
+    fits += [k for k in VOCABS if not known and abs(level - math.log(k)) <= VOCAB_REL * math.log(k)
+             and floor >= CHANCE_FLOOR * math.log(k)]
     for k in sorted(fits, key=lambda k: abs(level - math.log(k)))[:1]:
         chance = math.log(k)
         plateau = (f"ln({k}) = {chance:.4f}: the loss of a uniform guess over {k} classes; "
@@ -589,6 +596,12 @@ def _plateau(run: Run, s) -> list[Finding]:
                       "the weights move, yet the loss learns nothing")
             ev.append(Evidence(moving, g.artifact, g.span_locator(0, len(g) - 1)))
             conf += 0.15
+        if k in VOCABS and not window:
+            if g is not None and median_grad > 0:      # computed, yet not applied: no evidence the weights move
+                ev[2:3] = [Evidence(f"gradients are not zero (median grad_norm {fmt(median_grad)}): they are computed, "
+                                    "so the step that applies them is what fails", g.artifact,
+                                    g.span_locator(0, len(g) - 1))]
+            return _stuck_at_vocabulary(run, s, k, ev) + _lr_at_chance(run, ev[0], k)
         return [Finding(code="data_pipeline_bug",
                         issue=f"Loss stuck at chance level ln({k}) = {chance:.3f}: the model learns "
                               "nothing from its inputs" + (
@@ -604,6 +617,28 @@ def _plateau(run: Run, s) -> list[Finding]:
                         analyzer=NAME,
                         quick_fix="Print a batch of (input, label) pairs")] + _lr_at_chance(run, ev[0], k)
     return []
+
+
+def _stuck_at_vocabulary(run: Run, s: Series, k: int, ev: list[Evidence]) -> list[Finding]:
+    """A language model's loss held at ln(vocabulary): even a model that ignores its input learns the tokens'
+    frequencies (far below ln(V)) within a few hundred steps, so its output does not change at all: the weights
+    that make it do not move (frozen, an LR of ~0, an optimizer over other parameters). Not the labels: wrong ones
+    still leave the frequencies to learn."""
+    said = f"Loss held at ln({k}) = {math.log(k):.3f}, a uniform guess over a {k:,}-token vocabulary"
+    return [Finding(code="no_parameter_updates",
+                    issue=f"{said}: even the token frequencies were not learned, so the output never changed",
+                    severity="high", confidence=0.6, evidence=ev,
+                    fix="Check that the optimizer holds the trainable parameters (print the count it holds and "
+                        "which require grad; a PEFT/LoRA model's adapters, an lm_head not frozen by mistake) and "
+                        "that the LR after warm-up is above ~1e-5",
+                    expected_impact="the loss falls below ln(V) within a few hundred steps",
+                    analyzer=NAME, quick_fix="Check what the optimizer updates")] + ([] if (
+                peak := peak_lr(run)) is not None and peak[0] >= SMALL_LR else [
+            Finding(code="lr_too_low", issue=f"{said}: an LR near 0 (a warm-up or schedule that never rises) "
+                                             "leaves it there",
+                    severity="medium", confidence=0.4, evidence=ev[:2],
+                    fix="Log the LR per step: raise it to the usual range for the optimizer (AdamW ~1e-4 to 3e-4)",
+                    analyzer=NAME, quick_fix="Log and raise the LR")])
 
 
 def _lr_at_chance(run: Run, stuck: Evidence, k: int) -> list[Finding]:

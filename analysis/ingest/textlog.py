@@ -391,6 +391,24 @@ def _scan_chunk(buf: memoryview, families: _Families):
     return buf, _scan(buf, families.resolve, _literals(), _section_initials())
 
 
+def _by_epoch(series: list[Series]) -> list[Series]:
+    """A log with no step but an epoch counter (Keras' `Epoch 8/40`, a print loop's `epoch 8 ...`, the HF Trainer's
+    `'epoch': 0.04`): each point at the epoch last printed on or before its line, so that a reply says `epoch 8`,
+    not `index 7` (a checkpoint is kept by epoch). Only where the counter never goes back (two runs pasted one
+    after the other keep their reports' order) and no point comes before its first line."""
+    ep = next((s for s in series if s.name == "epoch"), None)
+    if ep is None or ep.lines is None or len(ep) < 2 or not np.isfinite(ep.values).all() \
+            or np.any(np.diff(ep.values) < 0) or not np.all(np.diff(ep.lines) > 0):
+        return series
+    out = []
+    for s in series:
+        if s.lines is None or (len(s) and s.lines[0] < ep.lines[0]):
+            return series
+        at = np.searchsorted(ep.lines, s.lines, side="right") - 1
+        out.append(replace(s, steps=ep.values[at].astype(np.float64), step_kind="epoch"))
+    return out
+
+
 SPREAD_RUN = 3      # points of one series on one step from which they are spread out
 
 
@@ -476,7 +494,9 @@ def parse_text_log(path: Path, artifact: str) -> TextLogResult:
 
     kind = "step" if saw_step else "index"
     series = [s for s in (b.build(kind) for b in builders.values()) if s is not None]
-    if saw_step:
+    if not saw_step:
+        series = _by_epoch(series)
+    if saw_step or any(s.step_kind == "epoch" for s in series):
         series = [s if (spread := _spread_repeats(s.steps)) is s.steps else replace(s, steps=spread) for s in series]
     series = with_printed_values(path, with_bare_tables(path, series, artifact), artifact, NONFINITE_PREFIX)
     notes = [f"{artifact}: {n:,} more names under {kind} past the first {MAX_FAMILIES_OF_A_KIND} are not read"
