@@ -218,6 +218,28 @@ def relative_change(values: np.ndarray) -> float:
     return float((a - b) / max(abs(a), 1e-12))
 
 
+SWING_POINTS, SWING_SHARE, SWING_OVER_FALL, SWING_BACK = 40, 0.6, 3.0, 3.0
+
+
+def swings(values: np.ndarray) -> tuple[float, float] | None:
+    """(low, high) of a loss that swings up and down by most of its own level and does not settle: over the later
+    half of SWING_POINTS reports or more, a rolling median of 5 (which evens out one batch's noise, not a swing
+    held for several reports) spans SWING_SHARE of the median or more, and SWING_OVER_FALL times what the loss fell
+    from its first tenth to its last, and travels SWING_BACK times that span up and down (a fall or a jump that
+    falls again travels it once). None for a curve that falls through its noise, however noisy."""
+    v = values[np.isfinite(values)]
+    if len(v) < SWING_POINTS:
+        return None
+    sm = rolling_median(v, 5)[len(v) // 2:]
+    low, high, level = float(sm.min()), float(sm.max()), float(np.median(v))
+    k = max(1, len(v) // 10)
+    fell = abs(float(v[:k].mean() - v[-k:].mean()))
+    if level <= 0 or high - low < SWING_SHARE * level or high - low < SWING_OVER_FALL * fell \
+            or float(np.abs(np.diff(sm)).sum()) < SWING_BACK * (high - low):
+        return None
+    return low, high
+
+
 def change_said(values: np.ndarray) -> str:
     """relative_change's ends, said so that the percentage beside them follows from them: the first and last
     values where a tenth is one report, else the means of the first and last tenths."""

@@ -78,3 +78,16 @@ def test_a_language_models_loss_held_at_ln_vocabulary_moves_no_weight(tmp_path):
                         f"grad_norm {0.33 + r.gauss(0, 0.02):.3f}" for i in range(300)])
     codes = [c.code for c in d.root_causes]
     assert codes[0] == "no_parameter_updates" and "lr_too_low" not in codes, d.root_causes[:2]
+
+
+def test_a_loss_that_swings_by_most_of_its_level_is_no_healthy_run(tmp_path):
+    # 0.3 <-> 2.0 every ~25 reports at a constant LR: it never settles, whatever its first and last tenths say
+    r = random.Random(4)
+    d = _run(tmp_path, [f"step {10 * i} | loss {1.2 + 0.85 * math.sin(i / 4) + r.gauss(0, 0.05):.4f} | lr 3.00e-01"
+                        for i in range(200)])
+    top = d.root_causes[0]
+    assert top.code == "lr_too_high" and top.severity == "medium", d.root_causes[:2]
+    # batch noise of the same size around a falling loss is a sound run's
+    d = _run(tmp_path, [f"step {10 * i} | loss {(0.5 + 1.5 * math.exp(-i / 60)) * (1 + r.gauss(0, 0.3)):.4f} | "
+                        "lr 3.00e-04" for i in range(200)])
+    assert d.root_causes[0].code == "healthy" and "lr_too_high" not in [c.code for c in d.root_causes]

@@ -14,7 +14,7 @@ from analysis.analyzers.crashes import stopped_from_outside
 from analysis.metrics import clip, fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
-from analysis.signals import change_said, rank_trend, relative_change, rolling_median, step_noise
+from analysis.signals import change_said, rank_trend, relative_change, rolling_median, step_noise, swings
 
 NAME = "healthy"
 HEALTHY_POINTS = 3          # a falling loss over three reports already says the run learns
@@ -188,8 +188,8 @@ def _analyze(run: Run) -> list[Finding]:
     if s is None:
         metric = _improving_metric(run)
         return adversarial.analyze(run) or ([metric] if metric else [])
-    if len(s) < HEALTHY_POINTS:
-        return []
+    if len(s) < HEALTHY_POINTS or swings(s.values) is not None:
+        return []               # (a loss swinging by most of its level: the loss analyzer's reading)
     change = relative_change(s.values)
     if change <= LOSS_FELL:
         return _steady_late_window(s)

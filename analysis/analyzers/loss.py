@@ -43,6 +43,7 @@ from analysis.signals import (
     relative_change,
     rolling_median,
     spikes,
+    swings,
 )
 
 NAME = "loss"
@@ -189,6 +190,9 @@ def analyze(run: Run) -> list[Finding]:
     ended = _blew_up_at_end(run, s) if d is None else None
     if ended is not None:
         out.append(ended)
+    swung = _swinging(s) if d is None and not sp and ended is None else None
+    if swung is not None:
+        out.append(swung)
     out += _plateau(run, s)
     out += _overfitting(run, s)
     return out
@@ -420,6 +424,25 @@ def _thrown_off(run: Run, s, sp: list[int]) -> Finding | None:
                    fix=_halve_lr_fix(run, float(s.steps[sp[0]])),
                    expected_impact="the loss holds its level past the step where it jumped",
                    analyzer=NAME, onset_step=float(s.steps[sp[0]]), quick_fix="Reduce LR by 50%")
+
+
+def _swinging(s: Series) -> Finding | None:
+    """A loss that swings by most of its level, up and down, and never settles (signals.swings): updates that
+    overshoot the minimum and bounce around it, an LR too high for where training is (said as likely, not proven: a
+    cyclic schedule's amplitude, or batches of very different difficulty in order, swing it too)."""
+    sw = swings(s.values)
+    if sw is None:
+        return None
+    low, high = sw
+    half = len(s) // 2
+    ev = [Evidence(f"over the later half of the reports the loss (rolling median of 5) swings between {fmt(low)} and "
+                   f"{fmt(high)}, {(high - low) / float(np.median(s.values)):.0%} of its median, and never settles",
+                   s.artifact, s.span_locator(half, len(s) - 1))]
+    return Finding(code="lr_too_high", issue=f"Loss swings between {fmt(low)} and {fmt(high)} without settling: the "
+                   "updates overshoot", severity="medium", confidence=0.45, evidence=ev,
+                   fix="Lower the learning rate 3-10x (or add a decay) and see whether the swings shrink; if the LR "
+                       "follows a cyclic schedule, lower its peak",
+                   expected_impact="the loss settles and falls", analyzer=NAME, quick_fix="Lower the LR 3-10x")
 
 
 def _spikes(run: Run, s, sp: list[int]) -> Finding:
