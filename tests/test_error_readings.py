@@ -330,3 +330,21 @@ def test_a_traceback_a_library_printed_while_the_loss_went_on_stopped_nothing(tm
         + "".join(f"step {s} loss {x}\n" for s, x in ((300, 1.71), (400, 1.60), (500, 1.52), (600, 1.47))))
     d, _ = diagnose(tmp_path)
     assert "distributed_failure" not in [c.code for c in d.root_causes] and not any("crashed" in q for q in d.questions)
+
+
+def test_a_ranks_traceback_quoted_in_torchruns_failure_box_is_that_ranks_own_error(tmp_path):
+    # @record puts the rank's traceback in the box, its exception line left of its frames
+    (tmp_path / "output.txt").write_text("\n".join([
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "============================================================", "train.py FAILED",
+        "------------------------------------------------------------", "Root Cause (first observed failure):",
+        "[0]:", "  time      : 2024-05-01_10:00:00", "  rank      : 5 (local_rank: 1)", "  exitcode  : 1 (pid: 4455)",
+        "  traceback : Traceback (most recent call last):",
+        '    File "/usr/local/lib/python3.10/site-packages/torch/distributed/elastic/multiprocessing/errors/'
+        '__init__.py", line 346, in wrapper', "      return f(*args, **kwargs)",
+        '    File "/work/data.py", line 77, in __getitem__', "      img = decode(path)",
+        "  PIL.UnidentifiedImageError: cannot identify image file '/data/shards/a/000913.jpg'", "  ",
+        "============================================================"]) + "\n")
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes[0].code == "dataloader_failure" and "UnidentifiedImageError" in d.root_causes[0].issue
+    assert not any("=====" in q for q in d.questions)

@@ -11,6 +11,7 @@ import numpy as np
 from analysis.metrics import Series, fmt, fmt_step
 from analysis.model import Artifact, Event, Evidence
 from analysis.run import ConfigHit, Run
+from analysis.signals import swings
 
 LOSS_NAMES = ("train_loss", "train_loss_epoch", "val_loss")
 # Below this many points a curve is an excerpt: the trend rules (divergence, plateau) need more, and
@@ -246,6 +247,17 @@ VOCAB_REL = 0.003
 # communicator aborted after one), not NCCL's own errors (`ncclInternalError`, `unhandled system error`), which name a
 # cause of their own
 COLLECTIVE_WAITED = re.compile(r"(?i)timed? ?out|watchdog")
+
+
+def steady_swing(run: Run, s: Series) -> tuple[float, float] | None:
+    """signals.swings of `s` where the LR does not move (or is not logged): under a schedule that restarts or
+    cycles, the loss swings with it."""
+    lr = run.metrics.get("lr")
+    if lr is not None and len(lr) >= 2 and np.isfinite(lr.values).any():
+        lo, hi = float(np.nanmin(lr.values)), float(np.nanmax(lr.values))
+        if hi > 1.5 * lo:
+            return None
+    return swings(s.values)
 
 
 def small_lr(run: Run) -> Evidence | None:

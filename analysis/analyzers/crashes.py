@@ -577,9 +577,10 @@ _WAITED_FOR = ("nccl_timeout", "horovod_stall")
 _MODEL_RUNTIME = re.compile(r"(?i)shapes? |sizes? |dimension|dtype|cannot be multiplied|must match|out of bounds")
 _DISTRIBUTED_WORDS = re.compile(r"(?i)nccl|gloo|collective|process ?group|c10d|distributed|rendezvous|\bstore\b|"
                                 r"socket|timed? ?out|watchdog|rank|waiting")
-_CODE_ERROR = re.compile(r"(?:\[rank\d+\]:\s*)?(?:TypeError|NameError|AttributeError|KeyError|IndexError|ValueError|"
-                         r"ImportError|ModuleNotFoundError|AssertionError|FileNotFoundError|SyntaxError|"
-                         r"ZeroDivisionError|UnboundLocalError|NotImplementedError)\b")
+_CODE_ERROR = re.compile(r"(?:\[rank\d+\]:\s*)?(?:[A-Za-z_]\w*\.)*(?:TypeError|NameError|AttributeError|KeyError|"
+                         r"IndexError|ValueError|ImportError|ModuleNotFoundError|AssertionError|FileNotFoundError|"
+                         r"SyntaxError|ZeroDivisionError|UnboundLocalError|NotImplementedError|UnidentifiedImageError|"
+                         r"UnicodeDecodeError|JSONDecodeError|PermissionError|EOFError)\b")
 # Warnings the program went on after, read only beside a failure: NumPy's domain warning says where a NaN may
 # come from, not that the run failed; the checkpoint's "no input requires grad" is harmless where every layer
 # in the checkpointed blocks is frozen on purpose (a frozen ViT), the fault where a backward then fails on a loss

@@ -60,10 +60,14 @@ def _frame_place(path: str) -> str:
     return low.rsplit("/", 1)[-1]
 
 
+_RECORD_WRAPPER = "torch/distributed/elastic/multiprocessing/errors"
+
+
 def _hits(e: Event) -> list[tuple[dict, str]]:
     """The readings this error matches, each with what in it matched."""
     text = f"{e.text} {_asserted(e)}".lower()
-    places = [_frame_place(f["file"]) for f in e.fields.get("frames", [])]
+    # (not torchrun's @record decorator around a rank's main: every rank's traceback passes through it)
+    places = [p for f in e.fields.get("frames", []) if _RECORD_WRAPPER not in (p := _frame_place(f["file"]))]
     table, _ = _table()
     out, muted = [], False
     for r, words in table:

@@ -9,12 +9,12 @@ import math
 import numpy as np
 
 from analysis.analyzers import adversarial
-from analysis.analyzers.common import late_window, reward_rose, rewarded, thirds, train_loss
+from analysis.analyzers.common import late_window, reward_rose, rewarded, steady_swing, thirds, train_loss
 from analysis.analyzers.crashes import stopped_from_outside
 from analysis.metrics import clip, fmt, fmt_step
 from analysis.model import Evidence, Finding
 from analysis.run import Run
-from analysis.signals import change_said, rank_trend, relative_change, rolling_median, step_noise, swings
+from analysis.signals import change_said, rank_trend, relative_change, rolling_median, step_noise
 
 NAME = "healthy"
 HEALTHY_POINTS = 3          # a falling loss over three reports already says the run learns
@@ -188,7 +188,7 @@ def _analyze(run: Run) -> list[Finding]:
     if s is None:
         metric = _improving_metric(run)
         return adversarial.analyze(run) or ([metric] if metric else [])
-    if len(s) < HEALTHY_POINTS or swings(s.values) is not None:
+    if len(s) < HEALTHY_POINTS or steady_swing(run, s) is not None:
         return []               # (a loss swinging by most of its level: the loss analyzer's reading)
     change = relative_change(s.values)
     if change <= LOSS_FELL:

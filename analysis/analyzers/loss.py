@@ -28,6 +28,7 @@ from analysis.analyzers.common import (
     peak_lr,
     point,
     reward_rose,
+    steady_swing,
     thirds,
     train_loss,
 )
@@ -43,7 +44,6 @@ from analysis.signals import (
     relative_change,
     rolling_median,
     spikes,
-    swings,
 )
 
 NAME = "loss"
@@ -190,7 +190,7 @@ def analyze(run: Run) -> list[Finding]:
     ended = _blew_up_at_end(run, s) if d is None else None
     if ended is not None:
         out.append(ended)
-    swung = _swinging(s) if d is None and not sp and ended is None else None
+    swung = _swinging(run, s) if d is None and not sp and ended is None else None
     if swung is not None:
         out.append(swung)
     out += _plateau(run, s)
@@ -426,11 +426,11 @@ def _thrown_off(run: Run, s, sp: list[int]) -> Finding | None:
                    analyzer=NAME, onset_step=float(s.steps[sp[0]]), quick_fix="Reduce LR by 50%")
 
 
-def _swinging(s: Series) -> Finding | None:
+def _swinging(run: Run, s: Series) -> Finding | None:
     """A loss that swings by most of its level, up and down, and never settles (signals.swings): updates that
     overshoot the minimum and bounce around it, an LR too high for where training is (said as likely, not proven: a
     cyclic schedule's amplitude, or batches of very different difficulty in order, swing it too)."""
-    sw = swings(s.values)
+    sw = steady_swing(run, s)
     if sw is None:
         return None
     low, high = sw

@@ -142,11 +142,16 @@ def build_event(artifact: str, line_no: int, lines: list[str]) -> tuple[Event | 
     first = strip_prefix(lines[0])
     if TRACEBACK_START in first:
         block, found, j = [first], None, 1
+        frames_at = 0          # the frames' indent: a traceback quoted in a box (torchrun's `traceback : ...`)
         while j < len(lines) and j < 400:
             text = strip_prefix(lines[j])
             block.append(text)
             j += 1
-            if text and not text[0].isspace() and _EXC_LINE.match(text):
+            indent = len(text) - len(text.lstrip(" "))
+            if not frames_at and text.lstrip(" ").startswith("File "):
+                frames_at = indent
+            # at column 0, or, in a quoted traceback, left of its frames (`  PIL.UnidentifiedImageError: ...`)
+            if text and (not text[0].isspace() or 0 < indent < frames_at) and _EXC_LINE.match(text.strip()):
                 found = text
                 break
         cut = found is None             # the paste ends inside the stack: no exception line, no message
