@@ -348,3 +348,17 @@ def test_a_ranks_traceback_quoted_in_torchruns_failure_box_is_that_ranks_own_err
     d, _ = diagnose(tmp_path)
     assert d.root_causes[0].code == "dataloader_failure" and "UnidentifiedImageError" in d.root_causes[0].issue
     assert not any("=====" in q for q in d.questions)
+
+
+@pytest.mark.parametrize("losses,named", [((2.7812, 2.7809, 2.7815, 2.7811, 2.7810), True),
+                                          ((2.7812, 2.41, 2.10, 1.88, 1.71), False)])
+def test_the_checkpoints_no_grad_warning_beside_a_loss_that_never_moves_is_the_cause(tmp_path, losses, named):
+    # LoRA under the reentrant checkpoint: the warning is harmless where the loss falls, the cause where it does not
+    (tmp_path / "output.txt").write_text(
+        "/usr/local/lib/python3.10/site-packages/torch/utils/checkpoint.py:61: UserWarning: None of the inputs have "
+        "requires_grad=True. Gradients will be None\n  warnings.warn(\n"
+        + "".join(f"{{'loss': {x}, 'learning_rate': 0.0002, 'epoch': {0.1 * (i + 1):.1f}}}\n"
+                  for i, x in enumerate(losses)))
+    d, _ = diagnose(tmp_path)
+    top = d.root_causes[0]
+    assert (top.code == "no_parameter_updates" and "enable_input_require_grads" in top.fix) == named, top

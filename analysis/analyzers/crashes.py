@@ -667,9 +667,11 @@ def analyze(run: Run) -> list[Finding]:
         warned = e.signature in WARNED_ONLY
         boxed = _box_target(run, e) if e.signature == "numpy_invalid_value" else None
         logged = _unguarded_log(run, e) if e.signature == "numpy_invalid_value" and boxed is None else None
-        if warned and not failed and boxed is None and logged is None:
+        # the checkpoint's warning beside a loss that never moves: the blocks it names got no gradient
+        unmoved = e.signature == "checkpoint_no_input_grad" and _loss_never_moved(run)
+        if warned and not failed and not unmoved and boxed is None and logged is None:
             continue            # NumPy's domain warning with nothing gone wrong beside it: expected values
-        if e.signature == "checkpoint_no_input_grad" and not backward_failed:
+        if e.signature == "checkpoint_no_input_grad" and not backward_failed and not unmoved:
             continue            # beside an OOM in the forward pass, a frozen block's warning says nothing
         if e.signature in _PASSING and not e.context and _learned_after(run, e):
             continue            # a moment the run learned on past (an untrained model's first evaluation, ...)
@@ -835,6 +837,15 @@ def _failed_beside(run: Run) -> bool:
         return True             # the process died on the warning's own line (`... Command terminated by signal 11`)
     return any(s is not None and len(s) and not np.isfinite(s.values).all()
                for s in (run.metrics.get(n) for n in run.metrics.names()))
+
+
+NEVER_MOVED = 0.01        # a loss that moved under 1% over its reports (3 or more) never moved
+
+
+def _loss_never_moved(run: Run) -> bool:
+    s = train_loss(run)
+    v = s.values[np.isfinite(s.values)] if s is not None else np.empty(0)
+    return len(v) >= 3 and v[0] > 0 and float(np.ptp(v)) < NEVER_MOVED * float(v[0])
 
 
 def _backward_failed(run: Run) -> bool:
