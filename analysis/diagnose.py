@@ -132,6 +132,7 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
     # a crash no signature explains (not a traceback a library printed for an exception it handled: the loss went on)
     crashes = [e for e in run.events if e.signature == "traceback" and not trained_after(e, train_loss(run))]
     questions: list[str] = []
+    named: str | None = None
     if not run.artifacts:
         status = "needs_more_data"
         questions.append("The folder holds no files: where are the run's logs, metrics and checkpoints?")
@@ -152,7 +153,8 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
             pass
     elif not causes:
         status = "needs_more_data"
-        questions.append(setup_error(run.events) or "Nothing in these artifacts shows a fault or a healthy loss curve: "
+        named = setup_error(run.events)       # the error and its fix, said already: no "is that the failure" after it
+        questions.append(named or "Nothing in these artifacts shows a fault or a healthy loss curve: "
                          "what symptom did you see, and at which step?")
     elif causes[0].confidence >= CONFIDENT:
         status = "diagnosis_complete"
@@ -163,7 +165,7 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
                          "them apart is named above.")
     if failed and status != "diagnosis_complete":
         status = "incomplete"           # the renderers name each failed analyzer in one line
-    if crashes and status != "diagnosis_complete":
+    if crashes and status != "diagnosis_complete" and not named:
         e = crashes[-1]
         questions.append(f"The run crashed with {clip(e.text, 160)!r} ({e.artifact} line {e.line}); "
                          "is that the failure you mean?")

@@ -218,7 +218,7 @@ def relative_change(values: np.ndarray) -> float:
     return float((a - b) / max(abs(a), 1e-12))
 
 
-SWING_POINTS, SWING_SHARE, SWING_OVER_FALL, SWING_BACK = 40, 0.6, 3.0, 3.0
+SWING_POINTS, SWING_SHARE, SWING_OVER_FALL, SWING_BACK, SWING_HELD = 40, 0.6, 3.0, 3.0, 0.5
 
 
 def swings(values: np.ndarray) -> tuple[float, float] | None:
@@ -226,7 +226,9 @@ def swings(values: np.ndarray) -> tuple[float, float] | None:
     half of SWING_POINTS reports or more, a rolling median of 5 (which evens out one batch's noise, not a swing
     held for several reports) spans SWING_SHARE of the median or more, and SWING_OVER_FALL times what the loss fell
     from its first tenth to its last, and travels SWING_BACK times that span up and down (a fall or a jump that
-    falls again travels it once). None for a curve that falls through its noise, however noisy."""
+    falls again travels it once), each report near the one before (a lag-1 autocorrelation of SWING_HELD or more: a
+    swing held over reports, not small batches' noise, which a median of 5 evens out only in part). None for a
+    curve that falls through its noise, however noisy."""
     v = values[np.isfinite(values)]
     if len(v) < SWING_POINTS:
         return None
@@ -236,6 +238,9 @@ def swings(values: np.ndarray) -> tuple[float, float] | None:
     fell = abs(float(v[:k].mean() - v[-k:].mean()))
     if level <= 0 or high - low < SWING_SHARE * level or high - low < SWING_OVER_FALL * fell \
             or float(np.abs(np.diff(sm)).sum()) < SWING_BACK * (high - low):
+        return None
+    half = v[len(v) // 2:] - float(np.mean(v[len(v) // 2:]))
+    if float(np.dot(half[1:], half[:-1])) < SWING_HELD * float(np.dot(half, half)):
         return None
     return low, high
 

@@ -362,3 +362,23 @@ def test_the_checkpoints_no_grad_warning_beside_a_loss_that_never_moves_is_the_c
     d, _ = diagnose(tmp_path)
     top = d.root_causes[0]
     assert (top.code == "no_parameter_updates" and "enable_input_require_grads" in top.fix) == named, top
+
+
+@pytest.mark.parametrize("line,says", [
+    ("RuntimeError: one of the variables needed for gradient computation has been modified by an inplace operation: "
+     "[torch.cuda.FloatTensor [128, 256]], which is output 0 of ReluBackward0, is at version 1; expected version 0 "
+     "instead.", "out of place"),
+    ("RuntimeError: Trying to backward through the graph a second time (or directly access saved tensors after they "
+     "have already been freed).", ".detach()"),
+    ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu! "
+     "(when checking argument for argument mat1 in method wrapper_CUDA_addmm)", "model.to(device)"),
+    ("RuntimeError: Input type (torch.cuda.FloatTensor) and weight type (torch.cuda.HalfTensor) should be the same",
+     "torch.autocast"),
+])
+def test_an_error_that_says_what_is_wrong_gets_its_change_not_a_guessed_cause(tmp_path, line, says):
+    # torch's own wordings: no taxonomy code is a fault of this kind; the reply names the error and the change, once
+    (tmp_path / "traceback.txt").write_text(
+        'Traceback (most recent call last):\n  File "train.py", line 50, in <module>\n    loss.backward()\n'
+        + line + "\n")
+    d, _ = diagnose(tmp_path)
+    assert d.root_causes == [] and len(d.questions) == 1 and says in d.questions[0], d.questions
