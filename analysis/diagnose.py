@@ -130,7 +130,8 @@ def diagnose_run(run: Run, symptoms: list[str] | tuple[str, ...] = (), *, starte
     for c in causes:            # ranked on the raw confidences; said as how often such a cause is right
         c.raw_confidence, c.confidence = c.confidence, calibrated(c.confidence, paste)
     # a crash no signature explains (not a traceback a library printed for an exception it handled: the loss went on)
-    crashes = [e for e in run.events if e.signature == "traceback" and not trained_after(e, train_loss(run))]
+    loss = train_loss(run)
+    crashes = [e for e in run.events if e.signature == "traceback" and not trained_after(e, loss)]
     questions: list[str] = []
     named: str | None = None
     if not run.artifacts:

@@ -30,6 +30,7 @@ from analysis.analyzers.common import (
     point,
     train_loss,
 )
+from analysis.analyzers.crashes import LAUNCHER_REPORTS, WAITED_FOR
 from analysis.analyzers.error_readings import UNKNOWN
 from analysis.analyzers.excerpt import a_loss_falls, as_share, early_line
 from analysis.analyzers.weights import RELU
@@ -344,7 +345,7 @@ def add_open(causes: list[Finding], run: Run) -> list[Finding]:
 # Horovod shut down or stalled) is where a rank's failure shows, not what it was: the rank's own error is in its own
 # log. Where the paste holds none, what most often stops one rank while the rest wait is listed beside it, however
 # sure the report is that the job failed.
-STOPPED = ("rank_failure", "nccl_timeout", "elastic_teardown", "horovod_shutdown", "horovod_stall")
+STOPPED = LAUNCHER_REPORTS + WAITED_FOR
 # ...of nccl_timeout's lines, the collective that waited (a watchdog's timeout, a communicator aborted after one), not
 # NCCL's own errors (`ncclInternalError`, `invalid usage`, `unhandled system error`), which name a cause of their own;
 # of rank_failure's, a rank that exited once the job ran (torchrun's report, an exit code), not a rendezvous or a

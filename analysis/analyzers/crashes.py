@@ -571,7 +571,7 @@ _FIXES = {
 # cause, it is that error's consequence.
 LAUNCHER_REPORTS = ("rank_failure", "elastic_teardown", "horovod_shutdown")
 # ...and the other ranks' watchdog, waiting at a collective for the rank that failed (not NCCL's own error, a cause)
-_WAITED_FOR = ("nccl_timeout", "horovod_stall")
+WAITED_FOR = ("nccl_timeout", "horovod_stall")
 # A RuntimeError of the model's own, about shapes, sizes, types or devices (`mat1 and mat2 shapes cannot be
 # multiplied`), not one torch raises for a collective or a store that failed (`Stop_waiting response is expected`)
 _MODEL_RUNTIME = re.compile(r"(?i)shapes? |sizes? |dimension|dtype|cannot be multiplied|must match|out of bounds")
@@ -626,10 +626,22 @@ def stopped_from_outside(run: Run) -> Event | None:
     return next((e for e in run.events if e.signature == "launcher_signalled"), None)
 
 
+_RUNTIME = re.compile(r"(?:\[rank\d+\]:\s*)?RuntimeError: (.*)")
+
+
+def _programming_error(text: str) -> bool:
+    """An exception line that is the rank's own code's: a Python error of the code or its data (_CODE_ERROR), or a
+    RuntimeError about shapes, sizes or types that names nothing distributed."""
+    if _CODE_ERROR.match(text):
+        return True
+    m = _RUNTIME.match(text)
+    return m is not None and _MODEL_RUNTIME.search(m.group(1)) is not None and not _DISTRIBUTED_WORDS.search(m.group(1))
+
+
 def _echo(e: Event) -> bool:
     """A report that a rank stopped, the launcher's or the other ranks' waiting for it: beside a rank's own error,
     that error's consequence."""
-    return e.signature in LAUNCHER_REPORTS or (e.signature in _WAITED_FOR and (
+    return e.signature in LAUNCHER_REPORTS or (e.signature in WAITED_FOR and (
         e.signature != "nccl_timeout" or COLLECTIVE_WAITED.search(e.text) is not None))
 
 
@@ -641,11 +653,7 @@ def analyze(run: Run) -> list[Finding]:
     # cut before its exception line.
     own_error = any((e.code not in (None, "distributed_failure") and not _says_nothing(e)
                      and e.signature not in _NOT_OWN_ERROR)
-                    or (e.signature == "traceback" and e.code is None and (
-                        _CODE_ERROR.match(e.text) is not None or (
-                            re.match(r"(?:\[rank\d+\]:\s*)?RuntimeError: ", e.text) is not None
-                            and _MODEL_RUNTIME.search(said := e.text.split("RuntimeError: ", 1)[1]) is not None
-                            and _DISTRIBUTED_WORDS.search(said) is None)))
+                    or (e.signature == "traceback" and e.code is None and _programming_error(e.text))
                     for e in run.events)
     # torchrun, sent a signal from outside, tears its ranks down (its SIGTERMs are the signal's); a rank's own
     # failure report beside it (`ChildFailedError`, `exitcode: 1`: another node failed first) still stands
